@@ -1,0 +1,260 @@
+/* cppctl import --folded FILE: stores a folded-stacks file as one run of one resource. The
+ * whole file goes in one transaction, so a bad line (reported with its number) or a full disk
+ * leaves the store exactly as it was. Hits are summed per distinct stack in memory first, so a
+ * file of a million lines over a hundred thousand stacks writes a hundred thousand rows. */
+#include "cppctl.h"
+
+#include <errno.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <libgen.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "folded.h"
+#include "idmap.h"
+#include "log.h"
+#include "parse-util.h"
+#include "resource.h"
+#include "strv.h"
+
+/* Longest line accepted: room for deep stacks of long C++ names, a bound against garbage. */
+#define IMPORT_MAX_LINE (16u * 1024 * 1024)
+/* Samples are grouped in time buckets of this many seconds (an import is one bucket). */
+#define IMPORT_BUCKET_SECONDS 60
+
+struct import_args {
+        const char *db;
+        const char *file;
+        const char *resource;
+        const char *unit;
+        uint64_t period;
+};
+
+static int parse_args(struct import_args *a, int argc, char **argv) {
+        static const struct option options[] = {
+                { "help", no_argument, NULL, 'h' },
+                { "db", required_argument, NULL, 'd' },
+                { "folded", required_argument, NULL, 'f' },
+                { "resource", required_argument, NULL, 'r' },
+                { "period", required_argument, NULL, 'p' },
+                { "unit", required_argument, NULL, 'U' },
+                {}
+        };
+        int c;
+
+        *a = (struct import_args) { .db = getenv("CPPD_DB") ?: CPPCTL_DEFAULT_DB, .period = 1 };
+        optind = 0;
+        while ((c = getopt_long(argc, argv, "hd:f:r:p:", options, NULL)) >= 0)
+                switch (c) {
+                case 'h':
+                        printf("Usage: cppctl import --folded FILE --resource NAME [--period N] [--db FILE]\n\n"
+                               "Stores the stacks of FILE ('-': stdin), one per line, root first:\n"
+                               "    main;f;g 12\n"
+                               "as one run of resource NAME sampled every N gticks. Several imports may go\n"
+                               "into one store, e.g. one per resource. A bad line is reported with its\n"
+                               "number and nothing is stored.\n\n"
+                               "Options:\n"
+                               "  -f, --folded FILE      the folded stacks\n"
+                               "  -r, --resource NAME    cpu-time, page-faults, ... or any event name\n"
+                               "  -p, --period N         gticks per sample (default 1)\n"
+                               "      --unit TEXT        what a gtick is, for a resource cppd does not know\n"
+                               "  -d, --db FILE          the store (default: $CPPD_DB or ./" CPPCTL_DEFAULT_DB ")\n"
+                               "  -h, --help             this help\n");
+                        return 0;
+                case 'd':
+                        a->db = optarg;
+                        break;
+                case 'f':
+                        a->file = optarg;
+                        break;
+                case 'r':
+                        a->resource = optarg;
+                        break;
+                case 'p':
+                        if (safe_atou64_range(optarg, 1, INT64_MAX, &a->period) < 0)
+                                return log_error_errno(EINVAL, "--period %s: expected a whole number of gticks, at least 1", optarg);
+                        break;
+                case 'U':
+                        a->unit = optarg;
+                        break;
+                default:
+                        return log_error_errno(EINVAL, "try 'cppctl import --help'");
+                }
+        if (optind < argc)
+                return log_error_errno(EINVAL, "import: unexpected argument '%s'", argv[optind]);
+        if (!a->file)
+                return log_error_errno(EINVAL, "import needs --folded FILE");
+        if (!a->resource)
+                return log_error_errno(EINVAL, "import needs --resource NAME (e.g. cpu-time)");
+        if (!resource_name_valid(a->resource))
+                return log_error_errno(EINVAL, "--resource '%s': use letters, digits and ':_.-'", a->resource);
+        return 1;
+}
+
+struct import_state {
+        struct store *store;
+        int64_t resource_id, thread_id;
+        struct idmap *hits;             /* stack id -> hits */
+        uint64_t lines, samples;
+        char name[FOLDED_MAX_NAME + 1];
+        struct folded_frame frames[FOLDED_MAX_FRAMES];
+};
+
+/* Adds one parsed line. Returns 0 or a negative errno (-ERANGE: the hits overflow). */
+static int import_stack(struct import_state *st, size_t n, uint64_t count) {
+        int64_t parent = 0, fn, frame;
+        uint64_t *slot;
+        int r;
+
+        for (size_t i = 0; i < n; i++) {
+                memcpy(st->name, st->frames[i].name, st->frames[i].len);
+                st->name[st->frames[i].len] = '\0';
+                r = store_function_id(st->store, st->name, 0, false, &fn);
+                if (r < 0)
+                        return r;
+                r = store_frame_id(st->store, fn, -1, NULL, 0, false, &frame);
+                if (r < 0)
+                        return r;
+                r = store_stack_id(st->store, parent, frame, &parent);
+                if (r < 0)
+                        return r;
+        }
+        r = idmap_put(st->hits, parent, 0, &slot);
+        if (r < 0)
+                return r;
+        if (*slot > INT64_MAX - count || st->samples > INT64_MAX - count)
+                return -ERANGE;
+        *slot += count;
+        st->samples += count;
+        return 0;
+}
+
+static int import_file(struct import_state *st, const struct import_args *a, FILE *f) {
+        _cleanup_free_ char *line = NULL;
+        size_t cap = 0, n_frames;
+        uint64_t count;
+        ssize_t len;
+        int r;
+
+        while ((len = getline(&line, &cap, f)) >= 0) {
+                st->lines++;
+                if ((size_t) len > IMPORT_MAX_LINE)
+                        return log_error_errno(EBADMSG, "%s:%" PRIu64 ": line longer than %u bytes",
+                                               a->file, st->lines, IMPORT_MAX_LINE);
+                r = folded_parse_line(line, len, st->frames, &n_frames, &count);
+                if (r == -E2BIG)
+                        return log_error_errno(EBADMSG, "%s:%" PRIu64 ": more than %u frames",
+                                               a->file, st->lines, FOLDED_MAX_FRAMES);
+                if (r < 0)
+                        return log_error_errno(EBADMSG, "%s:%" PRIu64 ": expected 'f1;f2;...;fn COUNT' "
+                                               "(frames root first, non-empty, then a space and a count)",
+                                               a->file, st->lines);
+                if (r == 0 || count == 0)
+                        continue;
+                r = import_stack(st, n_frames, count);
+                if (r == -ERANGE)
+                        return log_error_errno(EBADMSG, "%s:%" PRIu64 ": the counts add up to more than %" PRId64,
+                                               a->file, st->lines, INT64_MAX);
+                if (r < 0)
+                        return log_store_error(r, a->db, st->store);
+        }
+        if (ferror(f))
+                return log_error_errno(errno ?: EIO, "%s: read failed: %m", a->file);
+        return 0;
+}
+
+int cmd_import(int argc, char **argv) {
+        _cleanup_(store_closep) struct store *s = NULL;
+        _cleanup_(idmap_freep) struct idmap *hits = NULL;
+        _cleanup_free_ struct import_state *st = NULL;
+        _cleanup_free_ char *command = NULL, *base = NULL;
+        _cleanup_fclose_ FILE *f = NULL;
+        const struct resource *known;
+        struct import_args a;
+        int64_t run, process, now = time(NULL);
+        uint64_t key, value;
+        size_t i = 0;
+        int r;
+
+        r = parse_args(&a, argc, argv);
+        if (r <= 0)
+                return exit_status(r);
+
+        if (streq(a.file, "-"))
+                f = fdopen(dup(STDIN_FILENO), "re");
+        else
+                f = fopen(a.file, "re");
+        if (!f) {
+                log_error_errno(errno, "%s: %m", a.file);
+                return EXIT_FAILURE_;
+        }
+
+        known = resource_find(a.resource);
+        if (known && a.unit && !streq(a.unit, known->unit))
+                log_warning("--unit ignored: %s is counted in gticks of %s", a.resource, known->unit);
+
+        r = store_open(a.db, STORE_WRITE, &s);
+        if (r < 0)
+                return exit_status(log_store_error(r, a.db, s));
+
+        st = calloc(1, sizeof *st);
+        hits = idmap_new();
+        command = strv_join(argv, " ");
+        base = strdup(a.file);
+        if (!st || !hits || !command || !base) {
+                log_error_errno(ENOMEM, "Out of memory");
+                return EXIT_FAILURE_;
+        }
+        st->store = s;
+        st->hits = hits;
+
+        r = store_begin(s);
+        if (r < 0)
+                return exit_status(log_store_error(r, a.db, s));
+        r = store_add_run(s, &(struct store_run) {
+                        .kind = "import", .command = command, .source = a.file, .started = now }, &run);
+        if (r >= 0)
+                r = store_add_run_resource(s, run, a.resource, known ? known->unit : a.unit ?: "1 event",
+                                           "folded", a.period, &st->resource_id);
+        if (r >= 0)
+                r = store_add_process(s, run, -1, basename(base), NULL, NULL, now, &process);
+        if (r >= 0)
+                r = store_add_thread(s, process, -1, NULL, &st->thread_id);
+        if (r < 0) {
+                log_store_error(r, a.db, s);
+                return EXIT_FAILURE_;
+        }
+
+        r = import_file(st, &a, f);
+        if (r < 0) {
+                store_rollback(s);
+                log_error("Nothing was imported.");
+                return EXIT_FAILURE_;
+        }
+
+        while (idmap_next(hits, &i, &key, &value)) {
+                r = store_add_samples(s, st->resource_id, now - now % IMPORT_BUCKET_SECONDS,
+                                      st->thread_id, key, value, value);
+                if (r < 0)
+                        break;
+        }
+        if (r >= 0)
+                r = store_end_run(s, run, time(NULL));
+        if (r >= 0)
+                r = store_commit(s);
+        if (r < 0) {
+                store_rollback(s);
+                log_store_error(r, a.db, s);
+                log_error("Nothing was imported.");
+                return EXIT_FAILURE_;
+        }
+
+        if (st->samples == 0)
+                log_warning("%s: no samples (empty, or only comments and zero counts)", a.file);
+        printf("Imported %" PRIu64 " samples of %s (%zu distinct stacks) from %s into %s as run %" PRId64 ".\n",
+               st->samples, a.resource, idmap_size(hits), a.file, a.db, run);
+        return EXIT_OK;
+}

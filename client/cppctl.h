@@ -1,0 +1,72 @@
+/* What cppctl's subcommands share: the command table's entry points, the exit codes, and the
+ * options of the report commands. */
+#pragma once
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "profile.h"
+#include "render.h"
+#include "sample-tree.h"
+#include "store.h"
+
+/* Exit codes, documented in cppctl --help and the README. */
+enum {
+        EXIT_OK = 0,
+        EXIT_FAILURE_ = 1,      /* an error, reported on stderr */
+        EXIT_USAGE = 2,         /* bad options or arguments */
+        EXIT_EMPTY = 3,         /* the request was valid but matched nothing (a root in no sample) */
+};
+
+/* The default store when neither --db nor $CPPD_DB names one. */
+#define CPPCTL_DEFAULT_DB "cppd.db"
+
+/* Subcommands return an exit status. */
+int cmd_import(int argc, char **argv);
+int cmd_down(int argc, char **argv);
+int cmd_up(int argc, char **argv);
+int cmd_functions(int argc, char **argv);
+int cmd_body(int argc, char **argv);
+int cmd_tree(int argc, char **argv);
+
+/* Options common to the report commands. */
+struct query_args {
+        const char *db;
+        const char *resource;           /* NULL: the store's only resource, or cpu-time */
+        const char *root;               /* down and up only */
+        double threshold;               /* fraction of the total */
+        int64_t run_id;                 /* 0: all runs */
+        enum render_format format;
+};
+
+#define QUERY_THRESHOLD_DEFAULT 0.01
+
+enum {
+        QUERY_NEEDS_ROOT = 1 << 0,
+};
+
+/* Parses the report options of ARGV for command NAME (USAGE: its synopsis and description).
+ * Returns 1 to go on, 0 if --help was printed, or a negative errno after reporting the error. */
+int query_args_parse(struct query_args *q, int argc, char **argv, const char *name,
+                     const char *usage, unsigned flags);
+
+/* Opens Q's store, picks the resource and loads its sample tree, reporting any error in words
+ * a user can act on. Returns 0 and sets *ret, or a negative errno after reporting. */
+int query_load(struct query_args *q, struct sample_tree **ret);
+
+/* Reports a failure to open store PATH (R from store_open()). Returns R. */
+int log_store_error(int r, const char *path, const struct store *s);
+
+/* The exit status for a negative errno R from the helpers above: EXIT_USAGE for -EINVAL (they
+ * use it only for bad options), else EXIT_FAILURE_; EXIT_OK for R >= 0. */
+int exit_status(int r);
+
+/* Renders P in Q's format and threshold to stdout. Returns an exit status. */
+int query_render_profile(const struct query_args *q, const struct profile *p);
+
+/* For a root that labels no sample: renders KIND's empty profile of T, says so on stderr with
+ * the names that contain ROOT, and returns EXIT_EMPTY. */
+int query_missing_root(const struct query_args *q, enum profile_kind kind, struct sample_tree *t);
+
+/* The whole of a down/up/functions/body command. */
+int query_profile_command(int argc, char **argv, const char *name, const char *usage, enum profile_kind kind);

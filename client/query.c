@@ -1,0 +1,249 @@
+/* The report commands' shared half: one option parser and one loader, so every view takes the
+ * same --db, --resource, --threshold, --run and --json, and reports a missing store, resource
+ * or root the same way. */
+#include "cppctl.h"
+
+#include <errno.h>
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "log.h"
+#include "parse-util.h"
+#include "strv.h"
+
+int exit_status(int r) {
+        if (r >= 0)
+                return EXIT_OK;
+        return r == -EINVAL ? EXIT_USAGE : EXIT_FAILURE_;
+}
+
+int log_store_error(int r, const char *path, const struct store *s) {
+        const char *detail = store_error(s);
+
+        switch (r) {
+        case -ENOENT:
+                return log_error_errno(EIO, "%s: no such store (make one with 'cppctl import' or pass --db)", path);
+        case -EACCES:
+        case -EPERM:
+                return log_error_errno(EIO, "%s: permission denied", path);
+        case -EBADMSG:
+                return log_error_errno(EIO, "%s: not a cppd store, or a damaged one%s%s; left untouched",
+                                       path, *detail ? ": " : "", detail);
+        case -EPROTONOSUPPORT:
+                return log_error_errno(EIO, "%s: written by a newer cppd (%s); use that version", path, detail);
+        case -EPROTO:
+                return log_error_errno(EIO, "%s: %s; a write (e.g. 'cppctl import') upgrades it", path, detail);
+        case -ENOSPC:
+                return log_error_errno(EIO, "%s: no space left on the device; nothing was changed", path);
+        case -EBUSY:
+                return log_error_errno(EIO, "%s: locked by another writer for too long", path);
+        default:
+                return log_error_errno(r, "%s: %m%s%s", path, *detail ? ": " : "", detail);
+        }
+}
+
+int query_args_parse(struct query_args *q, int argc, char **argv, const char *name,
+                     const char *usage, unsigned flags) {
+        static const struct option options[] = {
+                { "help", no_argument, NULL, 'h' },
+                { "db", required_argument, NULL, 'd' },
+                { "resource", required_argument, NULL, 'r' },
+                { "root", required_argument, NULL, 'R' },
+                { "threshold", required_argument, NULL, 't' },
+                { "run", required_argument, NULL, 'u' },
+                { "json", no_argument, NULL, 'j' },
+                {}
+        };
+        uint64_t run;
+        int c, r;
+
+        *q = (struct query_args) {
+                .db = getenv("CPPD_DB") ?: CPPCTL_DEFAULT_DB,
+                .threshold = QUERY_THRESHOLD_DEFAULT,
+                .format = RENDER_TEXT,
+        };
+        optind = 0;
+        while ((c = getopt_long(argc, argv, "hd:r:t:j", options, NULL)) >= 0)
+                switch (c) {
+                case 'h':
+                        printf("Usage: cppctl %s [OPTIONS]%s\n%s\n"
+                               "\nOptions:\n"
+                               "  -d, --db FILE          the store (default: $CPPD_DB or ./" CPPCTL_DEFAULT_DB ")\n"
+                               "  -r, --resource NAME    the resource (default: the store's only one, else cpu-time)\n"
+                               "  -t, --threshold T      leave out entries below fraction T (0.05 or 5%%; default %g)\n"
+                               "      --run ID           only samples of run ID\n"
+                               "  -j, --json             JSON instead of text\n"
+                               "  -h, --help             this help\n",
+                               name, flags & QUERY_NEEDS_ROOT ? " --root FUNCTION" : "", usage,
+                               QUERY_THRESHOLD_DEFAULT);
+                        if (flags & QUERY_NEEDS_ROOT)
+                                printf("      --root FUNCTION    the root function (or give it as the argument)\n");
+                        return 0;
+                case 'd':
+                        q->db = optarg;
+                        break;
+                case 'r':
+                        q->resource = optarg;
+                        break;
+                case 'R':
+                        if (!(flags & QUERY_NEEDS_ROOT))
+                                return log_error_errno(EINVAL, "%s takes no --root", name);
+                        q->root = optarg;
+                        break;
+                case 't':
+                        r = parse_fraction(optarg, &q->threshold);
+                        if (r < 0)
+                                return log_error_errno(EINVAL, "--threshold %s: expected a fraction in [0, 1] "
+                                                       "such as 0.05, or a percentage such as 5%%", optarg);
+                        break;
+                case 'u':
+                        r = safe_atou64_range(optarg, 1, INT64_MAX, &run);
+                        if (r < 0)
+                                return log_error_errno(EINVAL, "--run %s: expected a run id", optarg);
+                        q->run_id = run;
+                        break;
+                case 'j':
+                        q->format = RENDER_JSON;
+                        break;
+                default:
+                        return log_error_errno(EINVAL, "try 'cppctl %s --help'", name);
+                }
+
+        if ((flags & QUERY_NEEDS_ROOT) && !q->root && optind < argc)
+                q->root = argv[optind++];
+        if (optind < argc)
+                return log_error_errno(EINVAL, "%s: unexpected argument '%s'", name, argv[optind]);
+        if ((flags & QUERY_NEEDS_ROOT) && !q->root)
+                return log_error_errno(EINVAL, "%s needs a root function: cppctl %s --root FUNCTION", name, name);
+        return 1;
+}
+
+static int pick_resource(struct query_args *q, struct store *s) {
+        _cleanup_(strv_freep) char **names = NULL;
+        _cleanup_free_ char *list = NULL;
+        int n;
+
+        n = store_list_resources(s, &names);
+        if (n < 0)
+                return log_store_error(n, q->db, s);
+        if (n == 0)
+                return log_error_errno(ENOENT, "%s holds no samples yet", q->db);
+        list = strv_join(names, ", ");
+        if (!list)
+                return log_error_errno(ENOMEM, "Out of memory");
+
+        if (q->resource) {
+                for (int i = 0; i < n; i++)
+                        if (streq(names[i], q->resource))
+                                return 0;
+                return log_error_errno(ENOENT, "%s has no samples of resource '%s'; it has: %s",
+                                       q->db, q->resource, list);
+        }
+        if (n == 1) {
+                q->resource = strdup(names[0]);         /* lives until exit */
+                return q->resource ? 0 : log_error_errno(ENOMEM, "Out of memory");
+        }
+        for (int i = 0; i < n; i++)
+                if (streq(names[i], "cpu-time")) {
+                        q->resource = "cpu-time";
+                        return 0;
+                }
+        return log_error_errno(EINVAL, "%s holds several resources (%s): choose one with --resource", q->db, list);
+}
+
+int query_load(struct query_args *q, struct sample_tree **ret) {
+        _cleanup_(store_closep) struct store *s = NULL;
+        struct store_filter f;
+        int r;
+
+        r = store_open(q->db, STORE_READ, &s);
+        if (r < 0)
+                return log_store_error(r, q->db, s);
+        r = pick_resource(q, s);
+        if (r < 0)
+                return r;
+        f = (struct store_filter) { .resource = q->resource, .run_id = q->run_id };
+        r = store_load_tree(s, &f, ret);
+        if (r < 0)
+                return log_store_error(r, q->db, s);
+        return 0;
+}
+
+int query_render_profile(const struct query_args *q, const struct profile *p) {
+        int r;
+
+        r = q->format == RENDER_JSON ? render_json_profile(stdout, p, q->threshold) :
+                                       render_text_profile(stdout, p, q->threshold);
+        if (r >= 0 && fflush(stdout) != 0)
+                r = -errno;
+        if (r < 0) {
+                log_error_errno(r, "Cannot write the profile: %m");
+                return EXIT_FAILURE_;
+        }
+        return EXIT_OK;
+}
+
+int query_missing_root(const struct query_args *q, enum profile_kind kind, struct sample_tree *t) {
+        _cleanup_(profile_freep) struct profile *empty = profile_new(kind, t, NAME_NONE);
+        _cleanup_(strv_freep) char **similar = NULL;
+        _cleanup_free_ char *list = NULL;
+        size_t n = name_table_size(t->names);
+
+        if (!empty) {
+                log_error_errno(ENOMEM, "Out of memory");
+                return EXIT_FAILURE_;
+        }
+        if (query_render_profile(q, empty) != EXIT_OK)
+                return EXIT_FAILURE_;
+
+        for (uint32_t i = 0; i < n && strv_length(similar) < 5; i++)
+                if (strstr(name_table_get(t->names, i), q->root) && strv_extend(&similar, name_table_get(t->names, i)) < 0)
+                        break;
+        list = strv_join(similar, ", ");
+        if (similar && list)
+                log_error("'%s' appears in no sample of %s; functions with that in their name: %s",
+                          q->root, q->resource, list);
+        else
+                log_error("'%s' appears in no sample of %s; 'cppctl functions' lists those that do",
+                          q->root, q->resource);
+        return EXIT_EMPTY;
+}
+
+int query_profile_command(int argc, char **argv, const char *name, const char *usage, enum profile_kind kind) {
+        bool rooted = kind == PROFILE_DOWN || kind == PROFILE_UP;
+        _cleanup_(sample_tree_freep) struct sample_tree *t = NULL;
+        _cleanup_(profile_freep) struct profile *p = NULL;
+        struct query_args q;
+        int r;
+
+        r = query_args_parse(&q, argc, argv, name, usage, rooted ? QUERY_NEEDS_ROOT : 0);
+        if (r <= 0)
+                return exit_status(r);
+        r = query_load(&q, &t);
+        if (r < 0)
+                return exit_status(r);
+
+        switch (kind) {
+        case PROFILE_DOWN:
+                r = profile_down(t, q.root, &p);
+                break;
+        case PROFILE_UP:
+                r = profile_up(t, q.root, &p);
+                break;
+        case PROFILE_FUNCTION:
+                r = profile_function(t, &p);
+                break;
+        case PROFILE_BODY:
+                r = profile_body(t, &p);
+                break;
+        }
+        if (r == -ENOENT && rooted)
+                return query_missing_root(&q, kind, t);
+        if (r < 0) {
+                log_error_errno(r, "Cannot compute the profile: %m");
+                return EXIT_FAILURE_;
+        }
+        return query_render_profile(&q, p);
+}

@@ -1,0 +1,200 @@
+/* JSON for scripts: the header's facts as fields, then the entries (or the tree, nested).
+ *
+ *     {"profile": "downward", "resource": "cpu-time", "unit": "1 ms of CPU time",
+ *      "period": 10, "samples": 2676, "hits": 2676, "lost": 0, "frames_unsymbolized": 0.0,
+ *      "root": "main", "threshold": 0.01, "omitted": 3,
+ *      "entries": [{"fraction": 1.0, "hits": 2676, "path": ["main"]}, ...]}
+ *
+ * The tree is {"name", "fraction", "hits" (the weight), "self", "children": [...]}, written with
+ * an explicit stack so that deep trees cannot overflow ours. */
+#include "render.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+
+void json_write_string(FILE *f, const char *s) {
+        const unsigned char *p = (const unsigned char *) s;
+
+        fputc('"', f);
+        while (*p) {
+                unsigned char c = *p;
+                size_t len = c < 0x80 ? 1 : (c & 0xe0) == 0xc0 ? 2 : (c & 0xf0) == 0xe0 ? 3 :
+                             (c & 0xf8) == 0xf0 ? 4 : 0;
+                bool valid = len > 0;
+
+                for (size_t i = 1; valid && i < len; i++)
+                        valid = (p[i] & 0xc0) == 0x80;
+                if (valid && len == 2)
+                        valid = c >= 0xc2;              /* no overlong forms */
+                if (!valid) {
+                        fputs("\\ufffd", f);
+                        p++;
+                        continue;
+                }
+                if (c == '"' || c == '\\')
+                        fprintf(f, "\\%c", c);
+                else if (c == '\n')
+                        fputs("\\n", f);
+                else if (c == '\t')
+                        fputs("\\t", f);
+                else if (c < 0x20 || c == 0x7f)
+                        fprintf(f, "\\u%04x", c);
+                else
+                        fwrite(p, 1, len, f);
+                p += len;
+        }
+        fputc('"', f);
+}
+
+static const char *view_name(enum profile_kind kind) {
+        switch (kind) {
+        case PROFILE_DOWN:
+                return "downward";
+        case PROFILE_UP:
+                return "upward";
+        case PROFILE_FUNCTION:
+                return "function";
+        case PROFILE_BODY:
+                return "body";
+        }
+        return "unknown";
+}
+
+static void header(FILE *f, const char *view, const struct sample_tree *t, double threshold) {
+        const struct sample_tree_info *i = &t->info;
+
+        fprintf(f, "{\"profile\": \"%s\", \"resource\": ", view);
+        json_write_string(f, i->resource ?: "");
+        fputs(", \"unit\": ", f);
+        json_write_string(f, i->unit ?: "");
+        fprintf(f, ", \"period\": %" PRIu64 ", \"samples\": %" PRIu64 ", \"hits\": %" PRIu64
+                ", \"lost\": %" PRIu64 ", \"frames_unsymbolized\": %.6f, \"threshold\": %g",
+                i->period, i->samples, t->total, i->lost,
+                i->frames ? (double) i->frames_unsymbolized / (double) i->frames : 0.0, threshold);
+}
+
+int render_json_profile(FILE *f, const struct profile *p, double threshold) {
+        size_t omitted = 0, shown = 0;
+
+        header(f, view_name(p->kind), p->tree, threshold);
+        if (p->root != NAME_NONE) {
+                fputs(", \"root\": ", f);
+                json_write_string(f, sample_tree_name(p->tree, p->root));
+        }
+        fputs(", \"entries\": [", f);
+        for (size_t i = 0; i < p->n_entries; i++) {
+                const struct profile_entry *e = &p->entries[i];
+                const uint32_t *names = profile_path(p, e);
+                double fraction = profile_fraction(p, e->hits);
+
+                if (fraction < threshold) {
+                        omitted++;
+                        continue;
+                }
+                fprintf(f, "%s\n  {\"fraction\": %.6f, \"hits\": %" PRIu64 ", \"path\": [",
+                        shown++ ? "," : "", fraction, e->hits);
+                for (uint32_t j = 0; j < e->len; j++) {
+                        if (j)
+                                fputs(", ", f);
+                        json_write_string(f, sample_tree_name(p->tree, names[j]));
+                }
+                fputs("]}", f);
+        }
+        fprintf(f, "\n], \"omitted\": %zu}\n", omitted);
+        return ferror(f) ? -EIO : 0;
+}
+
+/* qsort() has no context argument in C11. */
+static _Thread_local const struct sample_tree *sorting;
+
+static int child_cmp(const void *a, const void *b) {
+        const struct sample_tree_node *x = &sorting->nodes[*(const uint32_t *) a];
+        const struct sample_tree_node *y = &sorting->nodes[*(const uint32_t *) b];
+
+        if (x->weight != y->weight)
+                return x->weight > y->weight ? -1 : 1;
+        return strcmp(sample_tree_name(sorting, x->name), sample_tree_name(sorting, y->name));
+}
+
+int render_sorted_children(const struct sample_tree *t, uint32_t node, uint32_t **ret) {
+        uint32_t *children = NULL;
+        int n = 0;
+
+        for (uint32_t c = t->nodes[node].first_child; c != SAMPLE_TREE_NONE; c = t->nodes[c].next_sibling)
+                n++;
+        if (n > 0) {
+                children = malloc(n * sizeof *children);
+                if (!children)
+                        return -ENOMEM;
+                n = 0;
+                for (uint32_t c = t->nodes[node].first_child; c != SAMPLE_TREE_NONE; c = t->nodes[c].next_sibling)
+                        children[n++] = c;
+                sorting = t;
+                qsort(children, n, sizeof *children, child_cmp);
+                sorting = NULL;
+        }
+        *ret = children;
+        return n;
+}
+
+int render_json_tree(FILE *f, struct sample_tree *t, double threshold) {
+        /* Each stack entry is a node to open, or (top bit set) a node whose children array and
+         * object must be closed. */
+        _cleanup_free_ uint32_t *stack = NULL;
+        _cleanup_free_ bool *first = NULL;     /* by depth: no sibling written yet */
+        size_t depth = 0, omitted = 0;
+        uint32_t max_depth = 0;
+
+        sample_tree_weigh(t);
+        for (size_t i = 0; i < t->n_nodes; i++)
+                max_depth = MAX(max_depth, t->nodes[i].depth);
+        stack = malloc(2 * t->n_nodes * sizeof *stack);
+        first = malloc((max_depth + 2) * sizeof *first);
+        if (!stack || !first)
+                return -ENOMEM;
+
+        header(f, "tree", t, threshold);
+        fputs(", \"roots\": [", f);
+        first[0] = true;
+        stack[depth++] = SAMPLE_TREE_ROOT | 0x80000000u;
+        stack[depth++] = SAMPLE_TREE_ROOT;
+        while (depth > 0) {
+                uint32_t node = stack[--depth];
+                _cleanup_free_ uint32_t *children = NULL;
+                const struct sample_tree_node *n;
+                int k;
+
+                if (node & 0x80000000u) {
+                        node &= 0x7fffffffu;
+                        if (node != SAMPLE_TREE_ROOT)
+                                fputs("]}", f);
+                        continue;
+                }
+                n = &t->nodes[node];
+                if (node != SAMPLE_TREE_ROOT) {
+                        double fraction = t->total ? (double) n->weight / (double) t->total : 0.0;
+
+                        if (fraction < threshold) {
+                                omitted++;
+                                continue;
+                        }
+                        fputs(first[n->depth - 1] ? "\n" : ",\n", f);
+                        first[n->depth - 1] = false;
+                        fprintf(f, "%*s{\"name\": ", (int) n->depth, "");
+                        json_write_string(f, sample_tree_name(t, n->name));
+                        fprintf(f, ", \"fraction\": %.6f, \"hits\": %" PRIu64 ", \"self\": %" PRIu64
+                                ", \"children\": [", fraction, n->weight, n->self);
+                        stack[depth++] = node | 0x80000000u;
+                }
+                first[n->depth] = true;
+                k = render_sorted_children(t, node, &children);
+                if (k < 0)
+                        return k;
+                for (int i = k; i > 0; i--)
+                        stack[depth++] = children[i - 1];
+        }
+        fprintf(f, "\n], \"omitted\": %zu}\n", omitted);
+        return ferror(f) ? -EIO : 0;
+}

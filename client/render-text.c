@@ -1,0 +1,120 @@
+/* The paper's text format (§4, §4.4, §7.2): a header naming the view and the resource, the
+ * sample count and period in gticks, the format line, then one line per entry between dashed
+ * rules:
+ *
+ *     Downward Call Path Profile for resource: page-faults
+ *     9950 samples, sampled every 10 gticks (1 gtick = 1 page fault); 0 samples lost
+ *     format: usage_fraction (call_path) [#raw_samples]
+ *     -----------------------------------------------------
+ *     1.0000 (main) [9939]
+ *     0.7132 (main uniquify_db) [7096]
+ *
+ * Fractions are of all hits of the resource, as in the paper; entries below the threshold are
+ * counted in a closing line instead of shown. */
+#include "render.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define RULE "-----------------------------------------------------"
+
+static const char *view_title(enum profile_kind kind) {
+        switch (kind) {
+        case PROFILE_DOWN:
+                return "Downward Call Path Profile";
+        case PROFILE_UP:
+                return "Upward Call Path Profile";
+        case PROFILE_FUNCTION:
+                return "Body+Descendants Function Profile";
+        case PROFILE_BODY:
+                return "Body Profile";
+        }
+        return "Profile";
+}
+
+static void header(FILE *f, const char *title, const struct sample_tree *t, const char *format) {
+        const struct sample_tree_info *i = &t->info;
+
+        fprintf(f, "%s for resource: %s\n", title, i->resource);
+        if (i->samples == t->total)
+                fprintf(f, "%" PRIu64 " samples", t->total);
+        else
+                fprintf(f, "%" PRIu64 " hits in %" PRIu64 " samples", t->total, i->samples);
+        if (i->period)
+                fprintf(f, ", sampled every %" PRIu64 " gticks (1 gtick = %s)", i->period, i->unit);
+        fprintf(f, "; %" PRIu64 " samples lost", i->lost);
+        if (i->frames_unsymbolized)
+                fprintf(f, "; %.1f%% of frames unsymbolized",
+                        100.0 * (double) i->frames_unsymbolized / (double) i->frames);
+        fprintf(f, "\nformat: %s\n%s\n", format, RULE);
+}
+
+static int finish(FILE *f, size_t omitted, double threshold, const char *what) {
+        fprintf(f, "%s\n", RULE);
+        if (omitted)
+                fprintf(f, "(%zu %s below the threshold %g not shown)\n", omitted, what, threshold);
+        return ferror(f) ? -EIO : 0;
+}
+
+int render_text_profile(FILE *f, const struct profile *p, double threshold) {
+        bool paths = p->kind == PROFILE_DOWN || p->kind == PROFILE_UP;
+        size_t omitted = 0;
+
+        header(f, view_title(p->kind), p->tree,
+               paths ? "usage_fraction (call_path) [#raw_samples]" : "usage_fraction function_name [#raw_samples]");
+        for (size_t i = 0; i < p->n_entries; i++) {
+                const struct profile_entry *e = &p->entries[i];
+                const uint32_t *names = profile_path(p, e);
+                double fraction = profile_fraction(p, e->hits);
+
+                if (fraction < threshold) {
+                        omitted++;
+                        continue;
+                }
+                fprintf(f, "%.4f %s", fraction, paths ? "(" : "");
+                for (uint32_t j = 0; j < e->len; j++)
+                        fprintf(f, "%s%s", j ? " " : "", sample_tree_name(p->tree, names[j]));
+                fprintf(f, "%s [%" PRIu64 "]\n", paths ? ")" : "", e->hits);
+        }
+        return finish(f, omitted, threshold, paths ? "call paths" : "functions");
+}
+
+int render_text_tree(FILE *f, struct sample_tree *t, double threshold) {
+        _cleanup_free_ uint32_t *stack = NULL;
+        size_t depth = 0, omitted = 0;
+        int k;
+
+        sample_tree_weigh(t);
+        header(f, "Sample Tree Profile", t, "frame_designator (usage_fraction) [#raw_samples]");
+
+        /* Pre-order walk; each node's children are pushed sorted, heaviest on top. Every node
+         * is pushed once, so the stack never holds more than all of them. */
+        stack = malloc(t->n_nodes * sizeof *stack);
+        if (!stack)
+                return -ENOMEM;
+        stack[depth++] = SAMPLE_TREE_ROOT;
+        while (depth > 0) {
+                uint32_t node = stack[--depth];
+                _cleanup_free_ uint32_t *children = NULL;
+
+                if (node != SAMPLE_TREE_ROOT) {
+                        const struct sample_tree_node *n = &t->nodes[node];
+                        double fraction = t->total ? (double) n->weight / (double) t->total : 0.0;
+
+                        if (fraction < threshold) {
+                                omitted++;
+                                continue;       /* and its subtree: weights only shrink below */
+                        }
+                        fprintf(f, "%*s%s (%.4f) [%" PRIu64 "]\n", (int) (2 * (n->depth - 1)), "",
+                                sample_tree_name(t, n->name), fraction, n->weight);
+                }
+                k = render_sorted_children(t, node, &children);
+                if (k < 0)
+                        return k;
+                for (int i = k; i > 0; i--)
+                        stack[depth++] = children[i - 1];
+        }
+        return finish(f, omitted, threshold, "subtrees");
+}

@@ -1,0 +1,26 @@
+/* The downward call path profile (paper §4.3): every call path whose first function is the
+ * root, with the hits of the samples whose stacks contain it, by the appendix's algorithm. */
+#include "profile.h"
+
+#include <errno.h>
+
+int profile_down(struct sample_tree *t, const char *root, struct profile **ret) {
+        _cleanup_(profile_freep) struct profile *p = NULL;
+        uint32_t id = name_table_find(t->names, root);
+        int r;
+
+        if (id == NAME_NONE)
+                return -ENOENT;
+        sample_tree_weigh(t);
+        p = profile_new(PROFILE_DOWN, t, id);
+        if (!p)
+                return -ENOMEM;
+        r = callpath_summarize(t, id, false, p);
+        if (r < 0)
+                return r;
+        if (p->n_entries == 0)
+                return -ENOENT;         /* the name is known but labels no node of this tree */
+        profile_sort(p);
+        *ret = take_ptr(&p);
+        return 0;
+}

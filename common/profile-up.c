@@ -1,0 +1,34 @@
+/* The upward call path profile (paper §4.3): every call path whose last function is the root.
+ * The appendix gives only the downward algorithm and calls the rest "straightforward
+ * extensions"; the extension here is exact symmetry: invert the sample tree (each stack read
+ * leaf first), run the downward algorithm on it, and print each path reversed. So the
+ * innermost occurrence of the root on a stack is where the summary starts, and recursion
+ * between it and a caller is canonicalized at the occurrence nearest the root. */
+#include "profile.h"
+
+#include <errno.h>
+
+int profile_up(struct sample_tree *t, const char *root, struct profile **ret) {
+        _cleanup_(sample_tree_freep) struct sample_tree *inv = NULL;
+        _cleanup_(profile_freep) struct profile *p = NULL;
+        uint32_t id = name_table_find(t->names, root);
+        int r;
+
+        if (id == NAME_NONE)
+                return -ENOENT;
+        sample_tree_weigh(t);
+        r = sample_tree_invert(t, &inv);
+        if (r < 0)
+                return r;
+        p = profile_new(PROFILE_UP, t, id);
+        if (!p)
+                return -ENOMEM;
+        r = callpath_summarize(inv, id, true, p);
+        if (r < 0)
+                return r;
+        if (p->n_entries == 0)
+                return -ENOENT;
+        profile_sort(p);
+        *ret = take_ptr(&p);
+        return 0;
+}

@@ -1,0 +1,75 @@
+/* A call path profile: a list of (call path, hits) entries computed from a sample tree, sorted
+ * by hits, with the fractions of the tree's total. The four views of the paper (§4.3, §4.4,
+ * §5.2) all produce this shape; function and body profiles have paths of length one. */
+#pragma once
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "cleanup.h"
+#include "sample-tree.h"
+
+enum profile_kind {
+        PROFILE_DOWN,           /* call paths starting at the root function (paper §4.3) */
+        PROFILE_UP,             /* call paths ending at the root function (paper §4.3) */
+        PROFILE_FUNCTION,       /* body + descendants, once per sample (paper §4.4) */
+        PROFILE_BODY,           /* hits in the body: the stack's leaf (paper §5.2) */
+};
+
+struct profile_entry {
+        uint64_t hits;
+        uint32_t path;          /* offset of the first name in profile.names */
+        uint32_t len;           /* names in the path; printed in this order (caller first) */
+};
+
+struct profile {
+        enum profile_kind kind;
+        const struct sample_tree *tree; /* borrowed: names and header info */
+        uint32_t root;                  /* NAME_NONE for function and body profiles */
+        struct profile_entry *entries;
+        size_t n_entries, cap_entries;
+        uint32_t *names;                /* every entry's path, concatenated */
+        size_t n_names, cap_names;
+        uint64_t total;                 /* the tree's total hits: fractions divide by it */
+};
+
+/* Allocates an empty profile of KIND over T (which must outlive it). NULL: no memory. */
+struct profile *profile_new(enum profile_kind kind, const struct sample_tree *t, uint32_t root);
+struct profile *profile_free(struct profile *p);
+DEFINE_CLEANUP(struct profile *, profile_free);
+
+/* Appends an entry for PATH[0..len) with HITS. Returns 0 or -ENOMEM. */
+int profile_add(struct profile *p, const uint32_t *path, size_t len, uint64_t hits);
+
+/* Sorts by hits, most first; ties in path order (name by name, a prefix before its
+ * extensions) so that output is deterministic and reads like a tree. */
+void profile_sort(struct profile *p);
+
+static inline const uint32_t *profile_path(const struct profile *p, const struct profile_entry *e) {
+        return p->names + e->path;
+}
+
+static inline double profile_fraction(const struct profile *p, uint64_t hits) {
+        return p->total ? (double) hits / (double) p->total : 0.0;
+}
+
+/* The hits of the entry whose path is PATH, names separated by single spaces ("main f g");
+ * -1 if there is no such entry. For tests and scripts. */
+int64_t profile_hits(const struct profile *p, const char *path);
+
+static inline size_t profile_n_paths(const struct profile *p) {
+        return p->n_entries;
+}
+
+/* The views. Each weighs T, computes its profile sorted by hits and returns 0 with *ret set,
+ * or -ENOMEM. profile_down() and profile_up() return -ENOENT, and set nothing, when ROOT
+ * (a function name) appears in no sample. */
+int profile_down(struct sample_tree *t, const char *root, struct profile **ret);
+int profile_up(struct sample_tree *t, const char *root, struct profile **ret);
+int profile_function(struct sample_tree *t, struct profile **ret);
+int profile_body(struct sample_tree *t, struct profile **ret);
+
+/* Runs the appendix's algorithm on T from ROOT (a name id) and adds one entry per canonical
+ * call path to P, in T's order (root first) or REVERSEd. Used by profile_down() on the sample
+ * tree and by profile_up() on the inverted tree. Returns 0 or -ENOMEM. */
+int callpath_summarize(struct sample_tree *t, uint32_t root, bool reverse, struct profile *p);

@@ -1,0 +1,172 @@
+/* The sample tree. Inserts come once per distinct stack and look up one child per frame, so a
+ * child is found through one hash map keyed by (parent id, name id) rather than by walking
+ * sibling lists; the sibling lists are kept too, for traversals, which come once per query and
+ * visit every node. Nodes sit in one array and are only ever appended, so a parent's id is
+ * always smaller than its children's: weights are summed in one backward pass and traversals
+ * need no recursion. */
+#include "sample-tree.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "idmap.h"
+
+/* Node ids are 32-bit and NONE is reserved. */
+#define SAMPLE_TREE_MAX_NODES (UINT32_MAX - 1)
+
+struct sample_tree *sample_tree_new(struct name_table *names) {
+        struct sample_tree *t = calloc(1, sizeof *t);
+
+        if (!t)
+                return NULL;
+        t->names = names ? names : name_table_new();
+        t->own_names = !names;
+        t->children = idmap_new();
+        t->cap = 64;
+        t->nodes = malloc(t->cap * sizeof *t->nodes);
+        if (!t->names || !t->children || !t->nodes)
+                return sample_tree_free(t);
+        t->nodes[0] = (struct sample_tree_node) {
+                .name = NAME_NONE,
+                .parent = SAMPLE_TREE_NONE,
+                .first_child = SAMPLE_TREE_NONE,
+                .next_sibling = SAMPLE_TREE_NONE,
+        };
+        t->n_nodes = 1;
+        return t;
+}
+
+struct sample_tree *sample_tree_free(struct sample_tree *t) {
+        if (!t)
+                return NULL;
+        if (t->own_names)
+                name_table_free(t->names);
+        idmap_free(t->children);
+        free(t->nodes);
+        free(t->info.resource);
+        free(t->info.unit);
+        free(t);
+        return NULL;
+}
+
+int64_t sample_tree_child(struct sample_tree *t, uint32_t parent, uint32_t name) {
+        struct sample_tree_node *p;
+        uint64_t *slot;
+        uint32_t id;
+        int r;
+
+        r = idmap_put(t->children, idmap_pair(parent, name), t->n_nodes, &slot);
+        if (r < 0)
+                return r;
+        if (r == 0)
+                return *slot;
+
+        if (t->n_nodes >= SAMPLE_TREE_MAX_NODES) {
+                *slot = SAMPLE_TREE_NONE;       /* never reached in practice; keep the map sane */
+                return -E2BIG;
+        }
+        if (t->n_nodes == t->cap) {
+                size_t cap = t->cap * 2;
+                struct sample_tree_node *nodes = realloc(t->nodes, cap * sizeof *nodes);
+
+                if (!nodes)
+                        return -ENOMEM;
+                t->nodes = nodes;
+                t->cap = cap;
+        }
+        id = t->n_nodes++;
+        p = &t->nodes[parent];
+        t->nodes[id] = (struct sample_tree_node) {
+                .name = name,
+                .parent = parent,
+                .first_child = SAMPLE_TREE_NONE,
+                .next_sibling = p->first_child,
+                .depth = p->depth + 1,
+        };
+        p->first_child = id;
+        t->weighed = false;
+        return id;
+}
+
+int64_t sample_tree_add(struct sample_tree *t, const uint32_t *names, size_t n, uint64_t hits) {
+        int64_t node = SAMPLE_TREE_ROOT;
+
+        for (size_t i = 0; i < n; i++) {
+                node = sample_tree_child(t, node, names[i]);
+                if (node < 0)
+                        return node;
+        }
+        sample_tree_add_hits(t, node, hits);
+        return node;
+}
+
+void sample_tree_add_hits(struct sample_tree *t, uint32_t node, uint64_t hits) {
+        t->nodes[node].self += hits;
+        t->weighed = false;
+}
+
+void sample_tree_weigh(struct sample_tree *t) {
+        if (t->weighed)
+                return;
+        for (size_t i = 0; i < t->n_nodes; i++)
+                t->nodes[i].weight = t->nodes[i].self;
+        for (size_t i = t->n_nodes - 1; i > 0; i--)
+                t->nodes[t->nodes[i].parent].weight += t->nodes[i].weight;
+        t->total = t->nodes[0].weight;
+        t->weighed = true;
+}
+
+size_t sample_tree_stack(const struct sample_tree *t, uint32_t node, uint32_t *ret) {
+        size_t depth = t->nodes[node].depth;
+
+        for (size_t i = depth; i > 0; i--) {
+                ret[i - 1] = t->nodes[node].name;
+                node = t->nodes[node].parent;
+        }
+        return depth;
+}
+
+int sample_tree_invert(struct sample_tree *t, struct sample_tree **ret) {
+        _cleanup_(sample_tree_freep) struct sample_tree *inv = NULL;
+
+        inv = sample_tree_new(t->names);
+        if (!inv)
+                return -ENOMEM;
+
+        /* Each node that ends samples is walked to the root, descending the inverted tree as
+         * it goes: a cost of one child lookup per frame of each distinct stack. */
+        for (size_t i = 0; i < t->n_nodes; i++) {
+                int64_t node = SAMPLE_TREE_ROOT;
+
+                /* Only stacks that end here; a leaf with no hits is kept, as downward views show
+                 * such paths with [0]. */
+                if (t->nodes[i].self == 0 && t->nodes[i].first_child != SAMPLE_TREE_NONE)
+                        continue;
+                if (i == SAMPLE_TREE_ROOT)
+                        continue;
+                for (uint32_t j = i; j != SAMPLE_TREE_ROOT; j = t->nodes[j].parent) {
+                        node = sample_tree_child(inv, node, t->nodes[j].name);
+                        if (node < 0)
+                                return node;
+                }
+                sample_tree_add_hits(inv, node, t->nodes[i].self);
+        }
+        *ret = take_ptr(&inv);
+        return 0;
+}
+
+int sample_tree_set_resource(struct sample_tree *t, const char *resource, const char *unit) {
+        char *r = strdup(resource ?: ""), *u = strdup(unit ?: "");
+
+        if (!r || !u) {
+                free(r);
+                free(u);
+                return -ENOMEM;
+        }
+        free(t->info.resource);
+        free(t->info.unit);
+        t->info.resource = r;
+        t->info.unit = u;
+        return 0;
+}

@@ -1,0 +1,83 @@
+/* The sample tree (paper §5.3): a trie of stacks, root first, each node labelled with a
+ * function name and holding the hits of samples whose stack ends there (self) and, once
+ * sample_tree_weigh() has run, the hits at or below it (weight). Every profile is computed from
+ * it. */
+#pragma once
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "cleanup.h"
+#include "name-table.h"
+
+#define SAMPLE_TREE_NONE UINT32_MAX
+#define SAMPLE_TREE_ROOT 0u            /* the unnamed node above every stack's outermost frame */
+
+struct sample_tree_node {
+        uint32_t name;                  /* id in the tree's name table; NAME_NONE for the root */
+        uint32_t parent;                /* SAMPLE_TREE_NONE for the root */
+        uint32_t first_child;           /* SAMPLE_TREE_NONE if a leaf */
+        uint32_t next_sibling;
+        uint32_t depth;                 /* 0 for the root, 1 for outermost frames */
+        uint64_t self;                  /* hits of samples whose stack ends here */
+        uint64_t weight;                /* hits of samples at or below here (paper §5.3) */
+};
+
+/* What the header of every profile states about the samples behind the tree. */
+struct sample_tree_info {
+        char *resource;                 /* e.g. "cpu-time" */
+        char *unit;                     /* what one gtick is, e.g. "1 ms of CPU time" */
+        uint64_t period;                /* gticks per sample; 0 if runs with several were merged */
+        uint64_t samples;               /* raw samples (a sample may carry several hits) */
+        uint64_t lost;                  /* samples the kernel dropped (PERF_RECORD_LOST) */
+        uint64_t frames;                /* frames in all samples, weighted by hits */
+        uint64_t frames_unsymbolized;   /* of which no symbol was found */
+};
+
+struct sample_tree {
+        struct name_table *names;
+        bool own_names;
+        struct sample_tree_node *nodes; /* nodes[0] is the root; a parent's id < its children's */
+        size_t n_nodes, cap;
+        struct idmap *children;         /* idmap_pair(parent, name) -> node id */
+        uint64_t total;                 /* hits of all samples: the denominator of fractions */
+        bool weighed;
+        struct sample_tree_info info;
+};
+
+/* Allocates an empty tree with only the root. NAMES, if not NULL, is shared and must outlive
+ * the tree; if NULL the tree makes and owns its own table. NULL: no memory. */
+struct sample_tree *sample_tree_new(struct name_table *names);
+struct sample_tree *sample_tree_free(struct sample_tree *t);
+DEFINE_CLEANUP(struct sample_tree *, sample_tree_free);
+
+/* Returns PARENT's child labelled NAME, creating it if needed, or -ENOMEM, or -E2BIG past
+ * SAMPLE_TREE_MAX_NODES. */
+int64_t sample_tree_child(struct sample_tree *t, uint32_t parent, uint32_t name);
+
+/* Adds HITS to the node at the end of the root-first stack NAMES[0..n) (the root itself if
+ * n == 0). Returns the node id, or -ENOMEM / -E2BIG. */
+int64_t sample_tree_add(struct sample_tree *t, const uint32_t *names, size_t n, uint64_t hits);
+
+/* Adds HITS to NODE's self count. */
+void sample_tree_add_hits(struct sample_tree *t, uint32_t node, uint64_t hits);
+
+/* Computes every node's weight and the total; profiles call it, idempotent. */
+void sample_tree_weigh(struct sample_tree *t);
+
+/* Builds the inverted (callee -> caller) tree: each stack inserted leaf first, so that an
+ * upward profile is a downward profile of this tree (appendix, "symmetric"). The result shares
+ * T's name table and must not outlive T. Returns 0 and sets *ret, or -ENOMEM. */
+int sample_tree_invert(struct sample_tree *t, struct sample_tree **ret);
+
+/* Fills *ret with the names of NODE's stack, root first; RET must hold NODE's depth entries.
+ * Returns the depth. */
+size_t sample_tree_stack(const struct sample_tree *t, uint32_t node, uint32_t *ret);
+
+/* Sets the strings of the tree's info (copies them). Returns 0 or -ENOMEM. */
+int sample_tree_set_resource(struct sample_tree *t, const char *resource, const char *unit);
+
+static inline const char *sample_tree_name(const struct sample_tree *t, uint32_t name) {
+        return name == NAME_NONE ? "" : name_table_get(t->names, name);
+}

@@ -1,0 +1,65 @@
+/* What store.c, store-write.c and store-read.c share: the connection, its cached prepared
+ * statements and the writer's id caches. Not for other files. */
+#pragma once
+
+#include <sqlite3.h>
+
+#include "idmap.h"
+#include "name-table.h"
+#include "store.h"
+
+enum store_stmt {
+        STMT_ADD_RUN,
+        STMT_END_RUN,
+        STMT_FIND_RESOURCE,
+        STMT_ADD_RESOURCE,
+        STMT_FIND_RUN_RESOURCE,
+        STMT_ADD_RUN_RESOURCE,
+        STMT_ADD_LOST,
+        STMT_ADD_PROCESS,
+        STMT_ADD_THREAD,
+        STMT_FIND_MODULE,
+        STMT_ADD_MODULE,
+        STMT_FIND_FUNCTION,
+        STMT_ADD_FUNCTION,
+        STMT_FIND_FRAME,
+        STMT_ADD_FRAME,
+        STMT_FIND_STACK,
+        STMT_ADD_STACK,
+        STMT_ADD_SAMPLES,
+        _STMT_MAX,
+};
+
+struct store {
+        sqlite3 *db;
+        enum store_mode mode;
+        unsigned version;
+        bool in_transaction;
+        char error[512];                /* the last SQLite message */
+        sqlite3_stmt *stmts[_STMT_MAX];
+
+        /* Writer caches: database ids by key. Kept across transactions (the rows are committed),
+         * dropped on rollback (they may not be). */
+        struct name_table *keys;        /* strings that key the maps below */
+        struct idmap *modules;          /* key("path\x1f" "build_id") -> id */
+        struct idmap *functions;        /* pair(key(name), module id) -> id, unknown in bit 63 */
+        struct idmap *frames;           /* function id -> id, frames without a location */
+        struct idmap *stacks;           /* pair(parent id, frame id) -> id */
+};
+
+/* Translates SQLite result RC to 0 or a negative errno and keeps the message in s->error. */
+int store_errno(struct store *s, int rc);
+
+/* Returns S's cached statement ID, preparing it from SQL the first time, reset and with its
+ * bindings cleared. Returns 0 and sets *ret, or a negative errno. */
+int store_stmt(struct store *s, enum store_stmt id, const char *sql, sqlite3_stmt **ret);
+
+/* Steps a statement that returns no row (or ignores it). Returns 0 or a negative errno. */
+int store_step_done(struct store *s, sqlite3_stmt *st);
+
+/* Steps a statement expected to return at most one row with an integer in column 0. Returns 1
+ * and sets *ret for a row, 0 for none, or a negative errno. */
+int store_step_id(struct store *s, sqlite3_stmt *st, int64_t *ret);
+
+/* Binds TEXT or NULL. */
+int store_bind_text(sqlite3_stmt *st, int i, const char *text);

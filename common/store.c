@@ -1,0 +1,328 @@
+/* Opening the store: checking that the file is ours (PRAGMA application_id), at a schema we
+ * know (PRAGMA user_version), migrating it forward in one transaction per migration, and WAL so
+ * that readers never block the writer. SQLite result codes become negative errno here and
+ * nowhere else, so callers can tell a full disk from a corrupt file from a missing one. */
+#include "store.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "store-internal.h"
+#include "store-migrations.h"
+
+/* How long a writer waits for another writer's transaction before giving up with -EBUSY. */
+#define STORE_BUSY_TIMEOUT_MS 10000
+
+/* The words of the last failed store_open() in this thread, which frees its store. */
+static _Thread_local char open_error[512];
+
+int store_errno(struct store *s, int rc) {
+        int sys;
+
+        switch (rc & 0xff) {
+        case SQLITE_OK:
+        case SQLITE_ROW:
+        case SQLITE_DONE:
+                return 0;
+        }
+        if (s && s->db)
+                snprintf(s->error, sizeof s->error, "%s", sqlite3_errmsg(s->db));
+        else
+                snprintf(s->error, sizeof s->error, "%s", sqlite3_errstr(rc));
+
+        switch (rc & 0xff) {
+        case SQLITE_NOMEM:
+                return -ENOMEM;
+        case SQLITE_FULL:
+                return -ENOSPC;
+        case SQLITE_CORRUPT:
+        case SQLITE_NOTADB:
+        case SQLITE_FORMAT:
+        case SQLITE_ERROR:              /* SQL that fits our schema failed: the schema was edited */
+        case SQLITE_SCHEMA:
+        case SQLITE_MISMATCH:
+                return -EBADMSG;
+        case SQLITE_READONLY:
+                return -EROFS;
+        case SQLITE_PERM:
+        case SQLITE_AUTH:
+                return -EACCES;
+        case SQLITE_BUSY:
+        case SQLITE_LOCKED:
+                return -EBUSY;
+        case SQLITE_TOOBIG:
+                return -E2BIG;
+        case SQLITE_INTERRUPT:
+                return -EINTR;
+        case SQLITE_CONSTRAINT:
+                return rc == SQLITE_CONSTRAINT_UNIQUE || rc == SQLITE_CONSTRAINT_PRIMARYKEY ? -EEXIST : -EINVAL;
+        case SQLITE_CANTOPEN:
+        case SQLITE_IOERR:
+                sys = s && s->db ? sqlite3_system_errno(s->db) : 0;
+                if (rc == SQLITE_IOERR_NOMEM)
+                        return -ENOMEM;
+                if (sys == ENOSPC || sys == EDQUOT)
+                        return -ENOSPC;
+                if (sys > 0)
+                        return -sys;
+                return (rc & 0xff) == SQLITE_CANTOPEN ? -ENOENT : -EIO;
+        default:
+                return -EIO;
+        }
+}
+
+int store_stmt(struct store *s, enum store_stmt id, const char *sql, sqlite3_stmt **ret) {
+        sqlite3_stmt *st = s->stmts[id];
+        int rc;
+
+        if (!st) {
+                rc = sqlite3_prepare_v3(s->db, sql, -1, SQLITE_PREPARE_PERSISTENT, &st, NULL);
+                if (rc != SQLITE_OK)
+                        return store_errno(s, rc);
+                s->stmts[id] = st;
+        } else {
+                sqlite3_reset(st);
+                sqlite3_clear_bindings(st);
+        }
+        *ret = st;
+        return 0;
+}
+
+int store_step_done(struct store *s, sqlite3_stmt *st) {
+        int rc = sqlite3_step(st);
+
+        sqlite3_reset(st);
+        return rc == SQLITE_DONE || rc == SQLITE_ROW ? 0 : store_errno(s, rc);
+}
+
+int store_step_id(struct store *s, sqlite3_stmt *st, int64_t *ret) {
+        int rc = sqlite3_step(st);
+
+        if (rc == SQLITE_ROW) {
+                *ret = sqlite3_column_int64(st, 0);
+                sqlite3_reset(st);
+                return 1;
+        }
+        sqlite3_reset(st);
+        return rc == SQLITE_DONE ? 0 : store_errno(s, rc);
+}
+
+int store_bind_text(sqlite3_stmt *st, int i, const char *text) {
+        return text ? sqlite3_bind_text(st, i, text, -1, SQLITE_TRANSIENT) : sqlite3_bind_null(st, i);
+}
+
+static int exec(struct store *s, const char *sql) {
+        return store_errno(s, sqlite3_exec(s->db, sql, NULL, NULL, NULL));
+}
+
+static int pragma_int(struct store *s, const char *sql, int64_t *ret) {
+        sqlite3_stmt *st;
+        int rc, r;
+
+        rc = sqlite3_prepare_v2(s->db, sql, -1, &st, NULL);
+        if (rc != SQLITE_OK)
+                return store_errno(s, rc);
+        r = store_step_id(s, st, ret);
+        sqlite3_finalize(st);
+        return r < 0 ? r : 0;
+}
+
+/* Reads the header fields. Returns 1 if the database has no schema at all (a new or empty
+ * file), 0 otherwise, or a negative errno (-EBADMSG for a file that is not SQLite). */
+static int read_header(struct store *s, int64_t *ret_app, int64_t *ret_version) {
+        int64_t n_objects = 0;
+        int r;
+
+        r = pragma_int(s, "PRAGMA application_id", ret_app);
+        if (r < 0)
+                return r;
+        r = pragma_int(s, "PRAGMA user_version", ret_version);
+        if (r < 0)
+                return r;
+        r = pragma_int(s, "SELECT count(*) FROM sqlite_schema", &n_objects);
+        if (r < 0)
+                return r;
+        return n_objects == 0;
+}
+
+static int migrate(struct store *s) {
+        int64_t app, version;
+        char sql[128];
+        int r;
+
+        r = exec(s, "BEGIN IMMEDIATE");
+        if (r < 0)
+                return r;
+        /* Read again under the write lock: another process may have migrated meanwhile. */
+        r = read_header(s, &app, &version);
+        if (r < 0)
+                goto fail;
+        if (r == 0 && app != STORE_APPLICATION_ID) {
+                r = -EBADMSG;
+                goto fail;
+        }
+        for (unsigned i = 0; i < n_store_migrations; i++) {
+                const struct store_migration *m = &store_migrations[i];
+
+                if (m->version <= version)
+                        continue;
+                r = exec(s, m->sql);
+                if (r < 0)
+                        goto fail;
+                snprintf(sql, sizeof sql, "PRAGMA user_version = %u", m->version);
+                r = exec(s, sql);
+                if (r < 0)
+                        goto fail;
+        }
+        snprintf(sql, sizeof sql, "PRAGMA application_id = %d", STORE_APPLICATION_ID);
+        r = exec(s, sql);
+        if (r < 0)
+                goto fail;
+        r = exec(s, "COMMIT");
+        if (r < 0)
+                goto fail;
+        return 0;
+fail:
+        sqlite3_exec(s->db, "ROLLBACK", NULL, NULL, NULL);
+        return r;
+}
+
+/* The cleanup of a store that failed to open: keep its words for store_error(NULL). */
+static void store_close_failedp(struct store **s) {
+        if (*s)
+                snprintf(open_error, sizeof open_error, "%s", (*s)->error);
+        *s = store_close(*s);
+}
+
+int store_open(const char *path, enum store_mode mode, struct store **ret) {
+        _cleanup_(store_close_failedp) struct store *s = NULL;
+        unsigned latest = store_migrations[n_store_migrations - 1].version;
+        int64_t app, version;
+        struct stat st;
+        int flags, r;
+
+        open_error[0] = '\0';
+        if (mode == STORE_READ && stat(path, &st) < 0)
+                return -errno;
+        if (stat(path, &st) == 0 && !S_ISREG(st.st_mode))
+                return -EBADMSG;        /* a directory or a device is not a store */
+
+        s = calloc(1, sizeof *s);
+        if (!s)
+                return -ENOMEM;
+        s->mode = mode;
+        flags = (mode == STORE_READ ? SQLITE_OPEN_READONLY : SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE) |
+                SQLITE_OPEN_NOMUTEX | SQLITE_OPEN_EXRESCODE;
+        r = sqlite3_open_v2(path, &s->db, flags, NULL);
+        if (r != SQLITE_OK)
+                return store_errno(s, r);
+        sqlite3_extended_result_codes(s->db, 1);
+        sqlite3_busy_timeout(s->db, STORE_BUSY_TIMEOUT_MS);
+
+        r = read_header(s, &app, &version);
+        if (r < 0)
+                return r;
+        if (r == 0 && app != STORE_APPLICATION_ID) {
+                snprintf(s->error, sizeof s->error, "the file is a SQLite database, but not a cppd store");
+                return -EBADMSG;
+        }
+        if (r > 0 && mode == STORE_READ) {
+                snprintf(s->error, sizeof s->error, "the file is empty");
+                return -EBADMSG;
+        }
+        if (version > latest) {
+                snprintf(s->error, sizeof s->error, "schema version %lld, newer than %u",
+                         (long long) version, latest);
+                return -EPROTONOSUPPORT;
+        }
+        if (version < latest) {
+                if (mode == STORE_READ) {
+                        snprintf(s->error, sizeof s->error, "schema version %lld, older than %u",
+                                 (long long) version, latest);
+                        return -EPROTO;
+                }
+                r = migrate(s);
+                if (r < 0)
+                        return r;
+        }
+        if (mode == STORE_WRITE) {
+                /* WAL: readers see the last commit and never wait for the writer. NORMAL sync is
+                 * durable against crashes of the process; a power cut may lose the last
+                 * transaction, never consistency. */
+                r = exec(s, "PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL");
+                if (r < 0)
+                        return r;
+                s->keys = name_table_new();
+                s->modules = idmap_new();
+                s->functions = idmap_new();
+                s->frames = idmap_new();
+                s->stacks = idmap_new();
+                if (!s->keys || !s->modules || !s->functions || !s->frames || !s->stacks)
+                        return -ENOMEM;
+        }
+        s->version = latest;
+        *ret = take_ptr(&s);
+        return 0;
+}
+
+struct store *store_close(struct store *s) {
+        if (!s)
+                return NULL;
+        if (s->in_transaction)
+                store_rollback(s);
+        for (unsigned i = 0; i < _STMT_MAX; i++)
+                sqlite3_finalize(s->stmts[i]);
+        sqlite3_close_v2(s->db);
+        name_table_free(s->keys);
+        idmap_free(s->modules);
+        idmap_free(s->functions);
+        idmap_free(s->frames);
+        idmap_free(s->stacks);
+        free(s);
+        return NULL;
+}
+
+const char *store_error(const struct store *s) {
+        return s ? s->error : open_error;
+}
+
+unsigned store_version(const struct store *s) {
+        return s->version;
+}
+
+int store_begin(struct store *s) {
+        int r;
+
+        if (s->mode != STORE_WRITE)
+                return -EROFS;
+        r = exec(s, "BEGIN IMMEDIATE");
+        if (r < 0)
+                return r;
+        s->in_transaction = true;
+        return 0;
+}
+
+int store_commit(struct store *s) {
+        int r = exec(s, "COMMIT");
+
+        if (r < 0) {
+                store_rollback(s);
+                return r;
+        }
+        s->in_transaction = false;
+        return 0;
+}
+
+void store_rollback(struct store *s) {
+        sqlite3_exec(s->db, "ROLLBACK", NULL, NULL, NULL);
+        s->in_transaction = false;
+        /* Ids handed out in the transaction no longer exist. The name strings may stay. */
+        if (s->modules) {
+                idmap_clear(s->modules);
+                idmap_clear(s->functions);
+                idmap_clear(s->frames);
+                idmap_clear(s->stacks);
+        }
+}

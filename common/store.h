@@ -1,0 +1,98 @@
+/* The sample-tree store: one SQLite file (WAL) holding runs, resources, the stack trie,
+ * processes and aggregated samples. store.c opens, checks and migrates it and translates SQLite
+ * errors to negative errno; store-write.c adds rows in batches; store-read.c loads filtered
+ * sample trees. The schema is in schemas/. */
+#pragma once
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "cleanup.h"
+#include "sample-tree.h"
+#include "strv.h"
+
+/* PRAGMA application_id of a cppd store: "CPPD". */
+#define STORE_APPLICATION_ID 0x43505044
+
+enum store_mode {
+        STORE_READ,             /* an existing store, read-only; never blocks a writer */
+        STORE_WRITE,            /* created if missing, migrated to the current schema */
+};
+
+struct store;
+
+/* Opens the store at PATH. Returns 0 and sets *ret, or: -ENOENT if it does not exist (READ),
+ * -EACCES without permission, -EBADMSG if the file is not a cppd store or is corrupt,
+ * -EPROTONOSUPPORT if a newer cppd wrote it, -EPROTO if READ finds an older schema (a WRITE
+ * open upgrades it), -ENOSPC, -EIO, -ENOMEM. store_error() then has SQLite's words, if any. */
+int store_open(const char *path, enum store_mode mode, struct store **ret);
+struct store *store_close(struct store *s);
+DEFINE_CLEANUP(struct store *, store_close);
+
+/* The last SQLite error message for this store, for logs; "" if none. With S NULL, the words
+ * of this thread's last failed store_open(). */
+const char *store_error(const struct store *s);
+/* The schema version of the open store. */
+unsigned store_version(const struct store *s);
+
+/* Transactions: every write happens inside one. store_begin() takes the write lock at once
+ * (BEGIN IMMEDIATE), waiting up to the busy timeout for another writer. store_rollback() also
+ * forgets every id cached since store_begin(). Return 0 or a negative errno. */
+int store_begin(struct store *s);
+int store_commit(struct store *s);
+void store_rollback(struct store *s);
+
+/* ---- writing (store-write.c); all inside a transaction ---- */
+
+struct store_run {
+        const char *kind;               /* 'import', 'record', 'attach', 'daemon' */
+        const char *command;
+        const char *source;
+        const char *unwind;             /* 'fp', 'dwarf' or NULL */
+        int64_t started;                /* unix seconds */
+};
+
+/* Adds a run (host, kernel and version filled in here). Returns 0 and sets *ret_id. */
+int store_add_run(struct store *s, const struct store_run *run, int64_t *ret_id);
+int store_end_run(struct store *s, int64_t run_id, int64_t ended);
+
+/* Finds or adds resource NAME (with UNIT, for a new one) and records it for RUN_ID with
+ * EVENT (may be NULL) and PERIOD. Returns 0 and sets *ret_id to the resource's id; -EEXIST if
+ * the run already has the resource with another period. */
+int store_add_run_resource(struct store *s, int64_t run_id, const char *name, const char *unit,
+                           const char *event, uint64_t period, int64_t *ret_id);
+/* Adds N to the samples lost for (run, resource). */
+int store_add_lost(struct store *s, int64_t run_id, int64_t resource_id, uint64_t n);
+
+int store_add_process(struct store *s, int64_t run_id, int64_t pid, const char *comm,
+                      const char *exe, const char *unit, int64_t started, int64_t *ret_id);
+int store_add_thread(struct store *s, int64_t process_id, int64_t tid, const char *comm, int64_t *ret_id);
+
+/* Find-or-add lookups, cached in memory for the life of the transaction and beyond. Ids fit in
+ * 32 bits (-E2BIG otherwise), so callers may key their own maps with them. MODULE_ID 0 means
+ * unknown; ADDRESS < 0, FILE NULL and LINE 0 mean unknown; PARENT 0 means an outermost frame. */
+int store_module_id(struct store *s, const char *path, const char *build_id, int64_t *ret_id);
+int store_function_id(struct store *s, const char *name, int64_t module_id, bool unknown, int64_t *ret_id);
+int store_frame_id(struct store *s, int64_t function_id, int64_t address, const char *file,
+                   unsigned line, bool inlined, int64_t *ret_id);
+int store_stack_id(struct store *s, int64_t parent_id, int64_t frame_id, int64_t *ret_id);
+
+/* Adds HITS and SAMPLES to the row (resource, bucket, thread, stack). */
+int store_add_samples(struct store *s, int64_t resource_id, int64_t bucket, int64_t thread_id,
+                      int64_t stack_id, uint64_t hits, uint64_t samples);
+
+/* ---- reading (store-read.c) ---- */
+
+struct store_filter {
+        const char *resource;           /* required */
+        int64_t run_id;                 /* 0: every run */
+};
+
+/* Loads the samples of F into a sample tree of function names with its header info. Returns 0
+ * and sets *ret; -ENOENT if the store has no such resource; -ENOMEM; -EBADMSG if the stack
+ * table is inconsistent. */
+int store_load_tree(struct store *s, const struct store_filter *f, struct sample_tree **ret);
+
+/* Returns the number of resources with samples and sets *ret to a NULL-terminated array of
+ * their names, sorted (free with strv_free()). */
+int store_list_resources(struct store *s, char ***ret);

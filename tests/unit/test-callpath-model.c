@@ -1,0 +1,193 @@
+/* The tree algorithms against a naive model on random input with heavy recursion.
+ *
+ * The model works sample by sample, with paths as strings: from the outermost occurrence of the
+ * root, CP = parent + name, counted once per sample (the appendix's lock), and the parent for the
+ * next frame is CP cut back to the deepest earlier occurrence of the name (Canonicalize-name).
+ * Upward is the same on reversed stacks. Function: each distinct name once per sample; body:
+ * the leaf. It is slow and obviously right; the tree versions must agree with it exactly. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "name-table.h"
+#include "profile.h"
+#include "tap.h"
+
+#define N_STACKS 1500
+#define MAX_DEPTH 12
+#define ALPHABET "abcde"
+
+struct sample {
+        char names[MAX_DEPTH];
+        int n;
+        uint64_t hits;
+};
+
+static uint64_t rng_state;
+
+static uint32_t rng(uint32_t bound) {
+        rng_state = rng_state * 6364136223846793005ULL + 1442695040888963407ULL;
+        return (uint32_t) (rng_state >> 33) % bound;
+}
+
+/* A map from path strings to hits: a name table gives the ids, an array the hits. */
+struct model {
+        struct name_table *paths;
+        uint64_t hits[1 << 20];
+};
+
+static void model_add(struct model *m, const char *path, uint64_t hits) {
+        int64_t id = name_table_intern(m->paths, path, strlen(path));
+
+        if (id < 0 || id >= (int64_t) ELEMENTSOF(m->hits))
+                abort();
+        m->hits[id] += hits;
+}
+
+static void path_text(const char *names, int n, bool reverse, char *ret) {
+        char *p = ret;
+
+        for (int i = 0; i < n; i++) {
+                if (i)
+                        *p++ = ' ';
+                *p++ = names[reverse ? n - 1 - i : i];
+        }
+        *p = '\0';
+}
+
+/* One sample's contribution to the downward profile from ROOT (NAMES read in order). */
+static void model_down_sample(struct model *m, const char *names, int n, char root, uint64_t hits, bool reverse) {
+        char parent[MAX_DEPTH + 1], cp[MAX_DEPTH + 1], text[2 * MAX_DEPTH + 2];
+        char seen[MAX_DEPTH][2 * MAX_DEPTH + 2];
+        int np = 0, n_seen = 0, i;
+
+        for (i = 0; i < n && names[i] != root; i++)
+                ;
+        for (; i < n; i++) {
+                int ncp = np + 1, k;
+                bool dup = false;
+
+                memcpy(cp, parent, np);
+                cp[np] = names[i];
+                path_text(cp, ncp, reverse, text);
+                for (int s = 0; s < n_seen; s++)
+                        dup = dup || strcmp(seen[s], text) == 0;
+                if (!dup) {
+                        strcpy(seen[n_seen++], text);
+                        model_add(m, text, hits);
+                }
+                for (k = np - 1; k >= 0 && parent[k] != names[i]; k--)
+                        ;
+                if (k >= 0)
+                        np = k + 1;     /* cut back to the earlier occurrence */
+                else {
+                        memcpy(parent, cp, ncp);
+                        np = ncp;
+                }
+        }
+}
+
+static int compare(struct model *m, const struct profile *p, const char *what) {
+        size_t n = name_table_size(m->paths);
+        int wrong = 0;
+
+        if (n != profile_n_paths(p)) {
+                printf("# %s: model has %zu paths, profile %zu\n", what, n, profile_n_paths(p));
+                wrong++;
+        }
+        for (size_t i = 0; i < n; i++) {
+                const char *path = name_table_get(m->paths, i);
+                int64_t got = profile_hits(p, path);
+
+                if (got != (int64_t) m->hits[i]) {
+                        if (wrong++ < 5)
+                                printf("# %s: (%s) model %llu, profile %lld\n", what, path,
+                                       (unsigned long long) m->hits[i], (long long) got);
+                }
+        }
+        return wrong;
+}
+
+static void model_reset(struct model *m) {
+        name_table_free(m->paths);
+        m->paths = name_table_new();
+        memset(m->hits, 0, sizeof m->hits);
+}
+
+static void run(uint64_t seed) {
+        static struct sample samples[N_STACKS];
+        static struct model m;
+        _cleanup_(sample_tree_freep) struct sample_tree *t = sample_tree_new(NULL);
+        uint32_t ids[MAX_DEPTH];
+        int wrong;
+
+        rng_state = seed;
+        for (int i = 0; i < N_STACKS; i++) {
+                struct sample *s = &samples[i];
+
+                s->n = 1 + rng(MAX_DEPTH);
+                s->hits = 1 + rng(5);
+                for (int j = 0; j < s->n; j++) {
+                        s->names[j] = ALPHABET[rng(sizeof ALPHABET - 1)];
+                        ids[j] = name_table_intern(t->names, &s->names[j], 1);
+                }
+                sample_tree_add(t, ids, s->n, s->hits);
+        }
+
+        for (const char *r = ALPHABET; *r; r++) {
+                _cleanup_(profile_freep) struct profile *down = NULL, *up = NULL;
+                char root[2] = { *r, '\0' }, reversed[MAX_DEPTH];
+
+                model_reset(&m);
+                for (int i = 0; i < N_STACKS; i++)
+                        model_down_sample(&m, samples[i].names, samples[i].n, *r, samples[i].hits, false);
+                ok(profile_down(t, root, &down) == 0, "seed %llu: downward from %s computed",
+                   (unsigned long long) seed, root);
+                wrong = compare(&m, down, "down");
+                ok(wrong == 0, "seed %llu: downward from %s matches the model on %zu paths",
+                   (unsigned long long) seed, root, name_table_size(m.paths));
+
+                model_reset(&m);
+                for (int i = 0; i < N_STACKS; i++) {
+                        for (int j = 0; j < samples[i].n; j++)
+                                reversed[j] = samples[i].names[samples[i].n - 1 - j];
+                        model_down_sample(&m, reversed, samples[i].n, *r, samples[i].hits, true);
+                }
+                ok(profile_up(t, root, &up) == 0, "seed %llu: upward to %s computed", (unsigned long long) seed, root);
+                wrong = compare(&m, up, "up");
+                ok(wrong == 0, "seed %llu: upward to %s matches the model on %zu paths",
+                   (unsigned long long) seed, root, name_table_size(m.paths));
+        }
+
+        {
+                _cleanup_(profile_freep) struct profile *fn = NULL, *body = NULL;
+                char name[2] = "";
+
+                model_reset(&m);
+                for (int i = 0; i < N_STACKS; i++)
+                        for (const char *r = ALPHABET; *r; r++)
+                                if (memchr(samples[i].names, *r, samples[i].n)) {
+                                        name[0] = *r;
+                                        model_add(&m, name, samples[i].hits);
+                                }
+                ok(profile_function(t, &fn) == 0 && compare(&m, fn, "function") == 0,
+                   "seed %llu: function profile matches the model", (unsigned long long) seed);
+
+                model_reset(&m);
+                for (int i = 0; i < N_STACKS; i++) {
+                        name[0] = samples[i].names[samples[i].n - 1];
+                        model_add(&m, name, samples[i].hits);
+                }
+                ok(profile_body(t, &body) == 0 && compare(&m, body, "body") == 0,
+                   "seed %llu: body profile matches the model", (unsigned long long) seed);
+        }
+        name_table_free(m.paths);
+        m.paths = NULL;
+}
+
+int main(void) {
+        run(1);
+        run(42);
+        run(20261122);
+        return tap_done();
+}

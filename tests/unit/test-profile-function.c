@@ -1,0 +1,69 @@
+/* Function (body + descendants) and body profiles worked by hand. */
+#include "folded-tree.h"
+#include "paper-examples.h"
+#include "profile.h"
+#include "tap.h"
+
+static int64_t hits(struct profile *p, const char *name) {
+        return profile_hits(p, name);
+}
+
+static void test_forms(void) {
+        _cleanup_(sample_tree_freep) struct sample_tree *t = tree_from_folded(forms_folded);
+        _cleanup_(profile_freep) struct profile *p = NULL;
+
+        ok(profile_function(t, &p) == 0, "forms: function profile");
+        /* The paper's §4.4 listing, line by line. */
+        is_int(hits(p, "main"), 614, "main [614]");
+        is_int(hits(p, "db_read_record"), 614, "db_read_record [614]");
+        is_int(hits(p, "db_get_property"), 530, "db_get_property [530]");
+        is_int(hits(p, "address_information"), 422, "address_information [422]");
+        is_int(hits(p, "invoice"), 107, "invoice [107]");
+        is_int(hits(p, "form_US_1040"), 106, "form_US_1040 [106]");
+        is_int(hits(p, "envelope"), 106, "envelope [106]");
+        is_int(hits(p, "loan_application"), 106, "loan_application [106]");
+        is_int(hits(p, "form_NJ_1040"), 105, "form_NJ_1040 [105]");
+        is_int(hits(p, "db_update_record"), 84, "db_update_record [84]");
+        is_int(profile_n_paths(p), 10, "ten functions");
+        ok(p->entries[0].hits == 614 && p->entries[1].hits == 614 && p->entries[2].hits == 530,
+           "sorted by hits");
+        p = profile_free(p);
+
+        ok(profile_body(t, &p) == 0, "forms: body profile");
+        is_int(hits(p, "db_read_record"), 614, "all time is in db_read_record's body");
+        is_int(profile_n_paths(p), 1, "and only there: callers have no body share to list");
+}
+
+static void test_recursion_once_per_sample(void) {
+        _cleanup_(sample_tree_freep) struct sample_tree *t =
+                tree_from_folded("main;f;f;g 2\n"
+                                 "main;g;f 1\n"
+                                 "main 4\n");
+        _cleanup_(profile_freep) struct profile *p = NULL;
+
+        ok(profile_function(t, &p) == 0, "function profile with recursion");
+        is_int(hits(p, "main"), 7, "main [7]");
+        is_int(hits(p, "f"), 3, "f [3]: f;f counts once per sample");
+        is_int(hits(p, "g"), 3, "g [3]");
+        p = profile_free(p);
+
+        ok(profile_body(t, &p) == 0, "body profile");
+        is_int(hits(p, "main"), 4, "main's body [4]");
+        is_int(hits(p, "g"), 2, "g's body [2]");
+        is_int(hits(p, "f"), 1, "f's body [1]");
+}
+
+static void test_empty(void) {
+        _cleanup_(sample_tree_freep) struct sample_tree *t = tree_from_folded("");
+        _cleanup_(profile_freep) struct profile *p = NULL, *b = NULL;
+
+        ok(profile_function(t, &p) == 0 && profile_n_paths(p) == 0, "empty input: empty function profile");
+        ok(profile_body(t, &b) == 0 && profile_n_paths(b) == 0, "empty input: empty body profile");
+}
+
+int main(void) {
+        test_forms();
+        test_recursion_once_per_sample();
+        test_empty();
+        return tap_done();
+}

@@ -1,0 +1,255 @@
+/* The store: round trips, filters, merging runs of different periods, refusal of files that
+ * are not stores (left untouched), newer schemas, rollback, and readers beside a writer. */
+#include <errno.h>
+#include <fcntl.h>
+#include <sqlite3.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "profile.h"
+#include "store.h"
+#include "tap.h"
+
+static char dir[] = "/tmp/test-store-XXXXXX";
+
+static char *path(const char *name) {
+        static char buf[4][256];
+        static int i;
+
+        i = (i + 1) % 4;
+        snprintf(buf[i], sizeof buf[i], "%s/%s", dir, name);
+        return buf[i];
+}
+
+/* Adds the stack "names" (';'-separated) with HITS to a run's thread. */
+static int add_stack(struct store *s, int64_t resource, int64_t thread, const char *names, uint64_t hits) {
+        char copy[256], *save = NULL;
+        int64_t parent = 0, fn, frame;
+
+        snprintf(copy, sizeof copy, "%s", names);
+        for (char *n = strtok_r(copy, ";", &save); n; n = strtok_r(NULL, ";", &save)) {
+                if (store_function_id(s, n, 0, strncmp(n, "[", 1) == 0, &fn) < 0 ||
+                    store_frame_id(s, fn, -1, NULL, 0, false, &frame) < 0 ||
+                    store_stack_id(s, parent, frame, &parent) < 0)
+                        return -1;
+        }
+        return store_add_samples(s, resource, 60, thread, parent, hits, hits);
+}
+
+static int add_run(struct store *s, const char *resource, uint64_t period, int64_t *ret_run,
+                   int64_t *ret_resource, int64_t *ret_thread) {
+        int64_t process;
+
+        if (store_add_run(s, &(struct store_run) { .kind = "import", .started = 1 }, ret_run) < 0 ||
+            store_add_run_resource(s, *ret_run, resource, "1 thing", NULL, period, ret_resource) < 0 ||
+            store_add_process(s, *ret_run, -1, "test", NULL, NULL, 1, &process) < 0 ||
+            store_add_thread(s, process, -1, NULL, ret_thread) < 0)
+                return -1;
+        return 0;
+}
+
+static int64_t down_hits(struct sample_tree *t, const char *root, const char *path_text) {
+        _cleanup_(profile_freep) struct profile *p = NULL;
+
+        if (profile_down(t, root, &p) < 0)
+                return -2;
+        return profile_hits(p, path_text);
+}
+
+static void test_round_trip(void) {
+        _cleanup_(store_closep) struct store *s = NULL, *r = NULL;
+        _cleanup_(sample_tree_freep) struct sample_tree *t = NULL;
+        _cleanup_(strv_freep) char **names = NULL;
+        int64_t run1, run2, res1, res2, thr1, thr2;
+
+        ok(store_open(path("a.db"), STORE_WRITE, &s) == 0, "a new store opens for writing");
+        is_int(store_version(s), 1, "at schema version 1");
+        ok(store_begin(s) == 0, "begin");
+        ok(add_run(s, "cpu-time", 10, &run1, &res1, &thr1) == 0, "run 1: cpu-time every 10");
+        ok(add_stack(s, res1, thr1, "main;f;g", 3) == 0 && add_stack(s, res1, thr1, "main;f", 2) == 0 &&
+           add_stack(s, res1, thr1, "main;[libc.so.6+0x10]", 1) == 0, "run 1: three stacks");
+        ok(add_stack(s, res1, thr1, "main;f;g", 4) == 0, "the same row again adds up");
+        ok(store_add_lost(s, run1, res1, 5) == 0, "5 samples lost");
+        ok(add_run(s, "cpu-time", 20, &run2, &res2, &thr2) == 0, "run 2: cpu-time every 20");
+        ok(res2 == res1, "the resource is stored once");
+        ok(add_stack(s, res2, thr2, "main;f;g", 1) == 0, "run 2: one stack");
+        ok(store_add_run_resource(s, run2, "cpu-time", "x", NULL, 30, &res2) == -EEXIST,
+           "a run cannot have one resource at two periods");
+        ok(store_commit(s) == 0, "commit");
+
+        ok(store_open(path("a.db"), STORE_READ, &r) == 0, "it opens for reading");
+        is_int(store_list_resources(r, &names), 1, "one resource");
+        ok(names && names[0] && strcmp(names[0], "cpu-time") == 0, "named cpu-time");
+
+        ok(store_load_tree(r, &(struct store_filter) { .resource = "cpu-time", .run_id = run1 }, &t) == 0,
+           "run 1 loads");
+        is_int(t->total, 10, "run 1: 10 hits");
+        is_int(t->info.period, 10, "period 10");
+        is_int(t->info.lost, 5, "5 lost");
+        is_int(down_hits(t, "main", "main f g"), 7, "(main f g) [7]");
+        is_int(t->info.frames, 3 * 7 + 2 * 2 + 2 * 1, "frames weighted by hits");
+        is_int(t->info.frames_unsymbolized, 1, "one frame unsymbolized");
+        t = sample_tree_free(t);
+
+        ok(store_load_tree(r, &(struct store_filter) { .resource = "cpu-time" }, &t) == 0, "both runs load");
+        is_int(t->info.period, 10, "mixed periods 10 and 20: counted in samples of gcd = 10 gticks");
+        is_int(t->total, 12, "run 2's hit weighs 2");
+        is_int(down_hits(t, "main", "main f g"), 9, "(main f g) [9]");
+        t = sample_tree_free(t);
+
+        ok(store_load_tree(r, &(struct store_filter) { .resource = "page-faults" }, &t) == -ENOENT,
+           "an absent resource: -ENOENT");
+        ok(store_begin(r) == -EROFS, "a reader cannot write");
+}
+
+static void test_rollback(void) {
+        _cleanup_(store_closep) struct store *s = NULL;
+        _cleanup_(sample_tree_freep) struct sample_tree *t = NULL;
+        int64_t run, res, thr;
+
+        ok(store_open(path("b.db"), STORE_WRITE, &s) == 0, "store b");
+        ok(store_begin(s) == 0 && add_run(s, "syscalls", 1, &run, &res, &thr) == 0 &&
+           add_stack(s, res, thr, "main;read", 9) == 0, "a transaction with samples");
+        store_rollback(s);
+        ok(store_begin(s) == 0 && add_run(s, "syscalls", 1, &run, &res, &thr) == 0 &&
+           add_stack(s, res, thr, "main;write", 2) == 0 && store_commit(s) == 0,
+           "after a rollback the cached ids are forgotten and writing works");
+        ok(store_load_tree(s, &(struct store_filter) { .resource = "syscalls" }, &t) == 0, "loads");
+        is_int(t->total, 2, "only the committed samples are there");
+        ok(name_table_find(t->names, "read") == NAME_NONE, "nothing of the rolled-back stack");
+}
+
+static int write_file(const char *p, const void *data, size_t len) {
+        FILE *f = fopen(p, "we");
+
+        if (!f || fwrite(data, 1, len, f) != len)
+                return -1;
+        return fclose(f);
+}
+
+static int same_file(const char *p, const void *data, size_t len) {
+        char buf[8192];
+        FILE *f = fopen(p, "re");
+        size_t n;
+
+        if (!f)
+                return 0;
+        n = fread(buf, 1, sizeof buf, f);
+        fclose(f);
+        return n == len && memcmp(buf, data, len) == 0;
+}
+
+static void test_refusals(void) {
+        static const char text[] = "this is not a database\n";
+        struct store *s = NULL;
+        sqlite3 *db;
+        struct stat st_before, st_after;
+
+        ok(store_open(path("missing.db"), STORE_READ, &s) == -ENOENT, "reading a missing store: -ENOENT");
+        ok(access(path("missing.db"), F_OK) < 0, "and no file is made");
+
+        ok(write_file(path("text.db"), text, sizeof text - 1) == 0, "a text file");
+        ok(store_open(path("text.db"), STORE_WRITE, &s) == -EBADMSG, "is refused for writing: -EBADMSG");
+        ok(store_open(path("text.db"), STORE_READ, &s) == -EBADMSG, "and for reading");
+        ok(same_file(path("text.db"), text, sizeof text - 1), "and left as it was");
+
+        ok(sqlite3_open(path("other.db"), &db) == SQLITE_OK &&
+           sqlite3_exec(db, "CREATE TABLE mine (x); INSERT INTO mine VALUES (1)", NULL, NULL, NULL) == SQLITE_OK &&
+           sqlite3_close(db) == SQLITE_OK, "someone else's SQLite database");
+        stat(path("other.db"), &st_before);
+        ok(store_open(path("other.db"), STORE_WRITE, &s) == -EBADMSG, "is refused: -EBADMSG");
+        ok(strstr(store_error(NULL), "not a cppd store") != NULL, "with words that say why: %s", store_error(NULL));
+        stat(path("other.db"), &st_after);
+        ok(st_before.st_size == st_after.st_size && st_before.st_mtime == st_after.st_mtime, "and not modified");
+
+        ok(store_open(path("new.db"), STORE_WRITE, &s) == 0, "a store");
+        s = store_close(s);
+        ok(sqlite3_open(path("new.db"), &db) == SQLITE_OK &&
+           sqlite3_exec(db, "PRAGMA user_version = 99", NULL, NULL, NULL) == SQLITE_OK &&
+           sqlite3_close(db) == SQLITE_OK, "pretend a newer cppd wrote it");
+        ok(store_open(path("new.db"), STORE_READ, &s) == -EPROTONOSUPPORT, "reading it: -EPROTONOSUPPORT");
+        ok(store_open(path("new.db"), STORE_WRITE, &s) == -EPROTONOSUPPORT, "writing it: -EPROTONOSUPPORT");
+
+        ok(store_open(dir, STORE_WRITE, &s) == -EBADMSG, "a directory is not a store");
+}
+
+static void test_corrupt(void) {
+        _cleanup_(store_closep) struct store *s = NULL;
+        _cleanup_(sample_tree_freep) struct sample_tree *t = NULL;
+        struct store *r = NULL;
+        int64_t run, res, thr;
+        char junk[4096];
+        struct stat st;
+        int fd, rc;
+
+        ok(store_open(path("c.db"), STORE_WRITE, &s) == 0 && store_begin(s) == 0 &&
+           add_run(s, "cpu-time", 1, &run, &res, &thr) == 0, "a store with samples");
+        for (int i = 0; i < 300; i++) {
+                char stack[64];
+
+                snprintf(stack, sizeof stack, "main;f%d;g%d", i, i % 7);
+                add_stack(s, res, thr, stack, 1);
+        }
+        ok(store_commit(s) == 0, "committed");
+        s = store_close(s);
+        {
+                /* Fold the WAL into the file, so the damage below hits the real pages. */
+                sqlite3 *db;
+
+                sqlite3_open(path("c.db"), &db);
+                sqlite3_exec(db, "PRAGMA wal_checkpoint(TRUNCATE)", NULL, NULL, NULL);
+                sqlite3_close(db);
+        }
+        memset(junk, 0x5a, sizeof junk);
+        fd = open(path("c.db"), O_WRONLY | O_CLOEXEC);
+        rc = fd >= 0 && fstat(fd, &st) == 0 ? 0 : -1;
+        for (off_t o = 4096; rc == 0 && o < st.st_size; o += sizeof junk)
+                rc = pwrite(fd, junk, sizeof junk, o) == (ssize_t) sizeof junk ? 0 : -1;
+        ok(rc == 0 && close(fd) == 0, "every page but the first overwritten with junk");
+        rc = store_open(path("c.db"), STORE_READ, &r);
+        if (rc == 0) {
+                rc = store_load_tree(r, &(struct store_filter) { .resource = "cpu-time" }, &t);
+                r = store_close(r);
+        }
+        ok(rc == -EBADMSG, "the damage is reported as -EBADMSG (got %d)", rc);
+}
+
+static void test_reader_beside_writer(void) {
+        _cleanup_(store_closep) struct store *w = NULL, *r = NULL;
+        _cleanup_(sample_tree_freep) struct sample_tree *t = NULL;
+        int64_t run, res, thr;
+
+        ok(store_open(path("d.db"), STORE_WRITE, &w) == 0 && store_begin(w) == 0 &&
+           add_run(w, "cpu-time", 1, &run, &res, &thr) == 0 && add_stack(w, res, thr, "main;a", 1) == 0 &&
+           store_commit(w) == 0, "a committed sample");
+        ok(store_begin(w) == 0 && add_stack(w, res, thr, "main;b", 5) == 0, "a writer mid-transaction");
+        ok(store_open(path("d.db"), STORE_READ, &r) == 0, "a reader opens meanwhile");
+        ok(store_load_tree(r, &(struct store_filter) { .resource = "cpu-time" }, &t) == 0,
+           "and reads without waiting for the writer");
+        is_int(t->total, 1, "it sees the last commit only");
+        ok(store_commit(w) == 0, "the writer commits while the reader is open");
+        t = sample_tree_free(t);
+        ok(store_load_tree(r, &(struct store_filter) { .resource = "cpu-time" }, &t) == 0 && t->total == 6,
+           "the reader's next load sees it");
+}
+
+int main(void) {
+        if (!mkdtemp(dir))
+                return 1;
+        test_round_trip();
+        test_rollback();
+        test_refusals();
+        test_corrupt();
+        test_reader_beside_writer();
+        {
+                char cmd[300];
+
+                snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
+                if (system(cmd) != 0)
+                        diag("could not remove the test directory");
+        }
+        return tap_done();
+}

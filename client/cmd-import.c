@@ -16,6 +16,7 @@
 #include "folded.h"
 #include "idmap.h"
 #include "log.h"
+#include "name-table.h"
 #include "parse-util.h"
 #include "resource.h"
 #include "strv.h"
@@ -98,6 +99,8 @@ struct import_state {
         struct store *store;
         int64_t resource_id, thread_id;
         struct idmap *hits;             /* stack id -> hits */
+        struct name_table *texts;       /* the frames text of each distinct line... */
+        struct idmap *stack_of_text;    /* ...text id -> its stack id, so a repeat costs one lookup */
         uint64_t lines, samples;
         char name[FOLDED_MAX_NAME + 1];
         struct folded_frame frames[FOLDED_MAX_FRAMES];
@@ -105,11 +108,21 @@ struct import_state {
 
 /* Adds one parsed line. Returns 0 or a negative errno (-ERANGE: the hits overflow). */
 static int import_stack(struct import_state *st, size_t n, uint64_t count) {
-        int64_t parent = 0, fn, frame;
-        uint64_t *slot;
+        const char *text = st->frames[0].name;
+        size_t len = st->frames[n - 1].name + st->frames[n - 1].len - text;
+        int64_t parent = 0, fn, frame, text_id;
+        uint64_t *slot, *cached;
         int r;
 
-        for (size_t i = 0; i < n; i++) {
+        text_id = name_table_intern(st->texts, text, len);
+        if (text_id < 0)
+                return text_id;
+        r = idmap_put(st->stack_of_text, text_id, 0, &cached);
+        if (r < 0)
+                return r;
+        if (r == 0)
+                parent = *cached;
+        for (size_t i = 0; r > 0 && i < n; i++) {
                 memcpy(st->name, st->frames[i].name, st->frames[i].len);
                 st->name[st->frames[i].len] = '\0';
                 r = store_function_id(st->store, st->name, 0, false, &fn);
@@ -121,7 +134,12 @@ static int import_stack(struct import_state *st, size_t n, uint64_t count) {
                 r = store_stack_id(st->store, parent, frame, &parent);
                 if (r < 0)
                         return r;
+                r = 1;
         }
+        /* The store's caches may have grown: look the slot up again. */
+        cached = idmap_get(st->stack_of_text, text_id);
+        *cached = parent;
+
         r = idmap_put(st->hits, parent, 0, &slot);
         if (r < 0)
                 return r;
@@ -168,7 +186,8 @@ static int import_file(struct import_state *st, const struct import_args *a, FIL
 
 int cmd_import(int argc, char **argv) {
         _cleanup_(store_closep) struct store *s = NULL;
-        _cleanup_(idmap_freep) struct idmap *hits = NULL;
+        _cleanup_(idmap_freep) struct idmap *hits = NULL, *stack_of_text = NULL;
+        _cleanup_(name_table_freep) struct name_table *texts = NULL;
         _cleanup_free_ struct import_state *st = NULL;
         _cleanup_free_ char *command = NULL, *base = NULL;
         _cleanup_fclose_ FILE *f = NULL;
@@ -202,14 +221,18 @@ int cmd_import(int argc, char **argv) {
 
         st = calloc(1, sizeof *st);
         hits = idmap_new();
+        texts = name_table_new();
+        stack_of_text = idmap_new();
         command = strv_join(argv, " ");
         base = strdup(a.file);
-        if (!st || !hits || !command || !base) {
+        if (!st || !hits || !texts || !stack_of_text || !command || !base) {
                 log_error_errno(ENOMEM, "Out of memory");
                 return EXIT_FAILURE_;
         }
         st->store = s;
         st->hits = hits;
+        st->texts = texts;
+        st->stack_of_text = stack_of_text;
 
         r = store_begin(s);
         if (r < 0)

@@ -216,6 +216,7 @@ int query_profile_command(int argc, char **argv, const char *name, const char *u
         _cleanup_(sample_tree_freep) struct sample_tree *t = NULL;
         _cleanup_(profile_freep) struct profile *p = NULL;
         struct query_args q;
+        uint64_t min_hits;
         int r;
 
         r = query_args_parse(&q, argc, argv, name, usage, rooted ? QUERY_NEEDS_ROOT : 0);
@@ -225,18 +226,19 @@ int query_profile_command(int argc, char **argv, const char *name, const char *u
         if (r < 0)
                 return exit_status(r);
 
+        min_hits = profile_min_hits(t->total, q.threshold);
         switch (kind) {
         case PROFILE_DOWN:
-                r = profile_down(t, q.root, &p);
+                r = profile_down(t, q.root, min_hits, &p);
                 break;
         case PROFILE_UP:
-                r = profile_up(t, q.root, &p);
+                r = profile_up(t, q.root, min_hits, &p);
                 break;
         case PROFILE_FUNCTION:
-                r = profile_function(t, &p);
+                r = profile_function(t, min_hits, &p);
                 break;
         case PROFILE_BODY:
-                r = profile_body(t, &p);
+                r = profile_body(t, min_hits, &p);
                 break;
         }
         if (r == -ENOENT && rooted)

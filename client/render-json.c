@@ -76,7 +76,7 @@ static void header(FILE *f, const char *view, const struct sample_tree *t, doubl
 }
 
 int render_json_profile(FILE *f, const struct profile *p, double threshold) {
-        size_t omitted = 0, shown = 0;
+        size_t omitted = p->n_omitted, shown = 0;
 
         header(f, view_name(p->kind), p->tree, threshold);
         if (p->root != NAME_NONE) {

@@ -51,16 +51,18 @@ static void header(FILE *f, const char *title, const struct sample_tree *t, cons
         fprintf(f, "\nformat: %s\n%s\n", format, RULE);
 }
 
+/* WHAT names one entry; a plural "s" is added when needed. */
 static int finish(FILE *f, size_t omitted, double threshold, const char *what) {
         fprintf(f, "%s\n", RULE);
         if (omitted)
-                fprintf(f, "(%zu %s below the threshold %g not shown)\n", omitted, what, threshold);
+                fprintf(f, "(%zu %s%s below the threshold %g not shown)\n", omitted, what,
+                        omitted == 1 ? "" : "s", threshold);
         return ferror(f) ? -EIO : 0;
 }
 
 int render_text_profile(FILE *f, const struct profile *p, double threshold) {
         bool paths = p->kind == PROFILE_DOWN || p->kind == PROFILE_UP;
-        size_t omitted = 0;
+        size_t omitted = p->n_omitted;
 
         header(f, view_title(p->kind), p->tree,
                paths ? "usage_fraction (call_path) [#raw_samples]" : "usage_fraction function_name [#raw_samples]");
@@ -78,7 +80,7 @@ int render_text_profile(FILE *f, const struct profile *p, double threshold) {
                         fprintf(f, "%s%s", j ? " " : "", sample_tree_name(p->tree, names[j]));
                 fprintf(f, "%s [%" PRIu64 "]\n", paths ? ")" : "", e->hits);
         }
-        return finish(f, omitted, threshold, paths ? "call paths" : "functions");
+        return finish(f, omitted, threshold, paths ? "call path" : "function");
 }
 
 int render_text_tree(FILE *f, struct sample_tree *t, double threshold) {
@@ -116,5 +118,5 @@ int render_text_tree(FILE *f, struct sample_tree *t, double threshold) {
                 for (int i = k; i > 0; i--)
                         stack[depth++] = children[i - 1];
         }
-        return finish(f, omitted, threshold, "subtrees");
+        return finish(f, omitted, threshold, "subtree");
 }

@@ -30,11 +30,13 @@ int folded_parse_line(const char *line, size_t len, struct folded_frame *frames,
         if (space == start || space == len)
                 return -EBADMSG;
         for (size_t i = space; i < len; i++) {
+                uint64_t d = (uint64_t) (line[i] - '0');
+
                 if (!isdigit((unsigned char) line[i]))
                         return -EBADMSG;
-                if (count > (UINT64_MAX - 9) / 10)
+                if (count > (UINT64_MAX - d) / 10)
                         return -EBADMSG;
-                count = count * 10 + (uint64_t) (line[i] - '0');
+                count = count * 10 + d;
         }
 
         /* The frames: [start, end), split at ';', where end drops the spaces before the count. */

@@ -5,7 +5,7 @@
 #include <errno.h>
 #include <stdlib.h>
 
-int profile_body(struct sample_tree *t, struct profile **ret) {
+int profile_body(struct sample_tree *t, uint64_t min_hits, struct profile **ret) {
         _cleanup_(profile_freep) struct profile *p = NULL;
         _cleanup_free_ uint64_t *hits = NULL;
         size_t n_names = name_table_size(t->names);
@@ -16,6 +16,7 @@ int profile_body(struct sample_tree *t, struct profile **ret) {
         hits = calloc(n_names + 1, sizeof *hits);
         if (!p || !hits)
                 return -ENOMEM;
+        p->min_hits = min_hits;
         for (size_t i = 1; i < t->n_nodes; i++)
                 hits[t->nodes[i].name] += t->nodes[i].self;
         /* Like prof(1), only functions that were hit: a caller's body has no share to list. */

@@ -4,7 +4,7 @@
 
 #include <errno.h>
 
-int profile_down(struct sample_tree *t, const char *root, struct profile **ret) {
+int profile_down(struct sample_tree *t, const char *root, uint64_t min_hits, struct profile **ret) {
         _cleanup_(profile_freep) struct profile *p = NULL;
         uint32_t id = name_table_find(t->names, root);
         int r;
@@ -15,10 +15,11 @@ int profile_down(struct sample_tree *t, const char *root, struct profile **ret) 
         p = profile_new(PROFILE_DOWN, t, id);
         if (!p)
                 return -ENOMEM;
+        p->min_hits = min_hits;
         r = callpath_summarize(t, id, false, p);
         if (r < 0)
                 return r;
-        if (p->n_entries == 0)
+        if (p->n_entries + p->n_omitted == 0)
                 return -ENOENT;         /* the name is known but labels no node of this tree */
         profile_sort(p);
         *ret = take_ptr(&p);

@@ -7,7 +7,7 @@
 #include <errno.h>
 #include <stdlib.h>
 
-int profile_function(struct sample_tree *t, struct profile **ret) {
+int profile_function(struct sample_tree *t, uint64_t min_hits, struct profile **ret) {
         _cleanup_(profile_freep) struct profile *p = NULL;
         _cleanup_free_ uint32_t *active = NULL, *stack = NULL;
         _cleanup_free_ uint64_t *hits = NULL;
@@ -21,6 +21,7 @@ int profile_function(struct sample_tree *t, struct profile **ret) {
         stack = malloc(2 * t->n_nodes * sizeof *stack);    /* each node: enter, leave */
         if (!p || !active || !hits || !stack)
                 return -ENOMEM;
+        p->min_hits = min_hits;
 
         /* Pre-order walk with an explicit stack; a node is pushed twice, the second time
          * (marked by the top bit) to leave it. Node ids fit in 31 bits: the tree's arrays would

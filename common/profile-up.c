@@ -8,7 +8,7 @@
 
 #include <errno.h>
 
-int profile_up(struct sample_tree *t, const char *root, struct profile **ret) {
+int profile_up(struct sample_tree *t, const char *root, uint64_t min_hits, struct profile **ret) {
         _cleanup_(sample_tree_freep) struct sample_tree *inv = NULL;
         _cleanup_(profile_freep) struct profile *p = NULL;
         uint32_t id = name_table_find(t->names, root);
@@ -23,10 +23,11 @@ int profile_up(struct sample_tree *t, const char *root, struct profile **ret) {
         p = profile_new(PROFILE_UP, t, id);
         if (!p)
                 return -ENOMEM;
+        p->min_hits = min_hits;
         r = callpath_summarize(inv, id, true, p);
         if (r < 0)
                 return r;
-        if (p->n_entries == 0)
+        if (p->n_entries + p->n_omitted == 0)
                 return -ENOENT;
         profile_sort(p);
         *ret = take_ptr(&p);

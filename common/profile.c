@@ -44,6 +44,10 @@ static int grow(void **array, size_t *cap, size_t need, size_t size) {
 }
 
 int profile_add(struct profile *p, const uint32_t *path, size_t len, uint64_t hits) {
+        if (hits < p->min_hits) {
+                p->n_omitted++;
+                return 0;
+        }
         if (p->n_names + len > UINT32_MAX)
                 return -E2BIG;
         if (grow((void **) &p->entries, &p->cap_entries, p->n_entries + 1, sizeof *p->entries) < 0 ||
@@ -57,6 +61,21 @@ int profile_add(struct profile *p, const uint32_t *path, size_t len, uint64_t hi
         };
         p->n_names += len;
         return 0;
+}
+
+uint64_t profile_min_hits(uint64_t total, double threshold) {
+        uint64_t h;
+
+        if (threshold <= 0.0 || total == 0)
+                return 0;
+        /* Start from the product and settle on the exact boundary of the comparison that the
+         * renderers make, hits / total >= threshold, in the same floating point. */
+        h = (uint64_t) (threshold * (double) total);
+        while (h > 0 && (double) (h - 1) / (double) total >= threshold)
+                h--;
+        while ((double) h / (double) total < threshold)
+                h++;
+        return h;
 }
 
 /* qsort() has no context argument in C11; one sort runs at a time per thread. */

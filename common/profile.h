@@ -31,6 +31,8 @@ struct profile {
         uint32_t *names;                /* every entry's path, concatenated */
         size_t n_names, cap_names;
         uint64_t total;                 /* the tree's total hits: fractions divide by it */
+        uint64_t min_hits;              /* entries with fewer hits were left out... */
+        size_t n_omitted;               /* ...and counted here */
 };
 
 /* Allocates an empty profile of KIND over T (which must outlive it). NULL: no memory. */
@@ -38,7 +40,8 @@ struct profile *profile_new(enum profile_kind kind, const struct sample_tree *t,
 struct profile *profile_free(struct profile *p);
 DEFINE_CLEANUP(struct profile *, profile_free);
 
-/* Appends an entry for PATH[0..len) with HITS. Returns 0 or -ENOMEM. */
+/* Appends an entry for PATH[0..len) with HITS, or only counts it in n_omitted if HITS is below
+ * p->min_hits. Returns 0 or -ENOMEM. */
 int profile_add(struct profile *p, const uint32_t *path, size_t len, uint64_t hits);
 
 /* Sorts by hits, most first; ties in path order (name by name, a prefix before its
@@ -61,13 +64,18 @@ static inline size_t profile_n_paths(const struct profile *p) {
         return p->n_entries;
 }
 
-/* The views. Each weighs T, computes its profile sorted by hits and returns 0 with *ret set,
- * or -ENOMEM. profile_down() and profile_up() return -ENOENT, and set nothing, when ROOT
- * (a function name) appears in no sample. */
-int profile_down(struct sample_tree *t, const char *root, struct profile **ret);
-int profile_up(struct sample_tree *t, const char *root, struct profile **ret);
-int profile_function(struct sample_tree *t, struct profile **ret);
-int profile_body(struct sample_tree *t, struct profile **ret);
+/* The smallest hits whose fraction of TOTAL is at least THRESHOLD: entries below it are not
+ * shown, so the views need not keep them. */
+uint64_t profile_min_hits(uint64_t total, double threshold);
+
+/* The views. Each weighs T, computes its profile sorted by hits, keeping the entries with at
+ * least MIN_HITS (0: all) and counting the others, and returns 0 with *ret set, or -ENOMEM.
+ * profile_down() and profile_up() return -ENOENT, and set nothing, when ROOT (a function
+ * name) appears in no sample. */
+int profile_down(struct sample_tree *t, const char *root, uint64_t min_hits, struct profile **ret);
+int profile_up(struct sample_tree *t, const char *root, uint64_t min_hits, struct profile **ret);
+int profile_function(struct sample_tree *t, uint64_t min_hits, struct profile **ret);
+int profile_body(struct sample_tree *t, uint64_t min_hits, struct profile **ret);
 
 /* Runs the appendix's algorithm on T from ROOT (a name id) and adds one entry per canonical
  * call path to P, in T's order (root first) or REVERSEd. Used by profile_down() on the sample

@@ -1,6 +1,6 @@
 /* Adding rows. Stacks, frames, functions and modules are find-or-add: the writer keeps their
  * ids in hash maps, so a stack already seen costs one map lookup per frame and no SQL, and a new
- * one costs one SELECT (another writer may have added it) and one INSERT per new node. Samples
+ * one costs one INSERT per new node (and a SELECT when another run had added it). Samples
  * are UPSERTs that add to the (resource, bucket, thread, stack) row, which is how aggregation
  * across flushes works. Callers batch everything in one transaction. */
 #include "store.h"
@@ -168,14 +168,16 @@ int store_add_thread(struct store *s, int64_t process_id, int64_t tid, const cha
         return r < 0 ? r : check_id(*ret_id);
 }
 
-/* The find-or-add pattern: FIND binds and looks the row up; on a miss ADD inserts it. */
+/* The find-or-add pattern for rows missing from our caches: ADD (an INSERT that does nothing
+ * on a conflict, RETURNING the new id) first, as most such rows are new; if the row was there
+ * already (written by an earlier run or another writer), FIND looks it up. */
 static int find_or_add(struct store *s, sqlite3_stmt *find, sqlite3_stmt *add, int64_t *ret) {
-        int r = store_step_id(s, find, ret);
+        int r = store_step_id(s, add, ret);
 
         if (r == 0) {
-                r = store_step_id(s, add, ret);
+                r = store_step_id(s, find, ret);
                 if (r == 0)
-                        return -EIO;    /* INSERT ... RETURNING returned no row */
+                        return -EBADMSG;        /* neither inserted nor found: a broken index */
         }
         return r < 0 ? r : check_id(*ret);
 }
@@ -201,7 +203,7 @@ int store_module_id(struct store *s, const char *path, const char *build_id, int
         r = store_stmt(s, STMT_FIND_MODULE, "SELECT id FROM module WHERE path = ? AND build_id = ?", &find);
         if (r < 0)
                 return r;
-        r = store_stmt(s, STMT_ADD_MODULE, "INSERT INTO module (path, build_id) VALUES (?, ?) RETURNING id", &add);
+        r = store_stmt(s, STMT_ADD_MODULE, "INSERT INTO module (path, build_id) VALUES (?, ?) ON CONFLICT DO NOTHING RETURNING id", &add);
         if (r < 0)
                 return r;
         store_bind_text(find, 1, path);
@@ -234,7 +236,8 @@ int store_function_id(struct store *s, const char *name, int64_t module_id, bool
         if (r < 0)
                 return r;
         r = store_stmt(s, STMT_ADD_FUNCTION,
-                       "INSERT INTO function (name, module_id, unknown) VALUES (?, ?, ?) RETURNING id", &add);
+                       "INSERT INTO function (name, module_id, unknown) VALUES (?, ?, ?) "
+                       "ON CONFLICT DO NOTHING RETURNING id", &add);
         if (r < 0)
                 return r;
         store_bind_text(find, 1, name);
@@ -269,7 +272,7 @@ int store_frame_id(struct store *s, int64_t function_id, int64_t address, const 
                 return r;
         r = store_stmt(s, STMT_ADD_FRAME,
                        "INSERT INTO frame (function_id, address, file, line, inlined) VALUES (?, ?, ?, ?, ?) "
-                       "RETURNING id", &add);
+                       "ON CONFLICT DO NOTHING RETURNING id", &add);
         if (r < 0)
                 return r;
         sqlite3_bind_int64(find, 1, function_id);
@@ -306,7 +309,8 @@ int store_stack_id(struct store *s, int64_t parent_id, int64_t frame_id, int64_t
                 return r;
         r = store_stmt(s, STMT_ADD_STACK,
                        "INSERT INTO stack (parent_id, frame_id, depth) "
-                       "VALUES (?1, ?2, 1 + ifnull((SELECT depth FROM stack WHERE id = ?1), 0)) RETURNING id", &add);
+                       "VALUES (?1, ?2, 1 + ifnull((SELECT depth FROM stack WHERE id = ?1), 0)) "
+                       "ON CONFLICT DO NOTHING RETURNING id", &add);
         if (r < 0)
                 return r;
         sqlite3_bind_int64(find, 1, parent_id);

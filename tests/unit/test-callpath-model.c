@@ -141,7 +141,7 @@ static void run(uint64_t seed) {
                 model_reset(&m);
                 for (int i = 0; i < N_STACKS; i++)
                         model_down_sample(&m, samples[i].names, samples[i].n, *r, samples[i].hits, false);
-                ok(profile_down(t, root, &down) == 0, "seed %llu: downward from %s computed",
+                ok(profile_down(t, root, 0, &down) == 0, "seed %llu: downward from %s computed",
                    (unsigned long long) seed, root);
                 wrong = compare(&m, down, "down");
                 ok(wrong == 0, "seed %llu: downward from %s matches the model on %zu paths",
@@ -153,7 +153,7 @@ static void run(uint64_t seed) {
                                 reversed[j] = samples[i].names[samples[i].n - 1 - j];
                         model_down_sample(&m, reversed, samples[i].n, *r, samples[i].hits, true);
                 }
-                ok(profile_up(t, root, &up) == 0, "seed %llu: upward to %s computed", (unsigned long long) seed, root);
+                ok(profile_up(t, root, 0, &up) == 0, "seed %llu: upward to %s computed", (unsigned long long) seed, root);
                 wrong = compare(&m, up, "up");
                 ok(wrong == 0, "seed %llu: upward to %s matches the model on %zu paths",
                    (unsigned long long) seed, root, name_table_size(m.paths));
@@ -170,7 +170,7 @@ static void run(uint64_t seed) {
                                         name[0] = *r;
                                         model_add(&m, name, samples[i].hits);
                                 }
-                ok(profile_function(t, &fn) == 0 && compare(&m, fn, "function") == 0,
+                ok(profile_function(t, 0, &fn) == 0 && compare(&m, fn, "function") == 0,
                    "seed %llu: function profile matches the model", (unsigned long long) seed);
 
                 model_reset(&m);
@@ -178,7 +178,7 @@ static void run(uint64_t seed) {
                         name[0] = samples[i].names[samples[i].n - 1];
                         model_add(&m, name, samples[i].hits);
                 }
-                ok(profile_body(t, &body) == 0 && compare(&m, body, "body") == 0,
+                ok(profile_body(t, 0, &body) == 0 && compare(&m, body, "body") == 0,
                    "seed %llu: body profile matches the model", (unsigned long long) seed);
         }
         name_table_free(m.paths);

@@ -12,7 +12,7 @@ static void test_forms(void) {
         _cleanup_(sample_tree_freep) struct sample_tree *t = tree_from_folded(forms_folded);
         _cleanup_(profile_freep) struct profile *p = NULL;
 
-        ok(profile_function(t, &p) == 0, "forms: function profile");
+        ok(profile_function(t, 0, &p) == 0, "forms: function profile");
         /* The paper's §4.4 listing, line by line. */
         is_int(hits(p, "main"), 614, "main [614]");
         is_int(hits(p, "db_read_record"), 614, "db_read_record [614]");
@@ -29,7 +29,7 @@ static void test_forms(void) {
            "sorted by hits");
         p = profile_free(p);
 
-        ok(profile_body(t, &p) == 0, "forms: body profile");
+        ok(profile_body(t, 0, &p) == 0, "forms: body profile");
         is_int(hits(p, "db_read_record"), 614, "all time is in db_read_record's body");
         is_int(profile_n_paths(p), 1, "and only there: callers have no body share to list");
 }
@@ -41,13 +41,13 @@ static void test_recursion_once_per_sample(void) {
                                  "main 4\n");
         _cleanup_(profile_freep) struct profile *p = NULL;
 
-        ok(profile_function(t, &p) == 0, "function profile with recursion");
+        ok(profile_function(t, 0, &p) == 0, "function profile with recursion");
         is_int(hits(p, "main"), 7, "main [7]");
         is_int(hits(p, "f"), 3, "f [3]: f;f counts once per sample");
         is_int(hits(p, "g"), 3, "g [3]");
         p = profile_free(p);
 
-        ok(profile_body(t, &p) == 0, "body profile");
+        ok(profile_body(t, 0, &p) == 0, "body profile");
         is_int(hits(p, "main"), 4, "main's body [4]");
         is_int(hits(p, "g"), 2, "g's body [2]");
         is_int(hits(p, "f"), 1, "f's body [1]");
@@ -57,8 +57,8 @@ static void test_empty(void) {
         _cleanup_(sample_tree_freep) struct sample_tree *t = tree_from_folded("");
         _cleanup_(profile_freep) struct profile *p = NULL, *b = NULL;
 
-        ok(profile_function(t, &p) == 0 && profile_n_paths(p) == 0, "empty input: empty function profile");
-        ok(profile_body(t, &b) == 0 && profile_n_paths(b) == 0, "empty input: empty body profile");
+        ok(profile_function(t, 0, &p) == 0 && profile_n_paths(p) == 0, "empty input: empty function profile");
+        ok(profile_body(t, 0, &b) == 0 && profile_n_paths(b) == 0, "empty input: empty body profile");
 }
 
 int main(void) {

@@ -11,7 +11,7 @@ static void test_forms(void) {
         _cleanup_(sample_tree_freep) struct sample_tree *t = tree_from_folded(forms_folded);
         _cleanup_(profile_freep) struct profile *p = NULL;
 
-        ok(profile_up(t, "db_read_record", &p) == 0, "forms: upward to db_read_record");
+        ok(profile_up(t, "db_read_record", 0, &p) == 0, "forms: upward to db_read_record");
         is_int(profile_hits(p, "db_read_record"), 614, "(db_read_record) [614]");
         is_int(profile_hits(p, "db_get_property db_read_record"), 530, "(db_get_property db_read_record) [530]");
         is_int(profile_hits(p, "address_information db_get_property db_read_record"), 422,
@@ -30,7 +30,7 @@ static void test_process_db(void) {
         _cleanup_(sample_tree_freep) struct sample_tree *t = tree_from_folded(process_db);
         _cleanup_(profile_freep) struct profile *p = NULL;
 
-        ok(profile_up(t, "qsort", &p) == 0, "process_db: who pays for qsort");
+        ok(profile_up(t, "qsort", 0, &p) == 0, "process_db: who pays for qsort");
         is_int(profile_hits(p, "qsort"), 1820, "(qsort) [1820]");
         is_int(profile_hits(p, "uniquify_db qsort"), 1820, "(uniquify_db qsort) [1820]");
         is_int(profile_hits(p, "main uniquify_db qsort"), 1820, "(main uniquify_db qsort) [1820]");
@@ -43,7 +43,7 @@ static void test_mutual_recursion(void) {
                                  "main;a;c 1\n");
         _cleanup_(profile_freep) struct profile *p = NULL;
 
-        ok(profile_up(t, "c", &p) == 0, "upward to c through mutual recursion");
+        ok(profile_up(t, "c", 0, &p) == 0, "upward to c through mutual recursion");
         is_int(profile_hits(p, "c"), 2, "(c) [2]");
         is_int(profile_hits(p, "b c"), 1, "(b c) [1]");
         is_int(profile_hits(p, "a b c"), 1, "(a b c) [1]");
@@ -58,14 +58,14 @@ static void test_root_twice(void) {
         _cleanup_(sample_tree_freep) struct sample_tree *t = tree_from_folded("main;f;x;f;y 3\n");
         _cleanup_(profile_freep) struct profile *p = NULL;
 
-        ok(profile_up(t, "f", &p) == 0, "f twice on one stack");
+        ok(profile_up(t, "f", 0, &p) == 0, "f twice on one stack");
         is_int(profile_hits(p, "f"), 3, "(f) [3], once per sample");
         is_int(profile_hits(p, "x f"), 3, "(x f) [3]");
         is_int(profile_hits(p, "f x f"), 3, "(f x f) [3]");
         is_int(profile_hits(p, "main f"), 3, "(main f x f) canonicalized to (main f)");
         is_int(profile_n_paths(p), 4, "four paths");
         p = profile_free(p);
-        ok(profile_up(t, "y", &p) == 0, "upward to the leaf y");
+        ok(profile_up(t, "y", 0, &p) == 0, "upward to the leaf y");
         is_int(profile_hits(p, "f x f y"), 3, "(f x f y) [3]");
         is_int(profile_hits(p, "main f y"), 3, "(main f x f y) canonicalized at f to (main f y), "
                "as (f x f y) is to (f y) downward");
@@ -77,9 +77,9 @@ static void test_absent_and_empty(void) {
         _cleanup_(sample_tree_freep) struct sample_tree *e = tree_from_folded("# nothing\n\n");
         _cleanup_(profile_freep) struct profile *p = NULL;
 
-        ok(profile_up(t, "g", &p) == -ENOENT, "a root in no sample: -ENOENT");
-        ok(profile_up(e, "g", &p) == -ENOENT, "empty input: -ENOENT");
-        ok(profile_up(t, "main", &p) == 0 && profile_n_paths(p) == 1 && profile_hits(p, "main") == 1,
+        ok(profile_up(t, "g", 0, &p) == -ENOENT, "a root in no sample: -ENOENT");
+        ok(profile_up(e, "g", 0, &p) == -ENOENT, "empty input: -ENOENT");
+        ok(profile_up(t, "main", 0, &p) == 0 && profile_n_paths(p) == 1 && profile_hits(p, "main") == 1,
            "upward to the outermost frame: just (main)");
 }
 

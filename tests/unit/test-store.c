@@ -54,7 +54,7 @@ static int add_run(struct store *s, const char *resource, uint64_t period, int64
 static int64_t down_hits(struct sample_tree *t, const char *root, const char *path_text) {
         _cleanup_(profile_freep) struct profile *p = NULL;
 
-        if (profile_down(t, root, &p) < 0)
+        if (profile_down(t, root, 0, &p) < 0)
                 return -2;
         return profile_hits(p, path_text);
 }

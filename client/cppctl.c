@@ -18,6 +18,8 @@ struct command {
 };
 
 static const struct command commands[] = {
+        { "record", cmd_record, "run a command and profile it: cppctl record -- CMD ARGS" },
+        { "attach", cmd_attach, "profile a running process: cppctl attach PID" },
         { "import", cmd_import, "store samples from a folded-stacks file" },
         { "down", cmd_down, "downward call path profile from a root function (paper §4.3)" },
         { "up", cmd_up, "upward call path profile to a root function (paper §4.3)" },

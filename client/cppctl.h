@@ -22,7 +22,9 @@ enum {
 #define CPPCTL_DEFAULT_DB "cppd.db"
 
 /* Subcommands return an exit status. */
+int cmd_attach(int argc, char **argv);
 int cmd_import(int argc, char **argv);
+int cmd_record(int argc, char **argv);
 int cmd_down(int argc, char **argv);
 int cmd_up(int argc, char **argv);
 int cmd_functions(int argc, char **argv);

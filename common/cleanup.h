@@ -40,6 +40,13 @@ static inline void *take_ptr(void *pp) {
         return v;
 }
 
+/* Closes FD if open; returns -1, for "fd = safe_close_fd(fd);". */
+static inline int safe_close_fd(int fd) {
+        if (fd >= 0)
+                close(fd);
+        return -1;
+}
+
 static inline int take_fd(int *fd) {
         int v = *fd;
 

@@ -1,0 +1,463 @@
+/* The recording loop shared by cppctl record and attach. One thread: poll() on the rings (woken
+ * when one is a quarter full), a signalfd for SIGINT/SIGTERM/SIGCHLD, and a pidfd for an
+ * attached process; every 100 ms at the latest the rings are drained, every 5 s the hits are
+ * flushed to the store, so memory stays bounded and a crash loses little. */
+#include "recording.h"
+
+#include <errno.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <math.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/signalfd.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "cppctl.h"
+#include "log.h"
+#include "parse-util.h"
+#include "perf-event.h"
+#include "profile.h"
+#include "resource.h"
+
+#define FLUSH_INTERVAL_NS (5ULL * 1000000000ULL)
+#define STATUS_INTERVAL_NS (500ULL * 1000000ULL)
+#define POLL_TIMEOUT_MS 100
+
+struct recording {
+        struct recording_args args;
+        struct store *store;
+        struct collector *collector;
+        bool status_line;               /* stderr is a terminal: show a live status line */
+        uint64_t started_ns, ended_ns;
+};
+
+static uint64_t now_ns(void) {
+        struct timespec ts;
+
+        clock_gettime(CLOCK_MONOTONIC, &ts);
+        return (uint64_t) ts.tv_sec * 1000000000ULL + ts.tv_nsec;
+}
+
+/* Parses "NAME[/PERIOD]" (one spec) into S. */
+static int parse_spec(const char *text, bool event, struct recording_spec *s) {
+        char *slash = strrchr(text, '/');
+
+        *s = (struct recording_spec) { .name = text, .event = event };
+        if (slash && slash[1] && strspn(slash + 1, "0123456789") == strlen(slash + 1)) {
+                if (safe_atou64_range(slash + 1, 1, INT64_MAX, &s->period) < 0)
+                        return -EINVAL;
+                *slash = '\0';
+        }
+        return s->name[0] ? 0 : -EINVAL;
+}
+
+static int add_specs(struct recording_args *a, char *list, bool event) {
+        char *save = NULL;
+
+        for (char *t = strtok_r(list, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
+                if (a->n_specs >= RECORDING_MAX_SPECS)
+                        return log_error_errno(EINVAL, "at most %d resources", RECORDING_MAX_SPECS);
+                if (parse_spec(t, event, &a->specs[a->n_specs]) < 0)
+                        return log_error_errno(EINVAL, "'%s': expected NAME or NAME/PERIOD", t);
+                a->n_specs++;
+        }
+        return 0;
+}
+
+static void list_resources(FILE *f) {
+        fprintf(f, "Resources (-e NAME[/PERIOD]; the period is in gticks):\n");
+        for (unsigned i = 0; i < n_resource_table; i++)
+                fprintf(f, "  %-17s every %-6" PRIu64 " gtick = %s: %s\n", resource_table[i].name,
+                        resource_table[i].default_period, resource_table[i].unit, resource_table[i].description);
+}
+
+int recording_parse(struct recording_args *a, int argc, char **argv, const char *name, const char *usage,
+                    bool attach, int *ret_optind) {
+        static const struct option options[] = {
+                { "help", no_argument, NULL, 'h' },
+                { "resource", required_argument, NULL, 'e' },
+                { "event", required_argument, NULL, 'E' },
+                { "period", required_argument, NULL, 'p' },
+                { "unwind", required_argument, NULL, 'U' },
+                { "kernel", no_argument, NULL, 'k' },
+                { "stack-size", required_argument, NULL, 'S' },
+                { "jitter", no_argument, NULL, 'J' },
+                { "db", required_argument, NULL, 'o' },
+                { "output", required_argument, NULL, 'o' },
+                { "quiet", no_argument, NULL, 'q' },
+                { "duration", required_argument, NULL, 'D' },
+                { "list-resources", no_argument, NULL, 'L' },
+                {}
+        };
+        uint64_t u;
+        int c, r;
+
+        *a = (struct recording_args) {
+                .db = getenv("CPPD_DB") ?: CPPCTL_DEFAULT_DB,
+                .config = COLLECTOR_CONFIG_DEFAULT,
+        };
+        optind = 0;
+        /* record: "+" stops at the command's first word, so its own options stay its own. */
+        while ((c = getopt_long(argc, argv, attach ? "he:p:o:qk" : "+he:p:o:qk", options, NULL)) >= 0)
+                switch (c) {
+                case 'h':
+                        printf("%s\n"
+                               "\nOptions:\n"
+                               "  -e, --resource R[/P]   profile resource R every P gticks (repeat, or R1,R2;\n"
+                               "                         default cpu-time); --list-resources lists them\n"
+                               "      --event NAME[/P]   any perf software event, tracepoint (sys:name) or\n"
+                               "                         libpfm4 event, every P events\n"
+                               "  -p, --period P         the period for resources given without one\n"
+                               "      --unwind MODE      dwarf (default: correct without frame pointers)\n"
+                               "                         or fp (cheaper; loses callers in -O2 code and glibc)\n"
+                               "  -k, --kernel           keep kernel frames in the stacks\n"
+                               "      --stack-size N     dwarf: bytes of stack copied per sample (default %u)\n"
+                               "      --jitter           randomize each period around its mean (paper §7.1)\n"
+                               "  -o, --db FILE          the store (default: $CPPD_DB or ./" CPPCTL_DEFAULT_DB ")\n"
+                               "%s"
+                               "  -q, --quiet            no status line, no summary\n"
+                               "  -h, --help             this help\n",
+                               usage, COLLECTOR_CONFIG_DEFAULT_STACK,
+                               attach ? "      --duration S       stop after S seconds (default: when it exits, or Ctrl-C)\n" : "");
+                        return 0;
+                case 'L':
+                        list_resources(stdout);
+                        return 0;
+                case 'e':
+                case 'E':
+                        r = add_specs(a, optarg, c == 'E');
+                        if (r < 0)
+                                return r;
+                        break;
+                case 'p':
+                        if (safe_atou64_range(optarg, 1, INT64_MAX, &a->period) < 0)
+                                return log_error_errno(EINVAL, "--period %s: expected a whole number, at least 1", optarg);
+                        break;
+                case 'U':
+                        if (streq(optarg, "dwarf"))
+                                a->config.unwind = UNWIND_DWARF;
+                        else if (streq(optarg, "fp"))
+                                a->config.unwind = UNWIND_FP;
+                        else
+                                return log_error_errno(EINVAL, "--unwind %s: expected dwarf or fp", optarg);
+                        break;
+                case 'k':
+                        a->config.kernel = true;
+                        break;
+                case 'S':
+                        /* The kernel takes up to 65528 bytes, a multiple of 8. */
+                        if (safe_atou64_range(optarg, 64, 65528, &u) < 0 || u % 8)
+                                return log_error_errno(EINVAL, "--stack-size %s: expected a multiple of 8 "
+                                                       "from 64 to 65528", optarg);
+                        a->config.stack_size = u;
+                        break;
+                case 'J':
+                        a->config.jitter = true;
+                        break;
+                case 'o':
+                        a->db = optarg;
+                        break;
+                case 'q':
+                        a->quiet = true;
+                        break;
+                case 'D':
+                        if (!attach)
+                                return log_error_errno(EINVAL, "%s: --duration is for attach; "
+                                                       "record stops when the command exits", name);
+                        {
+                                char *end;
+
+                                errno = 0;
+                                a->duration = strtod(optarg, &end);
+                                if (errno || *end || !(a->duration > 0) || !isfinite(a->duration))
+                                        return log_error_errno(EINVAL, "--duration %s: expected seconds", optarg);
+                        }
+                        break;
+                default:
+                        return log_error_errno(EINVAL, "try 'cppctl %s --help'", name);
+                }
+        if (a->n_specs == 0) {
+                a->specs[0] = (struct recording_spec) { .name = "cpu-time" };
+                a->n_specs = 1;
+        }
+        *ret_optind = optind;
+        return 1;
+}
+
+int recording_new(const struct recording_args *a, const char *kind, const char *command, struct recording **ret) {
+        _cleanup_(recording_freep) struct recording *rec = NULL;
+        int r;
+
+        rec = calloc(1, sizeof *rec);
+        if (!rec) {
+                log_error_errno(ENOMEM, "Out of memory");
+                return EXIT_FAILURE_;
+        }
+        rec->args = *a;
+        rec->status_line = !a->quiet && isatty(STDERR_FILENO);
+
+        r = store_open(a->db, STORE_WRITE, &rec->store);
+        if (r < 0)
+                return exit_status(log_store_error(r, a->db, NULL));
+        r = collector_new(&a->config, rec->store, &rec->collector);
+        if (r == -EOPNOTSUPP) {
+                log_error("DWARF unwinding is not supported on this architecture: use --unwind fp");
+                return EXIT_USAGE;
+        }
+        if (r < 0) {
+                log_error_errno(r, "Cannot set up the collector: %m");
+                return EXIT_FAILURE_;
+        }
+        collector_set_run(rec->collector, kind, command);
+
+        for (unsigned i = 0; i < a->n_specs; i++) {
+                const struct recording_spec *s = &a->specs[i];
+                uint64_t period = s->period ?: a->period;
+
+                r = collector_add_resource(rec->collector, s->name, s->event, period);
+                if (r == -ENOENT && !s->event) {
+                        log_error("unknown resource '%s': 'cppctl record --list-resources' lists them; "
+                                  "--event takes perf, tracepoint and libpfm4 event names", s->name);
+                        return EXIT_USAGE;
+                }
+                if (r == -ENOENT && s->event) {
+                        log_error("--event %s: not a perf software event, a tracepoint (sys:name) or an event "
+                                  "libpfm4 knows for this CPU", s->name);
+                        return EXIT_USAGE;
+                }
+                if (r == -ENODEV) {
+                        log_error("%s needs tracepoints, and tracefs is not mounted: "
+                                  "mount -t tracefs nodev /sys/kernel/tracing", s->name);
+                        return EXIT_FAILURE_;
+                }
+                if (r == -EACCES) {
+                        log_error("%s needs tracepoints, and tracefs is not readable: run as root or "
+                                  "with CAP_PERFMON and read access to /sys/kernel/tracing", s->name);
+                        return EXIT_FAILURE_;
+                }
+                if (r == -EEXIST) {
+                        log_error("%s is given twice", s->name);
+                        return EXIT_USAGE;
+                }
+                if (r == -EINVAL) {
+                        log_error("%s: period %" PRIu64 " is out of range", s->name, period);
+                        return EXIT_USAGE;
+                }
+                if (r < 0) {
+                        log_error_errno(r, "Cannot add %s: %m", s->name);
+                        return EXIT_FAILURE_;
+                }
+        }
+        *ret = take_ptr(&rec);
+        return EXIT_OK;
+}
+
+struct recording *recording_free(struct recording *r) {
+        if (!r)
+                return NULL;
+        collector_free(r->collector);
+        store_close(r->store);
+        free(r);
+        return NULL;
+}
+
+int recording_attach(struct recording *rec, pid_t pid, bool enable_on_exec) {
+        uint32_t unsupported = 0;
+        const char *failed = NULL;
+        struct collector_resource_stats rs;
+        int r;
+
+        r = collector_attach(rec->collector, pid, enable_on_exec, &unsupported, &failed);
+        for (unsigned i = 0; i < collector_n_resources(rec->collector); i++)
+                if (unsupported & (1u << i)) {
+                        collector_resource_stats(rec->collector, i, &rs);
+                        log_warning("%s: not counted on this machine (%s); the other resources go on",
+                                    rs.name, perf_event_hint(-ENOENT));
+                }
+        if (r == -ESRCH) {
+                log_error("no process %d", (int) pid);
+                return EXIT_FAILURE_;
+        }
+        if (r == -ENODEV) {
+                log_error("none of the resources can be counted on this machine");
+                return EXIT_FAILURE_;
+        }
+        if (r < 0) {
+                log_error("cannot profile %s%s%s: %s", enable_on_exec ? "the command" : "the process",
+                          failed ? " for " : "", failed ?: "", perf_event_hint(r));
+                return EXIT_FAILURE_;
+        }
+        return EXIT_OK;
+}
+
+static void status(struct recording *rec, bool final) {
+        struct collector_stats st;
+        double secs = (now_ns() - rec->started_ns) / 1e9;
+
+        if (!rec->status_line)
+                return;
+        collector_get_stats(rec->collector, &st);
+        fprintf(stderr, "\rcppctl: recording %.1f s: %" PRIu64 " samples, %" PRIu64 " lost, %" PRIu64
+                " processes%s", secs, st.samples, st.lost, st.processes, final ? "\n" : "   ");
+        fflush(stderr);
+}
+
+static int flush(struct recording *rec, bool final) {
+        int r = collector_flush(rec->collector, final);
+
+        if (r == -ENOSPC)
+                log_warning("%s: disk full: the samples stay in memory, retrying", rec->args.db);
+        else if (r < 0)
+                log_store_error(r, rec->args.db, rec->store);
+        return r;
+}
+
+int recording_run(struct recording *rec, pid_t child, int pidfd, int *ret_status) {
+        _cleanup_close_ int sfd = -1;
+        _cleanup_free_ struct pollfd *pfd = NULL;
+        uint64_t last_flush, last_status, deadline = 0;
+        const int *ring_fds;
+        int n_rings, n_sigint = 0, r;
+        sigset_t mask;
+        bool done = false;
+
+        sigemptyset(&mask);
+        sigaddset(&mask, SIGINT);
+        sigaddset(&mask, SIGTERM);
+        sigaddset(&mask, SIGCHLD);
+        sfd = signalfd(-1, &mask, SFD_CLOEXEC | SFD_NONBLOCK);
+        if (sfd < 0) {
+                log_error_errno(errno, "signalfd: %m");
+                return EXIT_FAILURE_;
+        }
+        n_rings = collector_fds(rec->collector, &ring_fds);
+        pfd = calloc(n_rings + 2, sizeof *pfd);
+        if (!pfd) {
+                log_error_errno(ENOMEM, "Out of memory");
+                return EXIT_FAILURE_;
+        }
+        rec->started_ns = last_flush = last_status = now_ns();
+        if (rec->args.duration > 0)
+                deadline = rec->started_ns + (uint64_t) (rec->args.duration * 1e9);
+
+        while (!done) {
+                int n = 0;
+                uint64_t now;
+
+                for (int i = 0; i < n_rings; i++)
+                        pfd[n++] = (struct pollfd) { .fd = ring_fds[i], .events = POLLIN };
+                pfd[n++] = (struct pollfd) { .fd = sfd, .events = POLLIN };
+                if (pidfd >= 0)
+                        pfd[n++] = (struct pollfd) { .fd = pidfd, .events = POLLIN };
+                if (poll(pfd, n, POLL_TIMEOUT_MS) < 0 && errno != EINTR) {
+                        log_error_errno(errno, "poll: %m");
+                        return EXIT_FAILURE_;
+                }
+
+                for (;;) {
+                        struct signalfd_siginfo si;
+
+                        if (read(sfd, &si, sizeof si) != sizeof si)
+                                break;
+                        if (si.ssi_signo == SIGCHLD && child > 0) {
+                                int st;
+
+                                if (waitpid(child, &st, WNOHANG) == child) {
+                                        *ret_status = st;
+                                        done = true;
+                                }
+                        } else if (si.ssi_signo == SIGINT || si.ssi_signo == SIGTERM) {
+                                /* The command got the terminal's SIGINT too; if it lives on,
+                                 * a second one ends it. */
+                                n_sigint++;
+                                if (child > 0)
+                                        kill(child, n_sigint > 1 ? SIGKILL : (int) si.ssi_signo);
+                                else
+                                        done = true;
+                        }
+                }
+                if (pidfd >= 0 && pfd[n - 1].revents & POLLIN)
+                        done = true;
+
+                r = collector_drain(rec->collector);
+                if (r < 0) {
+                        log_error_errno(r, "Cannot process the samples: %m");
+                        return EXIT_FAILURE_;
+                }
+                now = now_ns();
+                if (deadline && now >= deadline)
+                        done = true;
+                if (now - last_flush >= FLUSH_INTERVAL_NS) {
+                        (void) flush(rec, false);     /* on failure the hits wait for the next */
+                        last_flush = now;
+                }
+                if (now - last_status >= STATUS_INTERVAL_NS) {
+                        status(rec, false);
+                        last_status = now;
+                }
+        }
+        rec->ended_ns = now_ns();
+        r = collector_drain(rec->collector);
+        if (r < 0) {
+                log_error_errno(r, "Cannot process the samples: %m");
+                return EXIT_FAILURE_;
+        }
+        status(rec, true);
+        for (int tries = 0; (r = flush(rec, true)) == -ENOSPC && tries < 3; tries++)
+                sleep(1);
+        if (r < 0) {
+                log_error("The samples could not be stored; %s is as it was before the failed write.",
+                          rec->args.db);
+                return EXIT_FAILURE_;
+        }
+        return EXIT_OK;
+}
+
+void recording_summary(struct recording *rec, const char *what) {
+        _cleanup_(sample_tree_freep) struct sample_tree *t = NULL;
+        _cleanup_(profile_freep) struct profile *p = NULL;
+        struct collector_stats st;
+        struct collector_resource_stats rs;
+        int64_t run = collector_run_id(rec->collector);
+        const char *first = NULL;
+        int r;
+
+        if (rec->args.quiet)
+                return;
+        collector_get_stats(rec->collector, &st);
+        printf("Recorded %s for %.2f s: run %" PRId64 " in %s (unwinding: %s)\n", what,
+               (rec->ended_ns - rec->started_ns) / 1e9, run, rec->args.db,
+               rec->args.config.unwind == UNWIND_DWARF ? "dwarf" : "fp");
+        for (unsigned i = 0; i < collector_n_resources(rec->collector); i++) {
+                collector_resource_stats(rec->collector, i, &rs);
+                if (!rs.active) {
+                        printf("  %-18s not counted on this machine\n", rs.name);
+                        continue;
+                }
+                printf("  %-18s %8" PRIu64 " samples, %8" PRIu64 " hits of %" PRIu64 " gticks, %" PRIu64 " lost\n",
+                       rs.name, rs.samples, rs.hits, rs.period, rs.lost);
+                if (!first && rs.hits > 0)
+                        first = rs.name;
+        }
+        if (st.frames)
+                printf("  %.1f%% of frames unsymbolized; %" PRIu64 " processes, %" PRIu64 " modules\n",
+                       100.0 * st.frames_unknown / st.frames, st.processes, st.modules);
+        if (!first)
+                return;
+
+        printf("\nTop functions by %s ('cppctl functions -r %s --db %s' for all):\n", first, first, rec->args.db);
+        fflush(stdout);
+        r = store_load_tree(rec->store, &(struct store_filter) { .resource = first, .run_id = run }, &t);
+        if (r >= 0)
+                r = profile_function(t, profile_min_hits(t->total, 0.05), &p);
+        if (r >= 0)
+                r = render_text_profile(stdout, p, 0.05);
+        if (r < 0)
+                log_warning_errno(r, "Cannot show the function profile: %m");
+}

@@ -1,0 +1,54 @@
+/* What cppctl record and attach share: their options, the collector's setup with errors a user
+ * can act on, the loop that reads the rings until the target is done, and the summary. */
+#pragma once
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "collector.h"
+
+#define RECORDING_MAX_SPECS 32
+
+struct recording_spec {
+        const char *name;
+        uint64_t period;                /* 0: the default */
+        bool event;                     /* --event: a raw event name, not a resource */
+};
+
+struct recording_args {
+        const char *db;
+        struct recording_spec specs[RECORDING_MAX_SPECS];
+        unsigned n_specs;
+        uint64_t period;                /* --period: for specs without one */
+        struct collector_config config;
+        bool quiet;
+        double duration;                /* attach: seconds, 0 = until the process exits or Ctrl-C */
+};
+
+/* Parses the options shared by record and attach from ARGV (stopping at the first non-option,
+ * or after "--"). EXTRA_HELP is the command's usage line and description. Returns 1 to go on,
+ * 0 after --help, or -EINVAL after reporting. Sets *ret_optind. */
+int recording_parse(struct recording_args *a, int argc, char **argv, const char *name, const char *usage,
+                    bool attach, int *ret_optind);
+
+struct recording;
+
+/* Opens the store and sets up the collector for A (adding every resource, reporting unknown
+ * ones). Returns 0 and sets *ret, or an exit status after reporting. */
+int recording_new(const struct recording_args *a, const char *kind, const char *command, struct recording **ret);
+struct recording *recording_free(struct recording *r);
+DEFINE_CLEANUP(struct recording *, recording_free);
+
+/* Opens the events for PID (see collector_attach()), reporting unsupported resources as
+ * warnings and failures with advice. Returns 0 or an exit status. */
+int recording_attach(struct recording *r, pid_t pid, bool enable_on_exec);
+
+/* Reads the rings until DONE says the target is finished, a signal ends it (SIGINT, SIGTERM),
+ * or the duration passes; CHILD, if > 0, is a child to reap (its wait status goes to
+ * *ret_status); PIDFD, if >= 0, becomes readable when an attached process exits. Flushes to the
+ * store every few seconds and at the end. Returns 0 or an exit status. */
+int recording_run(struct recording *r, pid_t child, int pidfd, int *ret_status);
+
+/* Prints what was recorded and the top of the function profile. */
+void recording_summary(struct recording *r, const char *what);

@@ -1,0 +1,1699 @@
+/* The collector.
+ *
+ * Events. Each resource becomes one or more perf events (resource.h), opened per CPU with
+ * inherit=1 for the target (the kernel cannot mmap an inherited per-task event with cpu=-1),
+ * all events of a CPU writing into that CPU's one ring buffer (PERF_EVENT_IOC_SET_OUTPUT).
+ * The first event of each (thread, CPU) also carries the side band: MMAP2 (with build ids),
+ * COMM, FORK/EXIT. Samples never ask for PERF_SAMPLE_PERIOD, which would make the kernel
+ * sample every software event and tracepoint; a sample is worth one period.
+ *
+ * Reading. A drain snapshots every ring, collects the records' times, sorts them, and handles
+ * them in time order in place, so that a sample is seen after the MMAP2 that mapped its code and
+ * before the exec that unmapped it, whichever CPUs they came from; then the space goes back to
+ * the kernel. PERF_RECORD_LOST is counted per resource and reported with every profile.
+ *
+ * Stacks. A sample's user stack comes from the kernel's frame-pointer callchain or from DWARF
+ * unwinding of its copied stack (unwind.c); each PC is found in the process's address space
+ * (proc-maps.c) and symbolized once per distinct address (symbolize.c) into frames. Stacks are
+ * interned in a trie of frame indexes, so a stack seen before costs one hash lookup per frame
+ * and no allocation; hits are summed per (resource, thread, trie node) for the current time
+ * bucket. A flush maps new frames, trie nodes and threads to store ids, writes the sums in one
+ * transaction and starts over.
+ *
+ * Resources counted in user space: bytes-read/-written take every sys_exit of their system
+ * calls and credit a hit per period boundary crossed (paper §5.1); real-time adds to the
+ * cpu-clock samples of on-CPU time the off-CPU time between a context switch out (whose sample
+ * gives the stack) and the thread's next switch in (a PERF_RECORD_SWITCH). */
+#include "collector.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "idmap.h"
+#include "perf-event.h"
+#include "perf-map.h"
+#include "proc-maps.h"
+#include "record.h"
+#include "ring-buffer.h"
+#include "symbolize.h"
+#include "syscall-names.h"
+#include "unwind.h"
+
+/* Records sorted and handled per pass of a drain. */
+#define DRAIN_BATCH 65536
+/* Field widths of an aggregation key: resource, thread slot, trie node. */
+#define KEY_RESOURCE_BITS 5
+#define KEY_SLOT_BITS 27
+#define NS_PER_MS 1000000ULL
+/* The resource of events that count none (the side band's dummy). */
+#define NO_RESOURCE COLLECTOR_MAX_RESOURCES
+
+enum event_role {
+        ROLE_SAMPLE,            /* one hit a sample */
+        ROLE_SYSCALL,           /* one hit, and the system call's name ends the stack */
+        ROLE_BYTES,             /* counted in user space from the returned byte count */
+        ROLE_OFFCPU,            /* a switch out: the stack waits for the switch back in */
+};
+
+struct cresource {
+        char *name;
+        char *unit;
+        char *event;                    /* what measures it, for the store: "software:cpu-clock" */
+        const struct resource *def;     /* NULL for --event */
+        uint64_t period;                /* gticks */
+        bool active;
+        uint64_t samples, hits, lost, lost_flushed;
+        int64_t store_id;
+};
+
+struct cevent {
+        unsigned resource;
+        bool shared;                    /* not opened: another event counts it (context switches) */
+        enum event_role role;
+        struct perf_event_attr attr;
+        unsigned raw_offset, raw_size;  /* SYSCALL: the syscall number; BYTES: the return value */
+        const char *filter;
+        uint64_t period;                /* the kernel period (ns for clocks), for jitter */
+};
+
+struct cfd {
+        int fd;
+        unsigned event;
+};
+
+struct process;
+
+struct thread {
+        uint32_t tid;
+        struct process *process;
+        char comm[16];
+        uint32_t slot;
+        int64_t store_id;
+        bool exited;
+        bool offcpu_pending;
+        uint32_t offcpu_node;
+        uint64_t offcpu_since;          /* ns */
+        uint64_t offcpu_remaining;      /* ns to the next real-time boundary */
+};
+
+struct process {
+        uint32_t pid;
+        char comm[16];
+        struct proc_maps *maps;
+        struct unwinder *unwinder;
+        unsigned unwinder_generation;
+        int64_t store_id;
+        bool exited;
+        uint64_t *bytes_remaining;      /* per resource counted in user space: gticks to the
+                                         * next period boundary (bytes, shared switches) */
+        struct symtab *jit;             /* /tmp/perf-PID.map, read when a PC falls outside modules */
+        off_t jit_size;
+};
+
+struct trie_node {
+        uint32_t parent;
+        uint32_t frame;
+        int64_t store_id;
+};
+
+struct agg {
+        uint64_t hits, samples;
+};
+
+struct batch_entry {
+        uint64_t time;
+        uint64_t pos;
+        uint32_t ring;
+};
+
+struct collector {
+        struct collector_config config;
+        struct store *store;
+        struct symbolizer *sym;
+
+        struct cresource resources[COLLECTOR_MAX_RESOURCES];
+        unsigned n_resources;
+        struct cevent *events;
+        unsigned n_events;
+        struct cfd *fds;
+        size_t n_fds, cap_fds;
+        int n_cpus;
+        struct ring_buffer **rings;     /* by CPU; NULL until the CPU's first event opens */
+        int *ring_fds;                  /* the rings that exist, for poll() */
+        int n_ring_fds;
+        struct idmap *event_ids;        /* kernel event id -> index in events */
+        unsigned switches_via_offcpu;   /* context-switches counted from real-time's switch
+                                         * samples, or NO_RESOURCE */
+
+        struct idmap *processes;        /* pid -> struct process * */
+        struct idmap *threads;          /* tid -> struct thread * */
+        struct thread **slots;          /* thread slot -> thread */
+        size_t n_slots, cap_slots;
+
+        struct trie_node *nodes;        /* nodes[0]: the empty stack */
+        size_t n_nodes, cap_nodes;
+        struct idmap *trie;             /* pair(parent, frame) -> node */
+
+        struct idmap *agg_index;        /* key -> index in agg */
+        uint64_t *agg_keys;
+        struct agg *agg;
+        size_t n_agg, cap_agg;
+        int64_t agg_bucket;             /* unix seconds; -1 when empty */
+
+        int64_t realtime_offset;        /* CLOCK_REALTIME - CLOCK_MONOTONIC, ns */
+        uint64_t rng;
+        int64_t run_id;
+        char *run_kind, *run_command;
+        bool run_ended;
+        struct collector_stats stats;
+
+        struct batch_entry *batch;
+        uint64_t *reached;              /* by CPU: where a drain pass stopped */
+        uint64_t pcs[COLLECTOR_MAX_FRAMES];
+        uint32_t stack[COLLECTOR_MAX_FRAMES];   /* frame indexes, innermost first */
+};
+
+static uint64_t now_ns(clockid_t clock) {
+        struct timespec ts;
+
+        clock_gettime(clock, &ts);
+        return (uint64_t) ts.tv_sec * 1000000000ULL + ts.tv_nsec;
+}
+
+/* xorshift64*: the jitter needs speed and independence from the program, not secrecy. */
+static uint64_t rng_next(struct collector *c) {
+        c->rng ^= c->rng >> 12;
+        c->rng ^= c->rng << 25;
+        c->rng ^= c->rng >> 27;
+        return c->rng * 2685821657736338717ULL;
+}
+
+/* A period drawn uniformly from [P/2, 3P/2], mean P (paper §7.1); P itself without jitter. */
+static uint64_t draw_period(struct collector *c, uint64_t p) {
+        if (!c->config.jitter || p < 2)
+                return p;
+        return p / 2 + rng_next(c) % (p + 1);
+}
+
+int collector_new(const struct collector_config *config, struct store *store, struct collector **ret) {
+        _cleanup_(collector_freep) struct collector *c = NULL;
+        long n_cpus = sysconf(_SC_NPROCESSORS_CONF);
+
+        if (config->unwind == UNWIND_DWARF && !UNWIND_SUPPORTED)
+                return -EOPNOTSUPP;
+        if (n_cpus <= 0)
+                return -EIO;
+        c = calloc(1, sizeof *c);
+        if (!c)
+                return -ENOMEM;
+        c->config = *config;
+        c->store = store;
+        c->n_cpus = n_cpus;
+        c->sym = symbolizer_new();
+        c->rings = calloc(n_cpus, sizeof *c->rings);
+        c->ring_fds = calloc(n_cpus, sizeof *c->ring_fds);
+        c->event_ids = idmap_new();
+        c->processes = idmap_new();
+        c->threads = idmap_new();
+        c->trie = idmap_new();
+        c->agg_index = idmap_new();
+        c->batch = malloc(DRAIN_BATCH * sizeof *c->batch);
+        c->reached = calloc(n_cpus, sizeof *c->reached);
+        c->cap_nodes = 1024;
+        c->nodes = malloc(c->cap_nodes * sizeof *c->nodes);
+        if (!c->sym || !c->rings || !c->ring_fds || !c->event_ids || !c->processes || !c->threads ||
+            !c->trie || !c->agg_index || !c->batch || !c->reached || !c->nodes)
+                return -ENOMEM;
+        c->nodes[0] = (struct trie_node) {};
+        c->n_nodes = 1;
+        c->agg_bucket = -1;
+        c->switches_via_offcpu = NO_RESOURCE;
+        c->realtime_offset = (int64_t) (now_ns(CLOCK_REALTIME) - now_ns(CLOCK_MONOTONIC));
+        c->rng = now_ns(CLOCK_MONOTONIC) | 1;
+        *ret = take_ptr(&c);
+        return 0;
+}
+
+static void process_free(struct process *p) {
+        if (!p)
+                return;
+        proc_maps_free(p->maps);
+        unwinder_free(p->unwinder);
+        symtab_free(p->jit);
+        free(p->bytes_remaining);
+        free(p);
+}
+
+struct collector *collector_free(struct collector *c) {
+        uint64_t key, value;
+        size_t i = 0;
+
+        if (!c)
+                return NULL;
+        for (size_t f = 0; f < c->n_fds; f++)
+                close(c->fds[f].fd);
+        free(c->fds);
+        for (int cpu = 0; c->rings && cpu < c->n_cpus; cpu++)
+                ring_buffer_free(c->rings[cpu]);
+        free(c->rings);
+        free(c->ring_fds);
+        if (c->processes)
+                while (idmap_next(c->processes, &i, &key, &value))
+                        process_free((struct process *) (uintptr_t) value);
+        for (size_t s = 0; s < c->n_slots; s++)
+                free(c->slots[s]);
+        free(c->slots);
+        idmap_free(c->processes);
+        idmap_free(c->threads);
+        idmap_free(c->event_ids);
+        idmap_free(c->trie);
+        idmap_free(c->agg_index);
+        free(c->agg_keys);
+        free(c->agg);
+        free(c->nodes);
+        free(c->events);
+        free(c->batch);
+        free(c->reached);
+        for (unsigned r = 0; r < c->n_resources; r++) {
+                free(c->resources[r].name);
+                free(c->resources[r].unit);
+                free(c->resources[r].event);
+        }
+        free(c->run_kind);
+        free(c->run_command);
+        symbolizer_free(c->sym);
+        free(c);
+        return NULL;
+}
+
+/* ---- resources and events ---- */
+
+static int add_event(struct collector *c, unsigned resource, enum event_role role, uint32_t type,
+                     uint64_t config, uint64_t period, struct cevent **ret) {
+        struct cevent *a = realloc(c->events, (c->n_events + 1) * sizeof *a), *e;
+
+        if (!a)
+                return -ENOMEM;
+        c->events = a;
+        e = &a[c->n_events++];
+        *e = (struct cevent) {
+                .resource = resource,
+                .role = role,
+                .period = period,
+                .attr = {
+                        .size = sizeof(struct perf_event_attr),
+                        .type = type,
+                        .config = config,
+                },
+        };
+        if (ret)
+                *ret = e;
+        return 0;
+}
+
+static int add_tracepoint(struct collector *c, unsigned resource, enum event_role role, const char *name,
+                          const char *field, uint64_t period) {
+        struct cevent *e;
+        uint64_t id;
+        int r;
+
+        r = tracepoint_id(name, &id);
+        if (r < 0)
+                return r;
+        r = add_event(c, resource, role, PERF_TYPE_TRACEPOINT, id, period, &e);
+        if (r < 0)
+                return r;
+        if (field) {
+                r = tracepoint_field(name, field, &e->raw_offset, &e->raw_size);
+                if (r < 0)
+                        return r;
+                if (e->raw_size != 4 && e->raw_size != 8)
+                        return -EBADMSG;
+        }
+        if (role == ROLE_BYTES)
+                e->filter = "ret > 0";
+        return 0;
+}
+
+int collector_add_resource(struct collector *c, const char *name, bool event, uint64_t period) {
+        const struct resource *def = event ? NULL : resource_find(name);
+        unsigned i = c->n_resources, n_events = c->n_events;
+        struct cresource *res;
+        char desc[256];
+        int r;
+
+        if (!event && !def)
+                return -ENOENT;
+        for (unsigned j = 0; j < c->n_resources; j++)
+                if (streq(c->resources[j].name, name))
+                        return -EEXIST;
+        if (i >= COLLECTOR_MAX_RESOURCES)
+                return -E2BIG;
+        if (period == 0)
+                period = def ? def->default_period : 1;
+        /* Clocks count nanoseconds: a period of N ms must fit the kernel's u64 and be sane. */
+        if (def && (def->kind == RESOURCE_CLOCK || def->kind == RESOURCE_REAL_TIME) && period > 3600 * 1000)
+                return -EINVAL;
+
+        res = &c->resources[i];
+        *res = (struct cresource) { .def = def, .period = period };
+
+        if (event) {
+                struct perf_event_attr attr = {};
+                bool tracepoint;
+
+                r = perf_event_name(name, &attr, &tracepoint);
+                if (r < 0)
+                        return r;
+                r = add_event(c, i, ROLE_SAMPLE, attr.type, attr.config, period, NULL);
+                if (r < 0)
+                        return r;
+                c->events[c->n_events - 1].attr.config1 = attr.config1;
+                c->events[c->n_events - 1].attr.config2 = attr.config2;
+                snprintf(desc, sizeof desc, "%s:%s", tracepoint ? "tracepoint" :
+                         attr.type == PERF_TYPE_SOFTWARE ? "software" : "pfm", name);
+        } else
+                switch (def->kind) {
+                case RESOURCE_SOFTWARE:
+                case RESOURCE_CLOCK:
+                        r = add_event(c, i, ROLE_SAMPLE, PERF_TYPE_SOFTWARE, def->config,
+                                      def->kind == RESOURCE_CLOCK ? period * NS_PER_MS : period, NULL);
+                        if (r < 0)
+                                return r;
+                        snprintf(desc, sizeof desc, "software:%s",
+                                 def->config == PERF_COUNT_SW_CPU_CLOCK ? "cpu-clock" : def->name);
+                        break;
+                case RESOURCE_REAL_TIME:
+                        r = add_event(c, i, ROLE_SAMPLE, PERF_TYPE_SOFTWARE, PERF_COUNT_SW_CPU_CLOCK,
+                                      period * NS_PER_MS, NULL);
+                        if (r >= 0)
+                                r = add_event(c, i, ROLE_OFFCPU, PERF_TYPE_SOFTWARE,
+                                              PERF_COUNT_SW_CONTEXT_SWITCHES, 1, NULL);
+                        if (r < 0)
+                                return r;
+                        snprintf(desc, sizeof desc, "software:cpu-clock+context-switches");
+                        break;
+                case RESOURCE_TRACEPOINT:
+                        r = add_tracepoint(c, i, ROLE_SYSCALL, def->events[0], "id", period);
+                        if (r < 0)
+                                goto fail;
+                        snprintf(desc, sizeof desc, "tracepoint:%s", def->events[0]);
+                        break;
+                case RESOURCE_BYTES:
+                        for (const char *const *tp = def->events; *tp; tp++) {
+                                r = add_tracepoint(c, i, ROLE_BYTES, *tp, "ret", 1);
+                                if (r < 0)
+                                        goto fail;
+                        }
+                        snprintf(desc, sizeof desc, "tracepoint:%s...", def->events[0]);
+                        break;
+                case RESOURCE_PFM: {
+                        struct perf_event_attr attr = {};
+                        const char *const *pfm;
+
+                        for (pfm = def->events; *pfm; pfm++)
+                                if (pfm_event_encode(*pfm, &attr) == 0)
+                                        break;
+                        if (!*pfm) {
+                                r = -ENOENT;
+                                goto fail;
+                        }
+                        r = add_event(c, i, ROLE_SAMPLE, attr.type, attr.config, period, NULL);
+                        if (r < 0)
+                                return r;
+                        c->events[c->n_events - 1].attr.config1 = attr.config1;
+                        snprintf(desc, sizeof desc, "pfm:%s", *pfm);
+                        break;
+                }
+                }
+
+        res->name = strdup(name);
+        res->unit = strdup(def ? def->unit : "1 event");
+        res->event = strdup(desc);
+        if (!res->name || !res->unit || !res->event) {
+                r = -ENOMEM;
+                goto fail;
+        }
+        c->n_resources++;
+        return i;
+fail:
+        c->n_events = n_events;         /* drop this resource's half-made events */
+        free(res->name);
+        free(res->unit);
+        free(res->event);
+        *res = (struct cresource) {};
+        return r;
+}
+
+/* Fills E's attr for opening: what every event shares, from the configuration. */
+static void prepare_attr(struct collector *c, struct cevent *e, bool side_band, bool enable_on_exec) {
+        struct perf_event_attr *a = &e->attr;
+        bool dwarf = c->config.unwind == UNWIND_DWARF;
+
+        a->sample_period = e->period;
+        a->sample_type = PERF_SAMPLE_IDENTIFIER | PERF_SAMPLE_IP | PERF_SAMPLE_TID | PERF_SAMPLE_TIME;
+        if (!dwarf || c->config.kernel)
+                a->sample_type |= PERF_SAMPLE_CALLCHAIN;
+        if (a->type == PERF_TYPE_TRACEPOINT)
+                a->sample_type |= PERF_SAMPLE_RAW;
+        if (dwarf) {
+                a->sample_type |= PERF_SAMPLE_REGS_USER | PERF_SAMPLE_STACK_USER;
+                a->sample_regs_user = UNWIND_REGS_MASK;
+                a->sample_stack_user = c->config.stack_size;
+                a->exclude_callchain_user = 1;
+        }
+        /* Not exclude_kernel: every context switch happens in the kernel (env-probe.md). */
+        a->exclude_callchain_kernel = !c->config.kernel;
+        a->exclude_hv = 1;
+        a->sample_id_all = 1;
+        a->inherit = 1;
+        a->disabled = enable_on_exec;
+        a->enable_on_exec = enable_on_exec;
+        a->use_clockid = 1;
+        a->clockid = CLOCK_MONOTONIC;
+        a->watermark = 1;
+        a->wakeup_watermark = c->config.ring_size / 4;
+        a->context_switch = e->role == ROLE_OFFCPU;
+        a->mmap = a->mmap2 = a->comm = a->comm_exec = a->task = a->build_id = side_band;
+}
+
+static int add_fd(struct collector *c, int fd, unsigned event) {
+        if (c->n_fds == c->cap_fds) {
+                size_t cap = c->cap_fds ? c->cap_fds * 2 : 64;
+                struct cfd *a = realloc(c->fds, cap * sizeof *a);
+
+                if (!a)
+                        return -ENOMEM;
+                c->fds = a;
+                c->cap_fds = cap;
+        }
+        c->fds[c->n_fds++] = (struct cfd) { .fd = fd, .event = event };
+        return 0;
+}
+
+/* Opens event EV for TID on CPU, into that CPU's ring. Returns 0 or a negative errno. */
+static int open_one(struct collector *c, unsigned ev, pid_t tid, int cpu, bool side_band, bool enable_on_exec) {
+        struct cevent *e = &c->events[ev];
+        _cleanup_close_ int fd = -1;
+        uint64_t id, *slot;
+        int r;
+
+        prepare_attr(c, e, side_band, enable_on_exec);
+        fd = perf_event_open_fd(&e->attr, tid, cpu, -1, 0);
+        if (fd < 0)
+                return fd;
+        if (e->filter && ioctl(fd, PERF_EVENT_IOC_SET_FILTER, e->filter) < 0)
+                return -errno;
+        if (ioctl(fd, PERF_EVENT_IOC_ID, &id) < 0)
+                return -errno;
+        if (!c->rings[cpu]) {
+                size_t size = c->config.ring_size;
+
+                /* Without CAP_IPC_LOCK the locked-memory budget may be small: halve until the
+                 * ring fits, down to 64 KiB. */
+                for (;;) {
+                        r = ring_buffer_map(fd, size, &c->rings[cpu]);
+                        if (r != -EPERM || size <= 65536)
+                                break;
+                        size /= 2;
+                }
+                if (r < 0)
+                        return r;
+                c->ring_fds[c->n_ring_fds++] = fd;
+        } else if (ioctl(fd, PERF_EVENT_IOC_SET_OUTPUT, c->rings[cpu]->fd) < 0)
+                return -errno;
+        r = idmap_put(c->event_ids, id, ev, &slot);
+        if (r < 0)
+                return r;
+        r = add_fd(c, fd, ev);
+        if (r < 0)
+                return r;
+        take_fd(&fd);
+        return 0;
+}
+
+static bool unsupported(int r) {
+        return r == -ENOENT || r == -EOPNOTSUPP || r == -ENODEV;
+}
+
+/* The threads of PID, from /proc/PID/task. Returns how many were put in *ret (malloc()ed). */
+static int list_threads(pid_t pid, pid_t **ret) {
+        _cleanup_free_ pid_t *tids = NULL;
+        DIR *d;
+        struct dirent *de;
+        char path[64];
+        size_t n = 0, cap = 0;
+
+        snprintf(path, sizeof path, "/proc/%d/task", (int) pid);
+        d = opendir(path);
+        if (!d)
+                return errno == ENOENT ? -ESRCH : -errno;
+        while ((de = readdir(d))) {
+                long tid = strtol(de->d_name, NULL, 10);
+
+                if (tid <= 0)
+                        continue;
+                if (n == cap) {
+                        size_t ncap = cap ? cap * 2 : 16;
+                        pid_t *a = realloc(tids, ncap * sizeof *a);
+
+                        if (!a) {
+                                closedir(d);
+                                return -ENOMEM;
+                        }
+                        tids = a;
+                        cap = ncap;
+                }
+                tids[n++] = tid;
+        }
+        closedir(d);
+        *ret = take_ptr(&tids);
+        return n;
+}
+
+static struct process *process_get(struct collector *c, uint32_t pid, bool from_proc);
+
+/* Of two context-switch software events on one task only the one opened last gets samples (seen
+ * on 6.18, with perf itself too), so context-switches and real-time share real-time's: each of
+ * its switch samples also counts toward context-switches, through an interval counter that
+ * keeps context-switches' own period. */
+static void share_context_switches(struct collector *c) {
+        unsigned offcpu = NO_RESOURCE, switches = NO_RESOURCE;
+
+        for (unsigned ev = 0; ev < c->n_events; ev++) {
+                const struct cevent *e = &c->events[ev];
+
+                if (e->role == ROLE_OFFCPU)
+                        offcpu = e->resource;
+                else if (e->attr.type == PERF_TYPE_SOFTWARE && e->attr.config == PERF_COUNT_SW_CONTEXT_SWITCHES &&
+                         e->resource != NO_RESOURCE)
+                        switches = ev;
+        }
+        if (offcpu == NO_RESOURCE || switches == NO_RESOURCE)
+                return;
+        c->events[switches].shared = true;
+        c->switches_via_offcpu = c->events[switches].resource;
+}
+
+/* The side band (MMAP2, COMM, FORK/EXIT) rides on a dummy software event per thread and CPU,
+ * opened first so that it also owns the CPU's ring: resources come and go (an unsupported one
+ * is closed again) without the side band or the rings depending on them. */
+static int open_side_band(struct collector *c, const pid_t *tids, int n_tids, bool enable_on_exec) {
+        unsigned ev = c->n_events;
+        int r;
+
+        r = add_event(c, NO_RESOURCE, ROLE_SAMPLE, PERF_TYPE_SOFTWARE, PERF_COUNT_SW_DUMMY, 1, NULL);
+        if (r < 0)
+                return r;
+        for (int t = 0; t < n_tids; t++)
+                for (int cpu = 0; cpu < c->n_cpus; cpu++) {
+                        r = open_one(c, ev, tids[t], cpu, true, enable_on_exec);
+                        if (r == -ESRCH && t > 0)
+                                break;  /* a thread exited meanwhile */
+                        if (r < 0)
+                                return r;
+                }
+        return 0;
+}
+
+int collector_attach(struct collector *c, pid_t pid, bool enable_on_exec, uint32_t *ret_unsupported,
+                     const char **ret_failed) {
+        _cleanup_free_ pid_t *tids = NULL;
+        uint32_t unsupported_mask = 0;
+        unsigned n_resource_events = c->n_events;
+        int n_tids = 1, n_active = 0, r;
+
+        *ret_failed = NULL;
+        if (enable_on_exec) {
+                tids = malloc(sizeof *tids);
+                if (!tids)
+                        return -ENOMEM;
+                tids[0] = pid;
+        } else {
+                /* Each existing thread needs its own events: inheritance only reaches threads
+                 * created after the open. */
+                n_tids = list_threads(pid, &tids);
+                if (n_tids < 0)
+                        return n_tids;
+                if (!process_get(c, pid, true))
+                        return -ENOMEM;
+        }
+
+        share_context_switches(c);
+        r = open_side_band(c, tids, n_tids, enable_on_exec);
+        if (r < 0)
+                return r;
+
+        for (unsigned res = 0; res < c->n_resources; res++) {
+                size_t first_fd = c->n_fds;
+
+                r = 0;
+                for (unsigned ev = 0; r >= 0 && ev < n_resource_events; ev++) {
+                        if (c->events[ev].resource != res || c->events[ev].shared)
+                                continue;
+                        for (int t = 0; r >= 0 && t < n_tids; t++)
+                                for (int cpu = 0; r >= 0 && cpu < c->n_cpus; cpu++) {
+                                        r = open_one(c, ev, tids[t], cpu, false, enable_on_exec);
+                                        if (r == -ESRCH && t > 0) {
+                                                r = 0;  /* a thread exited meanwhile */
+                                                break;
+                                        }
+                                }
+                }
+                if (r < 0) {
+                        /* Close this resource's events; the rings belong to the side band. */
+                        for (size_t f = first_fd; f < c->n_fds; f++)
+                                close(c->fds[f].fd);
+                        c->n_fds = first_fd;
+                        if (unsupported(r)) {
+                                unsupported_mask |= 1u << res;
+                                continue;
+                        }
+                        *ret_failed = c->resources[res].name;
+                        return r;
+                }
+                c->resources[res].active = true;
+                n_active++;
+        }
+        if (c->switches_via_offcpu != NO_RESOURCE) {
+                unsigned sw = c->switches_via_offcpu, rt = NO_RESOURCE;
+
+                for (unsigned ev = 0; ev < c->n_events; ev++)
+                        if (c->events[ev].role == ROLE_OFFCPU)
+                                rt = c->events[ev].resource;
+                c->resources[sw].active = rt != NO_RESOURCE && c->resources[rt].active;
+        }
+        *ret_unsupported = unsupported_mask;
+        return n_active > 0 ? n_active : -ENODEV;
+}
+
+int collector_fds(struct collector *c, const int **ret) {
+        *ret = c->ring_fds;
+        return c->n_ring_fds;
+}
+
+/* ---- processes and threads ---- */
+
+static int load_proc_maps(struct collector *c, struct process *p) {
+        _cleanup_fclose_ FILE *f = NULL;
+        _cleanup_free_ char *line = NULL;
+        size_t cap = 0;
+        char path[64];
+
+        snprintf(path, sizeof path, "/proc/%u/maps", p->pid);
+        f = fopen(path, "re");
+        if (!f)
+                return -errno;
+        while (getline(&line, &cap, f) > 0) {
+                struct proc_maps_line l;
+                uint32_t module = SYMBOLIZER_NO_MODULE;
+                int r;
+
+                if (proc_maps_parse_line(line, &l) < 0 || !l.exec)
+                        continue;
+                if (l.path[0] == '/' || streq(l.path, "[vdso]")) {
+                        r = symbolizer_module(c->sym, l.path, NULL, 0, (uint64_t) l.dev_major << 32 | l.dev_minor,
+                                              l.ino, &module);
+                        if (r < 0)
+                                return r;
+                }
+                r = proc_maps_add(p->maps, l.start, l.end, l.pgoff, module);
+                if (r < 0)
+                        return r;
+        }
+        return 0;
+}
+
+static void read_comm(const char *path, char comm[static 16]) {
+        _cleanup_fclose_ FILE *f = fopen(path, "re");
+
+        if (f && fgets(comm, 16, f))
+                comm[strcspn(comm, "\n")] = '\0';
+}
+
+/* The process PID, created if new; FROM_PROC reads its maps and name from /proc (attach, or a
+ * process whose FORK we never saw). NULL: no memory. */
+static struct process *process_get(struct collector *c, uint32_t pid, bool from_proc) {
+        struct process *p;
+        uint64_t *slot;
+        char path[64];
+
+        slot = idmap_get(c->processes, pid);
+        if (slot)
+                return (struct process *) (uintptr_t) *slot;
+        p = calloc(1, sizeof *p);
+        if (!p)
+                return NULL;
+        p->pid = pid;
+        p->maps = proc_maps_new();
+        p->bytes_remaining = calloc(COLLECTOR_MAX_RESOURCES, sizeof *p->bytes_remaining);
+        if (!p->maps || !p->bytes_remaining || idmap_put(c->processes, pid, (uintptr_t) p, &slot) < 0) {
+                process_free(p);
+                return NULL;
+        }
+        for (unsigned r = 0; r < c->n_resources; r++)
+                p->bytes_remaining[r] = draw_period(c, c->resources[r].period);
+        if (from_proc) {
+                snprintf(path, sizeof path, "/proc/%u/comm", pid);
+                read_comm(path, p->comm);
+                (void) load_proc_maps(c, p);    /* gone or forbidden: its frames stay unknown */
+        }
+        c->stats.processes++;
+        return p;
+}
+
+/* The thread TID of process PID, created if new. NULL: no memory (or too many threads). */
+static struct thread *thread_get(struct collector *c, uint32_t pid, uint32_t tid) {
+        struct thread *t;
+        struct process *p;
+        uint64_t *slot;
+
+        slot = idmap_get(c->threads, tid);
+        if (slot) {
+                t = (struct thread *) (uintptr_t) *slot;
+                if (t->process->pid == pid)
+                        return t;
+                /* The tid was reused by another process: a new thread in the same slot's place. */
+        }
+        p = process_get(c, pid, !idmap_get(c->processes, pid));
+        if (!p)
+                return NULL;
+        if (c->n_slots >= (1u << KEY_SLOT_BITS))
+                return NULL;
+        if (c->n_slots == c->cap_slots) {
+                size_t cap = c->cap_slots ? c->cap_slots * 2 : 64;
+                struct thread **a = realloc(c->slots, cap * sizeof *a);
+
+                if (!a)
+                        return NULL;
+                c->slots = a;
+                c->cap_slots = cap;
+        }
+        t = calloc(1, sizeof *t);
+        if (!t)
+                return NULL;
+        t->tid = tid;
+        t->process = p;
+        t->slot = c->n_slots;
+        memcpy(t->comm, p->comm, sizeof t->comm);
+        if (idmap_put(c->threads, tid, (uintptr_t) t, &slot) < 0) {
+                free(t);
+                return NULL;
+        }
+        *slot = (uintptr_t) t;
+        c->slots[c->n_slots++] = t;
+        c->stats.threads++;
+        return t;
+}
+
+/* ---- stacks ---- */
+
+static int64_t trie_child(struct collector *c, uint32_t parent, uint32_t frame) {
+        uint64_t *slot;
+        int r;
+
+        r = idmap_put(c->trie, idmap_pair(parent, frame), c->n_nodes, &slot);
+        if (r < 0)
+                return r;
+        if (r == 0)
+                return *slot;
+        if (c->n_nodes >= UINT32_MAX - 1)
+                return -E2BIG;
+        if (c->n_nodes == c->cap_nodes) {
+                size_t cap = c->cap_nodes * 2;
+                struct trie_node *a = realloc(c->nodes, cap * sizeof *a);
+
+                if (!a)
+                        return -ENOMEM;
+                c->nodes = a;
+                c->cap_nodes = cap;
+        }
+        c->nodes[c->n_nodes] = (struct trie_node) { .parent = parent, .frame = frame };
+        c->stats.stack_nodes++;
+        return c->n_nodes++;
+}
+
+/* Looks PC up in P's JIT map, reading /tmp/perf-PID.map again if it has grown. */
+static const char *jit_lookup(struct collector *c, struct process *p, uint64_t pc) {
+        const struct symtab_entry *e = p->jit ? symtab_lookup(p->jit, pc) : NULL;
+        char path[64];
+        struct stat st;
+
+        if (e)
+                return name_table_get(c->sym->names, e->name);
+        snprintf(path, sizeof path, "/tmp/perf-%u.map", p->pid);
+        if (stat(path, &st) < 0 || st.st_size == p->jit_size)
+                return NULL;
+        {
+                _cleanup_fclose_ FILE *f = fopen(path, "re");
+                struct symtab *t;
+
+                if (!f || perf_map_load(f, c->sym->names, &t) < 0)
+                        return NULL;
+                symtab_free(p->jit);
+                p->jit = t;
+                p->jit_size = st.st_size;
+        }
+        e = symtab_lookup(p->jit, pc);
+        return e ? name_table_get(c->sym->names, e->name) : NULL;
+}
+
+/* Appends the frames of user address PC (innermost first) to the stack at *n. */
+static int add_user_pc(struct collector *c, struct process *p, uint64_t pc, size_t *n) {
+        const struct mapping *m = proc_maps_find(p->maps, pc);
+        uint32_t first, count;
+        int64_t f;
+        int r;
+
+        if (m && m->module != SYMBOLIZER_NO_MODULE) {
+                if (!symbolizer_get_module(c->sym, m->module)->loaded)
+                        (void) symbolizer_load(c->sym, m->module, p->exited ? 0 : p->pid, m->start, m->end);
+                r = symbolizer_resolve(c->sym, m->module, pc - m->start + m->pgoff, &first, &count);
+                if (r < 0)
+                        return r;
+                for (uint32_t i = count; i > 0 && *n < COLLECTOR_MAX_FRAMES; i--)
+                        c->stack[(*n)++] = first + i - 1;
+                return 0;
+        }
+        {
+                const char *jit = jit_lookup(c, p, pc);
+
+                f = jit ? symbolizer_jit(c->sym, jit) : symbolizer_synthetic(c->sym, "[unknown]", true);
+        }
+        if (f < 0)
+                return f;
+        if (*n < COLLECTOR_MAX_FRAMES)
+                c->stack[(*n)++] = f;
+        return 0;
+}
+
+/* Rebuilds P's unwinder if its address space changed since it was built. */
+static int prepare_unwinder(struct collector *c, struct process *p) {
+        struct unwinder *u;
+
+        if (p->unwinder && p->unwinder_generation == p->maps->generation)
+                return 0;
+        p->unwinder = unwinder_free(p->unwinder);
+        u = unwinder_new(p->pid);
+        if (!u)
+                return -ENOMEM;
+        for (size_t i = 0; i < p->maps->n; i++) {
+                const struct mapping *m = &p->maps->mappings[i];
+                struct module *mod;
+                uint64_t bias;
+
+                if (m->module == SYMBOLIZER_NO_MODULE)
+                        continue;
+                mod = symbolizer_get_module(c->sym, m->module);
+                if (!mod->loaded)
+                        (void) symbolizer_load(c->sym, m->module, p->exited ? 0 : p->pid, m->start, m->end);
+                if (mod->load_error < 0 || mod->fd < 0 || module_bias(mod, m->start, m->pgoff, &bias) < 0)
+                        continue;
+                (void) unwinder_add_module(u, mod->path, mod->fd, bias, m->start, m->end, m->pgoff);
+        }
+        p->unwinder = u;
+        p->unwinder_generation = p->maps->generation;
+        return 0;
+}
+
+static bool is_context(uint64_t ip) {
+        return ip >= (uint64_t) PERF_CONTEXT_MAX;
+}
+
+/* Builds sample S's stack for thread T, with an optional synthetic LEAF frame (a system
+ * call's name), and returns its trie node, or a negative errno. */
+static int64_t sample_stack(struct collector *c, const struct record_sample *s, struct thread *t, int64_t leaf) {
+        struct process *p = t->process;
+        size_t n = 0, n_pcs = 0;
+        uint64_t context = PERF_CONTEXT_USER, t0;
+        int64_t node = 0;
+        int r;
+
+        /* The kernel's callchain: kernel frames (kept with --kernel) and, without DWARF, the
+         * user frames, each section after its PERF_CONTEXT_* marker. */
+        for (uint64_t i = 0; i < s->nr; i++) {
+                uint64_t ip = s->ips[i];
+
+                if (is_context(ip)) {
+                        context = ip;
+                        continue;
+                }
+                if (context == PERF_CONTEXT_KERNEL && c->config.kernel) {
+                        int64_t f = symbolizer_kernel(c->sym, ip);
+
+                        if (f < 0)
+                                return f;
+                        if (n < COLLECTOR_MAX_FRAMES)
+                                c->stack[n++] = f;
+                } else if (context == PERF_CONTEXT_USER && c->config.unwind == UNWIND_FP &&
+                           n_pcs < COLLECTOR_MAX_FRAMES) {
+                        c->pcs[n_pcs] = n_pcs == 0 ? ip : ip - 1;       /* return addresses: the call */
+                        n_pcs++;
+                }
+        }
+        if (leaf >= 0 && n < COLLECTOR_MAX_FRAMES)
+                c->stack[n++] = leaf;
+
+        if (c->config.unwind == UNWIND_DWARF && s->regs && s->abi != PERF_SAMPLE_REGS_ABI_NONE) {
+                t0 = now_ns(CLOCK_MONOTONIC);
+                r = prepare_unwinder(c, p);
+                if (r < 0)
+                        return r;
+                n_pcs = unwinder_unwind(p->unwinder, t->tid, s->regs, s->stack, s->dyn_size, c->pcs,
+                                        COLLECTOR_MAX_FRAMES);
+                c->stats.unwind_ns += now_ns(CLOCK_MONOTONIC) - t0;
+        }
+
+        t0 = now_ns(CLOCK_MONOTONIC);
+        for (size_t i = 0; i < n_pcs; i++) {
+                r = add_user_pc(c, p, c->pcs[i], &n);
+                if (r < 0)
+                        return r;
+        }
+        c->stats.symbolize_ns += now_ns(CLOCK_MONOTONIC) - t0;
+        if (n == 0) {
+                int64_t f = symbolizer_synthetic(c->sym, "[unknown]", true);
+
+                if (f < 0)
+                        return f;
+                c->stack[n++] = f;
+        }
+
+        /* Into the trie, outermost frame first. */
+        for (size_t i = n; i > 0; i--) {
+                const struct frame *f = &c->sym->frames[c->stack[i - 1]];
+
+                c->stats.frames++;
+                c->stats.frames_unknown += f->unknown;
+                node = trie_child(c, node, c->stack[i - 1]);
+                if (node < 0)
+                        return node;
+        }
+        return node;
+}
+
+/* ---- aggregation ---- */
+
+static int64_t bucket_of(struct collector *c, uint64_t time_ns) {
+        int64_t wall = ((int64_t) time_ns + c->realtime_offset) / 1000000000;
+
+        return wall - wall % (int64_t) c->config.bucket_seconds;
+}
+
+static int aggregate(struct collector *c, unsigned resource, struct thread *t, uint32_t node,
+                     uint64_t hits, uint64_t time_ns) {
+        uint64_t key = (uint64_t) resource << (64 - KEY_RESOURCE_BITS) | (uint64_t) t->slot << 32 | node;
+        int64_t bucket = bucket_of(c, time_ns);
+        uint64_t *slot;
+        int r;
+
+        /* One bucket at a time in memory: a sample of a later bucket flushes the earlier one.
+         * A late sample of an earlier bucket joins the current one. */
+        if (c->agg_bucket >= 0 && bucket > c->agg_bucket && c->store) {
+                r = collector_flush(c, false);
+                if (r < 0)
+                        return r;
+        }
+        if (c->agg_bucket < 0 || bucket > c->agg_bucket)
+                c->agg_bucket = bucket;
+
+        r = idmap_put(c->agg_index, key, c->n_agg, &slot);
+        if (r < 0)
+                return r;
+        if (r > 0) {
+                if (c->n_agg == c->cap_agg) {
+                        size_t cap = c->cap_agg ? c->cap_agg * 2 : 1024;
+                        struct agg *a = realloc(c->agg, cap * sizeof *a);
+                        uint64_t *k;
+
+                        if (!a)
+                                return -ENOMEM;
+                        c->agg = a;
+                        k = realloc(c->agg_keys, cap * sizeof *k);
+                        if (!k)
+                                return -ENOMEM;
+                        c->agg_keys = k;
+                        c->cap_agg = cap;
+                }
+                c->agg[c->n_agg] = (struct agg) {};
+                c->agg_keys[c->n_agg] = key;
+                c->n_agg++;
+        }
+        c->agg[*slot].hits += hits;
+        c->agg[*slot].samples++;
+        c->resources[resource].hits += hits;
+        c->resources[resource].samples++;
+        return 0;
+}
+
+/* ---- records ---- */
+
+static uint64_t raw_field(const struct record_sample *s, const struct cevent *e, bool *ok) {
+        int64_t v64;
+        int32_t v32;
+
+        *ok = s->raw && e->raw_offset + e->raw_size <= s->raw_size;
+        if (!*ok)
+                return 0;
+        if (e->raw_size == 8) {
+                memcpy(&v64, s->raw + e->raw_offset, 8);
+                return (uint64_t) v64;
+        }
+        memcpy(&v32, s->raw + e->raw_offset, 4);
+        return (uint64_t) (int64_t) v32;
+}
+
+static int handle_sample(struct collector *c, const struct perf_event_header *h) {
+        const struct cevent *e;
+        struct record_sample s;
+        struct thread *t;
+        uint64_t *slot, id, hits = 1, v;
+        int64_t node, leaf = -1;
+        bool ok;
+
+        if (h->size < sizeof *h + 8)
+                return -EBADMSG;
+        memcpy(&id, h + 1, 8);
+        slot = idmap_get(c->event_ids, id);
+        if (!slot)
+                return -EBADMSG;
+        e = &c->events[*slot];
+        if (e->resource == NO_RESOURCE)
+                return 0;
+        if (record_parse_sample(h, e->attr.sample_type, UNWIND_N_REGS, &s) < 0)
+                return -EBADMSG;
+        t = thread_get(c, s.pid, s.tid);
+        if (!t)
+                return -ENOMEM;
+        c->stats.samples++;
+
+        switch (e->role) {
+        case ROLE_SAMPLE:
+                break;
+        case ROLE_SYSCALL: {
+                char name[64];
+                const char *sc;
+
+                v = raw_field(&s, e, &ok);
+                if (!ok)
+                        return -EBADMSG;
+                sc = syscall_name(v);
+                if (sc)
+                        snprintf(name, sizeof name, "syscall:%s", sc);
+                else
+                        snprintf(name, sizeof name, "syscall:%" PRIu64, v);
+                leaf = symbolizer_synthetic(c->sym, name, false);
+                if (leaf < 0)
+                        return leaf;
+                break;
+        }
+        case ROLE_BYTES: {
+                struct cresource *res = &c->resources[e->resource];
+                uint64_t *remaining = &t->process->bytes_remaining[e->resource];
+
+                v = raw_field(&s, e, &ok);
+                if (!ok)
+                        return -EBADMSG;
+                if ((int64_t) v <= 0)
+                        return 0;
+                /* The interval counter of paper §5.1: a hit per period boundary crossed. */
+                hits = 0;
+                if (!c->config.jitter && *remaining > 0) {
+                        if (v >= *remaining) {
+                                v -= *remaining;
+                                hits = 1 + v / res->period;
+                                *remaining = res->period - v % res->period;
+                        } else
+                                *remaining -= v;
+                } else
+                        while (v > 0) {
+                                if (v >= *remaining) {
+                                        v -= *remaining;
+                                        hits++;
+                                        *remaining = draw_period(c, res->period);
+                                } else {
+                                        *remaining -= v;
+                                        v = 0;
+                                }
+                        }
+                if (hits == 0)
+                        return 0;
+                break;
+        }
+        case ROLE_OFFCPU:
+                node = sample_stack(c, &s, t, -1);
+                if (node < 0)
+                        return node;
+                t->offcpu_pending = true;
+                t->offcpu_node = node;
+                t->offcpu_since = s.time;
+                if (c->switches_via_offcpu != NO_RESOURCE) {
+                        unsigned sw = c->switches_via_offcpu;
+                        uint64_t *remaining = &t->process->bytes_remaining[sw];
+
+                        if (--*remaining > 0)
+                                return 0;
+                        *remaining = draw_period(c, c->resources[sw].period);
+                        return aggregate(c, sw, t, node, 1, s.time);
+                }
+                return 0;
+        }
+
+        node = sample_stack(c, &s, t, leaf);
+        if (node < 0)
+                return node;
+        return aggregate(c, e->resource, t, node, hits, s.time);
+}
+
+/* A thread came back on a CPU: charge the time since its switch out to real-time. */
+static int handle_switch(struct collector *c, const struct perf_event_header *h) {
+        uint32_t pid, tid;
+        uint64_t *slot, id, time, dt, hits = 0, period_ns;
+        struct thread *t;
+        unsigned res;
+        bool out;
+
+        if (record_parse_switch(h, &pid, &tid, &out) < 0 || record_sample_id(h, &id, &time) < 0)
+                return -EBADMSG;
+        if (out)
+                return 0;
+        slot = idmap_get(c->threads, tid);
+        if (!slot)
+                return 0;
+        t = (struct thread *) (uintptr_t) *slot;
+        if (!t->offcpu_pending || time < t->offcpu_since)
+                return 0;
+        t->offcpu_pending = false;
+        slot = idmap_get(c->event_ids, id);
+        if (!slot)
+                return -EBADMSG;
+        res = c->events[*slot].resource;
+        period_ns = c->resources[res].period * NS_PER_MS;
+        if (t->offcpu_remaining == 0)
+                t->offcpu_remaining = draw_period(c, period_ns);
+        dt = time - t->offcpu_since;
+        while (dt >= t->offcpu_remaining) {
+                dt -= t->offcpu_remaining;
+                hits++;
+                t->offcpu_remaining = draw_period(c, period_ns);
+                if (!c->config.jitter) {
+                        hits += dt / period_ns;
+                        dt %= period_ns;
+                }
+        }
+        t->offcpu_remaining -= dt;
+        return hits ? aggregate(c, res, t, t->offcpu_node, hits, time) : 0;
+}
+
+static int handle_mmap2(struct collector *c, const struct perf_event_header *h) {
+        struct record_mmap2 m;
+        struct process *p;
+        uint32_t module = SYMBOLIZER_NO_MODULE;
+        int r;
+
+        if (record_parse_mmap2(h, &m) < 0)
+                return -EBADMSG;
+        if (!(m.prot & 4 /* PROT_EXEC */) || m.len == 0 || m.addr + m.len < m.addr)
+                return 0;
+        p = process_get(c, m.pid, false);
+        if (!p)
+                return -ENOMEM;
+        if (m.filename[0] == '/' || streq(m.filename, "[vdso]")) {
+                r = symbolizer_module(c->sym, m.filename, m.has_build_id ? m.build_id : NULL,
+                                      m.has_build_id ? m.build_id_size : 0,
+                                      (uint64_t) m.maj << 32 | m.min, m.ino, &module);
+                if (r < 0)
+                        return r;
+        }
+        return proc_maps_add(p->maps, m.addr, m.addr + m.len, m.pgoff, module);
+}
+
+static int handle_comm(struct collector *c, const struct perf_event_header *h) {
+        struct record_comm m;
+        struct thread *t;
+
+        if (record_parse_comm(h, &m) < 0)
+                return -EBADMSG;
+        t = thread_get(c, m.pid, m.tid);
+        if (!t)
+                return -ENOMEM;
+        snprintf(t->comm, sizeof t->comm, "%s", m.comm);
+        if (m.exec || m.pid == m.tid)
+                snprintf(t->process->comm, sizeof t->process->comm, "%s", m.comm);
+        if (m.exec) {
+                /* A new program: the old mappings are gone, its own MMAP2s follow. */
+                proc_maps_clear(t->process->maps);
+                t->process->unwinder = unwinder_free(t->process->unwinder);
+                t->process->jit = symtab_free(t->process->jit);
+                t->process->jit_size = 0;
+                t->process->store_id = 0;       /* a new process row: it runs another program */
+        }
+        return 0;
+}
+
+static int handle_task(struct collector *c, const struct perf_event_header *h) {
+        struct record_task m;
+        struct process *parent, *child;
+        struct thread *t;
+        uint64_t *slot;
+
+        if (record_parse_task(h, &m) < 0)
+                return -EBADMSG;
+        if (h->type == PERF_RECORD_EXIT) {
+                slot = idmap_get(c->threads, m.tid);
+                if (slot) {
+                        t = (struct thread *) (uintptr_t) *slot;
+                        t->exited = true;
+                        t->offcpu_pending = false;
+                }
+                if (m.pid == m.tid && (slot = idmap_get(c->processes, m.pid)))
+                        ((struct process *) (uintptr_t) *slot)->exited = true;
+                return 0;
+        }
+        /* FORK: a new thread of PID, or (pid != ppid) a new process that starts as a copy of
+         * its parent's address space. */
+        if (m.pid != m.ppid && !idmap_get(c->processes, m.pid)) {
+                parent = process_get(c, m.ppid, false);
+                child = process_get(c, m.pid, false);
+                if (!parent || !child)
+                        return -ENOMEM;
+                proc_maps_free(child->maps);
+                child->maps = proc_maps_copy(parent->maps);
+                if (!child->maps)
+                        return -ENOMEM;
+                memcpy(child->comm, parent->comm, sizeof child->comm);
+        }
+        t = thread_get(c, m.pid, m.tid);
+        if (!t)
+                return -ENOMEM;
+        slot = idmap_get(c->threads, m.ptid);
+        if (slot)
+                memcpy(t->comm, ((struct thread *) (uintptr_t) *slot)->comm, sizeof t->comm);
+        return 0;
+}
+
+static int handle_lost(struct collector *c, const struct perf_event_header *h) {
+        uint64_t id, lost, *slot;
+        unsigned res = 0;
+
+        if (record_parse_lost(h, &id, &lost) < 0)
+                return -EBADMSG;
+        /* The id is the event whose record did not fit. Losses of the side band are charged to
+         * the first resource: samples were surely lost with them. */
+        slot = idmap_get(c->event_ids, id);
+        if (slot && c->events[*slot].resource != NO_RESOURCE)
+                res = c->events[*slot].resource;
+        if (res < c->n_resources)
+                c->resources[res].lost += lost;
+        c->stats.lost += lost;
+        return 0;
+}
+
+static int handle_record(struct collector *c, const struct perf_event_header *h) {
+        c->stats.records++;
+        switch (h->type) {
+        case PERF_RECORD_SAMPLE:
+                return handle_sample(c, h);
+        case PERF_RECORD_MMAP2:
+                return handle_mmap2(c, h);
+        case PERF_RECORD_COMM:
+                return handle_comm(c, h);
+        case PERF_RECORD_FORK:
+        case PERF_RECORD_EXIT:
+                return handle_task(c, h);
+        case PERF_RECORD_LOST:
+                return handle_lost(c, h);
+        case PERF_RECORD_SWITCH:
+                return handle_switch(c, h);
+        default:
+                return 0;       /* THROTTLE and others carry nothing we count */
+        }
+}
+
+static int batch_cmp(const void *a, const void *b) {
+        const struct batch_entry *x = a, *y = b;
+
+        if (x->time != y->time)
+                return x->time < y->time ? -1 : 1;
+        if (x->ring != y->ring)
+                return x->ring < y->ring ? -1 : 1;
+        return x->pos < y->pos ? -1 : x->pos > y->pos;
+}
+
+static void rejitter(struct collector *c) {
+        for (size_t f = 0; f < c->n_fds; f++) {
+                const struct cevent *e = &c->events[c->fds[f].event];
+                uint64_t p;
+
+                if (e->resource == NO_RESOURCE || e->role == ROLE_BYTES || e->period < 2)
+                        continue;
+                p = draw_period(c, e->period);
+                (void) ioctl(c->fds[f].fd, PERF_EVENT_IOC_PERIOD, &p);
+        }
+}
+
+int collector_drain(struct collector *c) {
+        int total = 0, r;
+
+        for (;;) {
+                uint64_t *reached = c->reached;
+                size_t n = 0;
+
+                for (int cpu = 0; cpu < c->n_cpus; cpu++) {
+                        struct ring_buffer *ring = c->rings[cpu];
+                        const struct perf_event_header *h;
+                        uint64_t pos, next, time;
+
+                        if (!ring)
+                                continue;
+                        ring_buffer_peek(ring);
+                        for (pos = ring->tail; n < DRAIN_BATCH; pos = next) {
+                                r = ring_buffer_at(ring, pos, &h, &next);
+                                if (r == 0)
+                                        break;
+                                if (r < 0 || record_time(h, &time) < 0) {
+                                        /* Nonsense sizes: skip what is left, count it. */
+                                        c->stats.bad_records++;
+                                        pos = ring->head;
+                                        break;
+                                }
+                                c->batch[n++] = (struct batch_entry) { .time = time, .pos = pos, .ring = cpu };
+                        }
+                        reached[cpu] = pos;
+                }
+                qsort(c->batch, n, sizeof *c->batch, batch_cmp);
+                for (size_t i = 0; i < n; i++) {
+                        const struct perf_event_header *h;
+                        uint64_t next;
+
+                        if (ring_buffer_at(c->rings[c->batch[i].ring], c->batch[i].pos, &h, &next) <= 0)
+                                continue;
+                        r = handle_record(c, h);
+                        if (r == -ENOMEM || r == -ENOSPC || r == -EIO)
+                                return r;
+                        if (r < 0)
+                                c->stats.bad_records++;
+                }
+                for (int cpu = 0; cpu < c->n_cpus; cpu++)
+                        if (c->rings[cpu])
+                                ring_buffer_consume(c->rings[cpu], reached[cpu]);
+                total += n;
+                if (n < DRAIN_BATCH)
+                        break;
+        }
+        if (c->config.jitter)
+                rejitter(c);
+        return total;
+}
+
+/* ---- flushing to the store ---- */
+
+/* After a failed transaction every store id learned in it may be gone: forget them all. */
+static void forget_store_ids(struct collector *c) {
+        uint64_t key, value;
+        size_t i = 0;
+
+        for (size_t f = 0; f < c->sym->n_frames; f++)
+                c->sym->frames[f].store_id = 0;
+        for (size_t m = 0; m < c->sym->n_modules; m++)
+                c->sym->modules[m]->store_id = 0;
+        for (size_t n = 0; n < c->n_nodes; n++)
+                c->nodes[n].store_id = 0;
+        for (size_t s = 0; s < c->n_slots; s++)
+                c->slots[s]->store_id = 0;
+        while (idmap_next(c->processes, &i, &key, &value))
+                ((struct process *) (uintptr_t) value)->store_id = 0;
+        for (unsigned r = 0; r < c->n_resources; r++)
+                c->resources[r].store_id = 0;
+        c->run_id = 0;
+}
+
+static int store_module(struct collector *c, uint32_t index, int64_t *ret) {
+        struct module *m;
+        int r;
+
+        switch (index) {
+        case SYMBOLIZER_NO_MODULE:
+                *ret = 0;
+                return 0;
+        case SYMBOLIZER_KERNEL:
+                return store_module_id(c->store, "[kernel.kallsyms]", "", ret);
+        case SYMBOLIZER_JIT:
+                return store_module_id(c->store, "[jit]", "", ret);
+        }
+        m = symbolizer_get_module(c->sym, index);
+        if (m->store_id == 0) {
+                r = store_module_id(c->store, m->path, m->build_id, &m->store_id);
+                if (r < 0)
+                        return r;
+        }
+        *ret = m->store_id;
+        return 0;
+}
+
+static int store_frame(struct collector *c, uint32_t index, int64_t *ret) {
+        struct frame *f = &c->sym->frames[index];
+        int64_t module, function;
+        int r;
+
+        if (f->store_id == 0) {
+                r = store_module(c, f->module, &module);
+                if (r < 0)
+                        return r;
+                r = store_function_id(c->store, name_table_get(c->sym->names, f->function), module, f->unknown,
+                                      &function);
+                if (r < 0)
+                        return r;
+                r = store_frame_id(c->store, function,
+                                   f->module == SYMBOLIZER_NO_MODULE || f->module == SYMBOLIZER_JIT ?
+                                           -1 : (int64_t) f->address,
+                                   f->file == NAME_NONE ? NULL : name_table_get(c->sym->names, f->file),
+                                   f->line, f->inlined, &f->store_id);
+                if (r < 0)
+                        return r;
+        }
+        *ret = f->store_id;
+        return 0;
+}
+
+static int store_node(struct collector *c, uint32_t node, int64_t *ret) {
+        uint32_t chain[COLLECTOR_MAX_FRAMES + 1];
+        size_t n = 0;
+        int64_t parent, frame;
+        int r;
+
+        /* The unstored part of the path, innermost first; a stack is at most
+         * COLLECTOR_MAX_FRAMES deep, so it fits. */
+        for (uint32_t i = node; i != 0 && c->nodes[i].store_id == 0; i = c->nodes[i].parent)
+                chain[n++] = i;
+        while (n > 0) {
+                uint32_t i = chain[--n];
+
+                parent = c->nodes[i].parent ? c->nodes[c->nodes[i].parent].store_id : 0;
+                r = store_frame(c, c->nodes[i].frame, &frame);
+                if (r < 0)
+                        return r;
+                r = store_stack_id(c->store, parent, frame, &c->nodes[i].store_id);
+                if (r < 0)
+                        return r;
+        }
+        *ret = c->nodes[node].store_id;
+        return 0;
+}
+
+static int store_thread(struct collector *c, struct thread *t, int64_t *ret) {
+        struct process *p = t->process;
+        char exe_link[64], exe[4096];
+        ssize_t n;
+        int r;
+
+        if (p->store_id == 0) {
+                snprintf(exe_link, sizeof exe_link, "/proc/%u/exe", p->pid);
+                n = p->exited ? -1 : readlink(exe_link, exe, sizeof exe - 1);
+                exe[n > 0 ? n : 0] = '\0';
+                r = store_add_process(c->store, c->run_id, p->pid, p->comm[0] ? p->comm : NULL,
+                                      exe[0] ? exe : NULL, NULL, time(NULL), &p->store_id);
+                if (r < 0)
+                        return r;
+                /* Threads of the previous program (before an exec) need new rows too. */
+                for (size_t s = 0; s < c->n_slots; s++)
+                        if (c->slots[s]->process == p)
+                                c->slots[s]->store_id = 0;
+        }
+        if (t->store_id == 0) {
+                r = store_add_thread(c->store, p->store_id, t->tid, t->comm[0] ? t->comm : NULL, &t->store_id);
+                if (r < 0)
+                        return r;
+        }
+        *ret = t->store_id;
+        return 0;
+}
+
+static int flush_rows(struct collector *c, bool final) {
+        int r;
+
+        if (c->run_id == 0) {
+                r = store_add_run(c->store, &(struct store_run) {
+                                .kind = c->run_kind ?: "record",
+                                .command = c->run_command,
+                                .unwind = c->config.unwind == UNWIND_DWARF ? "dwarf" : "fp",
+                                .started = time(NULL),
+                        }, &c->run_id);
+                if (r < 0)
+                        return r;
+        }
+        for (unsigned i = 0; i < c->n_resources; i++) {
+                struct cresource *res = &c->resources[i];
+
+                if (!res->active)
+                        continue;
+                if (res->store_id == 0) {
+                        r = store_add_run_resource(c->store, c->run_id, res->name, res->unit, res->event,
+                                                   res->period, &res->store_id);
+                        if (r < 0)
+                                return r;
+                }
+                if (res->lost > res->lost_flushed) {
+                        r = store_add_lost(c->store, c->run_id, res->store_id, res->lost - res->lost_flushed);
+                        if (r < 0)
+                                return r;
+                }
+        }
+        for (size_t i = 0; i < c->n_agg; i++) {
+                uint64_t key = c->agg_keys[i];
+                unsigned res = key >> (64 - KEY_RESOURCE_BITS);
+                struct thread *t = c->slots[(key >> 32) & ((1u << KEY_SLOT_BITS) - 1)];
+                int64_t stack, thread;
+
+                r = store_thread(c, t, &thread);
+                if (r < 0)
+                        return r;
+                r = store_node(c, (uint32_t) key, &stack);
+                if (r < 0)
+                        return r;
+                r = store_add_samples(c->store, c->resources[res].store_id, c->agg_bucket, thread, stack,
+                                      c->agg[i].hits, c->agg[i].samples);
+                if (r < 0)
+                        return r;
+        }
+        if (final)
+                return store_end_run(c->store, c->run_id, time(NULL));
+        return 0;
+}
+
+/* Forgets processes and threads that exited, once their hits are stored. */
+static void reap(struct collector *c) {
+        uint64_t key, value, *slot;
+        size_t i = 0, kept = 0;
+
+        for (size_t s = 0; s < c->n_slots; s++) {
+                struct thread *t = c->slots[s];
+
+                if (!t->exited) {
+                        t->slot = kept;
+                        c->slots[kept++] = t;
+                        continue;
+                }
+                free(t);
+        }
+        c->n_slots = kept;
+        /* The maps cannot delete: rebuild them from what is kept. */
+        idmap_clear(c->threads);
+        for (size_t s = 0; s < c->n_slots; s++)
+                (void) idmap_put(c->threads, c->slots[s]->tid, (uintptr_t) c->slots[s], &slot);
+
+        {
+                _cleanup_(idmap_freep) struct idmap *alive = idmap_new();
+
+                if (!alive)
+                        return;         /* keep everything; try again next flush */
+                while (idmap_next(c->processes, &i, &key, &value)) {
+                        struct process *p = (struct process *) (uintptr_t) value;
+                        bool used = !p->exited;
+
+                        for (size_t s = 0; !used && s < c->n_slots; s++)
+                                used = c->slots[s]->process == p;
+                        if (used)
+                                (void) idmap_put(alive, key, value, &slot);
+                        else
+                                process_free(p);
+                }
+                idmap_clear(c->processes);
+                i = 0;
+                while (idmap_next(alive, &i, &key, &value))
+                        (void) idmap_put(c->processes, key, value, &slot);
+        }
+}
+
+int collector_flush(struct collector *c, bool final) {
+        int r;
+
+        if (!c->store)
+                return -EINVAL;
+        if (c->run_ended)
+                return 0;
+        r = store_begin(c->store);
+        if (r < 0)
+                return r;
+        r = flush_rows(c, final);
+        if (r >= 0)
+                r = store_commit(c->store);
+        if (r < 0) {
+                store_rollback(c->store);
+                forget_store_ids(c);
+                return r;
+        }
+        for (unsigned i = 0; i < c->n_resources; i++)
+                c->resources[i].lost_flushed = c->resources[i].lost;
+        idmap_clear(c->agg_index);
+        c->n_agg = 0;
+        c->agg_bucket = -1;
+        c->run_ended = final;
+        reap(c);
+        return 0;
+}
+
+int64_t collector_run_id(const struct collector *c) {
+        return c->run_id;
+}
+
+void collector_set_run(struct collector *c, const char *kind, const char *command) {
+        free(c->run_kind);
+        free(c->run_command);
+        c->run_kind = kind ? strdup(kind) : NULL;
+        c->run_command = command ? strdup(command) : NULL;
+}
+
+void collector_get_stats(const struct collector *c, struct collector_stats *ret) {
+        *ret = c->stats;
+        ret->modules = c->sym->n_modules;
+}
+
+unsigned collector_n_resources(const struct collector *c) {
+        return c->n_resources;
+}
+
+void collector_resource_stats(const struct collector *c, unsigned i, struct collector_resource_stats *ret) {
+        const struct cresource *r = &c->resources[i];
+
+        *ret = (struct collector_resource_stats) {
+                .name = r->name,
+                .period = r->period,
+                .active = r->active,
+                .samples = r->samples,
+                .hits = r->hits,
+                .lost = r->lost,
+        };
+}
+
+int collector_kernel_symbols_error(const struct collector *c) {
+        return c->sym->kernel_error;
+}

@@ -1,0 +1,105 @@
+/* The collector: perf events for the requested resources on a target (a command, a process),
+ * their ring buffers read and decoded, address spaces followed, stacks unwound and symbolized,
+ * and hits aggregated per (resource, thread, stack) in memory until a flush writes them to the
+ * store in one transaction. cppctl record and attach drive it; the daemon will too. */
+#pragma once
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "cleanup.h"
+#include "resource.h"
+#include "store.h"
+
+enum unwind_mode {
+        UNWIND_DWARF,           /* copy the user stack, unwind with libdw: right without frame pointers */
+        UNWIND_FP,              /* the kernel's frame-pointer callchain: cheap, loses callers in -O2 code */
+};
+
+struct collector_config {
+        enum unwind_mode unwind;
+        bool kernel;                    /* keep kernel frames in stacks */
+        uint32_t stack_size;            /* DWARF: bytes of user stack copied per sample */
+        uint32_t ring_size;             /* bytes of ring buffer per CPU (a power of two) */
+        bool jitter;                    /* randomize periods around their mean (paper §7.1) */
+        unsigned bucket_seconds;        /* samples are summed per time bucket of this size */
+};
+
+#define COLLECTOR_CONFIG_DEFAULT_STACK 16384u
+#define COLLECTOR_CONFIG_DEFAULT {              \
+        .unwind = UNWIND_DWARF,                 \
+        .stack_size = COLLECTOR_CONFIG_DEFAULT_STACK, \
+        .ring_size = 8u << 20,                  \
+        .bucket_seconds = 60,                   \
+}
+
+/* Frames a stack keeps: the kernel's callchain limit is 127; DWARF goes deeper. */
+#define COLLECTOR_MAX_FRAMES 512
+
+struct collector;
+
+struct collector_resource_stats {
+        const char *name;
+        uint64_t period;
+        bool active;                    /* its events opened */
+        uint64_t samples;               /* samples that became hits */
+        uint64_t hits;
+        uint64_t lost;                  /* PERF_RECORD_LOST */
+};
+
+struct collector_stats {
+        uint64_t records, samples, lost, bad_records;
+        uint64_t frames, frames_unknown;
+        uint64_t unwind_ns, symbolize_ns;       /* time spent per phase, for benchmarks */
+        uint64_t processes, threads, modules, stack_nodes;
+};
+
+/* Creates a collector writing to STORE (borrowed; may be NULL until collector_flush). Returns
+ * 0 and sets *ret, or -ENOMEM; -EOPNOTSUPP for DWARF unwinding on an unsupported
+ * architecture. */
+int collector_new(const struct collector_config *config, struct store *store, struct collector **ret);
+struct collector *collector_free(struct collector *c);
+DEFINE_CLEANUP(struct collector *, collector_free);
+
+/* Adds a resource: a name from the resource table, or an event name (perf software event,
+ * tracepoint "sys:name", libpfm4 event) when EVENT is true. PERIOD 0 takes the default.
+ * Returns the resource's index, -ENOENT for an unknown name, -EINVAL for a bad period,
+ * -EEXIST if already added, -E2BIG past COLLECTOR_MAX_RESOURCES. */
+#define COLLECTOR_MAX_RESOURCES 32
+int collector_add_resource(struct collector *c, const char *name, bool event, uint64_t period);
+
+/* Opens the events of every resource for process PID and, through inheritance, the threads and
+ * children it creates after; ENABLE_ON_EXEC starts counting at its next exec (cppctl record),
+ * else at once (attach: each existing thread gets its own events). For each resource that this
+ * machine cannot count (-ENOENT/-EOPNOTSUPP/-ENODEV from the kernel or libpfm4),
+ * *ret_unsupported gets its bit and the others go on. Returns the number of resources active,
+ * or a negative errno: -EACCES/-EPERM (see perf_event_hint()), -ESRCH, -EMFILE, or -ENODEV when
+ * no resource could be opened. *ret_failed names the resource behind an error. */
+int collector_attach(struct collector *c, pid_t pid, bool enable_on_exec, uint32_t *ret_unsupported,
+                     const char **ret_failed);
+
+/* The ring buffers' fds, for poll(): sets *ret and returns how many. */
+int collector_fds(struct collector *c, const int **ret);
+
+/* Reads and processes every record waiting in every ring. Returns the number processed, or
+ * -ENOMEM. Bad records are counted, not fatal. */
+int collector_drain(struct collector *c);
+
+/* Writes the aggregated hits, lost counts and new processes to the store in one transaction,
+ * then forgets the hits and the processes that exited. FINAL also ends the run. Returns 0 or
+ * the store's negative errno (the hits stay in memory for a retry). */
+int collector_flush(struct collector *c, bool final);
+
+/* The store's run id (0 before the first flush). */
+int64_t collector_run_id(const struct collector *c);
+
+/* Describes the run for the store: its kind ("record", "attach") and command line. */
+void collector_set_run(struct collector *c, const char *kind, const char *command);
+
+void collector_get_stats(const struct collector *c, struct collector_stats *ret);
+unsigned collector_n_resources(const struct collector *c);
+void collector_resource_stats(const struct collector *c, unsigned i, struct collector_resource_stats *ret);
+
+/* Why kernel symbols are missing (a negative errno), or 0. */
+int collector_kernel_symbols_error(const struct collector *c);

@@ -1,0 +1,11 @@
+/* JIT symbol maps, /tmp/perf-PID.map: written by JITs (V8, the JVM with perf-map-agent, LuaJIT,
+ * Python 3.12's perf trampoline) so profilers can name their generated code. */
+#pragma once
+
+#include <stdio.h>
+
+#include "symtab.h"
+
+/* Reads "START SIZE NAME" lines (hex start and size, the name to the end of the line) from F
+ * into a new sorted table. Returns 0 and sets *ret, -EBADMSG for a malformed line, -ENOMEM. */
+int perf_map_load(FILE *f, struct name_table *names, struct symtab **ret);

@@ -1,0 +1,139 @@
+/* Address spaces. Lookups come once per user frame of every sample and changes are rare
+ * (mmap of executable code), so mappings sit in a sorted array searched by bisection, and an
+ * insertion shifts the array. Only executable mappings are kept: they are what PCs fall in. */
+#include "proc-maps.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+struct proc_maps *proc_maps_new(void) {
+        return calloc(1, sizeof(struct proc_maps));
+}
+
+struct proc_maps *proc_maps_free(struct proc_maps *m) {
+        if (!m)
+                return NULL;
+        free(m->mappings);
+        free(m);
+        return NULL;
+}
+
+static int reserve(struct proc_maps *m, size_t n) {
+        size_t cap = m->cap ? m->cap : 16;
+        struct mapping *a;
+
+        if (n <= m->cap)
+                return 0;
+        while (cap < n)
+                cap *= 2;
+        a = realloc(m->mappings, cap * sizeof *a);
+        if (!a)
+                return -ENOMEM;
+        m->mappings = a;
+        m->cap = cap;
+        return 0;
+}
+
+int proc_maps_add(struct proc_maps *m, uint64_t start, uint64_t end, uint64_t pgoff, uint32_t module) {
+        size_t i = 0, j;
+
+        if (start >= end)
+                return -EINVAL;
+        /* Room for the new mapping and for one old mapping split in two. */
+        if (reserve(m, m->n + 2) < 0)
+                return -ENOMEM;
+
+        while (i < m->n && m->mappings[i].end <= start)
+                i++;
+        /* An old mapping that starts before and runs past the new one: split it. */
+        if (i < m->n && m->mappings[i].start < start && m->mappings[i].end > end) {
+                struct mapping tail = m->mappings[i];
+
+                tail.pgoff += end - tail.start;
+                tail.start = end;
+                m->mappings[i].end = start;
+                memmove(&m->mappings[i + 2], &m->mappings[i + 1], (m->n - i - 1) * sizeof *m->mappings);
+                m->mappings[i + 1] = tail;
+                m->n++;
+                i++;
+        } else if (i < m->n && m->mappings[i].start < start) {
+                m->mappings[i].end = start;     /* trim its tail */
+                i++;
+        }
+        /* Old mappings inside [start, end) go; one that runs past end loses its head. */
+        for (j = i; j < m->n && m->mappings[j].start < end; j++)
+                if (m->mappings[j].end > end) {
+                        m->mappings[j].pgoff += end - m->mappings[j].start;
+                        m->mappings[j].start = end;
+                        break;
+                }
+        memmove(&m->mappings[i + 1], &m->mappings[j], (m->n - j) * sizeof *m->mappings);
+        m->n = m->n - (j - i) + 1;
+        m->mappings[i] = (struct mapping) { .start = start, .end = end, .pgoff = pgoff, .module = module };
+        m->generation++;
+        return 0;
+}
+
+const struct mapping *proc_maps_find(const struct proc_maps *m, uint64_t addr) {
+        size_t lo = 0, hi = m->n;
+
+        while (lo < hi) {
+                size_t mid = lo + (hi - lo) / 2;
+
+                if (m->mappings[mid].end <= addr)
+                        lo = mid + 1;
+                else
+                        hi = mid;
+        }
+        return lo < m->n && m->mappings[lo].start <= addr ? &m->mappings[lo] : NULL;
+}
+
+struct proc_maps *proc_maps_copy(const struct proc_maps *src) {
+        struct proc_maps *m = proc_maps_new();
+
+        if (!m || reserve(m, src->n) < 0)
+                return proc_maps_free(m);
+        if (src->n > 0)
+                memcpy(m->mappings, src->mappings, src->n * sizeof *m->mappings);
+        m->n = src->n;
+        return m;
+}
+
+void proc_maps_clear(struct proc_maps *m) {
+        m->n = 0;
+        m->generation++;
+}
+
+int proc_maps_parse_line(char *line, struct proc_maps_line *ret) {
+        struct proc_maps_line l = {};
+        char perms[5], *path, *nl;
+        unsigned long long start, end, pgoff, ino;
+        int consumed = 0;
+        size_t len;
+
+        /* "7f2c4a000000-7f2c4a022000 r-xp 00028000 fe:01 1234567    /usr/lib/libc.so.6" */
+        if (sscanf(line, "%llx-%llx %4s %llx %x:%x %llu %n", &start, &end, perms, &pgoff,
+                   &l.dev_major, &l.dev_minor, &ino, &consumed) < 7 || consumed == 0 ||
+            start >= end || strlen(perms) != 4)
+                return -EBADMSG;
+        l.start = start;
+        l.end = end;
+        l.pgoff = pgoff;
+        l.ino = ino;
+        l.exec = perms[2] == 'x';
+        path = line + consumed;
+        nl = strchr(path, '\n');
+        if (nl)
+                *nl = '\0';
+        len = strlen(path);
+        if (len > 10 && streq(path + len - 10, " (deleted)")) {
+                path[len - 10] = '\0';
+                l.deleted = true;
+        }
+        l.path = path;
+        *ret = l;
+        return 0;
+}

@@ -1,0 +1,271 @@
+/* The symbolizer. Frames are kept in one array and never move (indexes are stable), so stacks
+ * can be tries of frame indexes. An address resolves to a chain of frames (the function and its
+ * inlined callees), cached under (module, offset): one resolution per distinct address, after
+ * which a sample's frame costs one hash lookup. Modules are keyed by build id when the kernel
+ * gave one (MMAP2 with build_id), so a library shared by a thousand processes is loaded once,
+ * and two versions of one path (upgraded while running) are two modules. Kernel symbols come
+ * from /proc/kallsyms, read on first use, since libdw needs a vmlinux we rarely have. */
+#include "symbolize.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "kallsyms.h"
+
+/* The chain cache's key: the module index (at most 16 bits used) and a 48-bit offset. */
+#define CHAIN_KEY(index, offset) ((uint64_t) (index) << 48 | ((offset) & 0xffffffffffffULL))
+
+struct symbolizer *symbolizer_new(void) {
+        struct symbolizer *s = calloc(1, sizeof *s);
+
+        if (!s)
+                return NULL;
+        s->names = name_table_new();
+        s->module_keys = name_table_new();
+        s->chains = idmap_new();
+        s->kernel_frames = idmap_new();
+        if (!s->names || !s->module_keys || !s->chains || !s->kernel_frames)
+                return symbolizer_free(s);
+        return s;
+}
+
+struct symbolizer *symbolizer_free(struct symbolizer *s) {
+        if (!s)
+                return NULL;
+        for (size_t i = 0; i < s->n_modules; i++)
+                module_free(s->modules[i]);
+        free(s->modules);
+        free(s->frames);
+        idmap_free(s->chains);
+        idmap_free(s->kernel_frames);
+        symtab_free(s->kernel);
+        name_table_free(s->names);
+        name_table_free(s->module_keys);
+        free(s);
+        return NULL;
+}
+
+int symbolizer_module(struct symbolizer *s, const char *path, const uint8_t *build_id, size_t build_id_len,
+                      uint64_t dev, uint64_t ino, uint32_t *ret_index) {
+        bool vdso = streq(path, "[vdso]");
+        char key[4200];
+        int64_t id;
+        int n;
+
+        if (vdso)
+                n = snprintf(key, sizeof key, "[vdso]");
+        else if (build_id_len > 0) {
+                n = snprintf(key, sizeof key, "b:");
+                for (size_t i = 0; i < build_id_len && i < 20; i++)
+                        n += snprintf(key + n, sizeof key - n, "%02x", build_id[i]);
+        } else
+                n = snprintf(key, sizeof key, "p:%s\x1f%" PRIu64 "\x1f%" PRIu64, path, dev, ino);
+        if (n < 0 || (size_t) n >= sizeof key)
+                return -ENAMETOOLONG;
+
+        id = name_table_intern(s->module_keys, key, n);
+        if (id < 0)
+                return id;
+        if ((size_t) id >= 0xffff)
+                return -E2BIG;          /* the chain key has 16 bits for it */
+        if ((size_t) id == s->n_modules) {
+                struct module *m;
+
+                if (s->n_modules == s->cap_modules) {
+                        size_t cap = s->cap_modules ? s->cap_modules * 2 : 64;
+                        struct module **a = realloc(s->modules, cap * sizeof *a);
+
+                        if (!a)
+                                return -ENOMEM;
+                        s->modules = a;
+                        s->cap_modules = cap;
+                }
+                m = module_new(vdso ? MODULE_VDSO : MODULE_ELF, path, build_id, build_id_len);
+                if (!m)
+                        return -ENOMEM;
+                s->modules[s->n_modules++] = m;
+        }
+        *ret_index = id;
+        return 0;
+}
+
+int symbolizer_load(struct symbolizer *s, uint32_t index, pid_t pid, uint64_t start, uint64_t end) {
+        struct module *m = s->modules[index];
+        char by_map[128], by_root[4200];
+        const char *candidates[4];
+        size_t n = 0;
+
+        if (m->loaded)
+                return m->load_error;
+        if (pid > 0) {
+                snprintf(by_map, sizeof by_map, "/proc/%d/map_files/%" PRIx64 "-%" PRIx64, (int) pid, start, end);
+                candidates[n++] = by_map;
+                if ((size_t) snprintf(by_root, sizeof by_root, "/proc/%d/root%s", (int) pid, m->path) < sizeof by_root)
+                        candidates[n++] = by_root;
+        }
+        candidates[n++] = m->path;
+        candidates[n] = NULL;
+        return module_load(m, candidates, s->names);
+}
+
+static int add_frame(struct symbolizer *s, const struct frame *f) {
+        if (s->n_frames >= UINT32_MAX >> 8)
+                return -E2BIG;
+        if (s->n_frames == s->cap_frames) {
+                size_t cap = s->cap_frames ? s->cap_frames * 2 : 1024;
+                struct frame *a = realloc(s->frames, cap * sizeof *a);
+
+                if (!a)
+                        return -ENOMEM;
+                s->frames = a;
+                s->cap_frames = cap;
+        }
+        s->frames[s->n_frames] = *f;
+        return s->n_frames++;
+}
+
+static int64_t intern(struct symbolizer *s, const char *name) {
+        return name_table_intern(s->names, name, strlen(name));
+}
+
+/* "libc.so.6+0x2a3f0": the file's base name and the offset. */
+static int64_t unknown_name(struct symbolizer *s, const char *path, uint64_t offset) {
+        const char *base = strrchr(path, '/');
+        char buf[512];
+
+        snprintf(buf, sizeof buf, "%s+0x%" PRIx64, base ? base + 1 : path, offset);
+        return intern(s, buf);
+}
+
+int symbolizer_resolve(struct symbolizer *s, uint32_t index, uint64_t offset, uint32_t *ret_first, uint32_t *ret_n) {
+        struct module_location loc[MODULE_MAX_INLINE];
+        struct module *m = s->modules[index];
+        uint64_t *slot, vaddr = offset;
+        int64_t first = -1, name;
+        int n = 0, r;
+
+        s->lookups++;
+        slot = idmap_get(s->chains, CHAIN_KEY(index, offset));
+        if (slot) {
+                *ret_first = *slot >> 8;
+                *ret_n = *slot & 0xff;
+                return 0;
+        }
+        s->misses++;
+
+        if (m->load_error == 0 && m->n_segments > 0 && module_offset_to_vaddr(m, offset, &vaddr) == 0) {
+                n = module_symbolize(m, vaddr, s->names, loc);
+                if (n < 0)
+                        return n;
+        }
+        for (int i = 0; i < n; i++) {
+                r = add_frame(s, &(struct frame) {
+                                .function = loc[i].function,
+                                .file = loc[i].file,
+                                .line = loc[i].line,
+                                .module = index,
+                                .address = vaddr,
+                                .inlined = loc[i].inlined,
+                        });
+                if (r < 0)
+                        return r;
+                if (first < 0)
+                        first = r;
+        }
+        if (n == 0) {
+                name = unknown_name(s, m->path, vaddr);
+                if (name < 0)
+                        return name;
+                first = add_frame(s, &(struct frame) {
+                                .function = name,
+                                .file = NAME_NONE,
+                                .module = index,
+                                .address = vaddr,
+                                .unknown = true,
+                        });
+                if (first < 0)
+                        return first;
+                n = 1;
+        }
+        if (idmap_put(s->chains, CHAIN_KEY(index, offset), (uint64_t) first << 8 | n, &slot) < 0)
+                return -ENOMEM;
+        *ret_first = first;
+        *ret_n = n;
+        return 0;
+}
+
+int64_t symbolizer_kernel(struct symbolizer *s, uint64_t addr) {
+        const struct symtab_entry *e = NULL;
+        uint64_t *slot;
+        int64_t name, f;
+        char buf[64];
+
+        slot = idmap_get(s->kernel_frames, addr);
+        if (slot)
+                return *slot;
+        if (!s->kernel_tried) {
+                _cleanup_fclose_ FILE *k = fopen("/proc/kallsyms", "re");
+
+                s->kernel_tried = true;
+                s->kernel_error = k ? kallsyms_load(k, s->names, &s->kernel) : -errno;
+        }
+        if (s->kernel)
+                e = symtab_lookup(s->kernel, addr);
+        if (e)
+                name = e->name;
+        else {
+                snprintf(buf, sizeof buf, "[kernel.kallsyms]+0x%" PRIx64, addr);
+                name = intern(s, buf);
+        }
+        if (name < 0)
+                return name;
+        f = add_frame(s, &(struct frame) {
+                        .function = name,
+                        .file = NAME_NONE,
+                        .module = SYMBOLIZER_KERNEL,
+                        .address = addr,
+                        .unknown = !e,
+                        .kernel = true,
+                });
+        if (f < 0)
+                return f;
+        if (idmap_put(s->kernel_frames, addr, f, &slot) < 0)
+                return -ENOMEM;
+        return f;
+}
+
+/* One frame per name for frames outside ELF modules, cached under a module index that no
+ * module can have (symbolizer_module() stops below 0xffff). */
+static int64_t named_frame(struct symbolizer *s, const char *name, uint32_t module, bool unknown) {
+        int64_t id = intern(s, name), f;
+        uint64_t key, *slot;
+
+        if (id < 0)
+                return id;
+        key = CHAIN_KEY(module == SYMBOLIZER_JIT ? 0xfffe : 0xffff, id);
+        slot = idmap_get(s->chains, key);
+        if (slot)
+                return *slot >> 8;
+        f = add_frame(s, &(struct frame) {
+                        .function = id,
+                        .file = NAME_NONE,
+                        .module = module,
+                        .unknown = unknown,
+                });
+        if (f < 0)
+                return f;
+        if (idmap_put(s->chains, key, (uint64_t) f << 8 | 1, &slot) < 0)
+                return -ENOMEM;
+        return f;
+}
+
+int64_t symbolizer_jit(struct symbolizer *s, const char *name) {
+        return named_frame(s, name, SYMBOLIZER_JIT, false);
+}
+
+int64_t symbolizer_synthetic(struct symbolizer *s, const char *name, bool unknown) {
+        return named_frame(s, name, SYMBOLIZER_NO_MODULE, unknown);
+}

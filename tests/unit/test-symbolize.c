@@ -1,0 +1,242 @@
+/* Symbolizing and DWARF-unwinding this very program: its address space from /proc/self/maps,
+ * its own ELF file and libc through the symbolizer, and a stack captured by hand in a chain of
+ * functions built without frame pointers (see meson.build), unwound by libdwfl. */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "proc-maps.h"
+#include "symbolize.h"
+#include "tap.h"
+#include "unwind.h"
+
+static struct symbolizer *sym;
+static struct proc_maps *maps;
+
+static void load_self(void) {
+        FILE *f = fopen("/proc/self/maps", "re");
+        char line[4096];
+
+        sym = symbolizer_new();
+        maps = proc_maps_new();
+        while (f && fgets(line, sizeof line, f)) {
+                struct proc_maps_line l;
+                uint32_t index = SYMBOLIZER_NO_MODULE;
+
+                if (proc_maps_parse_line(line, &l) < 0 || !l.exec)
+                        continue;
+                if (l.path[0] == '/' || strcmp(l.path, "[vdso]") == 0)
+                        symbolizer_module(sym, l.path, NULL, 0, (uint64_t) l.dev_major << 32 | l.dev_minor, l.ino, &index);
+                proc_maps_add(maps, l.start, l.end, l.pgoff, index);
+        }
+        if (f)
+                fclose(f);
+}
+
+/* The frames of PC, innermost first (inlined ones marked), as names joined by ';' into BUF. */
+static const char *names_at(uint64_t pc, char *buf, size_t size) {
+        const struct mapping *m = proc_maps_find(maps, pc);
+        uint32_t first, n;
+
+        buf[0] = '\0';
+        if (!m || m->module == SYMBOLIZER_NO_MODULE)
+                return strcpy(buf, "(no module)");
+        symbolizer_load(sym, m->module, getpid(), m->start, m->end);
+        if (symbolizer_resolve(sym, m->module, pc - m->start + m->pgoff, &first, &n) < 0)
+                return strcpy(buf, "(error)");
+        for (uint32_t i = n; i > 0; i--) {
+                const struct frame *f = &sym->frames[first + i - 1];
+
+                if (buf[0])
+                        strncat(buf, ";", size - strlen(buf) - 1);
+                strncat(buf, name_table_get(sym->names, f->function), size - strlen(buf) - 1);
+                if (f->inlined)
+                        strncat(buf, "(inlined)", size - strlen(buf) - 1);
+        }
+        return buf;
+}
+
+#if defined(__x86_64__)
+static inline __attribute__((always_inline)) uint64_t inner_address(void) {
+        uint64_t p;
+
+        /* The address of this lea itself (7 bytes long), which lies in the inlined code; the
+         * next instruction's may not. */
+        __asm__ volatile("lea -7(%%rip), %0" : "=r"(p));
+        return p;
+}
+
+__attribute__((noinline)) uint64_t outer_function(void);
+__attribute__((noinline)) uint64_t outer_function(void) {
+        return inner_address() + 0 * (uint64_t) getpid();
+}
+
+/* The sample a profiler would take in chain_c: registers in perf's order for
+ * UNWIND_REGS_MASK (ax bx cx dx si di bp sp ip r8-r15) and a copy of the stack. */
+static uint64_t regs[UNWIND_N_REGS];
+static uint8_t stack_copy[16384];
+static size_t stack_len;
+
+__attribute__((noinline)) void chain_c(void);
+__attribute__((noinline)) void chain_c(void) {
+        uint64_t *r = regs;
+        uint64_t sp;
+
+        __asm__ volatile(
+                "mov %%rax, 0(%0)\n\t"
+                "mov %%rbx, 8(%0)\n\t"
+                "mov %%rcx, 16(%0)\n\t"
+                "mov %%rdx, 24(%0)\n\t"
+                "mov %%rsi, 32(%0)\n\t"
+                "mov %%rdi, 40(%0)\n\t"
+                "mov %%rbp, 48(%0)\n\t"
+                "mov %%rsp, 56(%0)\n\t"
+                "lea (%%rip), %%rax\n\t"
+                "mov %%rax, 64(%0)\n\t"
+                "mov %%r8, 72(%0)\n\t"
+                "mov %%r9, 80(%0)\n\t"
+                "mov %%r10, 88(%0)\n\t"
+                "mov %%r11, 96(%0)\n\t"
+                "mov %%r12, 104(%0)\n\t"
+                "mov %%r13, 112(%0)\n\t"
+                "mov %%r14, 120(%0)\n\t"
+                "mov %%r15, 128(%0)\n\t"
+                : : "r"(r) : "rax", "memory");
+        sp = regs[UNWIND_REG_SP];
+        /* The stack from sp up, as the kernel would copy it; never past the stack's top. */
+        {
+                FILE *f = fopen("/proc/self/maps", "re");
+                char line[512];
+                uint64_t top = sp + sizeof stack_copy;
+
+                while (f && fgets(line, sizeof line, f)) {
+                        unsigned long long s, e;
+
+                        if (sscanf(line, "%llx-%llx", &s, &e) == 2 && sp >= s && sp < e && e < top)
+                                top = e;
+                }
+                if (f)
+                        fclose(f);
+                stack_len = top - sp;
+                memcpy(stack_copy, (const void *) sp, stack_len);
+        }
+}
+
+__attribute__((noinline)) void chain_b(void);
+__attribute__((noinline)) void chain_b(void) {
+        chain_c();
+        __asm__ volatile("" ::: "memory");      /* no tail call */
+}
+
+__attribute__((noinline)) void chain_a(void);
+__attribute__((noinline)) void chain_a(void) {
+        chain_b();
+        __asm__ volatile("" ::: "memory");
+}
+
+static int cmp(const void *a, const void *b) {
+        chain_a();
+        return (*(const int *) a > *(const int *) b) - (*(const int *) a < *(const int *) b);
+}
+
+static void test_unwind(void) {
+        _cleanup_(unwinder_freep) struct unwinder *u = unwinder_new(getpid());
+        uint64_t pcs[64];
+        char buf[512], all[4096] = "";
+        int v[2] = { 2, 1 };
+        size_t n;
+
+        /* Through qsort, so the chain crosses glibc, which has no frame pointers. */
+        qsort(v, 2, sizeof *v, cmp);
+        for (size_t i = 0; i < maps->n; i++) {
+                const struct mapping *m = &maps->mappings[i];
+                struct module *mod;
+                uint64_t bias;
+
+                if (m->module == SYMBOLIZER_NO_MODULE)
+                        continue;
+                mod = symbolizer_get_module(sym, m->module);
+                symbolizer_load(sym, m->module, getpid(), m->start, m->end);
+                if (mod->load_error == 0 && module_bias(mod, m->start, m->pgoff, &bias) == 0)
+                        unwinder_add_module(u, mod->path, mod->fd, bias, m->start, m->end, m->pgoff);
+        }
+        n = unwinder_unwind(u, gettid(), regs, stack_copy, stack_len, pcs, 64);
+        for (size_t i = 0; i < n; i++) {
+                strncat(all, names_at(pcs[i], buf, sizeof buf), sizeof all - strlen(all) - 2);
+                strcat(all, " ");
+        }
+        printf("# unwound: %s\n", all);
+        ok(n >= 6, "the copied stack unwinds %zu frames deep", n);
+        ok(strstr(all, "chain_c chain_b chain_a cmp ") == all, "chain_c, chain_b, chain_a, cmp: innermost first");
+        ok(strstr(all, "qsort_r") != NULL, "through glibc's qsort_r, which has no frame pointers");
+        ok(strstr(all, "test_unwind") != NULL && strstr(all, " main ") != NULL,
+           "and on to the caller of qsort, and main");
+}
+
+static void test_symbolize(void) {
+        char buf[512];
+
+        ok(strcmp(names_at((uint64_t) (uintptr_t) chain_b + 1, buf, sizeof buf), "chain_b") == 0,
+           "a function of this program: %s", buf);
+        ok(strcmp(names_at(outer_function(), buf, sizeof buf), "inner_address(inlined);outer_function") == 0,
+           "an address inside an inlined function: %s", buf);
+        ok(strcmp(names_at((uint64_t) (uintptr_t) qsort, buf, sizeof buf), "qsort") == 0,
+           "a libc function: %s", buf);
+}
+#endif
+
+static void test_modules(void) {
+        _cleanup_(name_table_freep) struct name_table *names = name_table_new();
+        const uint8_t bogus[20] = { 1, 2, 3 };
+        char self[4096], text[] = "/tmp/test-symbolize-XXXXXX";
+        const char *candidates[2] = { self, NULL };
+        struct module *m;
+        ssize_t n;
+        int fd;
+
+        n = readlink("/proc/self/exe", self, sizeof self - 1);
+        self[n > 0 ? n : 0] = '\0';
+        m = module_new(MODULE_ELF, self, bogus, sizeof bogus);
+        ok(module_load(m, candidates, names) == -ESTALE, "a file with another build id: -ESTALE (a replaced binary)");
+        module_free(m);
+
+        candidates[0] = "/nonexistent/lib.so";
+        m = module_new(MODULE_ELF, candidates[0], NULL, 0);
+        ok(module_load(m, candidates, names) == -ENOENT, "a missing file: -ENOENT");
+        module_free(m);
+
+        fd = mkstemp(text);
+        (void) !write(fd, "hello\n", 6);
+        close(fd);
+        candidates[0] = text;
+        m = module_new(MODULE_ELF, text, NULL, 0);
+        ok(module_load(m, candidates, names) == -EBADMSG, "a text file: -EBADMSG");
+        module_free(m);
+        unlink(text);
+
+        {
+                uint32_t index, first, count;
+
+                ok(symbolizer_module(sym, "/nonexistent/libgone.so.1", NULL, 0, 1, 2, &index) == 0 &&
+                   symbolizer_load(sym, index, 0, 0, 0) == -ENOENT, "a module whose file is gone");
+                ok(symbolizer_resolve(sym, index, 0x1234, &first, &count) == 0 && count == 1 &&
+                   sym->frames[first].unknown &&
+                   strcmp(name_table_get(sym->names, sym->frames[first].function), "libgone.so.1+0x1234") == 0,
+                   "its addresses are kept as module+offset, marked unknown");
+        }
+}
+
+int main(void) {
+        load_self();
+#if defined(__x86_64__)
+        test_symbolize();
+        test_unwind();
+#endif
+        test_modules();
+        proc_maps_free(maps);
+        symbolizer_free(sym);
+        return tap_done();
+}

@@ -1,7 +1,7 @@
-/* The recording loop shared by cppctl record and attach. One thread: poll() on the rings (woken
- * when one is a quarter full), a signalfd for SIGINT/SIGTERM/SIGCHLD, and a pidfd for an
- * attached process; every 100 ms at the latest the rings are drained, every 5 s the hits are
- * flushed to the store, so memory stays bounded and a crash loses little. */
+/* The recording loop shared by cppctl record and attach: poll() on the collector (records wait,
+ * taken from the rings by its reader thread), a signalfd for SIGINT/SIGTERM/SIGCHLD, and a pidfd
+ * for an attached process; every 100 ms at the latest records are handled, every 5 s the hits
+ * are flushed to the store, so memory stays bounded and a crash loses little. */
 #include "recording.h"
 
 #include <errno.h>
@@ -13,6 +13,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/signalfd.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -320,10 +321,9 @@ static int flush(struct recording *rec, bool final) {
 
 int recording_run(struct recording *rec, pid_t child, int pidfd, int *ret_status) {
         _cleanup_close_ int sfd = -1;
-        _cleanup_free_ struct pollfd *pfd = NULL;
+        struct pollfd pfd[3];
         uint64_t last_flush, last_status, deadline = 0;
-        const int *ring_fds;
-        int n_rings, n_sigint = 0, r;
+        int n_sigint = 0, r;
         sigset_t mask;
         bool done = false;
 
@@ -336,12 +336,6 @@ int recording_run(struct recording *rec, pid_t child, int pidfd, int *ret_status
                 log_error_errno(errno, "signalfd: %m");
                 return EXIT_FAILURE_;
         }
-        n_rings = collector_fds(rec->collector, &ring_fds);
-        pfd = calloc(n_rings + 2, sizeof *pfd);
-        if (!pfd) {
-                log_error_errno(ENOMEM, "Out of memory");
-                return EXIT_FAILURE_;
-        }
         rec->started_ns = last_flush = last_status = now_ns();
         if (rec->args.duration > 0)
                 deadline = rec->started_ns + (uint64_t) (rec->args.duration * 1e9);
@@ -350,8 +344,7 @@ int recording_run(struct recording *rec, pid_t child, int pidfd, int *ret_status
                 int n = 0;
                 uint64_t now;
 
-                for (int i = 0; i < n_rings; i++)
-                        pfd[n++] = (struct pollfd) { .fd = ring_fds[i], .events = POLLIN };
+                pfd[n++] = (struct pollfd) { .fd = collector_fd(rec->collector), .events = POLLIN };
                 pfd[n++] = (struct pollfd) { .fd = sfd, .events = POLLIN };
                 if (pidfd >= 0)
                         pfd[n++] = (struct pollfd) { .fd = pidfd, .events = POLLIN };
@@ -403,6 +396,7 @@ int recording_run(struct recording *rec, pid_t child, int pidfd, int *ret_status
                 }
         }
         rec->ended_ns = now_ns();
+        collector_stop(rec->collector);
         r = collector_drain(rec->collector);
         if (r < 0) {
                 log_error_errno(r, "Cannot process the samples: %m");
@@ -448,6 +442,16 @@ void recording_summary(struct recording *rec, const char *what) {
         if (st.frames)
                 printf("  %.1f%% of frames unsymbolized; %" PRIu64 " processes, %" PRIu64 " modules\n",
                        100.0 * st.frames_unknown / st.frames, st.processes, st.modules);
+        if (st.samples) {
+                struct rusage ru;
+                double cpu;
+
+                getrusage(RUSAGE_SELF, &ru);
+                cpu = ru.ru_utime.tv_sec + ru.ru_stime.tv_sec + (ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) / 1e6;
+                printf("  cppctl: %.3f s of CPU, %.1f us a sample (unwinding %.1f us, symbolizing %.1f us)\n",
+                       cpu, 1e6 * cpu / st.samples, st.unwind_ns / 1e3 / st.samples,
+                       st.symbolize_ns / 1e3 / st.samples);
+        }
         if (!first)
                 return;
 

@@ -45,7 +45,7 @@ static void header(FILE *f, const char *title, const struct sample_tree *t, cons
         if (i->period)
                 fprintf(f, ", sampled every %" PRIu64 " gticks (1 gtick = %s)", i->period, i->unit);
         fprintf(f, "; %" PRIu64 " samples lost", i->lost);
-        if (i->frames_unsymbolized)
+        if (i->frames)
                 fprintf(f, "; %.1f%% of frames unsymbolized",
                         100.0 * (double) i->frames_unsymbolized / (double) i->frames);
         fprintf(f, "\nformat: %s\n%s\n", format, RULE);

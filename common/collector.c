@@ -7,10 +7,11 @@
  * COMM, FORK/EXIT. Samples never ask for PERF_SAMPLE_PERIOD, which would make the kernel
  * sample every software event and tracepoint; a sample is worth one period.
  *
- * Reading. A drain snapshots every ring, collects the records' times, sorts them, and handles
- * them in time order in place, so that a sample is seen after the MMAP2 that mapped its code and
- * before the exec that unmapped it, whichever CPUs they came from; then the space goes back to
- * the kernel. PERF_RECORD_LOST is counted per resource and reported with every profile.
+ * Reading. A thread (ring-reader.c) empties the rings into memory in time order across CPUs, so
+ * that a sample is seen after the MMAP2 that mapped its code and before the exec that unmapped
+ * it, whichever CPUs they came from, and so that a slow moment here (the first symbol of a
+ * library with debug information) costs memory, not samples. PERF_RECORD_LOST is counted per
+ * resource and reported with every profile.
  *
  * Stacks. A sample's user stack comes from the kernel's frame-pointer callchain or from DWARF
  * unwinding of its copied stack (unwind.c); each PC is found in the process's address space
@@ -43,12 +44,11 @@
 #include "proc-maps.h"
 #include "record.h"
 #include "ring-buffer.h"
+#include "ring-reader.h"
 #include "symbolize.h"
 #include "syscall-names.h"
 #include "unwind.h"
 
-/* Records sorted and handled per pass of a drain. */
-#define DRAIN_BATCH 65536
 /* Field widths of an aggregation key: resource, thread slot, trie node. */
 #define KEY_RESOURCE_BITS 5
 #define KEY_SLOT_BITS 27
@@ -107,6 +107,8 @@ struct thread {
 struct process {
         uint32_t pid;
         char comm[16];
+        char *exe;                      /* the executable's path; NULL until known */
+        bool exe_pending;               /* exec'd: the next file mapped executable is the program */
         struct proc_maps *maps;
         struct unwinder *unwinder;
         unsigned unwinder_generation;
@@ -128,12 +130,6 @@ struct agg {
         uint64_t hits, samples;
 };
 
-struct batch_entry {
-        uint64_t time;
-        uint64_t pos;
-        uint32_t ring;
-};
-
 struct collector {
         struct collector_config config;
         struct store *store;
@@ -147,8 +143,10 @@ struct collector {
         size_t n_fds, cap_fds;
         int n_cpus;
         struct ring_buffer **rings;     /* by CPU; NULL until the CPU's first event opens */
-        int *ring_fds;                  /* the rings that exist, for poll() */
+        int *ring_fds;                  /* the rings' owners */
         int n_ring_fds;
+        struct ring_buffer **ring_list; /* the rings that exist, for the reader */
+        struct ring_reader *reader;
         struct idmap *event_ids;        /* kernel event id -> index in events */
         unsigned switches_via_offcpu;   /* context-switches counted from real-time's switch
                                          * samples, or NO_RESOURCE */
@@ -175,8 +173,6 @@ struct collector {
         bool run_ended;
         struct collector_stats stats;
 
-        struct batch_entry *batch;
-        uint64_t *reached;              /* by CPU: where a drain pass stopped */
         uint64_t pcs[COLLECTOR_MAX_FRAMES];
         uint32_t stack[COLLECTOR_MAX_FRAMES];   /* frame indexes, innermost first */
 };
@@ -225,12 +221,11 @@ int collector_new(const struct collector_config *config, struct store *store, st
         c->threads = idmap_new();
         c->trie = idmap_new();
         c->agg_index = idmap_new();
-        c->batch = malloc(DRAIN_BATCH * sizeof *c->batch);
-        c->reached = calloc(n_cpus, sizeof *c->reached);
+        c->ring_list = calloc(n_cpus, sizeof *c->ring_list);
         c->cap_nodes = 1024;
         c->nodes = malloc(c->cap_nodes * sizeof *c->nodes);
         if (!c->sym || !c->rings || !c->ring_fds || !c->event_ids || !c->processes || !c->threads ||
-            !c->trie || !c->agg_index || !c->batch || !c->reached || !c->nodes)
+            !c->trie || !c->agg_index || !c->ring_list || !c->nodes)
                 return -ENOMEM;
         c->nodes[0] = (struct trie_node) {};
         c->n_nodes = 1;
@@ -245,6 +240,7 @@ int collector_new(const struct collector_config *config, struct store *store, st
 static void process_free(struct process *p) {
         if (!p)
                 return;
+        free(p->exe);
         proc_maps_free(p->maps);
         unwinder_free(p->unwinder);
         symtab_free(p->jit);
@@ -258,6 +254,7 @@ struct collector *collector_free(struct collector *c) {
 
         if (!c)
                 return NULL;
+        ring_reader_free(c->reader);    /* first: its thread reads the rings */
         for (size_t f = 0; f < c->n_fds; f++)
                 close(c->fds[f].fd);
         free(c->fds);
@@ -280,8 +277,7 @@ struct collector *collector_free(struct collector *c) {
         free(c->agg);
         free(c->nodes);
         free(c->events);
-        free(c->batch);
-        free(c->reached);
+        free(c->ring_list);
         for (unsigned r = 0; r < c->n_resources; r++) {
                 free(c->resources[r].name);
                 free(c->resources[r].unit);
@@ -527,6 +523,7 @@ static int open_one(struct collector *c, unsigned ev, pid_t tid, int cpu, bool s
                 }
                 if (r < 0)
                         return r;
+                c->ring_list[c->n_ring_fds] = c->rings[cpu];
                 c->ring_fds[c->n_ring_fds++] = fd;
         } else if (ioctl(fd, PERF_EVENT_IOC_SET_OUTPUT, c->rings[cpu]->fd) < 0)
                 return -errno;
@@ -580,6 +577,23 @@ static int list_threads(pid_t pid, pid_t **ret) {
 }
 
 static struct process *process_get(struct collector *c, uint32_t pid, bool from_proc);
+
+/* Starts the thread that empties the rings, telling it each event's sample layout. */
+static int start_reader(struct collector *c) {
+        uint64_t id, ev;
+        size_t i = 0;
+        int r;
+
+        c->reader = ring_reader_new(c->ring_list, c->n_ring_fds, c->config.queue_size);
+        if (!c->reader)
+                return -ENOMEM;
+        while (idmap_next(c->event_ids, &i, &id, &ev)) {
+                r = ring_reader_add_event(c->reader, id, c->events[ev].attr.sample_type, UNWIND_N_REGS);
+                if (r < 0)
+                        return r;
+        }
+        return ring_reader_start(c->reader);
+}
 
 /* Of two context-switch software events on one task only the one opened last gets samples (seen
  * on 6.18, with perf itself too), so context-switches and real-time share real-time's: each of
@@ -692,12 +706,20 @@ int collector_attach(struct collector *c, pid_t pid, bool enable_on_exec, uint32
                 c->resources[sw].active = rt != NO_RESOURCE && c->resources[rt].active;
         }
         *ret_unsupported = unsupported_mask;
-        return n_active > 0 ? n_active : -ENODEV;
+        if (n_active == 0)
+                return -ENODEV;
+        r = start_reader(c);
+        return r < 0 ? r : n_active;
 }
 
-int collector_fds(struct collector *c, const int **ret) {
-        *ret = c->ring_fds;
-        return c->n_ring_fds;
+int collector_fd(struct collector *c) {
+        return c->reader ? ring_reader_fd(c->reader) : -1;
+}
+
+void collector_stop(struct collector *c) {
+        if (c->reader)
+                ring_reader_stop(c->reader);
+
 }
 
 /* ---- processes and threads ---- */
@@ -762,8 +784,17 @@ static struct process *process_get(struct collector *c, uint32_t pid, bool from_
         for (unsigned r = 0; r < c->n_resources; r++)
                 p->bytes_remaining[r] = draw_period(c, c->resources[r].period);
         if (from_proc) {
+                char exe[4096];
+                ssize_t n;
+
                 snprintf(path, sizeof path, "/proc/%u/comm", pid);
                 read_comm(path, p->comm);
+                snprintf(path, sizeof path, "/proc/%u/exe", pid);
+                n = readlink(path, exe, sizeof exe - 1);
+                if (n > 0) {
+                        exe[n] = '\0';
+                        p->exe = strdup(exe);
+                }
                 (void) load_proc_maps(c, p);    /* gone or forbidden: its frames stay unknown */
         }
         c->stats.processes++;
@@ -1226,6 +1257,12 @@ static int handle_mmap2(struct collector *c, const struct perf_event_header *h) 
         p = process_get(c, m.pid, false);
         if (!p)
                 return -ENOMEM;
+        if (p->exe_pending && m.filename[0] == '/') {
+                /* The kernel maps the program before its interpreter. */
+                free(p->exe);
+                p->exe = strdup(m.filename);
+                p->exe_pending = false;
+        }
         if (m.filename[0] == '/' || streq(m.filename, "[vdso]")) {
                 r = symbolizer_module(c->sym, m.filename, m.has_build_id ? m.build_id : NULL,
                                       m.has_build_id ? m.build_id_size : 0,
@@ -1255,6 +1292,7 @@ static int handle_comm(struct collector *c, const struct perf_event_header *h) {
                 t->process->jit = symtab_free(t->process->jit);
                 t->process->jit_size = 0;
                 t->process->store_id = 0;       /* a new process row: it runs another program */
+                t->process->exe_pending = true;
         }
         return 0;
 }
@@ -1290,6 +1328,8 @@ static int handle_task(struct collector *c, const struct perf_event_header *h) {
                 if (!child->maps)
                         return -ENOMEM;
                 memcpy(child->comm, parent->comm, sizeof child->comm);
+                if (parent->exe && !(child->exe = strdup(parent->exe)))
+                        return -ENOMEM;
         }
         t = thread_get(c, m.pid, m.tid);
         if (!t)
@@ -1338,16 +1378,6 @@ static int handle_record(struct collector *c, const struct perf_event_header *h)
         }
 }
 
-static int batch_cmp(const void *a, const void *b) {
-        const struct batch_entry *x = a, *y = b;
-
-        if (x->time != y->time)
-                return x->time < y->time ? -1 : 1;
-        if (x->ring != y->ring)
-                return x->ring < y->ring ? -1 : 1;
-        return x->pos < y->pos ? -1 : x->pos > y->pos;
-}
-
 static void rejitter(struct collector *c) {
         for (size_t f = 0; f < c->n_fds; f++) {
                 const struct cevent *e = &c->events[c->fds[f].event];
@@ -1361,57 +1391,31 @@ static void rejitter(struct collector *c) {
 }
 
 int collector_drain(struct collector *c) {
-        int total = 0, r;
+        const uint8_t *buf;
+        size_t size, off = 0;
+        int n = 0, r;
 
-        for (;;) {
-                uint64_t *reached = c->reached;
-                size_t n = 0;
+        if (!c->reader)
+                return 0;
+        r = ring_reader_take(c->reader, &buf, &size);
+        if (r < 0)
+                return r;
+        while (off + sizeof(struct perf_event_header) <= size) {
+                const struct perf_event_header *h = (const void *) (buf + off);
 
-                for (int cpu = 0; cpu < c->n_cpus; cpu++) {
-                        struct ring_buffer *ring = c->rings[cpu];
-                        const struct perf_event_header *h;
-                        uint64_t pos, next, time;
-
-                        if (!ring)
-                                continue;
-                        ring_buffer_peek(ring);
-                        for (pos = ring->tail; n < DRAIN_BATCH; pos = next) {
-                                r = ring_buffer_at(ring, pos, &h, &next);
-                                if (r == 0)
-                                        break;
-                                if (r < 0 || record_time(h, &time) < 0) {
-                                        /* Nonsense sizes: skip what is left, count it. */
-                                        c->stats.bad_records++;
-                                        pos = ring->head;
-                                        break;
-                                }
-                                c->batch[n++] = (struct batch_entry) { .time = time, .pos = pos, .ring = cpu };
-                        }
-                        reached[cpu] = pos;
-                }
-                qsort(c->batch, n, sizeof *c->batch, batch_cmp);
-                for (size_t i = 0; i < n; i++) {
-                        const struct perf_event_header *h;
-                        uint64_t next;
-
-                        if (ring_buffer_at(c->rings[c->batch[i].ring], c->batch[i].pos, &h, &next) <= 0)
-                                continue;
-                        r = handle_record(c, h);
-                        if (r == -ENOMEM || r == -ENOSPC || r == -EIO)
-                                return r;
-                        if (r < 0)
-                                c->stats.bad_records++;
-                }
-                for (int cpu = 0; cpu < c->n_cpus; cpu++)
-                        if (c->rings[cpu])
-                                ring_buffer_consume(c->rings[cpu], reached[cpu]);
-                total += n;
-                if (n < DRAIN_BATCH)
-                        break;
+                if (h->size < sizeof *h || off + h->size > size)
+                        break;          /* the reader only queues whole records */
+                off += h->size;
+                n++;
+                r = handle_record(c, h);
+                if (r == -ENOMEM || r == -ENOSPC || r == -EIO)
+                        return r;
+                if (r < 0)
+                        c->stats.bad_records++;
         }
         if (c->config.jitter)
                 rejitter(c);
-        return total;
+        return n;
 }
 
 /* ---- flushing to the store ---- */
@@ -1511,16 +1515,11 @@ static int store_node(struct collector *c, uint32_t node, int64_t *ret) {
 
 static int store_thread(struct collector *c, struct thread *t, int64_t *ret) {
         struct process *p = t->process;
-        char exe_link[64], exe[4096];
-        ssize_t n;
         int r;
 
         if (p->store_id == 0) {
-                snprintf(exe_link, sizeof exe_link, "/proc/%u/exe", p->pid);
-                n = p->exited ? -1 : readlink(exe_link, exe, sizeof exe - 1);
-                exe[n > 0 ? n : 0] = '\0';
                 r = store_add_process(c->store, c->run_id, p->pid, p->comm[0] ? p->comm : NULL,
-                                      exe[0] ? exe : NULL, NULL, time(NULL), &p->store_id);
+                                      p->exe, NULL, time(NULL), &p->store_id);
                 if (r < 0)
                         return r;
                 /* Threads of the previous program (before an exec) need new rows too. */

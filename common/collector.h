@@ -24,6 +24,7 @@ struct collector_config {
         uint32_t ring_size;             /* bytes of ring buffer per CPU (a power of two) */
         bool jitter;                    /* randomize periods around their mean (paper §7.1) */
         unsigned bucket_seconds;        /* samples are summed per time bucket of this size */
+        size_t queue_size;              /* bytes of records read from the rings, not yet handled */
 };
 
 #define COLLECTOR_CONFIG_DEFAULT_STACK 16384u
@@ -32,6 +33,7 @@ struct collector_config {
         .stack_size = COLLECTOR_CONFIG_DEFAULT_STACK, \
         .ring_size = 8u << 20,                  \
         .bucket_seconds = 60,                   \
+        .queue_size = 256u << 20,               \
 }
 
 /* Frames a stack keeps: the kernel's callchain limit is 127; DWARF goes deeper. */
@@ -79,12 +81,16 @@ int collector_add_resource(struct collector *c, const char *name, bool event, ui
 int collector_attach(struct collector *c, pid_t pid, bool enable_on_exec, uint32_t *ret_unsupported,
                      const char **ret_failed);
 
-/* The ring buffers' fds, for poll(): sets *ret and returns how many. */
-int collector_fds(struct collector *c, const int **ret);
+/* A file descriptor that polls readable when records wait to be handled; -1 before attach. */
+int collector_fd(struct collector *c);
 
-/* Reads and processes every record waiting in every ring. Returns the number processed, or
- * -ENOMEM. Bad records are counted, not fatal. */
+/* Handles every record the reader thread has taken from the rings. Returns the number
+ * handled, or -ENOMEM. Bad records are counted, not fatal. */
 int collector_drain(struct collector *c);
+
+/* Stops the reader thread after a last pass over the rings; collector_drain() then handles
+ * the rest. */
+void collector_stop(struct collector *c);
 
 /* Writes the aggregated hits, lost counts and new processes to the store in one transaction,
  * then forgets the hits and the processes that exited. FINAL also ends the run. Returns 0 or

@@ -1,0 +1,327 @@
+/* The ring reader thread. Each pass snapshots every ring, sorts the records' (time, ring,
+ * position) so that records of different CPUs come out in time order, copies them into the
+ * queue in that order, and hands the space back to the kernel. Samples with a copied user stack
+ * are cut to the bytes the kernel filled on the way (dyn_size, rounded up to 8), which is
+ * usually a few KiB of the 16 KiB the ring holds: the queue holds far more samples than the
+ * rings, and catching up after a slow moment costs memory rather than samples.
+ *
+ * The queue is two buffers: the thread appends to one under the lock, the consumer swaps it for
+ * the other (which it has finished with) under the lock and reads it without. When the queue
+ * reaches its bound the thread stops copying and leaves the rest in the rings, so memory stays
+ * bounded and the kernel counts what it then drops in PERF_RECORD_LOST, which the consumer
+ * reports. The rings are the thread's alone once it runs. */
+#include "ring-reader.h"
+
+#include <errno.h>
+#include <poll.h>
+#include <pthread.h>
+#include <stdbool.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/eventfd.h>
+#include <unistd.h>
+
+#include "idmap.h"
+#include "record.h"
+
+/* Records sorted per pass. */
+#define PASS_RECORDS 65536
+#define POLL_MS 50
+
+struct entry {
+        uint64_t time;
+        uint64_t pos;
+        uint32_t ring;
+};
+
+struct ring_reader {
+        struct ring_buffer *const *rings;
+        int n_rings;
+        size_t max_queued;
+        struct idmap *events;           /* id -> n_regs << 56 | sample_type */
+        pthread_t thread;
+        bool started, stopped;
+        int notify_fd;                  /* readable when records are queued */
+        int wake_fd;                    /* wakes the thread to stop */
+        struct entry *entries;
+        uint64_t *reached;              /* by ring: the first record not yet copied */
+
+        pthread_mutex_t lock;           /* guards what follows */
+        uint8_t *fill;                  /* the queue being appended to */
+        size_t fill_size, fill_cap;
+        bool stop;
+        struct ring_reader_stats stats;
+
+        uint8_t *work;                  /* the consumer's: the last queue taken */
+        size_t work_cap;
+};
+
+struct ring_reader *ring_reader_new(struct ring_buffer *const *rings, int n_rings, size_t max_queued) {
+        struct ring_reader *r = calloc(1, sizeof *r);
+
+        if (!r)
+                return NULL;
+        r->rings = rings;
+        r->n_rings = n_rings;
+        r->max_queued = max_queued;
+        r->notify_fd = r->wake_fd = -1;
+        r->events = idmap_new();
+        r->entries = malloc(PASS_RECORDS * sizeof *r->entries);
+        r->reached = calloc(n_rings ? n_rings : 1, sizeof *r->reached);
+        r->notify_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+        r->wake_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+        pthread_mutex_init(&r->lock, NULL);
+        if (!r->events || !r->entries || !r->reached || r->notify_fd < 0 || r->wake_fd < 0)
+                return ring_reader_free(r);
+        return r;
+}
+
+struct ring_reader *ring_reader_free(struct ring_reader *r) {
+        if (!r)
+                return NULL;
+        ring_reader_stop(r);
+        pthread_mutex_destroy(&r->lock);
+        idmap_free(r->events);
+        free(r->entries);
+        free(r->reached);
+        free(r->fill);
+        free(r->work);
+        if (r->notify_fd >= 0)
+                close(r->notify_fd);
+        if (r->wake_fd >= 0)
+                close(r->wake_fd);
+        free(r);
+        return NULL;
+}
+
+int ring_reader_add_event(struct ring_reader *r, uint64_t id, uint64_t sample_type, unsigned n_regs) {
+        uint64_t *slot;
+
+        if (r->started)
+                return -EBUSY;
+        return idmap_put(r->events, id, (uint64_t) n_regs << 56 | sample_type, &slot) < 0 ? -ENOMEM : 0;
+}
+
+static int entry_cmp(const void *a, const void *b) {
+        const struct entry *x = a, *y = b;
+
+        if (x->time != y->time)
+                return x->time < y->time ? -1 : 1;
+        if (x->ring != y->ring)
+                return x->ring < y->ring ? -1 : 1;
+        return x->pos < y->pos ? -1 : x->pos > y->pos;
+}
+
+/* Appends H to the fill buffer, cut to its filled stack if it has one. Returns false if it does
+ * not fit under LIMIT (or in memory). Called with the lock held. */
+static bool append(struct ring_reader *r, const struct perf_event_header *h, size_t limit) {
+        const uint8_t *src = (const uint8_t *) h;
+        struct record_sample s;
+        size_t prefix = h->size, keep = 0, size;
+        uint64_t *slot, type, dyn8 = 0;
+        struct perf_event_header *out;
+        uint8_t *p;
+
+        if (h->type == PERF_RECORD_SAMPLE && h->size >= sizeof *h + 8) {
+                uint64_t id;
+
+                memcpy(&id, h + 1, 8);
+                slot = idmap_get(r->events, id);
+                type = slot ? *slot & ((1ULL << 56) - 1) : 0;
+                if ((type & PERF_SAMPLE_STACK_USER) &&
+                    record_parse_sample(h, type, *slot >> 56, &s) == 0 && s.stack) {
+                        prefix = (const uint8_t *) s.stack - 8 - src;
+                        dyn8 = (s.dyn_size + 7) & ~7ULL;
+                        keep = 1;
+                }
+        }
+        size = keep ? prefix + 8 + dyn8 + 8 : h->size;
+        if (r->fill_size + size > limit)
+                return false;
+        if (r->fill_size + size > r->fill_cap) {
+                size_t cap = r->fill_cap ? r->fill_cap * 2 : 1 << 20;
+                uint8_t *a;
+
+                while (cap < r->fill_size + size)
+                        cap *= 2;
+                a = realloc(r->fill, cap);
+                if (!a)
+                        return false;
+                r->fill = a;
+                r->fill_cap = cap;
+        }
+        p = r->fill + r->fill_size;
+        if (!keep)
+                memcpy(p, src, size);
+        else {
+                memcpy(p, src, prefix);
+                memcpy(p + prefix, &dyn8, 8);
+                memcpy(p + prefix + 8, s.stack, dyn8);
+                memcpy(p + prefix + 8 + dyn8, &s.dyn_size, 8);
+                out = (struct perf_event_header *) p;
+                out->size = size;
+        }
+        r->fill_size += size;
+        r->stats.records++;
+        r->stats.bytes_in += h->size;
+        r->stats.bytes_queued += size;
+        return true;
+}
+
+/* One pass over the rings. Returns how many records were queued, and sets *ret_more when a
+ * ring may hold more (the pass was full) and *ret_full when the queue bound stopped it. */
+static size_t pass(struct ring_reader *r, bool final, bool *ret_more, bool *ret_full) {
+        size_t n = 0, copied = 0;
+        bool full = false;
+
+        for (int i = 0; i < r->n_rings; i++) {
+                struct ring_buffer *ring = r->rings[i];
+                const struct perf_event_header *h;
+                uint64_t pos, next, time;
+
+                ring_buffer_peek(ring);
+                for (pos = ring->tail; n < PASS_RECORDS; pos = next) {
+                        int q = ring_buffer_at(ring, pos, &h, &next);
+
+                        if (q == 0)
+                                break;
+                        if (q < 0 || record_time(h, &time) < 0) {
+                                /* Nonsense sizes: skip what is left of this ring. */
+                                pthread_mutex_lock(&r->lock);
+                                r->stats.bad++;
+                                pthread_mutex_unlock(&r->lock);
+                                pos = ring->head;
+                                break;
+                        }
+                        r->entries[n++] = (struct entry) { .time = time, .pos = pos, .ring = i };
+                }
+                r->reached[i] = pos;
+        }
+        qsort(r->entries, n, sizeof *r->entries, entry_cmp);
+
+        pthread_mutex_lock(&r->lock);
+        for (size_t i = 0; i < n; i++) {
+                const struct perf_event_header *h;
+                uint64_t next;
+
+                if (ring_buffer_at(r->rings[r->entries[i].ring], r->entries[i].pos, &h, &next) <= 0)
+                        continue;
+                if (!append(r, h, final ? SIZE_MAX : r->max_queued)) {
+                        /* Leave this record and every later one in the rings. Per ring the
+                         * sorted entries are in ring order, so the first left is the lowest. */
+                        for (int k = 0; k < r->n_rings; k++)
+                                for (size_t j = n; j > i; j--)
+                                        if (r->entries[j - 1].ring == (uint32_t) k)
+                                                r->reached[k] = r->entries[j - 1].pos;
+                        full = true;
+                        r->stats.full++;
+                        break;
+                }
+                copied++;
+        }
+        pthread_mutex_unlock(&r->lock);
+
+        for (int i = 0; i < r->n_rings; i++)
+                ring_buffer_consume(r->rings[i], r->reached[i]);
+        *ret_more = n == PASS_RECORDS;
+        *ret_full = full;
+        return copied;
+}
+
+static void *thread_main(void *arg) {
+        struct ring_reader *r = arg;
+        struct pollfd *pfd = calloc(r->n_rings + 1, sizeof *pfd);
+
+        if (!pfd)
+                return NULL;
+        for (int i = 0; i < r->n_rings; i++)
+                pfd[i] = (struct pollfd) { .fd = r->rings[i]->fd, .events = POLLIN };
+        pfd[r->n_rings] = (struct pollfd) { .fd = r->wake_fd, .events = POLLIN };
+
+        for (;;) {
+                bool stopping, more, full;
+                uint64_t one = 1;
+                size_t queued = 0;
+
+                (void) poll(pfd, r->n_rings + 1, POLL_MS);
+                pthread_mutex_lock(&r->lock);
+                stopping = r->stop;
+                pthread_mutex_unlock(&r->lock);
+                do
+                        queued += pass(r, stopping, &more, &full);
+                while (more && !full);
+                if (queued > 0)
+                        (void) !write(r->notify_fd, &one, sizeof one);
+                if (stopping)
+                        break;
+                if (full)
+                        usleep(1000);   /* the consumer is behind: give it the CPU */
+        }
+        free(pfd);
+        return NULL;
+}
+
+int ring_reader_start(struct ring_reader *r) {
+        int e;
+
+        if (r->started)
+                return -EBUSY;
+        e = pthread_create(&r->thread, NULL, thread_main, r);
+        if (e != 0)
+                return -e;
+        r->started = true;
+        return 0;
+}
+
+int ring_reader_fd(const struct ring_reader *r) {
+        return r->notify_fd;
+}
+
+int ring_reader_take(struct ring_reader *r, const uint8_t **ret, size_t *ret_size) {
+        uint64_t count;
+        uint8_t *b;
+        size_t cap, size;
+
+        (void) !read(r->notify_fd, &count, sizeof count);
+        if (!r->started) {
+                /* Not running (yet, or any more): read the rings here. */
+                bool more, full;
+
+                do
+                        pass(r, r->stopped, &more, &full);
+                while (more && !full);
+        }
+        pthread_mutex_lock(&r->lock);
+        b = r->fill;
+        cap = r->fill_cap;
+        size = r->fill_size;
+        r->fill = r->work;
+        r->fill_cap = r->work_cap;
+        r->fill_size = 0;
+        r->work = b;
+        r->work_cap = cap;
+        pthread_mutex_unlock(&r->lock);
+        *ret = b;
+        *ret_size = size;
+        return 0;
+}
+
+void ring_reader_stop(struct ring_reader *r) {
+        uint64_t one = 1;
+
+        if (!r->started)
+                return;
+        pthread_mutex_lock(&r->lock);
+        r->stop = true;
+        pthread_mutex_unlock(&r->lock);
+        (void) !write(r->wake_fd, &one, sizeof one);
+        pthread_join(r->thread, NULL);
+        r->started = false;
+        r->stopped = true;
+}
+
+void ring_reader_get_stats(struct ring_reader *r, struct ring_reader_stats *ret) {
+        pthread_mutex_lock(&r->lock);
+        *ret = r->stats;
+        pthread_mutex_unlock(&r->lock);
+}

@@ -1,0 +1,44 @@
+/* A thread that empties the ring buffers into memory as fast as the kernel fills them, so that
+ * the slow part of handling a sample (DWARF unwinding, loading a library's debug information
+ * for its first symbol) never leaves a ring full: a full ring drops samples. */
+#pragma once
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "cleanup.h"
+#include "ring-buffer.h"
+
+struct ring_reader;
+
+/* A reader for the N_RINGS rings (borrowed; not NULL), queueing at most MAX_QUEUED bytes of
+ * records: when the queue is full it leaves records in the rings, where the kernel counts what
+ * it then drops (PERF_RECORD_LOST). NULL: no memory. */
+struct ring_reader *ring_reader_new(struct ring_buffer *const *rings, int n_rings, size_t max_queued);
+struct ring_reader *ring_reader_free(struct ring_reader *r);
+DEFINE_CLEANUP(struct ring_reader *, ring_reader_free);
+
+/* Declares that samples carrying event id ID have SAMPLE_TYPE, with N_REGS user registers, so
+ * that their copied user stacks are cut to the part the kernel filled (dyn_size) on the way
+ * into the queue: typically a tenth of the 16 KiB copied. Before ring_reader_start() only.
+ * Returns 0 or -ENOMEM. */
+int ring_reader_add_event(struct ring_reader *r, uint64_t id, uint64_t sample_type, unsigned n_regs);
+
+/* Starts the thread. Returns 0 or a negative errno. */
+int ring_reader_start(struct ring_reader *r);
+
+/* An eventfd that is readable when records are queued, for poll(). */
+int ring_reader_fd(const struct ring_reader *r);
+
+/* Takes everything queued, in time order: sets *ret to the records, one after another, and
+ * *ret_size to their bytes; valid until the next call. Returns 0. */
+int ring_reader_take(struct ring_reader *r, const uint8_t **ret, size_t *ret_size);
+
+/* Empties the rings one last time and stops the thread; then ring_reader_take() gets the
+ * rest. Idempotent. */
+void ring_reader_stop(struct ring_reader *r);
+
+struct ring_reader_stats {
+        uint64_t records, bytes_in, bytes_queued, bad, full;  /* full: passes that found the queue full */
+};
+void ring_reader_get_stats(struct ring_reader *r, struct ring_reader_stats *ret);

@@ -1,0 +1,308 @@
+#!/usr/bin/env python3
+"""cppctl record and attach on real perf events, on the workloads of tests/workloads/ (each
+file's opening comment says what its profile must show). TAP output.
+
+Usage: test-record.py CPPCTL WORKLOADS_DIR
+
+Tolerances, and why:
+- Counts of deterministic events (read(2) calls, bytes read, page faults) are exact up to the
+  handful of events of the C runtime's start, so ratios of them are asserted within 5%.
+- Shares of CPU time are asserted against generous bounds (the workloads are built so that the
+  share that matters is far from the bound): sampling noise at ~500 samples is ~2%, and the VM
+  adds jitter.
+- Against perf, on page faults (a deterministic count, the same period): each workload
+  function's share within 0.05."""
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+
+cppctl, workloads = sys.argv[1], sys.argv[2]
+n_tests = 0
+n_failed = 0
+
+
+def ok(cond, what, detail=None):
+    global n_tests, n_failed
+    n_tests += 1
+    print('%sok %d - %s' % ('' if cond else 'not ', n_tests, what))
+    if not cond:
+        n_failed += 1
+        if detail is not None:
+            for line in str(detail).splitlines()[:30]:
+                print('#   ' + line)
+    sys.stdout.flush()
+    return cond
+
+
+def skip_all(why):
+    print('1..0 # SKIP %s' % why)
+    sys.exit(0)
+
+
+def workload(name):
+    return os.path.join(workloads, name)
+
+
+def run(argv, **kw):
+    return subprocess.run(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, **kw)
+
+
+def record(db, args, command):
+    return run([cppctl, 'record', '-q', '-o', db] + args + ['--'] + command)
+
+
+def profile(view, db, resource, root=None, threshold='0'):
+    argv = [cppctl, view, '--db', db, '-r', resource, '-t', threshold, '--json']
+    if root:
+        argv += ['--root', root]
+    p = run(argv)
+    if p.returncode not in (0, 3):
+        raise RuntimeError('%s failed: %s' % (' '.join(argv), p.stderr))
+    return json.loads(p.stdout)
+
+
+def paths(p):
+    """{"main uniquify_db": fraction} of a profile."""
+    return {' '.join(e['path']): e['fraction'] for e in p['entries']}
+
+
+def hits(p):
+    return {' '.join(e['path']): e['hits'] for e in p['entries']}
+
+
+def starts_with(p, prefix):
+    """The largest fraction among paths whose first names are PREFIX."""
+    best = 0.0
+    for e in p['entries']:
+        if e['path'][:len(prefix)] == prefix:
+            best = max(best, e['fraction'])
+    return best
+
+
+def qsort_share(p, caller):
+    """The fraction of (main CALLER qsort...) in downward profile P: glibc 2.36's qsort tail-calls
+    qsort_r, so the frame may be either."""
+    return max([f for path, f in paths(p).items()
+                if path in ('main %s qsort' % caller, 'main %s qsort_r' % caller)] or [0.0])
+
+
+def test_process_db(tmp):
+    db = os.path.join(tmp, 'pdb.db')
+    p = record(db, ['-e', 'cpu-time,page-faults/4'], [workload('process_db-nofp')])
+    if not ok(p.returncode == 0, 'record process_db (no frame pointers) with DWARF unwinding', p.stderr):
+        return
+    faults = profile('down', db, 'page-faults', 'main')
+    share = qsort_share(faults, 'uniquify_db')
+    ok(share >= 0.6, 'page faults: (main uniquify_db qsort) has %.2f, as the paper finds most of them there' % share,
+       json.dumps(faults['entries'][:10]))
+    other = qsort_share(faults, 'print_salary_list')
+    ok(other < 0.15, 'page faults: (main print_salary_list qsort) has only %.2f' % other)
+    ok(paths(faults).get('main print_salary_list extract_salary_fields', 0) > 0,
+       'page faults: (main print_salary_list extract_salary_fields) has some')
+    cpu = profile('down', db, 'cpu-time', 'main')
+    share = qsort_share(cpu, 'uniquify_db')
+    ok(share >= 0.4, 'cpu-time: (main uniquify_db qsort) has %.2f, the largest share' % share,
+       json.dumps(cpu['entries'][:10]))
+    up = profile('up', db, 'page-faults', 'name_field_lt')
+    ok(starts_with(up, ['main', 'uniquify_db']) >= 0.6,
+       'upward from name_field_lt: its faults come through (main uniquify_db ...), across glibc')
+    ok(faults['lost'] == 0, 'no samples lost (%d)' % faults['lost'])
+    ok(faults['frames_unsymbolized'] < 0.02, 'frames unsymbolized: %.3f' % faults['frames_unsymbolized'])
+
+    db_fp = os.path.join(tmp, 'pdb-fp.db')
+    p = record(db_fp, ['-e', 'page-faults/4', '--unwind', 'fp'], [workload('process_db-fp')])
+    if ok(p.returncode == 0, 'record process_db with frame pointers, --unwind fp', p.stderr):
+        fp = profile('down', db_fp, 'page-faults', 'main')
+        share_fp = qsort_share(fp, 'uniquify_db')
+        ok(share_fp < 0.3, 'with frame pointers only, the faults in qsort lose their caller uniquify_db '
+           '(%.2f against %.2f with DWARF): glibc has no frame pointers' % (share_fp, share))
+    return db
+
+
+def test_reader(tmp):
+    db = os.path.join(tmp, 'reader.db')
+    # 4 MiB and 3 x 4 MiB in 64 KiB reads: 64 and 192 calls, few enough that no sample is lost.
+    p = record(db, ['-e', 'syscalls/1,bytes-read/65536'], [workload('reader-nofp'), '4096', '65536'])
+    if not ok(p.returncode == 0, 'record reader with syscalls and bytes-read', p.stderr):
+        return
+    for resource, want_config in (('syscalls', 192), ('bytes-read', 192)):
+        h = hits(profile('down', db, resource, 'main'))
+        config = h.get('main load_config read_chunks', 0)
+        data = h.get('main load_data read_chunks', 0)
+        ok(abs(config - want_config) <= 2 and data > 0 and abs(config / data - 3) <= 0.15,
+           '%s: (main load_config read_chunks) %d and (main load_data read_chunks) %d hits, 3:1 within 5%%'
+           % (resource, config, data), json.dumps(h, indent=1))
+    h = hits(profile('down', db, 'syscalls', 'read_chunks'))
+    ok(h.get('read_chunks read syscall:read', 0) + h.get('read_chunks __GI___libc_read syscall:read', 0) +
+       h.get('read_chunks __libc_read syscall:read', 0) >= 256,
+       'syscall profiles end in the call\'s name: (read_chunks read syscall:read)', json.dumps(h, indent=1))
+
+
+def test_pingpong(tmp):
+    db = os.path.join(tmp, 'pingpong.db')
+    p = record(db, ['-e', 'context-switches'], [workload('pingpong-nofp'), '2000'])
+    if not ok(p.returncode == 0, 'record pingpong with context-switches', p.stderr):
+        return
+    fn = paths(profile('functions', db, 'context-switches'))
+    ping, pong = fn.get('ping_loop', 0), fn.get('pong_loop', 0)
+    ok(0.35 <= ping <= 0.65 and 0.35 <= pong <= 0.65,
+       'context switches split between ping_loop (%.2f) and pong_loop (%.2f), two threads' % (ping, pong))
+    up = paths(profile('up', db, 'context-switches', 'pong_loop'))
+    ok(any(path.startswith('start_thread pong_thread pong_loop') or path.startswith('pong_thread pong_loop')
+           for path in up), 'pong_loop is reached from the thread\'s start, not main', json.dumps(up, indent=1))
+
+
+def test_recursive(tmp):
+    db = os.path.join(tmp, 'recursive.db')
+    p = record(db, ['-e', 'cpu-time'], [workload('recursive-nofp')])
+    if not ok(p.returncode == 0, 'record recursive', p.stderr):
+        return
+    down = hits(profile('down', db, 'cpu-time', 'recurse'))
+    ok(down.get('recurse', 0) > 100 and down.get('recurse recurse', 0) == down.get('recurse'),
+       '(recurse recurse) has every sample of (recurse): 12 levels counted once', json.dumps(down, indent=1))
+    ok('recurse recurse recurse' not in down, 'there is no (recurse recurse recurse): canonicalized')
+    ok(down.get('recurse burn', 0) >= 0.9 * down.get('recurse', 1), '(recurse burn): the leaf under the recursion')
+    mutual = hits(profile('down', db, 'cpu-time', 'ping_rec'))
+    ok(mutual.get('ping_rec pong_rec ping_rec', 0) > 0 and 'ping_rec pong_rec ping_rec pong_rec' not in mutual,
+       'mutual recursion: (ping_rec pong_rec ping_rec) and no longer', json.dumps(mutual, indent=1))
+
+
+def test_forker(tmp):
+    db = os.path.join(tmp, 'forker.db')
+    p = record(db, ['-e', 'cpu-time'], [workload('forker-nofp'), workload('shortlived-nofp')])
+    if not ok(p.returncode == 0, 'record forker: a thread, a forked child, an exec\'d short-lived child', p.stderr):
+        return
+    fn = paths(profile('functions', db, 'cpu-time'))
+    for name, who in (('thread_work', 'a thread'), ('child_work', 'a forked child'),
+                      ('short_lived_burn', 'a child that exec\'d and exited before its samples were read')):
+        ok(fn.get(name, 0) >= 0.1, '%s: %s is profiled and symbolized (%.2f)' % (name, who, fn.get(name, 0)),
+           json.dumps(fn, indent=1))
+    procs = run(['sqlite3', db, 'SELECT comm FROM process ORDER BY id']).stdout.split()
+    ok(len(procs) == 3 and procs[-1] == 'shortlived-nofp', 'three processes stored, the last by its new name',
+       procs)
+
+
+def test_attach(tmp):
+    db = os.path.join(tmp, 'attach.db')
+    # A long run of recursive: 3 s of CPU.
+    target = subprocess.Popen([workload('recursive-nofp'), '12', '3000'])
+    time.sleep(0.3)
+    p = run([cppctl, 'attach', str(target.pid), '-q', '--duration', '1', '-o', db, '-e', 'cpu-time'])
+    target.kill()
+    target.wait()
+    if not ok(p.returncode == 0, 'attach to a running process for 1 s', p.stderr):
+        return
+    down = hits(profile('down', db, 'cpu-time', 'recurse'))
+    ok(down.get('recurse', 0) >= 300, 'attach: (recurse) has %d samples of the second' % down.get('recurse', 0))
+    missing = 2 ** 22 + 12345
+    p = run([cppctl, 'attach', str(missing), '-o', db])
+    ok(p.returncode == 1 and 'no process %d' % missing in p.stderr, 'attach to no process: exit 1, "no process"',
+       p.stderr)
+
+
+def test_errors(tmp):
+    db = os.path.join(tmp, 'errors.db')
+    p = record(db, [], ['/nonexistent/command'])
+    ok(p.returncode == 1 and "Cannot run '/nonexistent/command': No such file or directory" in p.stderr,
+       'a command that does not exist: exit 1, said so', p.stderr)
+    p = record(db, ['-e', 'bogus'], ['true'])
+    ok(p.returncode == 2 and "unknown resource 'bogus'" in p.stderr, 'an unknown resource: exit 2', p.stderr)
+    p = record(db, ['--event', 'no_such_event_anywhere'], ['true'])
+    ok(p.returncode == 2 and 'not a perf software event' in p.stderr, 'an unknown event: exit 2', p.stderr)
+    p = record(db, ['-e', 'cpu-time,fp-assists'], [workload('recursive-nofp'), '3', '100'])
+    supported = run(['perf', 'stat', '-e', 'cycles', 'true']).returncode == 0 if shutil.which('perf') else False
+    if supported:
+        ok(p.returncode == 0, 'fp-assists on a machine with counters: recorded (or not counted, said so)', p.stderr)
+    else:
+        ok(p.returncode == 0 and 'fp-assists: not counted on this machine' in p.stderr,
+           'fp-assists without hardware counters: said plainly, and cpu-time recorded anyway', p.stderr)
+    p = record(db, ['-e', 'fp-assists'], ['true'])
+    if not supported:
+        ok(p.returncode == 1 and 'none of the resources can be counted' in p.stderr,
+           'only fp-assists, without counters: exit 1', p.stderr)
+
+    paranoid = int(open('/proc/sys/kernel/perf_event_paranoid').read())
+    setpriv = shutil.which('setpriv')
+    if paranoid >= 2 and setpriv:
+        os.chmod(tmp, 0o777)
+        p = run([setpriv, '--reuid=65534', '--regid=65534', '--clear-groups', '--inh-caps=-all',
+                 cppctl, 'record', '-q', '-o', os.path.join(tmp, 'nobody.db'), '--kernel', '--', 'true'])
+        ok(p.returncode == 1 and 'perf_event_paranoid' in p.stderr and 'CAP_PERFMON' in p.stderr,
+           'an unprivileged user: exit 1, naming perf_event_paranoid and CAP_PERFMON', p.stderr)
+    else:
+        ok(True, '# SKIP the permission test needs perf_event_paranoid >= 2 and setpriv')
+
+
+def perf_fold(data):
+    """Stacks from `perf script`, leaf first, as lists of names."""
+    out = run(['perf', 'script', '-i', data, '-F', 'comm,ip,sym']).stdout
+    stacks, cur = [], None
+    for line in out.splitlines():
+        if not line.strip():
+            if cur is not None:
+                stacks.append(cur)
+            cur = None
+        elif not line.startswith('\t') and not line.startswith(' '):
+            cur = []
+        elif cur is not None:
+            parts = line.split(None, 1)
+            if len(parts) == 2:
+                cur.append(parts[1].replace(' (inlined)', '').strip())
+    if cur is not None:
+        stacks.append(cur)
+    return stacks
+
+
+def test_against_perf(tmp):
+    if not shutil.which('perf'):
+        ok(True, '# SKIP perf is not installed')
+        return
+    data, db = os.path.join(tmp, 'perf.data'), os.path.join(tmp, 'vs-perf.db')
+    p = run(['perf', 'record', '-q', '-o', data, '-e', 'page-faults', '-c', '4', '--call-graph', 'dwarf,16384',
+             '--', workload('process_db-nofp')])
+    if not ok(p.returncode == 0, 'perf record, page faults every 4, DWARF', p.stderr):
+        return
+    stacks = perf_fold(data)
+    q = record(db, ['-e', 'page-faults/4'], [workload('process_db-nofp')])
+    if not ok(q.returncode == 0 and len(stacks) > 100, 'cppctl record, the same event, period and unwinding',
+              q.stderr):
+        return
+    ours = paths(profile('functions', db, 'page-faults'))
+    worst = 0.0
+    lines = []
+    for fn in ('main', 'read_db', 'uniquify_db', 'build_db_ptrs', 'name_field_lt', 'merge_adjacent_records',
+               'print_salary_list', 'extract_salary_fields', 'print_salary_stats'):
+        theirs = sum(1 for s in stacks if fn in s) / len(stacks)
+        diff = abs(theirs - ours.get(fn, 0.0))
+        worst = max(worst, diff)
+        lines.append('%-24s perf %.3f cppd %.3f' % (fn, theirs, ours.get(fn, 0.0)))
+    ok(worst <= 0.05, 'function profiles agree with perf within 0.05 for every workload function (worst %.3f)' % worst,
+       '\n'.join(lines))
+    for line in lines:
+        print('# ' + line)
+
+
+def main():
+    if os.geteuid() != 0 and int(open('/proc/sys/kernel/perf_event_paranoid').read()) > 1:
+        skip_all('needs root, or perf_event_paranoid <= 1')
+    if not os.path.exists(workload('process_db-nofp')):
+        skip_all('the workloads are not built')
+    with tempfile.TemporaryDirectory() as tmp:
+        test_process_db(tmp)
+        test_reader(tmp)
+        test_pingpong(tmp)
+        test_recursive(tmp)
+        test_forker(tmp)
+        test_attach(tmp)
+        test_errors(tmp)
+        test_against_perf(tmp)
+    print('1..%d' % n_tests)
+    sys.exit(1 if n_failed else 0)
+
+
+if __name__ == '__main__':
+    main()

@@ -58,3 +58,4 @@ static inline int take_fd(int *fd) {
 #define MIN(a, b) ((a) < (b) ? (a) : (b))
 #define MAX(a, b) ((a) > (b) ? (a) : (b))
 #define streq(a, b) (strcmp((a), (b)) == 0)
+#define startswith(s, prefix) (strncmp((s), (prefix), strlen(prefix)) == 0)

@@ -1244,6 +1244,13 @@ static int handle_switch(struct collector *c, const struct perf_event_header *h)
         return hits ? aggregate(c, res, t, t->offcpu_node, hits, time) : 0;
 }
 
+/* Whether a mapped file name names a file we can open: not "//anon" (anonymous executable
+ * memory, as JITs make), "/dev/zero", "/anon_hugepage" or "/SYSV..." shared memory. */
+static bool mapped_file(const char *name) {
+        return name[0] == '/' && !startswith(name, "//anon") && !streq(name, "/dev/zero") &&
+               !startswith(name, "/anon_hugepage") && !startswith(name, "/SYSV");
+}
+
 static int handle_mmap2(struct collector *c, const struct perf_event_header *h) {
         struct record_mmap2 m;
         struct process *p;
@@ -1257,13 +1264,13 @@ static int handle_mmap2(struct collector *c, const struct perf_event_header *h) 
         p = process_get(c, m.pid, false);
         if (!p)
                 return -ENOMEM;
-        if (p->exe_pending && m.filename[0] == '/') {
+        if (p->exe_pending && mapped_file(m.filename)) {
                 /* The kernel maps the program before its interpreter. */
                 free(p->exe);
                 p->exe = strdup(m.filename);
                 p->exe_pending = false;
         }
-        if (m.filename[0] == '/' || streq(m.filename, "[vdso]")) {
+        if (mapped_file(m.filename) || streq(m.filename, "[vdso]")) {
                 r = symbolizer_module(c->sym, m.filename, m.has_build_id ? m.build_id : NULL,
                                       m.has_build_id ? m.build_id_size : 0,
                                       (uint64_t) m.maj << 32 | m.min, m.ino, &module);

@@ -204,6 +204,48 @@ def test_attach(tmp):
        p.stderr)
 
 
+def test_symbol_sources(tmp):
+    """Code with no file behind it (a JIT's, named in /tmp/perf-PID.map), a binary deleted while
+    it runs, and the kernel's own frames."""
+    db = os.path.join(tmp, 'jit.db')
+    p = record(db, ['-e', 'cpu-time'], [workload('jit-nofp')])
+    for f in os.listdir('/tmp'):
+        if f.startswith('perf-') and f.endswith('.map'):
+            try:
+                os.unlink(os.path.join('/tmp', f))
+            except OSError:
+                pass
+    if p.returncode == 77:
+        ok(True, '# SKIP the JIT workload runs on x86_64 only')
+    elif ok(p.returncode == 0, 'record a program running code it generated', p.stderr):
+        fn = paths(profile('functions', db, 'cpu-time'))
+        ok(fn.get('jitted_spin', 0) >= 0.8, 'JIT code is named from /tmp/perf-PID.map (%.2f)' % fn.get('jitted_spin', 0),
+           json.dumps(fn, indent=1))
+
+    copy = os.path.join(tmp, 'doomed-recursive')
+    shutil.copy(workload('recursive-nofp'), copy)
+    target = subprocess.Popen([copy, '12', '3000'])
+    time.sleep(0.2)
+    os.unlink(copy)
+    db = os.path.join(tmp, 'deleted.db')
+    p = run([cppctl, 'attach', str(target.pid), '-q', '--duration', '0.5', '-o', db])
+    target.kill()
+    target.wait()
+    if ok(p.returncode == 0, 'attach to a program whose binary was deleted', p.stderr):
+        down = hits(profile('down', db, 'cpu-time', 'recurse'))
+        ok(down.get('recurse recurse', 0) >= 100, 'it still symbolizes, through /proc/PID/map_files',
+           json.dumps(down, indent=1))
+
+    db = os.path.join(tmp, 'kernel.db')
+    p = record(db, ['-e', 'context-switches', '--kernel'], [workload('pingpong-nofp'), '500'])
+    if ok(p.returncode == 0, 'record context switches with --kernel', p.stderr):
+        fn = paths(profile('functions', db, 'context-switches'))
+        ok(any('schedule' in name for name in fn), 'kernel frames are kept and named from /proc/kallsyms',
+           sorted(fn)[:40])
+        plain = paths(profile('functions', os.path.join(tmp, 'pingpong.db'), 'context-switches'))
+        ok(not any('schedule' in name for name in plain), 'and hidden without --kernel')
+
+
 def test_errors(tmp):
     db = os.path.join(tmp, 'errors.db')
     p = record(db, [], ['/nonexistent/command'])
@@ -300,6 +342,7 @@ def main():
         test_recursive(tmp)
         test_forker(tmp)
         test_attach(tmp)
+        test_symbol_sources(tmp)
         test_errors(tmp)
         test_against_perf(tmp)
     print('1..%d' % n_tests)

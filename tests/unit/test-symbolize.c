@@ -1,6 +1,7 @@
 /* Symbolizing and DWARF-unwinding this very program: its address space from /proc/self/maps,
  * its own ELF file and libc through the symbolizer, and a stack captured by hand in a chain of
  * functions built without frame pointers (see meson.build), unwound by libdwfl. */
+#include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -185,6 +186,17 @@ static void test_symbolize(void) {
            "an address inside an inlined function: %s", buf);
         ok(strcmp(names_at((uint64_t) (uintptr_t) qsort, buf, sizeof buf), "qsort") == 0,
            "a libc function: %s", buf);
+        {
+                /* The vdso has no file: the symbolizer loads its own copy of the image. */
+                void *vdso = dlopen("linux-vdso.so.1", RTLD_LAZY | RTLD_NOLOAD);
+                void *fn = vdso ? dlsym(vdso, "__vdso_clock_gettime") : NULL;
+
+                if (fn)
+                        ok(strstr(names_at((uint64_t) (uintptr_t) fn + 1, buf, sizeof buf), "clock_gettime") != NULL,
+                           "a function of the vdso: %s", buf);
+                else
+                        ok(true, "# SKIP no vdso symbol to look up");
+        }
 }
 #endif
 

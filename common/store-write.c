@@ -20,6 +20,17 @@ static int check_id(int64_t id) {
         return id > 0 && id <= UINT32_MAX ? 0 : -E2BIG;
 }
 
+/* Runs an INSERT and sets *ret to the new row's id. (Not RETURNING, which makes SQLite build an
+ * ephemeral table per statement.) */
+static int insert(struct store *s, sqlite3_stmt *st, int64_t *ret) {
+        int r = store_step_done(s, st);
+
+        if (r < 0)
+                return r;
+        *ret = sqlite3_last_insert_rowid(s->db);
+        return check_id(*ret);
+}
+
 int store_add_run(struct store *s, const struct store_run *run, int64_t *ret_id) {
         struct utsname u;
         sqlite3_stmt *st;
@@ -27,7 +38,7 @@ int store_add_run(struct store *s, const struct store_run *run, int64_t *ret_id)
 
         r = store_stmt(s, STMT_ADD_RUN,
                        "INSERT INTO run (kind, command, source, host, kernel, cppd_version, unwind, started) "
-                       "VALUES (?, ?, ?, ?, ?, ?, ?, ?) RETURNING id", &st);
+                       "VALUES (?, ?, ?, ?, ?, ?, ?, ?)", &st);
         if (r < 0)
                 return r;
         if (uname(&u) < 0)
@@ -40,8 +51,7 @@ int store_add_run(struct store *s, const struct store_run *run, int64_t *ret_id)
         store_bind_text(st, 6, CPPD_VERSION);
         store_bind_text(st, 7, run->unwind);
         sqlite3_bind_int64(st, 8, run->started);
-        r = store_step_id(s, st, ret_id);
-        return r < 0 ? r : 0;
+        return insert(s, st, ret_id);
 }
 
 int store_end_run(struct store *s, int64_t run_id, int64_t ended) {
@@ -68,13 +78,12 @@ static int resource_id(struct store *s, const char *name, const char *unit, int6
         if (r != 0)
                 return r < 0 ? r : 0;
 
-        r = store_stmt(s, STMT_ADD_RESOURCE, "INSERT INTO resource (name, unit) VALUES (?, ?) RETURNING id", &st);
+        r = store_stmt(s, STMT_ADD_RESOURCE, "INSERT INTO resource (name, unit) VALUES (?, ?)", &st);
         if (r < 0)
                 return r;
         store_bind_text(st, 1, name);
         store_bind_text(st, 2, unit);
-        r = store_step_id(s, st, ret);
-        return r < 0 ? r : 0;
+        return insert(s, st, ret);
 }
 
 int store_add_run_resource(struct store *s, int64_t run_id, const char *name, const char *unit,
@@ -136,8 +145,7 @@ int store_add_process(struct store *s, int64_t run_id, int64_t pid, const char *
         int r;
 
         r = store_stmt(s, STMT_ADD_PROCESS,
-                       "INSERT INTO process (run_id, pid, comm, exe, unit, started) VALUES (?, ?, ?, ?, ?, ?) "
-                       "RETURNING id", &st);
+                       "INSERT INTO process (run_id, pid, comm, exe, unit, started) VALUES (?, ?, ?, ?, ?, ?)", &st);
         if (r < 0)
                 return r;
         sqlite3_bind_int64(st, 1, run_id);
@@ -148,8 +156,7 @@ int store_add_process(struct store *s, int64_t run_id, int64_t pid, const char *
         store_bind_text(st, 5, unit);
         if (started > 0)
                 sqlite3_bind_int64(st, 6, started);
-        r = store_step_id(s, st, ret_id);
-        return r < 0 ? r : check_id(*ret_id);
+        return insert(s, st, ret_id);
 }
 
 int store_add_thread(struct store *s, int64_t process_id, int64_t tid, const char *comm, int64_t *ret_id) {
@@ -157,29 +164,34 @@ int store_add_thread(struct store *s, int64_t process_id, int64_t tid, const cha
         int r;
 
         r = store_stmt(s, STMT_ADD_THREAD,
-                       "INSERT INTO thread (process_id, tid, comm) VALUES (?, ?, ?) RETURNING id", &st);
+                       "INSERT INTO thread (process_id, tid, comm) VALUES (?, ?, ?)", &st);
         if (r < 0)
                 return r;
         sqlite3_bind_int64(st, 1, process_id);
         if (tid >= 0)
                 sqlite3_bind_int64(st, 2, tid);
         store_bind_text(st, 3, comm);
-        r = store_step_id(s, st, ret_id);
-        return r < 0 ? r : check_id(*ret_id);
+        return insert(s, st, ret_id);
 }
 
-/* The find-or-add pattern for rows missing from our caches: ADD (an INSERT that does nothing
- * on a conflict, RETURNING the new id) first, as most such rows are new; if the row was there
- * already (written by an earlier run or another writer), FIND looks it up. */
+/* The find-or-add pattern for rows missing from our caches: ADD (an INSERT OR IGNORE) first,
+ * as most such rows are new; if it changed nothing, the row was there already (written by an
+ * earlier run or another writer) and FIND looks it up. */
 static int find_or_add(struct store *s, sqlite3_stmt *find, sqlite3_stmt *add, int64_t *ret) {
-        int r = store_step_id(s, add, ret);
+        int r = store_step_done(s, add);
 
-        if (r == 0) {
-                r = store_step_id(s, find, ret);
-                if (r == 0)
-                        return -EBADMSG;        /* neither inserted nor found: a broken index */
+        if (r < 0)
+                return r;
+        if (sqlite3_changes(s->db) > 0) {
+                *ret = sqlite3_last_insert_rowid(s->db);
+                return check_id(*ret);
         }
-        return r < 0 ? r : check_id(*ret);
+        r = store_step_id(s, find, ret);
+        if (r < 0)
+                return r;
+        if (r == 0)
+                return -EBADMSG;        /* neither inserted nor found: a broken index */
+        return check_id(*ret);
 }
 
 int store_module_id(struct store *s, const char *path, const char *build_id, int64_t *ret_id) {
@@ -203,7 +215,7 @@ int store_module_id(struct store *s, const char *path, const char *build_id, int
         r = store_stmt(s, STMT_FIND_MODULE, "SELECT id FROM module WHERE path = ? AND build_id = ?", &find);
         if (r < 0)
                 return r;
-        r = store_stmt(s, STMT_ADD_MODULE, "INSERT INTO module (path, build_id) VALUES (?, ?) ON CONFLICT DO NOTHING RETURNING id", &add);
+        r = store_stmt(s, STMT_ADD_MODULE, "INSERT OR IGNORE INTO module (path, build_id) VALUES (?, ?)", &add);
         if (r < 0)
                 return r;
         store_bind_text(find, 1, path);
@@ -236,8 +248,7 @@ int store_function_id(struct store *s, const char *name, int64_t module_id, bool
         if (r < 0)
                 return r;
         r = store_stmt(s, STMT_ADD_FUNCTION,
-                       "INSERT INTO function (name, module_id, unknown) VALUES (?, ?, ?) "
-                       "ON CONFLICT DO NOTHING RETURNING id", &add);
+                       "INSERT OR IGNORE INTO function (name, module_id, unknown) VALUES (?, ?, ?)", &add);
         if (r < 0)
                 return r;
         store_bind_text(find, 1, name);
@@ -271,8 +282,8 @@ int store_frame_id(struct store *s, int64_t function_id, int64_t address, const 
         if (r < 0)
                 return r;
         r = store_stmt(s, STMT_ADD_FRAME,
-                       "INSERT INTO frame (function_id, address, file, line, inlined) VALUES (?, ?, ?, ?, ?) "
-                       "ON CONFLICT DO NOTHING RETURNING id", &add);
+                       "INSERT OR IGNORE INTO frame (function_id, address, file, line, inlined) "
+                       "VALUES (?, ?, ?, ?, ?)", &add);
         if (r < 0)
                 return r;
         sqlite3_bind_int64(find, 1, function_id);
@@ -308,9 +319,8 @@ int store_stack_id(struct store *s, int64_t parent_id, int64_t frame_id, int64_t
         if (r < 0)
                 return r;
         r = store_stmt(s, STMT_ADD_STACK,
-                       "INSERT INTO stack (parent_id, frame_id, depth) "
-                       "VALUES (?1, ?2, 1 + ifnull((SELECT depth FROM stack WHERE id = ?1), 0)) "
-                       "ON CONFLICT DO NOTHING RETURNING id", &add);
+                       "INSERT OR IGNORE INTO stack (parent_id, frame_id, depth) "
+                       "VALUES (?1, ?2, 1 + ifnull((SELECT depth FROM stack WHERE id = ?1), 0))", &add);
         if (r < 0)
                 return r;
         sqlite3_bind_int64(find, 1, parent_id);

@@ -34,12 +34,18 @@ struct unwinder {
         size_t n_pcs, max_pcs;
 };
 
-static char *debuginfo_path;
+/* Unwinding needs only the CFI of .eh_frame, which every x86_64 binary carries. Without this,
+ * libdwfl looks for .debug_frame in the separate debug file first, and loads (and decompresses)
+ * all of libc's debug information again for every process. */
+static int no_debuginfo(Dwfl_Module *mod, void **userdata, const char *modname, Dwarf_Addr base,
+                        const char *file_name, const char *debuglink_file, GElf_Word debuglink_crc,
+                        char **debuginfo_file_name) {
+        return -1;
+}
 
 static const Dwfl_Callbacks callbacks = {
         .find_elf = dwfl_linux_proc_find_elf,
-        .find_debuginfo = dwfl_standard_find_debuginfo,
-        .debuginfo_path = &debuginfo_path,
+        .find_debuginfo = no_debuginfo,
 };
 
 struct unwinder *unwinder_new(pid_t pid) {

@@ -1,0 +1,26 @@
+/* Fuzz target: /proc/PID/maps lines, and the address space built from what parses. */
+#include "fuzz.h"
+#include "proc-maps.h"
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
+        struct proc_maps *m = proc_maps_new();
+        char *text = malloc(size + 1), *save = NULL;
+
+        if (!m || !text)
+                abort();
+        memcpy(text, data, size);
+        text[size] = '\0';
+        for (char *line = strtok_r(text, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+                struct proc_maps_line l;
+
+                if (proc_maps_parse_line(line, &l) == 0 && proc_maps_add(m, l.start, l.end, l.pgoff, 1) == 0 &&
+                    proc_maps_find(m, l.start) == NULL)
+                        abort();        /* a mapping just added is not found */
+        }
+        for (size_t i = 1; i < m->n; i++)
+                if (m->mappings[i - 1].end > m->mappings[i].start)
+                        abort();        /* overlapping or unsorted */
+        proc_maps_free(m);
+        free(text);
+        return 0;
+}

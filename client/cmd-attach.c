@@ -23,7 +23,6 @@ int cmd_attach(int argc, char **argv) {
         char what[64], comm_path[64], comm[32] = "";
         int optind_, status = 0, r;
         uint64_t pid;
-        sigset_t mask;
         FILE *f;
 
         r = recording_parse(&a, argc, argv, "attach",
@@ -54,11 +53,7 @@ int cmd_attach(int argc, char **argv) {
         r = recording_new(&a, "attach", what, &rec);
         if (r != EXIT_OK)
                 return r;
-        sigemptyset(&mask);
-        sigaddset(&mask, SIGINT);
-        sigaddset(&mask, SIGTERM);
-        sigaddset(&mask, SIGCHLD);
-        sigprocmask(SIG_BLOCK, &mask, NULL);
+        recording_block_signals();
 
         r = recording_attach(rec, pid, false);
         if (r != EXIT_OK)

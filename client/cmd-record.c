@@ -67,7 +67,6 @@ int cmd_record(int argc, char **argv) {
         _cleanup_close_ int go = -1, err = -1;
         struct recording_args a;
         int optind_, status = 0, e, r;
-        sigset_t mask;
         ssize_t n;
         pid_t pid;
 
@@ -91,13 +90,7 @@ int cmd_record(int argc, char **argv) {
         if (r != EXIT_OK)
                 return r;
 
-        /* SIGCHLD, SIGINT and SIGTERM are read from a signalfd: block them before the child
-         * exists, so none is missed; the child unblocks them. */
-        sigemptyset(&mask);
-        sigaddset(&mask, SIGINT);
-        sigaddset(&mask, SIGTERM);
-        sigaddset(&mask, SIGCHLD);
-        sigprocmask(SIG_BLOCK, &mask, NULL);
+        recording_block_signals();
 
         pid = spawn(argv + optind_, &go, &err);
         if (pid < 0) {

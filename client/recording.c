@@ -268,6 +268,16 @@ struct recording *recording_free(struct recording *r) {
         return NULL;
 }
 
+void recording_block_signals(void) {
+        sigset_t mask;
+
+        sigemptyset(&mask);
+        sigaddset(&mask, SIGINT);
+        sigaddset(&mask, SIGTERM);
+        sigaddset(&mask, SIGCHLD);
+        sigprocmask(SIG_BLOCK, &mask, NULL);
+}
+
 int recording_attach(struct recording *rec, pid_t pid, bool enable_on_exec) {
         uint32_t unsupported = 0;
         const char *failed = NULL;

@@ -40,6 +40,10 @@ int recording_new(const struct recording_args *a, const char *kind, const char *
 struct recording *recording_free(struct recording *r);
 DEFINE_CLEANUP(struct recording *, recording_free);
 
+/* Blocks SIGINT, SIGTERM and SIGCHLD, which recording_run() reads from a signalfd; before a
+ * child is forked, so that none is missed (the child unblocks them). */
+void recording_block_signals(void);
+
 /* Opens the events for PID (see collector_attach()), reporting unsupported resources as
  * warnings and failures with advice. Returns 0 or an exit status. */
 int recording_attach(struct recording *r, pid_t pid, bool enable_on_exec);

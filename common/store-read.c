@@ -40,6 +40,22 @@ static void stack_table_done(struct stack_table *t) {
         free(t->node);
 }
 
+/* Runs SQL, which selects the largest id of a table, and checks that arrays indexed by id can
+ * hold it. Returns 0 and sets *ret, or a negative errno. */
+static int max_id_of(struct store *s, const char *sql, int64_t *ret) {
+        sqlite3_stmt *st = NULL;
+        int rc, r;
+
+        rc = sqlite3_prepare_v2(s->db, sql, -1, &st, NULL);
+        if (rc != SQLITE_OK)
+                return store_errno(s, rc);
+        r = store_step_id(s, st, ret);
+        sqlite3_finalize(st);
+        if (r < 0)
+                return r;
+        return *ret < 0 || *ret > UINT32_MAX - 1 ? -EBADMSG : 0;
+}
+
 static int load_functions(struct store *s, struct sample_tree *tree, uint32_t **ret_names,
                           bool **ret_unknown, size_t *ret_n) {
         _cleanup_free_ uint32_t *names = NULL;
@@ -48,15 +64,9 @@ static int load_functions(struct store *s, struct sample_tree *tree, uint32_t **
         int64_t max_id = 0;
         int rc, r;
 
-        rc = sqlite3_prepare_v2(s->db, "SELECT ifnull(max(id), 0) FROM function", -1, &st, NULL);
-        if (rc != SQLITE_OK)
-                return store_errno(s, rc);
-        r = store_step_id(s, st, &max_id);
-        sqlite3_finalize(st);
+        r = max_id_of(s, "SELECT ifnull(max(id), 0) FROM function", &max_id);
         if (r < 0)
                 return r;
-        if (max_id < 0 || max_id > UINT32_MAX - 1)
-                return -EBADMSG;
 
         names = malloc((max_id + 1) * sizeof *names);
         unknown = calloc(max_id + 1, sizeof *unknown);
@@ -106,15 +116,9 @@ static int load_stacks(struct store *s, struct sample_tree *tree, struct stack_t
         if (r < 0)
                 return r;
 
-        rc = sqlite3_prepare_v2(s->db, "SELECT ifnull(max(id), 0) FROM stack", -1, &st, NULL);
-        if (rc != SQLITE_OK)
-                return store_errno(s, rc);
-        r = store_step_id(s, st, &max_id);
-        sqlite3_finalize(st);
+        r = max_id_of(s, "SELECT ifnull(max(id), 0) FROM stack", &max_id);
         if (r < 0)
                 return r;
-        if (max_id < 0 || max_id > UINT32_MAX - 1)
-                return -EBADMSG;
 
         t->n = max_id + 1;
         t->parent = malloc(t->n * sizeof *t->parent);

@@ -29,6 +29,7 @@
 
 #include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -37,6 +38,8 @@
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
+
+#include <systemd/sd-login.h>
 
 #include "idmap.h"
 #include "perf-event.h"
@@ -108,6 +111,7 @@ struct process {
         uint32_t pid;
         char comm[16];
         char *exe;                      /* the executable's path; NULL until known */
+        char *unit;                     /* its systemd unit, from its cgroup; NULL if none */
         bool exe_pending;               /* exec'd: the next file mapped executable is the program */
         struct proc_maps *maps;
         struct unwinder *unwinder;
@@ -173,8 +177,8 @@ struct collector {
         bool run_ended;
         struct collector_stats stats;
 
-        uint64_t pcs[COLLECTOR_MAX_FRAMES];
-        uint32_t stack[COLLECTOR_MAX_FRAMES];   /* frame indexes, innermost first */
+        uint64_t pcs[COLLECTOR_MAX_STACK];
+        uint32_t stack[COLLECTOR_MAX_STACK];   /* frame indexes, innermost first */
 };
 
 static uint64_t now_ns(clockid_t clock) {
@@ -241,6 +245,7 @@ static void process_free(struct process *p) {
         if (!p)
                 return;
         free(p->exe);
+        free(p->unit);
         proc_maps_free(p->maps);
         unwinder_free(p->unwinder);
         symtab_free(p->jit);
@@ -450,7 +455,7 @@ fail:
 }
 
 /* Fills E's attr for opening: what every event shares, from the configuration. */
-static void prepare_attr(struct collector *c, struct cevent *e, bool side_band, bool enable_on_exec) {
+static void prepare_attr(struct collector *c, struct cevent *e, bool side_band, bool inherit, bool enable_on_exec) {
         struct perf_event_attr *a = &e->attr;
         bool dwarf = c->config.unwind == UNWIND_DWARF;
 
@@ -470,7 +475,7 @@ static void prepare_attr(struct collector *c, struct cevent *e, bool side_band, 
         a->exclude_callchain_kernel = !c->config.kernel;
         a->exclude_hv = 1;
         a->sample_id_all = 1;
-        a->inherit = 1;
+        a->inherit = inherit;
         a->disabled = enable_on_exec;
         a->enable_on_exec = enable_on_exec;
         a->use_clockid = 1;
@@ -495,15 +500,25 @@ static int add_fd(struct collector *c, int fd, unsigned event) {
         return 0;
 }
 
-/* Opens event EV for TID on CPU, into that CPU's ring. Returns 0 or a negative errno. */
-static int open_one(struct collector *c, unsigned ev, pid_t tid, int cpu, bool side_band, bool enable_on_exec) {
+/* What events are opened on: a thread (and, inheriting, what it starts), every task (pid -1),
+ * or a cgroup (its directory's fd, with PERF_FLAG_PID_CGROUP). */
+struct targets {
+        const pid_t *ids;
+        int n;
+        unsigned long flags;
+        bool inherit;
+        bool enable_on_exec;
+};
+
+/* Opens event EV on target ID, CPU, into that CPU's ring. Returns 0 or a negative errno. */
+static int open_one(struct collector *c, unsigned ev, const struct targets *t, pid_t id_, int cpu, bool side_band) {
         struct cevent *e = &c->events[ev];
         _cleanup_close_ int fd = -1;
         uint64_t id, *slot;
         int r;
 
-        prepare_attr(c, e, side_band, enable_on_exec);
-        fd = perf_event_open_fd(&e->attr, tid, cpu, -1, 0);
+        prepare_attr(c, e, side_band, t->inherit, t->enable_on_exec);
+        fd = perf_event_open_fd(&e->attr, id_, cpu, -1, t->flags);
         if (fd < 0)
                 return fd;
         if (e->filter && ioctl(fd, PERF_EVENT_IOC_SET_FILTER, e->filter) < 0)
@@ -617,20 +632,20 @@ static void share_context_switches(struct collector *c) {
         c->switches_via_offcpu = c->events[switches].resource;
 }
 
-/* The side band (MMAP2, COMM, FORK/EXIT) rides on a dummy software event per thread and CPU,
+/* The side band (MMAP2, COMM, FORK/EXIT) rides on a dummy software event per target and CPU,
  * opened first so that it also owns the CPU's ring: resources come and go (an unsupported one
  * is closed again) without the side band or the rings depending on them. */
-static int open_side_band(struct collector *c, const pid_t *tids, int n_tids, bool enable_on_exec) {
+static int open_side_band(struct collector *c, const struct targets *t) {
         unsigned ev = c->n_events;
         int r;
 
         r = add_event(c, NO_RESOURCE, ROLE_SAMPLE, PERF_TYPE_SOFTWARE, PERF_COUNT_SW_DUMMY, 1, NULL);
         if (r < 0)
                 return r;
-        for (int t = 0; t < n_tids; t++)
+        for (int i = 0; i < t->n; i++)
                 for (int cpu = 0; cpu < c->n_cpus; cpu++) {
-                        r = open_one(c, ev, tids[t], cpu, true, enable_on_exec);
-                        if (r == -ESRCH && t > 0)
+                        r = open_one(c, ev, t, t->ids[i], cpu, true);
+                        if (r == -ESRCH && i > 0)
                                 break;  /* a thread exited meanwhile */
                         if (r < 0)
                                 return r;
@@ -638,31 +653,19 @@ static int open_side_band(struct collector *c, const pid_t *tids, int n_tids, bo
         return 0;
 }
 
-int collector_attach(struct collector *c, pid_t pid, bool enable_on_exec, uint32_t *ret_unsupported,
-                     const char **ret_failed) {
-        _cleanup_free_ pid_t *tids = NULL;
+/* Opens the side band and every resource's events on T, then starts the reader. See
+ * collector_attach() for the results. */
+static int open_events(struct collector *c, const struct targets *t, uint32_t *ret_unsupported,
+                       const char **ret_failed) {
         uint32_t unsupported_mask = 0;
         unsigned n_resource_events = c->n_events;
-        int n_tids = 1, n_active = 0, r;
+        int n_active = 0, r;
 
         *ret_failed = NULL;
-        if (enable_on_exec) {
-                tids = malloc(sizeof *tids);
-                if (!tids)
-                        return -ENOMEM;
-                tids[0] = pid;
-        } else {
-                /* Each existing thread needs its own events: inheritance only reaches threads
-                 * created after the open. */
-                n_tids = list_threads(pid, &tids);
-                if (n_tids < 0)
-                        return n_tids;
-                if (!process_get(c, pid, true))
-                        return -ENOMEM;
-        }
-
+        if (c->reader)
+                return -EBUSY;          /* one target set per collector */
         share_context_switches(c);
-        r = open_side_band(c, tids, n_tids, enable_on_exec);
+        r = open_side_band(c, t);
         if (r < 0)
                 return r;
 
@@ -673,10 +676,10 @@ int collector_attach(struct collector *c, pid_t pid, bool enable_on_exec, uint32
                 for (unsigned ev = 0; r >= 0 && ev < n_resource_events; ev++) {
                         if (c->events[ev].resource != res || c->events[ev].shared)
                                 continue;
-                        for (int t = 0; r >= 0 && t < n_tids; t++)
+                        for (int i = 0; r >= 0 && i < t->n; i++)
                                 for (int cpu = 0; r >= 0 && cpu < c->n_cpus; cpu++) {
-                                        r = open_one(c, ev, tids[t], cpu, false, enable_on_exec);
-                                        if (r == -ESRCH && t > 0) {
+                                        r = open_one(c, ev, t, t->ids[i], cpu, false);
+                                        if (r == -ESRCH && i > 0) {
                                                 r = 0;  /* a thread exited meanwhile */
                                                 break;
                                         }
@@ -710,6 +713,91 @@ int collector_attach(struct collector *c, pid_t pid, bool enable_on_exec, uint32
                 return -ENODEV;
         r = start_reader(c);
         return r < 0 ? r : n_active;
+}
+
+int collector_attach(struct collector *c, pid_t pid, bool enable_on_exec, uint32_t *ret_unsupported,
+                     const char **ret_failed) {
+        _cleanup_free_ pid_t *tids = NULL;
+        struct targets t = { .inherit = true, .enable_on_exec = enable_on_exec };
+
+        if (enable_on_exec) {
+                tids = malloc(sizeof *tids);
+                if (!tids)
+                        return -ENOMEM;
+                tids[0] = pid;
+                t.n = 1;
+        } else {
+                /* Each existing thread needs its own events: inheritance only reaches threads
+                 * created after the open. */
+                t.n = list_threads(pid, &tids);
+                if (t.n < 0)
+                        return t.n;
+                if (!process_get(c, pid, true))
+                        return -ENOMEM;
+        }
+        t.ids = tids;
+        return open_events(c, &t, ret_unsupported, ret_failed);
+}
+
+/* Learns every process in /proc (or, with CGROUP_FD >= 0, those listed in that cgroup's
+ * cgroup.procs): their names, units and address spaces, for the samples that come before any
+ * record tells about them. */
+static int scan_processes(struct collector *c, int cgroup_fd) {
+        _cleanup_fclose_ FILE *procs = NULL;
+        DIR *d = NULL;
+        struct dirent *de;
+        char line[32];
+
+        if (cgroup_fd >= 0) {
+                int fd = openat(cgroup_fd, "cgroup.procs", O_RDONLY | O_CLOEXEC);
+
+                if (fd < 0 || !(procs = fdopen(fd, "re"))) {
+                        if (fd >= 0)
+                                close(fd);
+                        return -errno;
+                }
+                while (fgets(line, sizeof line, procs)) {
+                        long pid = strtol(line, NULL, 10);
+
+                        if (pid > 0 && !process_get(c, pid, true))
+                                return -ENOMEM;
+                }
+                return 0;
+        }
+        d = opendir("/proc");
+        if (!d)
+                return -errno;
+        while ((de = readdir(d))) {
+                long pid = strtol(de->d_name, NULL, 10);
+
+                if (pid > 0 && !process_get(c, pid, true)) {
+                        closedir(d);
+                        return -ENOMEM;
+                }
+        }
+        closedir(d);
+        return 0;
+}
+
+int collector_attach_system(struct collector *c, uint32_t *ret_unsupported, const char **ret_failed) {
+        static const pid_t all = -1;
+        struct targets t = { .ids = &all, .n = 1 };
+        int r;
+
+        r = scan_processes(c, -1);
+        if (r < 0)
+                return r;
+        return open_events(c, &t, ret_unsupported, ret_failed);
+}
+
+int collector_attach_cgroup(struct collector *c, int cgroup_fd, uint32_t *ret_unsupported, const char **ret_failed) {
+        struct targets t = { .ids = &cgroup_fd, .n = 1, .flags = PERF_FLAG_PID_CGROUP };
+        int r;
+
+        r = scan_processes(c, cgroup_fd);
+        if (r < 0)
+                return r;
+        return open_events(c, &t, ret_unsupported, ret_failed);
 }
 
 int collector_fd(struct collector *c) {
@@ -754,6 +842,17 @@ static int load_proc_maps(struct collector *c, struct process *p) {
         return 0;
 }
 
+/* Reads P's systemd unit from its cgroup while it lives: a system unit, else a user unit
+ * ("app.service" under user@1000.service). Keeps the old one if P is gone. */
+static void read_unit(struct process *p) {
+        char *unit = NULL;
+
+        if (sd_pid_get_unit(p->pid, &unit) < 0 && sd_pid_get_user_unit(p->pid, &unit) < 0)
+                return;
+        free(p->unit);
+        p->unit = unit;
+}
+
 static void read_comm(const char *path, char comm[static 16]) {
         _cleanup_fclose_ FILE *f = fopen(path, "re");
 
@@ -795,6 +894,7 @@ static struct process *process_get(struct collector *c, uint32_t pid, bool from_
                         exe[n] = '\0';
                         p->exe = strdup(exe);
                 }
+                read_unit(p);
                 (void) load_proc_maps(c, p);    /* gone or forbidden: its frames stay unknown */
         }
         c->stats.processes++;
@@ -910,7 +1010,7 @@ static int add_user_pc(struct collector *c, struct process *p, uint64_t pc, size
                 r = symbolizer_resolve(c->sym, m->module, pc - m->start + m->pgoff, &first, &count);
                 if (r < 0)
                         return r;
-                for (uint32_t i = count; i > 0 && *n < COLLECTOR_MAX_FRAMES; i--)
+                for (uint32_t i = count; i > 0 && *n < COLLECTOR_MAX_STACK; i--)
                         c->stack[(*n)++] = first + i - 1;
                 return 0;
         }
@@ -921,7 +1021,7 @@ static int add_user_pc(struct collector *c, struct process *p, uint64_t pc, size
         }
         if (f < 0)
                 return f;
-        if (*n < COLLECTOR_MAX_FRAMES)
+        if (*n < COLLECTOR_MAX_STACK)
                 c->stack[(*n)++] = f;
         return 0;
 }
@@ -982,15 +1082,15 @@ static int64_t sample_stack(struct collector *c, const struct record_sample *s, 
 
                         if (f < 0)
                                 return f;
-                        if (n < COLLECTOR_MAX_FRAMES)
+                        if (n < COLLECTOR_MAX_STACK)
                                 c->stack[n++] = f;
                 } else if (context == PERF_CONTEXT_USER && c->config.unwind == UNWIND_FP &&
-                           n_pcs < COLLECTOR_MAX_FRAMES) {
+                           n_pcs < COLLECTOR_MAX_STACK) {
                         c->pcs[n_pcs] = n_pcs == 0 ? ip : ip - 1;       /* return addresses: the call */
                         n_pcs++;
                 }
         }
-        if (leaf >= 0 && n < COLLECTOR_MAX_FRAMES)
+        if (leaf >= 0 && n < COLLECTOR_MAX_STACK)
                 c->stack[n++] = leaf;
 
         if (c->config.unwind == UNWIND_DWARF && s->regs && s->abi != PERF_SAMPLE_REGS_ABI_NONE) {
@@ -999,7 +1099,7 @@ static int64_t sample_stack(struct collector *c, const struct record_sample *s, 
                 if (r < 0)
                         return r;
                 n_pcs = unwinder_unwind(p->unwinder, t->tid, s->regs, s->stack, s->dyn_size, c->pcs,
-                                        COLLECTOR_MAX_FRAMES);
+                                        COLLECTOR_MAX_STACK);
                 c->stats.unwind_ns += now_ns(CLOCK_MONOTONIC) - t0;
         }
 
@@ -1300,6 +1400,7 @@ static int handle_comm(struct collector *c, const struct perf_event_header *h) {
                 t->process->jit_size = 0;
                 t->process->store_id = 0;       /* a new process row: it runs another program */
                 t->process->exe_pending = true;
+                read_unit(t->process);
         }
         return 0;
 }
@@ -1336,6 +1437,10 @@ static int handle_task(struct collector *c, const struct perf_event_header *h) {
                         return -ENOMEM;
                 memcpy(child->comm, parent->comm, sizeof child->comm);
                 if (parent->exe && !(child->exe = strdup(parent->exe)))
+                        return -ENOMEM;
+                /* A child starts in its parent's cgroup; systemd moves a service's first process
+                 * before it execs, which handle_comm() catches. */
+                if (parent->unit && !(child->unit = strdup(parent->unit)))
                         return -ENOMEM;
         }
         t = thread_get(c, m.pid, m.tid);
@@ -1427,8 +1532,7 @@ int collector_drain(struct collector *c) {
 
 /* ---- flushing to the store ---- */
 
-/* After a failed transaction every store id learned in it may be gone: forget them all. */
-static void forget_store_ids(struct collector *c) {
+void collector_forget_store_ids(struct collector *c) {
         uint64_t key, value;
         size_t i = 0;
 
@@ -1496,13 +1600,13 @@ static int store_frame(struct collector *c, uint32_t index, int64_t *ret) {
 }
 
 static int store_node(struct collector *c, uint32_t node, int64_t *ret) {
-        uint32_t chain[COLLECTOR_MAX_FRAMES + 1];
+        uint32_t chain[COLLECTOR_MAX_STACK + 1];
         size_t n = 0;
         int64_t parent, frame;
         int r;
 
         /* The unstored part of the path, innermost first; a stack is at most
-         * COLLECTOR_MAX_FRAMES deep, so it fits. */
+         * COLLECTOR_MAX_STACK deep, so it fits. */
         for (uint32_t i = node; i != 0 && c->nodes[i].store_id == 0; i = c->nodes[i].parent)
                 chain[n++] = i;
         while (n > 0) {
@@ -1526,7 +1630,7 @@ static int store_thread(struct collector *c, struct thread *t, int64_t *ret) {
 
         if (p->store_id == 0) {
                 r = store_add_process(c->store, c->run_id, p->pid, p->comm[0] ? p->comm : NULL,
-                                      p->exe, NULL, time(NULL), &p->store_id);
+                                      p->exe, p->unit, time(NULL), &p->store_id);
                 if (r < 0)
                         return r;
                 /* Threads of the previous program (before an exec) need new rows too. */
@@ -1639,6 +1743,21 @@ static void reap(struct collector *c) {
         }
 }
 
+/* Bounds the caches of a long-running collector, once a flush has emptied the aggregates that
+ * refer to trie nodes: a trie past COLLECTOR_MAX_NODES starts over (and with it the frames it
+ * refers to, past COLLECTOR_MAX_FRAMES), and at most COLLECTOR_MAX_MODULES stay loaded. */
+static void trim(struct collector *c) {
+        if (c->n_nodes > COLLECTOR_MAX_NODES || c->sym->n_frames > COLLECTOR_MAX_FRAMES) {
+                c->n_nodes = 1;
+                idmap_clear(c->trie);
+                for (size_t s = 0; s < c->n_slots; s++)
+                        c->slots[s]->offcpu_pending = false;    /* its node is gone */
+                if (c->sym->n_frames > COLLECTOR_MAX_FRAMES)
+                        symbolizer_forget_frames(c->sym);
+        }
+        symbolizer_trim_modules(c->sym, COLLECTOR_MAX_MODULES);
+}
+
 int collector_flush(struct collector *c, bool final) {
         int r;
 
@@ -1654,7 +1773,7 @@ int collector_flush(struct collector *c, bool final) {
                 r = store_commit(c->store);
         if (r < 0) {
                 store_rollback(c->store);
-                forget_store_ids(c);
+                collector_forget_store_ids(c);
                 return r;
         }
         for (unsigned i = 0; i < c->n_resources; i++)
@@ -1664,6 +1783,7 @@ int collector_flush(struct collector *c, bool final) {
         c->agg_bucket = -1;
         c->run_ended = final;
         reap(c);
+        trim(c);
         return 0;
 }
 

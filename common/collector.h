@@ -37,7 +37,12 @@ struct collector_config {
 }
 
 /* Frames a stack keeps: the kernel's callchain limit is 127; DWARF goes deeper. */
-#define COLLECTOR_MAX_FRAMES 512
+#define COLLECTOR_MAX_STACK 512
+/* Bounds on the caches of a long-running collector (cppd): distinct stacks (trie nodes),
+ * symbolized addresses, and modules with their symbols and debug information in memory. */
+#define COLLECTOR_MAX_NODES (1u << 20)
+#define COLLECTOR_MAX_FRAMES (1u << 20)
+#define COLLECTOR_MAX_MODULES 128
 
 struct collector;
 
@@ -81,6 +86,16 @@ int collector_add_resource(struct collector *c, const char *name, bool event, ui
 int collector_attach(struct collector *c, pid_t pid, bool enable_on_exec, uint32_t *ret_unsupported,
                      const char **ret_failed);
 
+/* Opens the events of every resource on every task of the machine (per CPU, pid -1), after
+ * learning the running processes from /proc. Results as collector_attach(). Needs root or
+ * CAP_PERFMON (perf_event_paranoid). */
+int collector_attach_system(struct collector *c, uint32_t *ret_unsupported, const char **ret_failed);
+
+/* Opens the events of every resource on the tasks of one cgroup (v2), whose directory is open
+ * as CGROUP_FD (borrowed; it may be closed after), per CPU with PERF_FLAG_PID_CGROUP. Results as
+ * collector_attach(). */
+int collector_attach_cgroup(struct collector *c, int cgroup_fd, uint32_t *ret_unsupported, const char **ret_failed);
+
 /* A file descriptor that polls readable when records wait to be handled; -1 before attach. */
 int collector_fd(struct collector *c);
 
@@ -96,6 +111,10 @@ void collector_stop(struct collector *c);
  * then forgets the hits and the processes that exited. FINAL also ends the run. Returns 0 or
  * the store's negative errno (the hits stay in memory for a retry). */
 int collector_flush(struct collector *c, bool final);
+
+/* Forgets every store id the collector cached (rows of stacks, frames, processes...), for
+ * when rows were deleted under it (retention). The next flush finds or adds them again. */
+void collector_forget_store_ids(struct collector *c);
 
 /* The store's run id (0 before the first flush). */
 int64_t collector_run_id(const struct collector *c);

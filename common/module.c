@@ -61,15 +61,26 @@ struct module *module_new(enum module_kind kind, const char *path, const uint8_t
         return m;
 }
 
+void module_unload(struct module *m) {
+        if (m->dwfl)
+                dwfl_end(m->dwfl);
+        m->dwfl = NULL;
+        m->dwmod = NULL;
+        if (m->fd >= 0)
+                close(m->fd);
+        m->fd = -1;
+        m->symbols = symtab_free(m->symbols);
+        free(m->segments);
+        m->segments = NULL;
+        m->n_segments = 0;
+        m->loaded = false;
+        m->load_error = 0;
+}
+
 struct module *module_free(struct module *m) {
         if (!m)
                 return NULL;
-        if (m->dwfl)
-                dwfl_end(m->dwfl);
-        if (m->fd >= 0)
-                close(m->fd);
-        symtab_free(m->symbols);
-        free(m->segments);
+        module_unload(m);
         free(m->path);
         free(m);
         return NULL;

@@ -41,6 +41,7 @@ struct module {
         bool is_dyn;                    /* ET_DYN: loaded at a bias */
         struct symtab *symbols;
         int64_t store_id;               /* the collector's cache of the store's module id */
+        uint64_t last_used;             /* the symbolizer's clock at its last load or lookup */
 };
 
 /* Allocates an unloaded module for PATH with build id BUILD_ID (BUILD_ID_LEN bytes, 0 if
@@ -55,6 +56,10 @@ DEFINE_CLEANUP(struct module *, module_free);
  * the first result: 0, -ENOENT (no candidate opened), -ESTALE (only files with another build
  * id: the binary was replaced), -EBADMSG (not ELF), -ENOMEM. */
 int module_load(struct module *m, const char *const *candidates, struct name_table *names);
+
+/* Frees what module_load() built (file, libdw session, symbols), so that the next use loads
+ * the module again. */
+void module_unload(struct module *m);
 
 /* Translates a file offset in the module to its ELF address (what symbols use). Returns 0 or
  * -ENOENT if no loadable segment holds it. The module must be loaded. */

@@ -19,6 +19,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/eventfd.h>
+#include <sys/resource.h>
 #include <unistd.h>
 
 #include "idmap.h"
@@ -26,6 +27,8 @@
 
 /* Records sorted per pass. */
 #define PASS_RECORDS 65536
+/* The niceness the consuming thread takes, below the reader's. */
+#define RING_READER_CONSUMER_NICE 10
 #define POLL_MS 50
 
 struct entry {
@@ -270,6 +273,10 @@ int ring_reader_start(struct ring_reader *r) {
         if (e != 0)
                 return -e;
         r->started = true;
+        /* The thread that handles records (ours) yields the CPU to the reader, so that on a
+         * busy machine the rings are emptied first and handling waits: waiting costs memory in
+         * the queue, not samples. Raising the reader instead would need CAP_SYS_NICE. */
+        (void) setpriority(PRIO_PROCESS, gettid(), RING_READER_CONSUMER_NICE);
         return 0;
 }
 

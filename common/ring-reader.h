@@ -24,7 +24,8 @@ DEFINE_CLEANUP(struct ring_reader *, ring_reader_free);
  * Returns 0 or -ENOMEM. */
 int ring_reader_add_event(struct ring_reader *r, uint64_t id, uint64_t sample_type, unsigned n_regs);
 
-/* Starts the thread. Returns 0 or a negative errno. */
+/* Starts the thread, and lowers the calling thread's priority below it (it is the one that
+ * handles the records). Returns 0 or a negative errno. */
 int ring_reader_start(struct ring_reader *r);
 
 /* An eventfd that is readable when records are queued, for poll(). */

@@ -98,6 +98,7 @@ int symbolizer_load(struct symbolizer *s, uint32_t index, pid_t pid, uint64_t st
         const char *candidates[4];
         size_t n = 0;
 
+        m->last_used = ++s->clock;
         if (m->loaded)
                 return m->load_error;
         if (pid > 0) {
@@ -155,6 +156,7 @@ int symbolizer_resolve(struct symbolizer *s, uint32_t index, uint64_t offset, ui
                 return 0;
         }
         s->misses++;
+        m->last_used = ++s->clock;
 
         if (m->load_error == 0 && m->n_segments > 0 && module_offset_to_vaddr(m, offset, &vaddr) == 0) {
                 n = module_symbolize(m, vaddr, s->names, loc);
@@ -268,4 +270,36 @@ int64_t symbolizer_jit(struct symbolizer *s, const char *name) {
 
 int64_t symbolizer_synthetic(struct symbolizer *s, const char *name, bool unknown) {
         return named_frame(s, name, SYMBOLIZER_NO_MODULE, unknown);
+}
+
+void symbolizer_forget_frames(struct symbolizer *s) {
+        s->n_frames = 0;
+        idmap_clear(s->chains);
+        idmap_clear(s->kernel_frames);
+}
+
+static _Thread_local struct module *const *lru_modules;
+
+static int lru_cmp(const void *a, const void *b) {
+        uint64_t x = lru_modules[*(const uint32_t *) a]->last_used, y = lru_modules[*(const uint32_t *) b]->last_used;
+
+        return x < y ? -1 : x > y;
+}
+
+void symbolizer_trim_modules(struct symbolizer *s, size_t max_loaded) {
+        _cleanup_free_ uint32_t *loaded = malloc(s->n_modules * sizeof *loaded);
+        size_t n = 0;
+
+        if (!loaded)
+                return;
+        for (size_t i = 0; i < s->n_modules; i++)
+                if (s->modules[i]->loaded && s->modules[i]->load_error == 0)
+                        loaded[n++] = i;
+        if (n <= max_loaded)
+                return;
+        lru_modules = s->modules;
+        qsort(loaded, n, sizeof *loaded, lru_cmp);
+        lru_modules = NULL;
+        for (size_t i = 0; i < n - max_loaded; i++)
+                module_unload(s->modules[loaded[i]]);
 }

@@ -46,6 +46,7 @@ struct symbolizer {
         int kernel_error;               /* why kernel symbols are missing, 0 if loaded */
         bool kernel_tried;
         uint64_t lookups, misses;       /* for statistics */
+        uint64_t clock;                 /* ticks at each module load or lookup miss, for LRU */
 };
 
 struct symbolizer *symbolizer_new(void);
@@ -77,6 +78,11 @@ int64_t symbolizer_kernel(struct symbolizer *s, uint64_t addr);
 
 /* The frame of JIT function NAME, from a perf map. Returns the frame index or -ENOMEM. */
 int64_t symbolizer_jit(struct symbolizer *s, const char *name);
+
+/* Forgets every frame (indexes become invalid: the caller holds none) and, beyond MAX_LOADED,
+ * unloads the modules used least recently. Bounds memory in a long-running collector. */
+void symbolizer_forget_frames(struct symbolizer *s);
+void symbolizer_trim_modules(struct symbolizer *s, size_t max_loaded);
 
 /* A frame with a made-up NAME: "[unknown]", "syscall:read". UNKNOWN marks it unsymbolized. */
 int64_t symbolizer_synthetic(struct symbolizer *s, const char *name, bool unknown);

@@ -86,7 +86,8 @@ def main():
             return wall, cpu - wall, samples       # the workload is single-threaded: its CPU ~ wall
 
         def perf_run(pargs, work):
-            wall, cpu_rec, _ = timed_run([perf, 'record', '-q', '-o', data] + pargs + ['--'], work)
+            # The same ring size as cppctl's (8 MiB a CPU): perf's default drops DWARF bursts.
+            wall, cpu_rec, _ = timed_run([perf, 'record', '-q', '-m', '8M', '-o', data] + pargs + ['--'], work)
             cpu_rep, _ = cpu_run([perf, 'report', '-i', data, '--stdio', '--children'])
             return wall, cpu_rec - wall + cpu_rep, samples_of_perf(data)
 

@@ -274,11 +274,21 @@ int store_load_tree(struct store *s, const struct store_filter *f, struct sample
                                 "JOIN process AS p ON p.id = t.process_id "
                                 "JOIN run_resource AS rr ON rr.run_id = p.run_id AND rr.resource_id = s.resource_id "
                                 "WHERE s.resource_id = ?1 AND (?2 = 0 OR p.run_id = ?2) "
+                                "AND (?3 IS NULL OR p.unit = ?3) AND (?4 = 0 OR p.pid = ?4) "
+                                "AND (?5 IS NULL OR p.comm = ?5 OR t.comm = ?5) "
+                                "AND (?6 IS NULL OR p.exe = ?6 OR substr(p.exe, -length(?6) - 1) = '/' || ?6) "
+                                "AND (?7 = 0 OR s.bucket >= ?7) AND (?8 = 0 OR s.bucket < ?8) "
                                 "GROUP BY s.stack_id, rr.period", -1, &st, NULL);
         if (rc != SQLITE_OK)
                 return store_errno(s, rc);
         sqlite3_bind_int64(st, 1, resource_id);
         sqlite3_bind_int64(st, 2, f->run_id);
+        store_bind_text(st, 3, f->unit);
+        sqlite3_bind_int64(st, 4, f->pid);
+        store_bind_text(st, 5, f->comm);
+        store_bind_text(st, 6, f->exe);
+        sqlite3_bind_int64(st, 7, f->since);
+        sqlite3_bind_int64(st, 8, f->until);
         while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
                 int64_t id = sqlite3_column_int64(st, 0);
                 int64_t hits = sqlite3_column_int64(st, 1), samples = sqlite3_column_int64(st, 2);

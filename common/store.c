@@ -243,6 +243,12 @@ int store_open(const char *path, enum store_mode mode, struct store **ret) {
                                  (long long) version, latest);
                         return -EPROTO;
                 }
+                if (version == 0) {
+                        /* A new store: let retention give pages back (set before any table). */
+                        r = exec(s, "PRAGMA auto_vacuum = INCREMENTAL");
+                        if (r < 0)
+                                return r;
+                }
                 r = migrate(s);
                 if (r < 0)
                         return r;
@@ -319,10 +325,5 @@ void store_rollback(struct store *s) {
         sqlite3_exec(s->db, "ROLLBACK", NULL, NULL, NULL);
         s->in_transaction = false;
         /* Ids handed out in the transaction no longer exist. The name strings may stay. */
-        if (s->modules) {
-                idmap_clear(s->modules);
-                idmap_clear(s->functions);
-                idmap_clear(s->frames);
-                idmap_clear(s->stacks);
-        }
+        store_forget_caches(s);
 }

@@ -86,12 +86,31 @@ int store_add_samples(struct store *s, int64_t resource_id, int64_t bucket, int6
 struct store_filter {
         const char *resource;           /* required */
         int64_t run_id;                 /* 0: every run */
+        const char *unit;               /* systemd unit; NULL: any */
+        int64_t pid;                    /* 0: any */
+        const char *comm;               /* process or thread name; NULL: any */
+        const char *exe;                /* executable path, or its file name; NULL: any */
+        int64_t since, until;           /* unix seconds, [since, until) of time buckets; 0: open */
 };
 
 /* Loads the samples of F into a sample tree of function names with its header info. Returns 0
  * and sets *ret; -ENOENT if the store has no such resource; -ENOMEM; -EBADMSG if the stack
  * table is inconsistent. */
 int store_load_tree(struct store *s, const struct store_filter *f, struct sample_tree **ret);
+
+/* Retention. Deletes the samples of time buckets before CUTOFF (unix seconds; 0: none by age)
+ * and then, while the store's live size exceeds MAX_BYTES (0: no bound), those of the oldest
+ * bucket; then every row no sample needs any more (stacks, frames, functions, modules,
+ * threads, processes), and gives freed pages back to the file system where the store allows
+ * (auto_vacuum). In one transaction. Every id cached by writers may be gone after: call
+ * store_forget_caches() and tell collectors. Sets *ret_deleted to the sample rows deleted. */
+int store_expire(struct store *s, int64_t cutoff, uint64_t max_bytes, uint64_t *ret_deleted);
+
+/* Forgets the writer's id caches (after store_expire(), or rows deleted by someone else). */
+void store_forget_caches(struct store *s);
+
+/* The bytes of the store's pages in use (not free pages), and of the file with its WAL. */
+int store_size(struct store *s, uint64_t *ret_live, uint64_t *ret_file);
 
 /* Returns the number of resources with samples and sets *ret to a NULL-terminated array of
  * their names, sorted (free with strv_free()). */

@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "profile.h"
+#include "store-migrations.h"
 #include "store.h"
 #include "tap.h"
 
@@ -66,7 +67,7 @@ static void test_round_trip(void) {
         int64_t run1, run2, res1, res2, thr1, thr2;
 
         ok(store_open(path("a.db"), STORE_WRITE, &s) == 0, "a new store opens for writing");
-        is_int(store_version(s), 1, "at schema version 1");
+        is_int(store_version(s), store_migrations[n_store_migrations - 1].version, "at the latest schema version");
         ok(store_begin(s) == 0, "begin");
         ok(add_run(s, "cpu-time", 10, &run1, &res1, &thr1) == 0, "run 1: cpu-time every 10");
         ok(add_stack(s, res1, thr1, "main;f;g", 3) == 0 && add_stack(s, res1, thr1, "main;f", 2) == 0 &&
@@ -103,6 +104,127 @@ static void test_round_trip(void) {
         ok(store_load_tree(r, &(struct store_filter) { .resource = "page-faults" }, &t) == -ENOENT,
            "an absent resource: -ENOENT");
         ok(store_begin(r) == -EROFS, "a reader cannot write");
+}
+
+/* Adds a process PID of UNIT named COMM running EXE, with one thread, in RUN. */
+static int64_t add_process(struct store *s, int64_t run, int64_t pid, const char *unit, const char *comm,
+                           const char *exe) {
+        int64_t process, thread;
+
+        if (store_add_process(s, run, pid, comm, exe, unit, 1, &process) < 0 ||
+            store_add_thread(s, process, pid, comm, &thread) < 0)
+                return -1;
+        return thread;
+}
+
+static int add_stack_at(struct store *s, int64_t resource, int64_t thread, int64_t bucket, const char *names,
+                        uint64_t hits) {
+        char copy[256], *save = NULL;
+        int64_t parent = 0, fn, frame;
+
+        snprintf(copy, sizeof copy, "%s", names);
+        for (char *n = strtok_r(copy, ";", &save); n; n = strtok_r(NULL, ";", &save))
+                if (store_function_id(s, n, 0, false, &fn) < 0 || store_frame_id(s, fn, -1, NULL, 0, false, &frame) < 0 ||
+                    store_stack_id(s, parent, frame, &parent) < 0)
+                        return -1;
+        return store_add_samples(s, resource, bucket, thread, parent, hits, hits);
+}
+
+static uint64_t total(struct store *s, const struct store_filter *f) {
+        struct sample_tree *t = NULL;
+        uint64_t n;
+
+        if (store_load_tree(s, f, &t) < 0)
+                return UINT64_MAX;
+        n = t->total;
+        sample_tree_free(t);
+        return n;
+}
+
+/* Rows of TABLE (and a condition) in store file NAME, through a connection of its own. */
+static int64_t count(const char *name, const char *table) {
+        char sql[128];
+        sqlite3_stmt *st = NULL;
+        sqlite3 *db = NULL;
+        int64_t n = -1;
+
+        snprintf(sql, sizeof sql, "SELECT count(*) FROM %s", table);
+        if (sqlite3_open_v2(path(name), &db, SQLITE_OPEN_READONLY, NULL) == SQLITE_OK &&
+            sqlite3_prepare_v2(db, sql, -1, &st, NULL) == SQLITE_OK && sqlite3_step(st) == SQLITE_ROW)
+                n = sqlite3_column_int64(st, 0);
+        sqlite3_finalize(st);
+        sqlite3_close(db);
+        return n;
+}
+
+static void test_filters_and_expiry(void) {
+        _cleanup_(store_closep) struct store *s = NULL;
+        int64_t run, res, web, db1, db2, thr;
+        uint64_t deleted = 0;
+        struct store_filter f = { .resource = "cpu-time" };
+
+        ok(store_open(path("f.db"), STORE_WRITE, &s) == 0 && store_begin(s) == 0 &&
+           add_run(s, "cpu-time", 1, &run, &res, &thr) == 0, "a store with a run");
+        web = add_process(s, run, 100, "nginx.service", "nginx", "/usr/sbin/nginx");
+        db1 = add_process(s, run, 200, "postgresql.service", "postgres", "/usr/lib/postgresql/15/bin/postgres");
+        db2 = add_process(s, run, 201, "postgresql.service", "postgres", "/usr/lib/postgresql/15/bin/postgres");
+        ok(web > 0 && db1 > 0 && db2 > 0, "three processes in two units");
+        ok(add_stack_at(s, res, web, 60, "main;serve;parse", 5) == 0 &&
+           add_stack_at(s, res, db1, 60, "main;exec_query;seqscan", 7) == 0 &&
+           add_stack_at(s, res, db2, 120, "main;exec_query;sort", 11) == 0 &&
+           add_stack_at(s, res, web, 180, "main;serve;sendfile", 13) == 0 && store_commit(s) == 0,
+           "samples in buckets 60, 120 and 180");
+
+        is_int(total(s, &f), 36, "no filter: every hit");
+        f.unit = "postgresql.service";
+        is_int(total(s, &f), 18, "--unit postgresql.service");
+        f.unit = NULL;
+        f.pid = 201;
+        is_int(total(s, &f), 11, "--pid 201");
+        f.pid = 0;
+        f.comm = "nginx";
+        is_int(total(s, &f), 18, "--comm nginx");
+        f.comm = NULL;
+        f.exe = "postgres";
+        is_int(total(s, &f), 18, "--exe by file name");
+        f.exe = "/usr/sbin/nginx";
+        is_int(total(s, &f), 18, "--exe by path");
+        f.exe = "ginx";
+        is_int(total(s, &f), 0, "--exe does not match part of a name");
+        f.exe = NULL;
+        f.since = 100;
+        f.until = 180;
+        is_int(total(s, &f), 11, "--since 100 --until 180: bucket 120 only");
+        f.since = f.until = 0;
+
+        ok(store_expire(s, 100, 0, &deleted) == 0, "expire what is before 100");
+        is_int(deleted, 2, "two sample rows go");
+        is_int(total(s, &f), 24, "the rest stays");
+        is_int(count("f.db", "function"), 5, "functions only the deleted stacks had are gone (main exec_query sort serve sendfile)");
+        is_int(count("f.db", "stack"), 5, "and the stack trie is pruned to the two stacks left (main shared)");
+        is_int(count("f.db", "process"), 2, "the process without samples left is gone");
+
+        ok(store_begin(s) == 0 && add_stack_at(s, res, db2, 240, "main;exec_query;sort", 1) == 0 &&
+           store_commit(s) == 0, "after expiry, writing (with ids found again) works");
+        is_int(total(s, &f), 25, "and adds up");
+
+        ok(store_expire(s, 0, 1, &deleted) == 0, "a size bound below anything: expire everything");
+        is_int(total(s, &f), 0, "no samples left");
+        is_int(count("f.db", "stack"), 0, "no stacks left");
+}
+
+static void test_migration(void) {
+        _cleanup_(store_closep) struct store *s = NULL;
+        sqlite3 *db;
+        char sql[128];
+
+        ok(sqlite3_open(path("v1.db"), &db) == SQLITE_OK &&
+           sqlite3_exec(db, store_migrations[0].sql, NULL, NULL, NULL) == SQLITE_OK, "a store at schema 1");
+        snprintf(sql, sizeof sql, "PRAGMA user_version = 1; PRAGMA application_id = %d", STORE_APPLICATION_ID);
+        ok(sqlite3_exec(db, sql, NULL, NULL, NULL) == SQLITE_OK && sqlite3_close(db) == SQLITE_OK, "marked as such");
+        ok(store_open(path("v1.db"), STORE_READ, &s) == -EPROTO, "reading an older schema: -EPROTO");
+        ok(store_open(path("v1.db"), STORE_WRITE, &s) == 0 && store_version(s) == 2, "writing migrates it to 2");
+        ok(count("v1.db", "sqlite_schema WHERE name = 'sample_bucket'") == 1, "with the new index");
 }
 
 static void test_rollback(void) {
@@ -244,6 +366,8 @@ int main(void) {
         test_refusals();
         test_corrupt();
         test_reader_beside_writer();
+        test_filters_and_expiry();
+        test_migration();
         {
                 char cmd[300];
 

@@ -20,6 +20,9 @@ struct command {
 static const struct command commands[] = {
         { "record", cmd_record, "run a command and profile it: cppctl record -- CMD ARGS" },
         { "attach", cmd_attach, "profile a running process: cppctl attach PID" },
+        { "status", cmd_status, "what the cppd daemon profiles, its rates, losses, store, memory" },
+        { "sessions", cmd_sessions, "the daemon's on-demand sessions" },
+        { "detach", cmd_detach, "end a daemon session: cppctl detach ID" },
         { "import", cmd_import, "store samples from a folded-stacks file" },
         { "down", cmd_down, "downward call path profile from a root function (paper §4.3)" },
         { "up", cmd_up, "upward call path profile to a root function (paper §4.3)" },

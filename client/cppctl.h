@@ -18,11 +18,16 @@ enum {
         EXIT_EMPTY = 3,         /* the request was valid but matched nothing (a root in no sample) */
 };
 
-/* The default store when neither --db nor $CPPD_DB names one. */
+/* The default store when neither --db nor $CPPD_DB names one; reports fall back to the
+ * daemon's when there is none here. */
 #define CPPCTL_DEFAULT_DB "cppd.db"
+#define CPPCTL_DAEMON_DB "/var/lib/cppd/cppd.db"
 
 /* Subcommands return an exit status. */
 int cmd_attach(int argc, char **argv);
+int cmd_detach(int argc, char **argv);
+int cmd_sessions(int argc, char **argv);
+int cmd_status(int argc, char **argv);
 int cmd_import(int argc, char **argv);
 int cmd_record(int argc, char **argv);
 int cmd_down(int argc, char **argv);
@@ -37,7 +42,7 @@ struct query_args {
         const char *resource;           /* NULL: the store's only resource, or cpu-time */
         const char *root;               /* down and up only */
         double threshold;               /* fraction of the total */
-        int64_t run_id;                 /* 0: all runs */
+        struct store_filter filter;     /* run, unit, pid, comm, exe, time window */
         enum render_format format;
 };
 
@@ -53,14 +58,16 @@ int query_args_parse(struct query_args *q, int argc, char **argv, const char *na
                      const char *usage, unsigned flags);
 
 /* Opens Q's store, picks the resource and loads its sample tree, reporting any error in words
- * a user can act on. Returns 0 and sets *ret, or a negative errno after reporting. */
+ * a user can act on. Returns 0 and sets *ret, or a negative errno after reporting (-ENODATA: no
+ * sample matches the filters). */
 int query_load(struct query_args *q, struct sample_tree **ret);
 
 /* Reports a failure to open store PATH (R from store_open()). Returns R. */
 int log_store_error(int r, const char *path, const struct store *s);
 
 /* The exit status for a negative errno R from the helpers above: EXIT_USAGE for -EINVAL (they
- * use it only for bad options), else EXIT_FAILURE_; EXIT_OK for R >= 0. */
+ * use it only for bad options), EXIT_EMPTY for -ENODATA (no sample matches the filters), else
+ * EXIT_FAILURE_; EXIT_OK for R >= 0. */
 int exit_status(int r);
 
 /* Renders P in Q's format and threshold to stdout. Returns an exit status. */

@@ -8,6 +8,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
+#include <unistd.h>
 
 #include "log.h"
 #include "parse-util.h"
@@ -16,6 +18,8 @@
 int exit_status(int r) {
         if (r >= 0)
                 return EXIT_OK;
+        if (r == -ENODATA)
+                return EXIT_EMPTY;
         return r == -EINVAL ? EXIT_USAGE : EXIT_FAILURE_;
 }
 
@@ -54,26 +58,43 @@ int query_args_parse(struct query_args *q, int argc, char **argv, const char *na
                 { "threshold", required_argument, NULL, 't' },
                 { "run", required_argument, NULL, 'u' },
                 { "json", no_argument, NULL, 'j' },
+                { "unit", required_argument, NULL, 'U' },
+                { "pid", required_argument, NULL, 'P' },
+                { "comm", required_argument, NULL, 'C' },
+                { "exe", required_argument, NULL, 'E' },
+                { "since", required_argument, NULL, 'S' },
+                { "until", required_argument, NULL, 'T' },
                 {}
         };
-        uint64_t run;
+        uint64_t run, pid;
         int c, r;
 
         *q = (struct query_args) {
-                .db = getenv("CPPD_DB") ?: CPPCTL_DEFAULT_DB,
+                .db = getenv("CPPD_DB"),
                 .threshold = QUERY_THRESHOLD_DEFAULT,
                 .format = RENDER_TEXT,
         };
+        /* ./cppd.db when there is one (cppctl record's default), else the daemon's store. */
+        if (!q->db)
+                q->db = access(CPPCTL_DEFAULT_DB, F_OK) < 0 && access(CPPCTL_DAEMON_DB, F_OK) == 0 ?
+                        CPPCTL_DAEMON_DB : CPPCTL_DEFAULT_DB;
         optind = 0;
         while ((c = getopt_long(argc, argv, "hd:r:t:j", options, NULL)) >= 0)
                 switch (c) {
                 case 'h':
                         printf("Usage: cppctl %s [OPTIONS]%s\n%s\n"
                                "\nOptions:\n"
-                               "  -d, --db FILE          the store (default: $CPPD_DB or ./" CPPCTL_DEFAULT_DB ")\n"
+                               "  -d, --db FILE          the store (default: $CPPD_DB, ./" CPPCTL_DEFAULT_DB ", or the daemon's)\n"
                                "  -r, --resource NAME    the resource (default: the store's only one, else cpu-time)\n"
                                "  -t, --threshold T      leave out entries below fraction T (0.05 or 5%%; default %g)\n"
                                "      --run ID           only samples of run ID\n"
+                               "      --unit NAME        only samples of processes of systemd unit NAME\n"
+                               "      --pid PID          only samples of process PID\n"
+                               "      --comm NAME        only samples of processes or threads named NAME\n"
+                               "      --exe PATH         only samples of this executable (a path or a file name)\n"
+                               "      --since TIME       only samples from TIME on: '2026-11-22 10:00', '-2h',\n"
+                               "                         'today', 'yesterday', '@UNIXTIME'\n"
+                               "      --until TIME       only samples before TIME\n"
                                "  -j, --json             JSON instead of text\n"
                                "  -h, --help             this help\n",
                                name, flags & QUERY_NEEDS_ROOT ? " --root FUNCTION" : "", usage,
@@ -102,7 +123,30 @@ int query_args_parse(struct query_args *q, int argc, char **argv, const char *na
                         r = safe_atou64_range(optarg, 1, INT64_MAX, &run);
                         if (r < 0)
                                 return log_error_errno(EINVAL, "--run %s: expected a run id", optarg);
-                        q->run_id = run;
+                        q->filter.run_id = run;
+                        break;
+                case 'U':
+                        q->filter.unit = optarg;
+                        break;
+                case 'P':
+                        r = safe_atou64_range(optarg, 1, INT32_MAX, &pid);
+                        if (r < 0)
+                                return log_error_errno(EINVAL, "--pid %s: expected a process id", optarg);
+                        q->filter.pid = pid;
+                        break;
+                case 'C':
+                        q->filter.comm = optarg;
+                        break;
+                case 'E':
+                        q->filter.exe = optarg;
+                        break;
+                case 'S':
+                case 'T':
+                        r = parse_timestamp(optarg, time(NULL), c == 'S' ? &q->filter.since : &q->filter.until);
+                        if (r < 0)
+                                return log_error_errno(EINVAL, "--%s %s: expected a time such as '2026-11-22 10:00', "
+                                                       "'-2h', 'today' or '@1700000000'",
+                                                       c == 'S' ? "since" : "until", optarg);
                         break;
                 case 'j':
                         q->format = RENDER_JSON;
@@ -164,10 +208,16 @@ int query_load(struct query_args *q, struct sample_tree **ret) {
         r = pick_resource(q, s);
         if (r < 0)
                 return r;
-        f = (struct store_filter) { .resource = q->resource, .run_id = q->run_id };
+        f = q->filter;
+        f.resource = q->resource;
         r = store_load_tree(s, &f, ret);
         if (r < 0)
                 return log_store_error(r, q->db, s);
+        if ((*ret)->total == 0) {
+                *ret = sample_tree_free(*ret);
+                log_error("no samples of %s in %s match the filters", q->resource, q->db);
+                return -ENODATA;
+        }
         return 0;
 }
 

@@ -94,6 +94,9 @@ int recording_parse(struct recording_args *a, int argc, char **argv, const char 
                 { "quiet", no_argument, NULL, 'q' },
                 { "duration", required_argument, NULL, 'D' },
                 { "list-resources", no_argument, NULL, 'L' },
+                { "unit", required_argument, NULL, 'N' },
+                { "socket", required_argument, NULL, 'K' },
+                { "standalone", no_argument, NULL, 'A' },
                 {}
         };
         uint64_t u;
@@ -125,7 +128,11 @@ int recording_parse(struct recording_args *a, int argc, char **argv, const char 
                                "  -q, --quiet            no status line, no summary\n"
                                "  -h, --help             this help\n",
                                usage, COLLECTOR_CONFIG_DEFAULT_STACK,
-                               attach ? "      --duration S       stop after S seconds (default: when it exits, or Ctrl-C)\n" : "");
+                               attach ? "      --duration S       stop after S seconds (default: when it exits, or Ctrl-C)\n"
+                                        "      --unit NAME        profile a systemd unit's processes (through cppd)\n"
+                                        "      --socket PATH      cppd's control socket (default: $CPPD_SOCKET or "
+                                        "/run/cppd/cppd.sock)\n"
+                                        "      --standalone       profile here, even if cppd runs\n" : "");
                         return 0;
                 case 'L':
                         list_resources(stdout);
@@ -166,6 +173,18 @@ int recording_parse(struct recording_args *a, int argc, char **argv, const char 
                         break;
                 case 'q':
                         a->quiet = true;
+                        break;
+                case 'N':
+                case 'K':
+                case 'A':
+                        if (!attach)
+                                return log_error_errno(EINVAL, "%s: --unit, --socket and --standalone are for attach", name);
+                        if (c == 'N')
+                                a->unit = optarg;
+                        else if (c == 'K')
+                                a->socket = optarg;
+                        else
+                                a->standalone = true;
                         break;
                 case 'D':
                         if (!attach)
@@ -424,13 +443,10 @@ int recording_run(struct recording *rec, pid_t child, int pidfd, int *ret_status
 }
 
 void recording_summary(struct recording *rec, const char *what) {
-        _cleanup_(sample_tree_freep) struct sample_tree *t = NULL;
-        _cleanup_(profile_freep) struct profile *p = NULL;
         struct collector_stats st;
         struct collector_resource_stats rs;
         int64_t run = collector_run_id(rec->collector);
         const char *first = NULL;
-        int r;
 
         if (rec->args.quiet)
                 return;
@@ -462,12 +478,19 @@ void recording_summary(struct recording *rec, const char *what) {
                        cpu, 1e6 * cpu / st.samples, st.unwind_ns / 1e3 / st.samples,
                        st.symbolize_ns / 1e3 / st.samples);
         }
-        if (!first)
-                return;
+        if (first)
+                recording_print_top(rec->store, rec->args.db, run, first);
+}
 
-        printf("\nTop functions by %s ('cppctl functions -r %s --db %s' for all):\n", first, first, rec->args.db);
+void recording_print_top(struct store *store, const char *db, int64_t run, const char *resource) {
+        _cleanup_(sample_tree_freep) struct sample_tree *t = NULL;
+        _cleanup_(profile_freep) struct profile *p = NULL;
+        int r;
+
+        printf("\nTop functions by %s ('cppctl functions -r %s --run %" PRId64 " --db %s' for all):\n",
+               resource, resource, run, db);
         fflush(stdout);
-        r = store_load_tree(rec->store, &(struct store_filter) { .resource = first, .run_id = run }, &t);
+        r = store_load_tree(store, &(struct store_filter) { .resource = resource, .run_id = run }, &t);
         if (r >= 0)
                 r = profile_function(t, profile_min_hits(t->total, 0.05), &p);
         if (r >= 0)

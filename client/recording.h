@@ -24,6 +24,9 @@ struct recording_args {
         struct collector_config config;
         bool quiet;
         double duration;                /* attach: seconds, 0 = until the process exits or Ctrl-C */
+        const char *unit;               /* attach --unit */
+        const char *socket;             /* attach: the daemon's control socket; NULL: default */
+        bool standalone;                /* attach: never through the daemon */
 };
 
 /* Parses the options shared by record and attach from ARGV (stopping at the first non-option,
@@ -56,3 +59,6 @@ int recording_run(struct recording *r, pid_t child, int pidfd, int *ret_status);
 
 /* Prints what was recorded and the top of the function profile. */
 void recording_summary(struct recording *r, const char *what);
+
+/* Prints the top of the function profile of RESOURCE in RUN of STORE (named DB). */
+void recording_print_top(struct store *store, const char *db, int64_t run, const char *resource);

@@ -1,0 +1,184 @@
+/* cppctl status: what the daemon profiles, its rates and losses, its store and its memory;
+ * cppctl sessions: the on-demand sessions; cppctl detach ID: ends one. All through the control
+ * socket. */
+#include "cppctl.h"
+
+#include <errno.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "control-client.h"
+#include "log.h"
+#include "parse-util.h"
+
+/* Parses --socket and --help for a command taking ARGS positional arguments. Returns 1 to go on,
+ * 0 after help, or -EINVAL. */
+static int parse_common(int argc, char **argv, const char *usage, int n_args, const char **ret_socket) {
+        static const struct option options[] = {
+                { "help", no_argument, NULL, 'h' },
+                { "socket", required_argument, NULL, 's' },
+                {}
+        };
+        int c;
+
+        *ret_socket = NULL;
+        optind = 0;
+        while ((c = getopt_long(argc, argv, "h", options, NULL)) >= 0)
+                switch (c) {
+                case 'h':
+                        printf("%s\n\nOptions:\n"
+                               "      --socket PATH      the daemon's control socket (default: $CPPD_SOCKET or "
+                               CPPCTL_DEFAULT_SOCKET ")\n"
+                               "  -h, --help             this help\n", usage);
+                        return 0;
+                case 's':
+                        *ret_socket = optarg;
+                        break;
+                default:
+                        return log_error_errno(EINVAL, "try 'cppctl %s --help'", argv[0]);
+                }
+        if (argc - optind != n_args)
+                return log_error_errno(EINVAL, "%s: expected %d argument%s", argv[0], n_args, n_args == 1 ? "" : "s");
+        return 1;
+}
+
+/* Calls the daemon and reports failures. Returns 0 or an exit status. */
+static int call(const char *socket, const char *word, const char *const *kv, struct control_reply *reply) {
+        const char *path = control_socket_path(socket);
+        int r = control_call(path, word, kv, reply);
+
+        if (r == -ENOENT || r == -ECONNREFUSED) {
+                log_error("no cppd is running (no one listens on %s)", path);
+                return EXIT_FAILURE_;
+        }
+        if (r == -EACCES) {
+                log_error("%s: permission denied", path);
+                return EXIT_FAILURE_;
+        }
+        if (r < 0) {
+                log_error_errno(r, "%s: %m", path);
+                return EXIT_FAILURE_;
+        }
+        if (reply->error < 0) {
+                log_error("cppd: %s", reply->message);
+                return reply->error == -EINVAL ? EXIT_USAGE : EXIT_FAILURE_;
+        }
+        return 0;
+}
+
+static const char *get(const struct protocol_message *m, const char *key) {
+        return protocol_get(m, key) ?: "?";
+}
+
+static uint64_t get_u64(const struct protocol_message *m, const char *key) {
+        const char *v = protocol_get(m, key);
+        uint64_t u = 0;
+
+        if (v)
+                (void) safe_atou64(v, &u);
+        return u;
+}
+
+static void print_sessions(const struct control_reply *reply) {
+        bool header = false;
+
+        for (size_t i = 0; i < reply->n_lines; i++) {
+                const struct protocol_message *m = &reply->lines[i];
+
+                if (!streq(m->word, "session"))
+                        continue;
+                if (!header)
+                        printf("%-4s %-32s %6s %8s %8s\n", "id", "target", "run", "owner", "seconds");
+                header = true;
+                printf("%-4s %-32s %6s %8s %8s\n", get(m, "id"), get(m, "target"), get(m, "run"), get(m, "owner"),
+                       get(m, "seconds"));
+        }
+        if (!header)
+                printf("no sessions\n");
+}
+
+int cmd_status(int argc, char **argv) {
+        struct control_reply reply;
+        const char *socket;
+        int r;
+
+        r = parse_common(argc, argv, "Usage: cppctl status [--socket PATH]\n\n"
+                         "What the cppd daemon profiles: resources and periods, samples and losses,\n"
+                         "its store's size, its memory, and the on-demand sessions.", 0, &socket);
+        if (r <= 0)
+                return exit_status(r);
+        r = call(socket, "status", NULL, &reply);
+        if (r != 0)
+                return r;
+        for (size_t i = 0; i < reply.n_lines; i++) {
+                const struct protocol_message *m = &reply.lines[i];
+
+                if (streq(m->word, "daemon")) {
+                        uint64_t up = get_u64(m, "uptime");
+
+                        printf("cppd %s: up %" PRIu64 "h %02" PRIu64 "m %02" PRIu64 "s, resident %.1f MiB\n",
+                               get(m, "pid"), up / 3600, up / 60 % 60, up % 60, get_u64(m, "rss_kib") / 1024.0);
+                        printf("store %s: %.1f MiB (%.1f MiB in use), run %s, unwinding %s\n", get(m, "store"),
+                               get_u64(m, "store_bytes") / 1048576.0, get_u64(m, "store_live_bytes") / 1048576.0,
+                               get(m, "run"), get(m, "unwind"));
+                        printf("%s samples/s; %s samples, %s lost; %s processes, %s modules; %s failed flushes\n\n",
+                               get(m, "samples_per_second"), get(m, "samples"), get(m, "lost"), get(m, "processes"),
+                               get(m, "modules"), get(m, "flush_failures"));
+                        printf("%-20s %8s %12s %12s %10s\n", "resource", "period", "samples", "hits", "lost");
+                } else if (streq(m->word, "resource")) {
+                        if (streq(get(m, "active"), "yes"))
+                                printf("%-20s %8s %12s %12s %10s\n", get(m, "name"), get(m, "period"),
+                                       get(m, "samples"), get(m, "hits"), get(m, "lost"));
+                        else
+                                printf("%-20s %8s   not counted on this machine\n", get(m, "name"), get(m, "period"));
+                }
+        }
+        printf("\n");
+        print_sessions(&reply);
+        control_reply_done(&reply);
+        return EXIT_OK;
+}
+
+int cmd_sessions(int argc, char **argv) {
+        struct control_reply reply;
+        const char *socket;
+        int r;
+
+        r = parse_common(argc, argv, "Usage: cppctl sessions [--socket PATH]\n\n"
+                         "The daemon's on-demand sessions (cppctl attach): all of them for root and the\n"
+                         "daemon's group, your own for others.", 0, &socket);
+        if (r <= 0)
+                return exit_status(r);
+        r = call(socket, "sessions", NULL, &reply);
+        if (r != 0)
+                return r;
+        print_sessions(&reply);
+        control_reply_done(&reply);
+        return EXIT_OK;
+}
+
+int cmd_detach(int argc, char **argv) {
+        struct control_reply reply;
+        const char *socket;
+        uint64_t id;
+        int r;
+
+        r = parse_common(argc, argv, "Usage: cppctl detach [--socket PATH] ID\n\n"
+                         "Ends the daemon's session ID: its last samples are stored and its run ends.", 1, &socket);
+        if (r <= 0)
+                return exit_status(r);
+        if (safe_atou64(argv[optind], &id) < 0) {
+                log_error("detach: '%s' is not a session id", argv[optind]);
+                return EXIT_USAGE;
+        }
+        r = call(socket, "detach", (const char *const[]) { "id", argv[optind], NULL }, &reply);
+        if (r != 0)
+                return r;
+        if (reply.n_lines > 0)
+                printf("Session %s ended: run %s.\n", get(&reply.lines[0], "id"), get(&reply.lines[0], "run"));
+        control_reply_done(&reply);
+        return EXIT_OK;
+}

@@ -1,0 +1,26 @@
+/* cppctl's side of the control protocol (schemas/protocol.md): one request, its reply lines. */
+#pragma once
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "protocol.h"
+
+#define CPPCTL_DEFAULT_SOCKET "/run/cppd/cppd.sock"
+
+struct control_reply {
+        struct protocol_message *lines; /* the lines before OK */
+        size_t n_lines;
+        int error;                      /* the ERROR line's errno, negative; 0 for OK */
+        char message[512];              /* the ERROR line's message */
+};
+
+/* The socket: $CPPD_SOCKET, else the default. */
+const char *control_socket_path(const char *arg);
+
+/* Connects to PATH, sends WORD with KEY_VALUES (as protocol_format()), reads the reply into
+ * *ret. Returns 0 when the daemon replied (OK or ERROR: see ret->error); -ENOENT or
+ * -ECONNREFUSED when no daemon listens; -EBADMSG for a reply that does not parse; -ETIMEDOUT. */
+int control_call(const char *path, const char *word, const char *const *key_values, struct control_reply *ret);
+
+void control_reply_done(struct control_reply *r);

@@ -1,0 +1,266 @@
+/* The configuration file: INI sections of "key = value" lines, '#' comments. Strict, so that a
+ * typo is an error with its line number rather than a setting silently ignored: an unknown
+ * section or key, or a value that does not parse, fails the whole file, and the daemon keeps
+ * (or, at start, refuses to start without) a configuration it understands. */
+#include "config.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "parse-util.h"
+#include "resource.h"
+
+void config_defaults(struct config *c) {
+        /* About 100 stacks a second per busy CPU and a few per faulting or switching thread:
+         * well under 1% of a busy machine, always on. */
+        static const struct config_resource resources[] = {
+                { "cpu-time", 10, false },
+                { "page-faults", 256, false },
+                { "context-switches", 64, false },
+        };
+
+        *c = (struct config) {
+                .unwind = UNWIND_DWARF,
+                .stack_size = 8192,
+                .ring_size = 1u << 20,
+                .flush_interval = 5 * 1000000ULL,
+                .bucket = 60 * 1000000ULL,
+                .retention = 7 * 86400 * 1000000ULL,
+                .max_size = 1ULL << 30,
+                .max_sessions = 16,
+        };
+        memcpy(c->resources, resources, sizeof resources);
+        c->n_resources = ELEMENTSOF(resources);
+        strcpy(c->store_path, "/var/lib/cppd/cppd.db");
+        strcpy(c->socket_path, "/run/cppd/cppd.sock");
+        strcpy(c->group, "cppd");
+}
+
+__attribute__((format(printf, 3, 4)))
+static int fail(char *error, size_t size, const char *format, ...) {
+        va_list ap;
+
+        va_start(ap, format);
+        vsnprintf(error, size, format, ap);
+        va_end(ap);
+        return -EBADMSG;
+}
+
+static char *strip(char *s) {
+        char *end;
+
+        while (isspace((unsigned char) *s))
+                s++;
+        end = s + strlen(s);
+        while (end > s && isspace((unsigned char) end[-1]))
+                *--end = '\0';
+        return s;
+}
+
+static int parse_resources(struct config *c, char *value, char *error, size_t size) {
+        char *save = NULL;
+
+        c->n_resources = 0;
+        for (char *item = strtok_r(value, ",", &save); item; item = strtok_r(NULL, ",", &save)) {
+                struct config_resource *r;
+                char *slash;
+
+                item = strip(item);
+                if (c->n_resources >= CONFIG_MAX_RESOURCES)
+                        return fail(error, size, "more than %d resources", CONFIG_MAX_RESOURCES);
+                r = &c->resources[c->n_resources];
+                *r = (struct config_resource) {};
+                slash = strrchr(item, '/');
+                if (slash) {
+                        *slash = '\0';
+                        if (safe_atou64_range(slash + 1, 1, INT64_MAX, &r->period) < 0)
+                                return fail(error, size, "'%s': the period after '/' must be a whole number", item);
+                }
+                if (startswith(item, "event:")) {
+                        r->event = true;
+                        item += 6;
+                }
+                if (!*item || strlen(item) >= sizeof r->name || !resource_name_valid(item))
+                        return fail(error, size, "'%s' is not a resource or event name", item);
+                if (!r->event && !resource_find(item))
+                        return fail(error, size, "unknown resource '%s' (for an event name, write event:%s)",
+                                    item, item);
+                strcpy(r->name, item);
+                c->n_resources++;
+        }
+        return c->n_resources > 0 ? 0 : fail(error, size, "no resources");
+}
+
+static int set(struct config *c, const char *section, const char *key, char *value, char *error, size_t size) {
+        uint64_t u;
+        bool b;
+
+#define KEY(s, k) (streq(section, s) && streq(key, k))
+        if (KEY("collect", "resources"))
+                return parse_resources(c, value, error, size);
+        if (KEY("collect", "unwind")) {
+                if (streq(value, "dwarf"))
+                        c->unwind = UNWIND_DWARF;
+                else if (streq(value, "fp"))
+                        c->unwind = UNWIND_FP;
+                else
+                        return fail(error, size, "unwind must be dwarf or fp");
+                return 0;
+        }
+        if (KEY("collect", "kernel")) {
+                if (parse_boolean(value, &b) < 0)
+                        return fail(error, size, "kernel must be yes or no");
+                c->kernel = b;
+                return 0;
+        }
+        if (KEY("collect", "stack_size")) {
+                if (parse_size(value, &u) < 0 || u < 64 || u > 65528 || u % 8)
+                        return fail(error, size, "stack_size must be a multiple of 8 from 64 to 65528");
+                c->stack_size = u;
+                return 0;
+        }
+        if (KEY("collect", "ring_size")) {
+                if (parse_size(value, &u) < 0 || u < 65536 || u > (1u << 30) || (u & (u - 1)))
+                        return fail(error, size, "ring_size must be a power of two from 64K to 1G");
+                c->ring_size = u;
+                return 0;
+        }
+        if (KEY("store", "path")) {
+                if (value[0] != '/' || strlen(value) >= sizeof c->store_path)
+                        return fail(error, size, "path must be absolute");
+                strcpy(c->store_path, value);
+                return 0;
+        }
+        if (KEY("store", "flush_interval")) {
+                if (parse_duration(value, &u) < 0 || u < 100000 || u > 3600 * 1000000ULL)
+                        return fail(error, size, "flush_interval must be a duration from 100ms to 1h");
+                c->flush_interval = u;
+                return 0;
+        }
+        if (KEY("store", "bucket")) {
+                if (parse_duration(value, &u) < 0 || u < 1000000 || u > 86400 * 1000000ULL || u % 1000000)
+                        return fail(error, size, "bucket must be whole seconds from 1s to 1d");
+                c->bucket = u;
+                return 0;
+        }
+        if (KEY("store", "retention")) {
+                if (parse_duration(value, &u) < 0)
+                        return fail(error, size, "retention must be a duration (0: forever)");
+                c->retention = u;
+                return 0;
+        }
+        if (KEY("store", "max_size")) {
+                if (parse_size(value, &u) < 0)
+                        return fail(error, size, "max_size must be a size (0: unbounded)");
+                c->max_size = u;
+                return 0;
+        }
+        if (KEY("control", "socket")) {
+                if (value[0] != '/' || strlen(value) >= sizeof c->socket_path)
+                        return fail(error, size, "socket must be an absolute path of at most %zu bytes",
+                                    sizeof c->socket_path - 1);
+                strcpy(c->socket_path, value);
+                return 0;
+        }
+        if (KEY("control", "group")) {
+                if (strlen(value) >= sizeof c->group)
+                        return fail(error, size, "group name too long");
+                strcpy(c->group, value);
+                return 0;
+        }
+        if (KEY("control", "max_sessions")) {
+                if (safe_atou64_range(value, 0, 1024, &u) < 0)
+                        return fail(error, size, "max_sessions must be from 0 to 1024");
+                c->max_sessions = u;
+                return 0;
+        }
+#undef KEY
+        return fail(error, size, "unknown key '%s' in [%s]", key, section);
+}
+
+int config_parse(const char *text, size_t size, struct config *ret, unsigned *ret_line, char *error,
+                 size_t error_size) {
+        static const char *const sections[] = { "collect", "store", "control" };
+        char section[32] = "", line[CONFIG_MAX_LINE + 1];
+        struct config c;
+        unsigned n = 0;
+        int r;
+
+        config_defaults(&c);
+        for (size_t pos = 0; pos < size; ) {
+                const char *nl = memchr(text + pos, '\n', size - pos);
+                size_t len = nl ? (size_t) (nl - text - pos) : size - pos;
+                char *s, *eq;
+
+                n++;
+                *ret_line = n;
+                if (len > CONFIG_MAX_LINE)
+                        return fail(error, error_size, "line longer than %d bytes", CONFIG_MAX_LINE);
+                if (memchr(text + pos, '\0', len))
+                        return fail(error, error_size, "a NUL byte");
+                memcpy(line, text + pos, len);
+                line[len] = '\0';
+                pos += len + (nl ? 1 : 0);
+
+                s = strip(line);
+                if (*s == '\0' || *s == '#' || *s == ';')
+                        continue;
+                if (*s == '[') {
+                        size_t l = strlen(s);
+                        bool known = false;
+
+                        if (s[l - 1] != ']' || l - 2 >= sizeof section)
+                                return fail(error, error_size, "expected [section]");
+                        s[l - 1] = '\0';
+                        for (size_t i = 0; i < ELEMENTSOF(sections); i++)
+                                known = known || streq(s + 1, sections[i]);
+                        if (!known)
+                                return fail(error, error_size, "unknown section [%s]", s + 1);
+                        strcpy(section, s + 1);
+                        continue;
+                }
+                eq = strchr(s, '=');
+                if (!eq)
+                        return fail(error, error_size, "expected key = value");
+                if (!section[0])
+                        return fail(error, error_size, "a key before any [section]");
+                *eq = '\0';
+                r = set(&c, section, strip(s), strip(eq + 1), error, error_size);
+                if (r < 0)
+                        return r;
+        }
+        *ret = c;
+        return 0;
+}
+
+int config_load(const char *path, struct config *ret, unsigned *ret_line, char *error, size_t error_size) {
+        _cleanup_free_ char *text = NULL;
+        _cleanup_close_ int fd = -1;
+        struct stat st;
+        ssize_t n;
+
+        *ret_line = 0;
+        fd = open(path, O_RDONLY | O_CLOEXEC);
+        if (fd < 0 && errno == ENOENT) {
+                config_defaults(ret);
+                return 0;
+        }
+        if (fd < 0 || fstat(fd, &st) < 0)
+                return -errno;
+        if (st.st_size > CONFIG_MAX_SIZE)
+                return -EFBIG;
+        text = malloc(st.st_size + 1);
+        if (!text)
+                return -ENOMEM;
+        n = read(fd, text, st.st_size);
+        if (n < 0)
+                return -errno;
+        return config_parse(text, n, ret, ret_line, error, error_size);
+}

@@ -1,0 +1,54 @@
+/* cppd's configuration: /etc/cppd/cppd.conf (cppd.conf(5); packaging/cppd.conf shows every key
+ * with its default). */
+#pragma once
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "cleanup.h"
+#include "collector.h"
+
+#define CONFIG_PATH_DEFAULT "/etc/cppd/cppd.conf"
+#define CONFIG_MAX_RESOURCES 16
+/* Bytes of a config file, and of one of its lines: it is read whole, and is small. */
+#define CONFIG_MAX_SIZE (64 * 1024)
+#define CONFIG_MAX_LINE 1024
+
+struct config_resource {
+        char name[128];
+        uint64_t period;                /* gticks; 0: the resource's default */
+        bool event;                     /* "event:NAME": a raw event name */
+};
+
+struct config {
+        /* [collect] */
+        struct config_resource resources[CONFIG_MAX_RESOURCES];
+        unsigned n_resources;
+        enum unwind_mode unwind;
+        bool kernel;
+        uint32_t stack_size;            /* bytes */
+        uint32_t ring_size;             /* bytes per CPU, a power of two */
+        /* [store] */
+        char store_path[4096];
+        uint64_t flush_interval;        /* µs */
+        uint64_t bucket;                /* µs, whole seconds */
+        uint64_t retention;             /* µs; 0: keep everything */
+        uint64_t max_size;              /* bytes of live store; 0: unbounded */
+        /* [control] */
+        char socket_path[108];          /* sizeof(sun_path) */
+        char group[64];                 /* members may query; "" for none */
+        unsigned max_sessions;
+};
+
+/* Sets every key to its default. */
+void config_defaults(struct config *c);
+
+/* Parses TEXT (SIZE bytes) over the defaults into *ret. Returns 0, or -EBADMSG and sets
+ * *ret_line and ERROR (of ERROR_SIZE bytes) to what is wrong where: an unknown section or key,
+ * a bad value, a line over CONFIG_MAX_LINE. *ret is untouched on error. */
+int config_parse(const char *text, size_t size, struct config *ret, unsigned *ret_line, char *error,
+                 size_t error_size);
+
+/* Reads and parses PATH. A missing file gives the defaults (0). -EBADMSG as config_parse(), with
+ * the line; -EFBIG past CONFIG_MAX_SIZE; other negative errnos from reading. */
+int config_load(const char *path, struct config *ret, unsigned *ret_line, char *error, size_t error_size);

@@ -1,0 +1,524 @@
+/* The control socket. A connection carries one request line and gets its reply lines, then is
+ * closed. Everything about it is bounded: the request's length (PROTOCOL_MAX_LINE), the time a
+ * peer may take (CONTROL_TIMEOUT_USEC), the connections at once (CONTROL_MAX_CONNECTIONS).
+ * Replies are written without blocking the loop: what the socket does not take at once waits
+ * for EPOLLOUT. A malformed request gets an ERROR reply and the connection ends; nothing a peer
+ * sends can stop the daemon.
+ *
+ * Who may do what, from the peer's credentials (SO_PEERCRED) at connect time:
+ *   status, sessions (all), flush   root, or a member of the configured group
+ *   sessions (own), attach pid=, detach (own)   anyone, for processes it owns
+ *   attach unit=, reload            root */
+#include "control.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <grp.h>
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include <systemd/sd-daemon.h>
+
+#include "log.h"
+#include "manager.h"
+#include "parse-util.h"
+#include "protocol.h"
+#include "session.h"
+#include "unit.h"
+
+struct connection {
+        struct control *control;
+        int fd;
+        struct ucred peer;
+        bool in_group;
+        sd_event_source *io, *timer;
+        char in[PROTOCOL_MAX_LINE];
+        size_t n_in;
+        char *out;                      /* the reply */
+        size_t n_out, sent, cap_out;
+        bool replied;
+};
+
+struct control {
+        struct manager *manager;
+        int fd;
+        bool activated;                 /* passed by systemd: not ours to unlink */
+        sd_event_source *listen;
+        unsigned n_connections;
+};
+
+static void connection_free(struct connection *c) {
+        if (!c)
+                return;
+        sd_event_source_disable_unref(c->io);
+        sd_event_source_disable_unref(c->timer);
+        if (c->fd >= 0)
+                close(c->fd);
+        c->control->n_connections--;
+        free(c->out);
+        free(c);
+}
+
+/* Appends a reply line: WORD and NULL-terminated key/value pairs. */
+static int reply(struct connection *c, const char *word, ...) {
+        const char *kv[2 * PROTOCOL_MAX_FIELDS + 1];
+        char line[PROTOCOL_MAX_LINE];
+        unsigned n = 0;
+        va_list ap;
+        int len;
+
+        va_start(ap, word);
+        for (const char *k; n < 2 * PROTOCOL_MAX_FIELDS && (k = va_arg(ap, const char *)); ) {
+                kv[n++] = k;
+                kv[n++] = va_arg(ap, const char *);
+        }
+        va_end(ap);
+        kv[n] = NULL;
+        len = protocol_format(line, sizeof line, word, kv);
+        if (len < 0)
+                return len;
+        if (c->n_out + len > c->cap_out) {
+                size_t cap = MAX(c->cap_out * 2, c->n_out + len + 1024);
+                char *a = realloc(c->out, cap);
+
+                if (!a)
+                        return -ENOMEM;
+                c->out = a;
+                c->cap_out = cap;
+        }
+        memcpy(c->out + c->n_out, line, len);
+        c->n_out += len;
+        return 0;
+}
+
+static int reply_error(struct connection *c, int error, const char *format, ...) {
+        char message[512];
+        const char *name;
+        va_list ap;
+
+        va_start(ap, format);
+        vsnprintf(message, sizeof message, format, ap);
+        va_end(ap);
+        name = strerrorname_np(abs(error));
+        return reply(c, "error", "errno", name ?: "EIO", "message", message, NULL);
+}
+
+/* Numbers formatted for one reply line: each call takes the next slot. */
+struct numbers {
+        char slot[16][24];
+        unsigned n;
+};
+
+static const char *num(struct numbers *nb, uint64_t v) {
+        char *s = nb->slot[nb->n++ % ELEMENTSOF(nb->slot)];
+
+        snprintf(s, sizeof nb->slot[0], "%" PRIu64, v);
+        return s;
+}
+
+static bool may_query(const struct connection *c) {
+        return c->peer.uid == 0 || c->in_group;
+}
+
+/* The real uid of process PID, from /proc/PID/status. */
+static int process_uid(pid_t pid, uid_t *ret) {
+        char path[64], line[256];
+        FILE *f;
+        int r = -ESRCH;
+
+        snprintf(path, sizeof path, "/proc/%d/status", (int) pid);
+        f = fopen(path, "re");
+        if (!f)
+                return -ESRCH;
+        while (fgets(line, sizeof line, f))
+                if (sscanf(line, "Uid: %u", ret) == 1) {
+                        r = 0;
+                        break;
+                }
+        fclose(f);
+        return r;
+}
+
+static void session_line(struct connection *c, const struct session *s) {
+        struct numbers nb = {};
+        uint64_t now;
+
+        sd_event_now(c->control->manager->event, CLOCK_MONOTONIC, &now);
+        reply(c, "session", "id", num(&nb, s->id), "target", s->target, "run", num(&nb, session_run_id(s)),
+              "owner", num(&nb, s->owner), "seconds", num(&nb, (now - s->started_usec) / 1000000), NULL);
+}
+
+static void do_status(struct connection *c) {
+        struct manager *m = c->control->manager;
+        struct collector_stats st;
+        struct collector_resource_stats rs;
+        struct numbers nb = {};
+        char rss[32] = "0", line[256];
+        uint64_t live = 0, file = 0, now;
+        FILE *f;
+
+        collector_get_stats(m->collector, &st);
+        (void) store_size(m->store, &live, &file);
+        f = fopen("/proc/self/status", "re");
+        while (f && fgets(line, sizeof line, f))
+                if (sscanf(line, "VmRSS: %31s", rss) == 1)
+                        break;
+        if (f)
+                fclose(f);
+        sd_event_now(m->event, CLOCK_MONOTONIC, &now);
+        reply(c, "daemon", "pid", num(&nb, getpid()), "uptime", num(&nb, (now - m->started_usec) / 1000000),
+              "store", m->config.store_path, "store_bytes", num(&nb, file), "store_live_bytes", num(&nb, live),
+              "rss_kib", rss, "run", num(&nb, collector_run_id(m->collector)),
+              "unwind", m->config.unwind == UNWIND_DWARF ? "dwarf" : "fp",
+              "samples", num(&nb, st.samples), "samples_per_second", num(&nb, m->samples_per_second),
+              "lost", num(&nb, st.lost), "processes", num(&nb, st.processes), "modules", num(&nb, st.modules),
+              "flush_failures", num(&nb, m->flush_failures), NULL);
+        for (unsigned i = 0; i < collector_n_resources(m->collector); i++) {
+                nb.n = 0;
+                collector_resource_stats(m->collector, i, &rs);
+                reply(c, "resource", "name", rs.name, "period", num(&nb, rs.period), "active", rs.active ? "yes" : "no",
+                      "samples", num(&nb, rs.samples), "hits", num(&nb, rs.hits), "lost", num(&nb, rs.lost), NULL);
+        }
+        for (unsigned i = 0; i < m->n_sessions; i++)
+                session_line(c, m->sessions[i]);
+        reply(c, "ok", NULL);
+}
+
+static void do_attach(struct connection *c, const struct protocol_message *req) {
+        struct manager *m = c->control->manager;
+        const char *pid_s = protocol_get(req, "pid"), *unit = protocol_get(req, "unit");
+        const char *duration_s = protocol_get(req, "duration"), *unwind = protocol_get(req, "unwind");
+        struct session_request sr = {
+                .unit = unit,
+                .resources = protocol_get(req, "resources"),
+                .unwind = m->config.unwind,
+                .owner = c->peer.uid,
+        };
+        struct session *s;
+        const char *what = NULL;
+        struct numbers nb = {};
+        uint64_t pid = 0;
+        uid_t owner;
+        int r;
+
+        if (!!pid_s == !!unit) {
+                reply_error(c, EINVAL, "attach needs pid= or unit=");
+                return;
+        }
+        if (pid_s && safe_atou64_range(pid_s, 1, INT32_MAX, &pid) < 0) {
+                reply_error(c, EINVAL, "pid=%s is not a process id", pid_s);
+                return;
+        }
+        if (unit && !unit_name_valid(unit)) {
+                reply_error(c, EINVAL, "unit=%s is not a unit name", unit);
+                return;
+        }
+        if (duration_s) {
+                char *end;
+
+                errno = 0;
+                sr.duration = strtod(duration_s, &end);
+                if (errno || *end || !(sr.duration > 0) || sr.duration > 31 * 86400.0) {
+                        reply_error(c, EINVAL, "duration=%s: expected seconds", duration_s);
+                        return;
+                }
+        }
+        if (unwind && !streq(unwind, "dwarf") && !streq(unwind, "fp")) {
+                reply_error(c, EINVAL, "unwind=%s: expected dwarf or fp", unwind);
+                return;
+        }
+        if (unwind)
+                sr.unwind = streq(unwind, "fp") ? UNWIND_FP : UNWIND_DWARF;
+
+        /* Permissions: root anything; others their own processes only. */
+        if (unit && c->peer.uid != 0) {
+                reply_error(c, EACCES, "only root may profile a unit");
+                return;
+        }
+        if (pid) {
+                if (process_uid(pid, &owner) < 0) {
+                        reply_error(c, ESRCH, "no process %" PRIu64, pid);
+                        return;
+                }
+                if (c->peer.uid != 0 && owner != c->peer.uid) {
+                        reply_error(c, EACCES, "process %" PRIu64 " belongs to another user", pid);
+                        return;
+                }
+                sr.pid = pid;
+        }
+
+        r = session_start(m, &sr, &s, &what);
+        if (r == -EBUSY)
+                reply_error(c, EBUSY, "too many sessions (max_sessions=%u)", m->config.max_sessions);
+        else if (r == -ENOENT && what)
+                reply_error(c, ENOENT, "unknown resource or event '%s'", what);
+        else if (r == -ENOENT && unit)
+                reply_error(c, ENOENT, "no unit %s is running", unit);
+        else if (r == -ESRCH)
+                reply_error(c, ESRCH, "no process %" PRIu64, pid);
+        else if (r == -ENODEV)
+                reply_error(c, ENODEV, "none of the resources can be counted on this machine");
+        else if (r < 0)
+                reply_error(c, r, "cannot profile %s%s%s: %s", unit ?: pid_s, what ? " for " : "", what ?: "",
+                            strerror(-r));
+        else {
+                reply(c, "session", "id", num(&nb, s->id), "run", num(&nb, session_run_id(s)), "store", m->config.store_path,
+                      "target", s->target, NULL);
+                reply(c, "ok", NULL);
+        }
+}
+
+static void do_detach(struct connection *c, const struct protocol_message *req) {
+        struct manager *m = c->control->manager;
+        const char *id_s = protocol_get(req, "id");
+        struct numbers nb = {};
+        uint64_t id, run;
+        int r;
+
+        if (!id_s || safe_atou64(id_s, &id) < 0) {
+                reply_error(c, EINVAL, "detach needs id=");
+                return;
+        }
+        for (unsigned i = 0; i < m->n_sessions; i++) {
+                struct session *s = m->sessions[i];
+
+                if (s->id != id)
+                        continue;
+                if (c->peer.uid != 0 && s->owner != c->peer.uid) {
+                        reply_error(c, EACCES, "session %" PRIu64 " belongs to another user", id);
+                        return;
+                }
+                run = session_run_id(s);
+                r = session_end(s);
+                if (r < 0)
+                        reply_error(c, r, "the session's last samples could not be stored: %s", strerror(-r));
+                else {
+                        reply(c, "session", "id", num(&nb, id), "run", num(&nb, run), NULL);
+                        reply(c, "ok", NULL);
+                }
+                return;
+        }
+        reply_error(c, ENOENT, "no session %" PRIu64, id);
+}
+
+static void handle(struct connection *c, const struct protocol_message *req) {
+        struct manager *m = c->control->manager;
+        int r;
+
+        if (streq(req->word, "status")) {
+                if (!may_query(c))
+                        reply_error(c, EACCES, "status is for root and members of group %s", m->config.group);
+                else
+                        do_status(c);
+        } else if (streq(req->word, "sessions")) {
+                for (unsigned i = 0; i < m->n_sessions; i++)
+                        if (may_query(c) || m->sessions[i]->owner == c->peer.uid)
+                                session_line(c, m->sessions[i]);
+                reply(c, "ok", NULL);
+        } else if (streq(req->word, "attach"))
+                do_attach(c, req);
+        else if (streq(req->word, "detach"))
+                do_detach(c, req);
+        else if (streq(req->word, "flush")) {
+                if (!may_query(c))
+                        reply_error(c, EACCES, "flush is for root and members of group %s", m->config.group);
+                else if ((r = manager_flush(m)) < 0)
+                        reply_error(c, r, "the store refused the flush: %s", strerror(-r));
+                else
+                        reply(c, "ok", NULL);
+        } else if (streq(req->word, "reload")) {
+                if (c->peer.uid != 0)
+                        reply_error(c, EACCES, "only root may reload");
+                else if ((r = manager_reload(m)) < 0)
+                        reply_error(c, r, "the configuration was not reloaded: %s", strerror(-r));
+                else
+                        reply(c, "ok", NULL);
+        } else
+                reply_error(c, EBADMSG, "unknown request '%s'", req->word);
+}
+
+static int on_timeout(sd_event_source *src, uint64_t usec, void *userdata) {
+        connection_free(userdata);
+        return 0;
+}
+
+static int on_io(sd_event_source *src, int fd, uint32_t revents, void *userdata) {
+        struct connection *c = userdata;
+        struct protocol_message *req;
+        char *nl;
+        ssize_t n;
+
+        if (!c->replied) {
+                n = read(c->fd, c->in + c->n_in, sizeof c->in - c->n_in);
+                if (n < 0 && (errno == EAGAIN || errno == EINTR))
+                        return 0;
+                if (n <= 0) {
+                        connection_free(c);
+                        return 0;
+                }
+                c->n_in += n;
+                nl = memchr(c->in, '\n', c->n_in);
+                if (!nl && c->n_in < sizeof c->in)
+                        return 0;       /* more to come */
+                req = malloc(sizeof *req);
+                if (!req) {
+                        connection_free(c);
+                        return 0;
+                }
+                if (!nl || protocol_parse(c->in, nl - c->in, req) < 0)
+                        reply_error(c, EBADMSG, "malformed request: expected 'WORD key=value ...\\n', "
+                                    "at most %d bytes", PROTOCOL_MAX_LINE - 1);
+                else
+                        handle(c, req);
+                free(req);
+                c->replied = true;
+                if (c->n_out == 0) {    /* no memory for the reply */
+                        connection_free(c);
+                        return 0;
+                }
+                sd_event_source_set_io_events(c->io, EPOLLOUT);
+        }
+        n = write(c->fd, c->out + c->sent, c->n_out - c->sent);
+        if (n < 0 && (errno == EAGAIN || errno == EINTR))
+                return 0;
+        if (n < 0) {
+                connection_free(c);
+                return 0;
+        }
+        c->sent += n;
+        if (c->sent == c->n_out)
+                connection_free(c);
+        return 0;
+}
+
+/* Whether the peer PID is in group GID, by its supplementary groups in /proc/PID/status. */
+static bool peer_in_group(const struct ucred *peer, gid_t gid) {
+        char path[64], line[4096];
+        bool found = false;
+        FILE *f;
+
+        if (peer->gid == gid)
+                return true;
+        snprintf(path, sizeof path, "/proc/%d/status", (int) peer->pid);
+        f = fopen(path, "re");
+        if (!f)
+                return false;
+        while (fgets(line, sizeof line, f))
+                if (startswith(line, "Groups:")) {
+                        char *save = NULL;
+
+                        for (char *g = strtok_r(line + 7, " \t\n", &save); g; g = strtok_r(NULL, " \t\n", &save))
+                                found = found || strtoul(g, NULL, 10) == gid;
+                        break;
+                }
+        fclose(f);
+        return found;
+}
+
+static int on_accept(sd_event_source *src, int fd, uint32_t revents, void *userdata) {
+        struct control *ctl = userdata;
+        struct connection *c;
+        socklen_t len = sizeof c->peer;
+        struct group *g;
+        int cfd, r;
+
+        cfd = accept4(fd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
+        if (cfd < 0)
+                return 0;
+        if (ctl->n_connections >= CONTROL_MAX_CONNECTIONS) {
+                static const char busy[] = "error errno=EBUSY message=too%20many%20connections\n";
+
+                (void) !write(cfd, busy, sizeof busy - 1);
+                close(cfd);
+                return 0;
+        }
+        c = calloc(1, sizeof *c);
+        if (!c) {
+                close(cfd);
+                return 0;
+        }
+        c->control = ctl;
+        c->fd = cfd;
+        ctl->n_connections++;
+        if (getsockopt(cfd, SOL_SOCKET, SO_PEERCRED, &c->peer, &len) < 0) {
+                connection_free(c);
+                return 0;
+        }
+        g = ctl->manager->config.group[0] ? getgrnam(ctl->manager->config.group) : NULL;
+        c->in_group = g && peer_in_group(&c->peer, g->gr_gid);
+        r = sd_event_add_io(ctl->manager->event, &c->io, cfd, EPOLLIN, on_io, c);
+        if (r >= 0)
+                r = sd_event_add_time_relative(ctl->manager->event, &c->timer, CLOCK_MONOTONIC, CONTROL_TIMEOUT_USEC,
+                                               100000, on_timeout, c);
+        if (r < 0)
+                connection_free(c);
+        return 0;
+}
+
+int control_new(struct manager *m, struct control **ret) {
+        struct control *ctl;
+        struct sockaddr_un sa = { .sun_family = AF_UNIX };
+        int n, r;
+
+        ctl = calloc(1, sizeof *ctl);
+        if (!ctl)
+                return -ENOMEM;
+        ctl->manager = m;
+        ctl->fd = -1;
+
+        n = sd_listen_fds(true);
+        if (n > 0 && sd_is_socket_unix(SD_LISTEN_FDS_START, SOCK_STREAM, 1, NULL, 0) > 0) {
+                ctl->fd = SD_LISTEN_FDS_START;
+                ctl->activated = true;
+        } else {
+                char dir[sizeof sa.sun_path], *slash;
+
+                snprintf(sa.sun_path, sizeof sa.sun_path, "%s", m->config.socket_path);
+                snprintf(dir, sizeof dir, "%s", m->config.socket_path);
+                slash = strrchr(dir, '/');
+                if (slash && slash != dir) {
+                        *slash = '\0';
+                        (void) mkdir(dir, 0755);
+                }
+                ctl->fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+                if (ctl->fd < 0) {
+                        r = -errno;
+                        goto fail;
+                }
+                (void) unlink(sa.sun_path);     /* a daemon's socket left behind: ours now */
+                if (bind(ctl->fd, (struct sockaddr *) &sa, sizeof sa) < 0 || chmod(sa.sun_path, 0666) < 0 ||
+                    listen(ctl->fd, SOMAXCONN) < 0) {
+                        r = -errno;
+                        goto fail;
+                }
+        }
+        (void) fcntl(ctl->fd, F_SETFL, fcntl(ctl->fd, F_GETFL) | O_NONBLOCK);
+        r = sd_event_add_io(m->event, &ctl->listen, ctl->fd, EPOLLIN, on_accept, ctl);
+        if (r < 0)
+                goto fail;
+        *ret = ctl;
+        return 0;
+fail:
+        control_free(ctl);
+        return r;
+}
+
+struct control *control_free(struct control *ctl) {
+        if (!ctl)
+                return NULL;
+        sd_event_source_disable_unref(ctl->listen);
+        if (ctl->fd >= 0) {
+                if (!ctl->activated)
+                        (void) unlink(ctl->manager->config.socket_path);
+                close(ctl->fd);
+        }
+        free(ctl);
+        return NULL;
+}

@@ -1,0 +1,99 @@
+/* cppd: the system-wide call path profiler daemon. Run by systemd (cppd.service, Type=notify,
+ * optionally socket-activated by cppd.socket), or by hand. Everything it does is in manager.c;
+ * this is its command line and its logging. */
+#include <errno.h>
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <systemd/sd-daemon.h>
+
+#include "config.h"
+#include "log.h"
+#include "manager.h"
+
+#ifndef CPPD_VERSION
+#define CPPD_VERSION "unknown"
+#endif
+
+static const char *arg_config = CONFIG_PATH_DEFAULT;
+
+static void help(void) {
+        printf("Usage: cppd [OPTIONS]\n\n"
+               "Profiles every process on the machine: samples the call stacks of the resources in\n"
+               "the configuration, attributes them to processes and systemd units, and stores them\n"
+               "for cppctl. Signals: SIGHUP reloads the configuration, SIGTERM stores everything and\n"
+               "stops.\n\n"
+               "Options:\n"
+               "  -c, --config FILE   the configuration (default %s)\n"
+               "  -v, --verbose       log debug messages too\n"
+               "  -h, --help          this help\n"
+               "      --version       the version\n", CONFIG_PATH_DEFAULT);
+}
+
+static int parse_argv(int argc, char **argv) {
+        static const struct option options[] = {
+                { "config", required_argument, NULL, 'c' },
+                { "verbose", no_argument, NULL, 'v' },
+                { "help", no_argument, NULL, 'h' },
+                { "version", no_argument, NULL, 'V' },
+                {}
+        };
+        int c;
+
+        while ((c = getopt_long(argc, argv, "c:vh", options, NULL)) >= 0)
+                switch (c) {
+                case 'c':
+                        arg_config = optarg;
+                        break;
+                case 'v':
+                        log_set_max_level(LOG_DEBUG);
+                        break;
+                case 'h':
+                        help();
+                        return 0;
+                case 'V':
+                        printf("cppd %s\n", CPPD_VERSION);
+                        return 0;
+                default:
+                        return -EINVAL;
+                }
+        if (optind < argc) {
+                log_error("unexpected argument '%s'", argv[optind]);
+                return -EINVAL;
+        }
+        return 1;
+}
+
+/* Under systemd, log to the journal with fields; by hand, to stderr. journald may not run even
+ * under a service manager (containers), and sd_journal_send() then drops messages silently, so
+ * its socket must exist. */
+static void setup_logging(void) {
+        if ((getenv("JOURNAL_STREAM") || getenv("INVOCATION_ID")) &&
+            access("/run/systemd/journal/socket", W_OK) == 0)
+                log_set_target(LOG_TARGET_JOURNAL);
+}
+
+int main(int argc, char **argv) {
+        struct manager *m = NULL;
+        int r;
+
+        setup_logging();
+        r = parse_argv(argc, argv);
+        if (r <= 0)
+                return r < 0 ? 2 : 0;
+        r = manager_new(arg_config, &m);
+        if (r < 0) {
+                sd_notifyf(false, "STATUS=Failed to start: %s\nERRNO=%d", strerror(-r), -r);
+                return 1;
+        }
+        r = manager_run(m);
+        manager_free(m);
+        if (r < 0) {
+                log_error_errno(r, "Stopped with an error: %m");
+                return 1;
+        }
+        return 0;
+}

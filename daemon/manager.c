@@ -1,0 +1,364 @@
+/* The manager: the daemon's loop and what hangs off it.
+ *
+ *   system collector's fd   -> handle its records (its ring reader thread fills the queue)
+ *   flush timer (flush_interval)      -> write every collector's hits, one transaction each
+ *   status timer (10 s)     -> STATUS= for systemd, samples/s
+ *   retention timer (1 h, and after a flush when the store is over max_size) -> store_expire
+ *   SIGTERM, SIGINT         -> stop collecting, store everything, exit
+ *   SIGHUP                  -> reload the configuration
+ *   watchdog                -> sd-event sends WATCHDOG=1 itself (sd_event_set_watchdog)
+ *
+ * A flush that fails (a full disk) keeps the hits in memory for the next one and is said once,
+ * not every time; the store itself is never left half-written (one transaction). */
+#include "manager.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <systemd/sd-daemon.h>
+
+#include "control.h"
+#include "log.h"
+#include "perf-event.h"
+#include "session.h"
+
+static int on_collector(sd_event_source *src, int fd, uint32_t revents, void *userdata) {
+        struct manager *m = userdata;
+        int r = collector_drain(m->collector);
+
+        if (r < 0)
+                log_warning_errno(r, "Cannot handle samples: %m");
+        return 0;
+}
+
+/* Creates the system-wide collector for the configuration and opens its events. */
+static int start_collector(struct manager *m) {
+        struct collector_config cc = COLLECTOR_CONFIG_DEFAULT;
+        struct collector_resource_stats rs;
+        const char *failed = NULL;
+        char field[160];
+        int r;
+
+        cc.unwind = m->config.unwind;
+        cc.kernel = m->config.kernel;
+        cc.stack_size = m->config.stack_size;
+        cc.ring_size = m->config.ring_size;
+        cc.bucket_seconds = m->config.bucket / 1000000;
+        r = collector_new(&cc, m->store, &m->collector);
+        if (r < 0)
+                return log_error_errno(r, "Cannot create the collector: %m");
+        collector_set_run(m->collector, "daemon", "cppd");
+        for (unsigned i = 0; i < m->config.n_resources; i++) {
+                const struct config_resource *res = &m->config.resources[i];
+
+                r = collector_add_resource(m->collector, res->name, res->event, res->period);
+                if (r < 0) {
+                        snprintf(field, sizeof field, "CPPD_RESOURCE=%s", res->name);
+                        return log_full_field(LOG_ERR, r, field, "Cannot add resource %s: %s", res->name,
+                                              r == -ENODEV ? "tracefs is not mounted" : strerror(-r));
+                }
+        }
+        r = collector_attach_system(m->collector, &m->unsupported, &failed);
+        for (unsigned i = 0; i < collector_n_resources(m->collector); i++)
+                if (m->unsupported & (1u << i)) {
+                        collector_resource_stats(m->collector, i, &rs);
+                        snprintf(field, sizeof field, "CPPD_RESOURCE=%s", rs.name);
+                        log_full_field(LOG_WARNING, 0, field, "%s: not counted on this machine (%s); "
+                                       "the other resources go on", rs.name, perf_event_hint(-ENOENT));
+                }
+        if (r < 0)
+                return log_error_errno(r, "Cannot profile the system%s%s: %s", failed ? " for " : "", failed ?: "",
+                                       perf_event_hint(r));
+        r = sd_event_add_io(m->event, &m->collector_source, collector_fd(m->collector), EPOLLIN, on_collector, m);
+        if (r < 0)
+                return log_error_errno(r, "Cannot watch the collector: %m");
+        return 0;
+}
+
+/* Stops the system collector and stores what it has, ending its run. */
+static int stop_collector(struct manager *m) {
+        int r = 0;
+
+        if (!m->collector)
+                return 0;
+        m->collector_source = sd_event_source_disable_unref(m->collector_source);
+        collector_stop(m->collector);
+        r = collector_drain(m->collector);
+        if (r >= 0)
+                r = collector_flush(m->collector, true);
+        if (r < 0)
+                log_error_errno(r, "The last samples could not be stored: %m");
+        else
+                for (unsigned i = 0; i < collector_n_resources(m->collector); i++) {
+                        struct collector_resource_stats rs;
+
+                        collector_resource_stats(m->collector, i, &rs);
+                        if (rs.active)
+                                log_info("Run %" PRId64 " ended: %s: %" PRIu64 " hits in %" PRIu64 " samples "
+                                         "stored, %" PRIu64 " lost", collector_run_id(m->collector), rs.name,
+                                         rs.hits, rs.samples, rs.lost);
+                }
+        m->collector = collector_free(m->collector);
+        return r < 0 ? r : 0;
+}
+
+int manager_flush(struct manager *m) {
+        int r = 0, q;
+
+        if (m->collector)
+                r = collector_flush(m->collector, false);
+        for (unsigned i = 0; i < m->n_sessions; i++) {
+                q = collector_flush(m->sessions[i]->collector, false);
+                if (r >= 0 && q < 0)
+                        r = q;
+        }
+        if (r < 0) {
+                m->flush_failures++;
+                if (!m->store_failing)
+                        log_error_errno(r, "Cannot write to the store %s (%s): the samples stay in memory "
+                                        "and are written when it works again", m->config.store_path,
+                                        r == -ENOSPC ? "the disk is full" : strerror(-r));
+                m->store_failing = true;
+                return r;
+        }
+        if (m->store_failing)
+                log_notice("The store %s works again", m->config.store_path);
+        m->store_failing = false;
+        return 0;
+}
+
+void manager_forget_store_ids(struct manager *m) {
+        if (m->collector)
+                collector_forget_store_ids(m->collector);
+        for (unsigned i = 0; i < m->n_sessions; i++)
+                collector_forget_store_ids(m->sessions[i]->collector);
+}
+
+void manager_expire(struct manager *m) {
+        int64_t cutoff = m->config.retention ? time(NULL) - (int64_t) (m->config.retention / 1000000) : 0;
+        uint64_t deleted = 0;
+        int r;
+
+        r = store_expire(m->store, cutoff, m->config.max_size, &deleted);
+        if (r < 0) {
+                log_warning_errno(r, "Retention failed on %s: %m", m->config.store_path);
+                return;
+        }
+        manager_forget_store_ids(m);
+        if (deleted)
+                log_info("Retention: %" PRIu64 " sample rows older than the limits removed", deleted);
+}
+
+static int on_flush(sd_event_source *src, uint64_t usec, void *userdata) {
+        struct manager *m = userdata;
+        uint64_t live, file;
+
+        if (manager_flush(m) >= 0 && m->config.max_size && store_size(m->store, &live, &file) >= 0 &&
+            live > m->config.max_size)
+                manager_expire(m);
+        sd_event_source_set_time_relative(src, m->config.flush_interval);
+        return 0;
+}
+
+static int on_retention(sd_event_source *src, uint64_t usec, void *userdata) {
+        manager_expire(userdata);
+        sd_event_source_set_time_relative(src, MANAGER_RETENTION_INTERVAL_USEC);
+        return 0;
+}
+
+static void notify_status(struct manager *m) {
+        struct collector_stats st;
+        uint64_t now;
+
+        if (!m->collector)
+                return;
+        collector_get_stats(m->collector, &st);
+        sd_event_now(m->event, CLOCK_MONOTONIC, &now);
+        if (m->last_status_usec && now > m->last_status_usec)
+                m->samples_per_second = (double) (st.samples - m->last_samples) * 1e6 / (double) (now - m->last_status_usec);
+        m->last_samples = st.samples;
+        m->last_status_usec = now;
+        sd_notifyf(false, "STATUS=Profiling %u resources system-wide; %.0f samples/s, %" PRIu64 " lost, "
+                   "%u sessions", collector_n_resources(m->collector) - __builtin_popcount(m->unsupported),
+                   m->samples_per_second, st.lost, m->n_sessions);
+}
+
+static int on_status(sd_event_source *src, uint64_t usec, void *userdata) {
+        notify_status(userdata);
+        sd_event_source_set_time_relative(src, MANAGER_STATUS_INTERVAL_USEC);
+        return 0;
+}
+
+static int on_sigterm(sd_event_source *src, const struct signalfd_siginfo *si, void *userdata) {
+        struct manager *m = userdata;
+
+        sd_notify(false, "STOPPING=1\nSTATUS=Storing the last samples");
+        sd_event_exit(m->event, 0);
+        return 0;
+}
+
+static int on_sighup(sd_event_source *src, const struct signalfd_siginfo *si, void *userdata) {
+        (void) manager_reload(userdata);
+        return 0;
+}
+
+static int open_store(struct manager *m) {
+        char dir[4096], *slash;
+        mode_t old;
+        int r;
+
+        /* The store says where every program spent its time: only root and the group read it. */
+        snprintf(dir, sizeof dir, "%s", m->config.store_path);
+        slash = strrchr(dir, '/');
+        if (slash && slash != dir) {
+                *slash = '\0';
+                (void) mkdir(dir, 0750);
+        }
+        old = umask(0027);
+        r = store_open(m->config.store_path, STORE_WRITE, &m->store);
+        umask(old);
+        if (r < 0)
+                return log_error_errno(r, "Cannot open the store %s: %s%s%s", m->config.store_path,
+                                       r == -EBADMSG ? "not a cppd store, or damaged; left untouched" : strerror(-r),
+                                       *store_error(NULL) ? ": " : "", store_error(NULL));
+        return 0;
+}
+
+int manager_reload(struct manager *m) {
+        struct config c;
+        char error[256];
+        unsigned line;
+        int r;
+
+        r = config_load(m->config_path, &c, &line, error, sizeof error);
+        if (r == -EBADMSG)
+                return log_error_errno(r, "%s:%u: %s; the configuration in use stays", m->config_path, line, error);
+        if (r < 0)
+                return log_error_errno(r, "Cannot read %s: %m; the configuration in use stays", m->config_path);
+        if (!streq(c.socket_path, m->config.socket_path))
+                log_warning("The control socket moves to %s at the next restart", c.socket_path);
+        sd_notify(false, "RELOADING=1\nSTATUS=Reloading the configuration");
+        /* A new run with the new resources and periods; the old run ends with its samples. */
+        r = stop_collector(m);
+        if (r < 0)
+                return r;
+        if (!streq(c.store_path, m->config.store_path)) {
+                for (unsigned i = m->n_sessions; i > 0; i--)
+                        session_end(m->sessions[i - 1]);
+                m->store = store_close(m->store);
+        }
+        memcpy(c.socket_path, m->config.socket_path, sizeof c.socket_path);
+        m->config = c;
+        if (!m->store) {
+                r = open_store(m);
+                if (r < 0)
+                        return r;
+        }
+        r = start_collector(m);
+        if (r < 0)
+                return r;
+        sd_event_source_set_time_relative(m->flush_timer, m->config.flush_interval);
+        sd_notify(false, "READY=1");
+        notify_status(m);
+        log_info("Configuration reloaded from %s", m->config_path);
+        return 0;
+}
+
+int manager_new(const char *config_path, struct manager **ret) {
+        struct manager *m;
+        char error[256];
+        unsigned line;
+        sigset_t mask;
+        int r;
+
+        m = calloc(1, sizeof *m);
+        if (!m)
+                return log_error_errno(ENOMEM, "Out of memory");
+        snprintf(m->config_path, sizeof m->config_path, "%s", config_path);
+        r = config_load(config_path, &m->config, &line, error, sizeof error);
+        if (r == -EBADMSG) {
+                log_error("%s:%u: %s", config_path, line, error);
+                goto fail;
+        }
+        if (r < 0) {
+                log_error_errno(r, "Cannot read %s: %m", config_path);
+                goto fail;
+        }
+
+        r = sd_event_default(&m->event);
+        if (r < 0)
+                goto fail;
+        sigemptyset(&mask);
+        sigaddset(&mask, SIGTERM);
+        sigaddset(&mask, SIGINT);
+        sigaddset(&mask, SIGHUP);
+        sigprocmask(SIG_BLOCK, &mask, NULL);
+        if ((r = sd_event_add_signal(m->event, NULL, SIGTERM, on_sigterm, m)) < 0 ||
+            (r = sd_event_add_signal(m->event, NULL, SIGINT, on_sigterm, m)) < 0 ||
+            (r = sd_event_add_signal(m->event, NULL, SIGHUP, on_sighup, m)) < 0)
+                goto fail;
+        (void) sd_event_set_watchdog(m->event, true);
+        sd_event_now(m->event, CLOCK_MONOTONIC, &m->started_usec);
+
+        r = open_store(m);
+        if (r < 0)
+                goto fail;
+        r = control_new(m, &m->control);
+        if (r < 0) {
+                log_error_errno(r, "Cannot listen on %s: %m", m->config.socket_path);
+                goto fail;
+        }
+        r = start_collector(m);
+        if (r < 0)
+                goto fail;
+        if ((r = sd_event_add_time_relative(m->event, &m->flush_timer, CLOCK_MONOTONIC, m->config.flush_interval,
+                                            10000, on_flush, m)) < 0 ||
+            (r = sd_event_add_time_relative(m->event, &m->status_timer, CLOCK_MONOTONIC,
+                                            MANAGER_STATUS_INTERVAL_USEC, 1000000, on_status, m)) < 0 ||
+            (r = sd_event_add_time_relative(m->event, &m->retention_timer, CLOCK_MONOTONIC, 60 * 1000000ULL,
+                                            1000000, on_retention, m)) < 0)
+                goto fail;
+        *ret = m;
+        return 0;
+fail:
+        manager_free(m);
+        return r < 0 ? r : -EINVAL;
+}
+
+int manager_run(struct manager *m) {
+        int r;
+
+        sd_notifyf(false, "READY=1\nMAINPID=%d", (int) getpid());
+        notify_status(m);
+        log_info("Profiling the system: store %s, control socket %s", m->config.store_path, m->config.socket_path);
+        r = sd_event_loop(m->event);
+        for (unsigned i = m->n_sessions; i > 0; i--)
+                session_end(m->sessions[i - 1]);
+        if (stop_collector(m) < 0 && r >= 0)
+                r = -EIO;
+        return r;
+}
+
+struct manager *manager_free(struct manager *m) {
+        if (!m)
+                return NULL;
+        for (unsigned i = m->n_sessions; i > 0; i--)
+                session_end(m->sessions[i - 1]);
+        sd_event_source_disable_unref(m->collector_source);
+        collector_free(m->collector);
+        sd_event_source_disable_unref(m->flush_timer);
+        sd_event_source_disable_unref(m->status_timer);
+        sd_event_source_disable_unref(m->retention_timer);
+        control_free(m->control);
+        store_close(m->store);
+        sd_event_unref(m->event);
+        free(m);
+        return NULL;
+}

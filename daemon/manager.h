@@ -1,0 +1,63 @@
+/* The daemon's state: its configuration, the event loop, the store, the system-wide collector,
+ * the on-demand sessions and the control socket. One instance, driven by sd-event on one thread
+ * (each collector's ring reader has a thread of its own). */
+#pragma once
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include <systemd/sd-event.h>
+
+#include "collector.h"
+#include "config.h"
+#include "store.h"
+
+#define MANAGER_MAX_SESSIONS 1024
+/* How often STATUS= and the retention check run. */
+#define MANAGER_STATUS_INTERVAL_USEC (10 * 1000000ULL)
+#define MANAGER_RETENTION_INTERVAL_USEC (3600 * 1000000ULL)
+
+struct session;
+struct control;
+
+struct manager {
+        struct config config;
+        char config_path[4096];
+        sd_event *event;
+        struct store *store;
+        struct collector *collector;            /* the system-wide one */
+        sd_event_source *collector_source;
+        sd_event_source *flush_timer, *status_timer, *retention_timer;
+        uint32_t unsupported;                   /* resources this machine cannot count */
+        struct session *sessions[MANAGER_MAX_SESSIONS];
+        unsigned n_sessions;
+        uint64_t next_session_id;
+        struct control *control;
+        uint64_t started_usec;
+        bool store_failing;                     /* the last flush failed: said once */
+        uint64_t flush_failures;
+        uint64_t last_samples, last_status_usec;/* for rates in STATUS= */
+        double samples_per_second;
+};
+
+/* Loads CONFIG_PATH, opens the store, starts system-wide collection and the control socket.
+ * Returns 0 and sets *ret, or a negative errno after logging why. */
+int manager_new(const char *config_path, struct manager **ret);
+struct manager *manager_free(struct manager *m);
+
+/* Runs the event loop until SIGTERM or SIGINT; flushes everything before returning. Returns 0 or
+ * a negative errno. */
+int manager_run(struct manager *m);
+
+/* Flushes the system collector and every session to the store. Returns 0 or the first error. */
+int manager_flush(struct manager *m);
+
+/* Re-reads the configuration; on an error keeps the old one. Returns 0 or a negative errno. */
+int manager_reload(struct manager *m);
+
+/* Runs retention now (after a flush). */
+void manager_expire(struct manager *m);
+
+/* Tells every collector that store ids it cached may be gone. */
+void manager_forget_store_ids(struct manager *m);

@@ -31,6 +31,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -151,6 +152,10 @@ struct collector {
         int n_ring_fds;
         struct ring_buffer **ring_list; /* the rings that exist, for the reader */
         struct ring_reader *reader;
+        /* Units of processes seen to exec, read by the reader thread while they lived:
+         * pid -> unit name (malloc()ed), under exec_units_lock. */
+        pthread_mutex_t exec_units_lock;
+        struct idmap *exec_units;
         struct idmap *event_ids;        /* kernel event id -> index in events */
         unsigned switches_via_offcpu;   /* context-switches counted from real-time's switch
                                          * samples, or NO_RESOURCE */
@@ -226,10 +231,12 @@ int collector_new(const struct collector_config *config, struct store *store, st
         c->trie = idmap_new();
         c->agg_index = idmap_new();
         c->ring_list = calloc(n_cpus, sizeof *c->ring_list);
+        c->exec_units = idmap_new();
+        pthread_mutex_init(&c->exec_units_lock, NULL);
         c->cap_nodes = 1024;
         c->nodes = malloc(c->cap_nodes * sizeof *c->nodes);
         if (!c->sym || !c->rings || !c->ring_fds || !c->event_ids || !c->processes || !c->threads ||
-            !c->trie || !c->agg_index || !c->ring_list || !c->nodes)
+            !c->trie || !c->agg_index || !c->ring_list || !c->exec_units || !c->nodes)
                 return -ENOMEM;
         c->nodes[0] = (struct trie_node) {};
         c->n_nodes = 1;
@@ -260,6 +267,14 @@ struct collector *collector_free(struct collector *c) {
         if (!c)
                 return NULL;
         ring_reader_free(c->reader);    /* first: its thread reads the rings */
+        if (c->exec_units) {
+                i = 0;
+                while (idmap_next(c->exec_units, &i, &key, &value))
+                        free((char *) (uintptr_t) value);
+                idmap_free(c->exec_units);
+                pthread_mutex_destroy(&c->exec_units_lock);
+                i = 0;
+        }
         for (size_t f = 0; f < c->n_fds; f++)
                 close(c->fds[f].fd);
         free(c->fds);
@@ -593,6 +608,46 @@ static int list_threads(pid_t pid, pid_t **ret) {
 
 static struct process *process_get(struct collector *c, uint32_t pid, bool from_proc);
 
+/* The reader thread's hook: at an exec, learn the process's unit while it surely lives (systemd
+ * moves a service's process into its cgroup before the exec). */
+static void on_exec_record(void *userdata, const struct perf_event_header *h) {
+        struct collector *c = userdata;
+        struct record_comm m;
+        uint64_t *slot = NULL;
+        char *unit = NULL;
+        int r;
+
+        if (h->type != PERF_RECORD_COMM || !(h->misc & PERF_RECORD_MISC_COMM_EXEC) ||
+            record_parse_comm(h, &m) < 0 || m.pid != m.tid)
+                return;
+        if (sd_pid_get_unit(m.pid, &unit) < 0 && sd_pid_get_user_unit(m.pid, &unit) < 0)
+                return;
+        pthread_mutex_lock(&c->exec_units_lock);
+        r = idmap_put(c->exec_units, m.pid, (uintptr_t) unit, &slot);
+        if (r == 0) {
+                free((char *) (uintptr_t) *slot);       /* an older exec's, not handled yet */
+                *slot = (uintptr_t) unit;
+        }
+        pthread_mutex_unlock(&c->exec_units_lock);
+        if (r < 0)
+                free(unit);
+}
+
+/* Takes the unit the reader thread learned for PID at its exec: a string to free, or NULL. */
+static char *take_exec_unit(struct collector *c, uint32_t pid) {
+        uint64_t *slot;
+        char *unit = NULL;
+
+        pthread_mutex_lock(&c->exec_units_lock);
+        slot = idmap_get(c->exec_units, pid);
+        if (slot) {
+                unit = (char *) (uintptr_t) *slot;
+                *slot = 0;      /* the map cannot delete; 0 is "taken" */
+        }
+        pthread_mutex_unlock(&c->exec_units_lock);
+        return unit;
+}
+
 /* Starts the thread that empties the rings, telling it each event's sample layout. */
 static int start_reader(struct collector *c) {
         uint64_t id, ev;
@@ -602,6 +657,7 @@ static int start_reader(struct collector *c) {
         c->reader = ring_reader_new(c->ring_list, c->n_ring_fds, c->config.queue_size);
         if (!c->reader)
                 return -ENOMEM;
+        ring_reader_set_hook(c->reader, on_exec_record, c);
         while (idmap_next(c->event_ids, &i, &id, &ev)) {
                 r = ring_reader_add_event(c->reader, id, c->events[ev].attr.sample_type, UNWIND_N_REGS);
                 if (r < 0)
@@ -975,13 +1031,19 @@ static int64_t trie_child(struct collector *c, uint32_t parent, uint32_t frame) 
 /* Looks PC up in P's JIT map, reading /tmp/perf-PID.map again if it has grown. */
 static const char *jit_lookup(struct collector *c, struct process *p, uint64_t pc) {
         const struct symtab_entry *e = p->jit ? symtab_lookup(p->jit, pc) : NULL;
-        char path[64];
+        char path[128];
         struct stat st;
 
         if (e)
                 return name_table_get(c->sym->names, e->name);
-        snprintf(path, sizeof path, "/tmp/perf-%u.map", p->pid);
-        if (stat(path, &st) < 0 || st.st_size == p->jit_size)
+        /* The process's own /tmp first: it may be private (PrivateTmp=, a container), or ours. */
+        snprintf(path, sizeof path, "/proc/%u/root/tmp/perf-%u.map", p->pid, p->pid);
+        if (p->exited || stat(path, &st) < 0) {
+                snprintf(path, sizeof path, "/tmp/perf-%u.map", p->pid);
+                if (stat(path, &st) < 0)
+                        return NULL;
+        }
+        if (st.st_size == p->jit_size)
                 return NULL;
         {
                 _cleanup_fclose_ FILE *f = fopen(path, "re");
@@ -1400,7 +1462,15 @@ static int handle_comm(struct collector *c, const struct perf_event_header *h) {
                 t->process->jit_size = 0;
                 t->process->store_id = 0;       /* a new process row: it runs another program */
                 t->process->exe_pending = true;
-                read_unit(t->process);
+                {
+                        char *unit = take_exec_unit(c, m.pid);
+
+                        if (unit) {
+                                free(t->process->unit);
+                                t->process->unit = unit;
+                        } else
+                                read_unit(t->process);
+                }
         }
         return 0;
 }

@@ -48,6 +48,8 @@ struct ring_reader {
         int wake_fd;                    /* wakes the thread to stop */
         struct entry *entries;
         uint64_t *reached;              /* by ring: the first record not yet copied */
+        ring_reader_hook hook;
+        void *hook_userdata;
 
         pthread_mutex_t lock;           /* guards what follows */
         uint8_t *fill;                  /* the queue being appended to */
@@ -103,6 +105,11 @@ int ring_reader_add_event(struct ring_reader *r, uint64_t id, uint64_t sample_ty
         if (r->started)
                 return -EBUSY;
         return idmap_put(r->events, id, (uint64_t) n_regs << 56 | sample_type, &slot) < 0 ? -ENOMEM : 0;
+}
+
+void ring_reader_set_hook(struct ring_reader *r, ring_reader_hook hook, void *userdata) {
+        r->hook = hook;
+        r->hook_userdata = userdata;
 }
 
 static int entry_cmp(const void *a, const void *b) {
@@ -209,6 +216,8 @@ static size_t pass(struct ring_reader *r, bool final, bool *ret_more, bool *ret_
 
                 if (ring_buffer_at(r->rings[r->entries[i].ring], r->entries[i].pos, &h, &next) <= 0)
                         continue;
+                if (r->hook && h->type != PERF_RECORD_SAMPLE)
+                        r->hook(r->hook_userdata, h);
                 if (!append(r, h, final ? SIZE_MAX : r->max_queued)) {
                         /* Leave this record and every later one in the rings. Per ring the
                          * sorted entries are in ring order, so the first left is the lowest. */

@@ -24,6 +24,13 @@ DEFINE_CLEANUP(struct ring_reader *, ring_reader_free);
  * Returns 0 or -ENOMEM. */
 int ring_reader_add_event(struct ring_reader *r, uint64_t id, uint64_t sample_type, unsigned n_regs);
 
+/* Sets a function the reader thread calls for every record it queues, before the consumer sees
+ * it: for what must be learned while it is still true, such as an exec'd process's cgroup (it
+ * may be gone by the time the record is handled). It must be quick and thread-safe. Before
+ * ring_reader_start() only. */
+typedef void (*ring_reader_hook)(void *userdata, const struct perf_event_header *h);
+void ring_reader_set_hook(struct ring_reader *r, ring_reader_hook hook, void *userdata);
+
 /* Starts the thread, and lowers the calling thread's priority below it (it is the one that
  * handles the records). Returns 0 or a negative errno. */
 int ring_reader_start(struct ring_reader *r);

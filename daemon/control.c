@@ -44,6 +44,8 @@ struct connection {
         char *out;                      /* the reply */
         size_t n_out, sent, cap_out;
         bool replied;
+        bool draining;                  /* replied in full: reading what the peer still sends */
+        size_t drained;
 };
 
 struct control {
@@ -349,12 +351,26 @@ static int on_timeout(sd_event_source *src, uint64_t usec, void *userdata) {
         return 0;
 }
 
+/* Bytes read and thrown away after a reply, before hanging up anyway. */
+#define CONTROL_MAX_DRAIN (1024 * 1024)
+
 static int on_io(sd_event_source *src, int fd, uint32_t revents, void *userdata) {
         struct connection *c = userdata;
         struct protocol_message *req;
         char *nl;
         ssize_t n;
 
+        if (c->draining) {
+                /* Closing with unread input makes the kernel reset the connection, and the peer
+                 * may lose the reply; so read it to the end first. */
+                n = read(c->fd, c->in, sizeof c->in);
+                if (n < 0 && (errno == EAGAIN || errno == EINTR))
+                        return 0;
+                c->drained += n > 0 ? n : 0;
+                if (n <= 0 || c->drained > CONTROL_MAX_DRAIN)
+                        connection_free(c);
+                return 0;
+        }
         if (!c->replied) {
                 n = read(c->fd, c->in + c->n_in, sizeof c->in - c->n_in);
                 if (n < 0 && (errno == EAGAIN || errno == EINTR))
@@ -393,8 +409,11 @@ static int on_io(sd_event_source *src, int fd, uint32_t revents, void *userdata)
                 return 0;
         }
         c->sent += n;
-        if (c->sent == c->n_out)
-                connection_free(c);
+        if (c->sent == c->n_out) {
+                (void) shutdown(c->fd, SHUT_WR);
+                c->draining = true;
+                sd_event_source_set_io_events(c->io, EPOLLIN);
+        }
         return 0;
 }
 

@@ -173,7 +173,7 @@ static int on_retention(sd_event_source *src, uint64_t usec, void *userdata) {
         return 0;
 }
 
-static void notify_status(struct manager *m) {
+static void notify_status(struct manager *m, bool ready) {
         struct collector_stats st;
         uint64_t now;
 
@@ -185,13 +185,14 @@ static void notify_status(struct manager *m) {
                 m->samples_per_second = (double) (st.samples - m->last_samples) * 1e6 / (double) (now - m->last_status_usec);
         m->last_samples = st.samples;
         m->last_status_usec = now;
-        sd_notifyf(false, "STATUS=Profiling %u resources system-wide; %.0f samples/s, %" PRIu64 " lost, "
-                   "%u sessions", collector_n_resources(m->collector) - __builtin_popcount(m->unsupported),
+        sd_notifyf(false, "%sSTATUS=Profiling %u resources system-wide; %.0f samples/s, %" PRIu64 " lost, "
+                   "%u sessions", ready ? "READY=1\n" : "",
+                   collector_n_resources(m->collector) - __builtin_popcount(m->unsupported),
                    m->samples_per_second, st.lost, m->n_sessions);
 }
 
 static int on_status(sd_event_source *src, uint64_t usec, void *userdata) {
-        notify_status(userdata);
+        notify_status(userdata, false);
         sd_event_source_set_time_relative(src, MANAGER_STATUS_INTERVAL_USEC);
         return 0;
 }
@@ -265,8 +266,7 @@ int manager_reload(struct manager *m) {
         if (r < 0)
                 return r;
         sd_event_source_set_time_relative(m->flush_timer, m->config.flush_interval);
-        sd_notify(false, "READY=1");
-        notify_status(m);
+        notify_status(m, true);
         log_info("Configuration reloaded from %s", m->config_path);
         return 0;
 }
@@ -335,8 +335,8 @@ fail:
 int manager_run(struct manager *m) {
         int r;
 
-        sd_notifyf(false, "READY=1\nMAINPID=%d", (int) getpid());
-        notify_status(m);
+        sd_notifyf(false, "MAINPID=%d", (int) getpid());
+        notify_status(m, true);
         log_info("Profiling the system: store %s, control socket %s", m->config.store_path, m->config.socket_path);
         r = sd_event_loop(m->event);
         for (unsigned i = m->n_sessions; i > 0; i--)

@@ -1,0 +1,345 @@
+#!/usr/bin/env python3
+"""The real cppd daemon: started with a test NOTIFY_SOCKET, a temporary store and control
+socket, workloads run in cgroups named like systemd units. TAP output.
+
+Usage: test-daemon.py CPPD CPPCTL WORKLOADS_DIR"""
+import json
+import os
+import re
+import signal
+import socket
+import sqlite3
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+
+cppd, cppctl, workloads = sys.argv[1], sys.argv[2], sys.argv[3]
+n_tests = n_failed = 0
+FLUSH = 0.5             # the test's flush interval, seconds
+
+
+def ok(cond, what, detail=None):
+    global n_tests, n_failed
+    n_tests += 1
+    print('%sok %d - %s' % ('' if cond else 'not ', n_tests, what))
+    if not cond:
+        n_failed += 1
+        if detail is not None:
+            for line in str(detail).splitlines()[:30]:
+                print('#   ' + line)
+    sys.stdout.flush()
+    return cond
+
+
+def skip_all(why):
+    print('1..0 # SKIP %s' % why)
+    sys.exit(0)
+
+
+def run(argv, **kw):
+    return subprocess.run(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, **kw)
+
+
+def cgroup_root():
+    for d in ('/sys/fs/cgroup', '/sys/fs/cgroup/unified'):
+        st = os.statvfs(d) if os.path.isdir(d) else None
+        if st and os.path.exists(os.path.join(d, 'cgroup.procs')) and \
+                run(['stat', '-f', '-c', '%T', d]).stdout.strip() == 'cgroup2fs':
+            return d
+    return None
+
+
+class Daemon:
+    def __init__(self, tmp, name='d', resources='cpu-time/1, page-faults/64, context-switches/16', extra=''):
+        self.tmp = tmp
+        self.conf = os.path.join(tmp, name + '.conf')
+        self.store = os.path.join(tmp, name + '.db')
+        self.sock = os.path.join(tmp, name + '.sock')
+        self.log = os.path.join(tmp, name + '.log')
+        self.write_conf(resources, extra)
+        self.notify_path = os.path.join(tmp, name + '.notify')
+        self.notify = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
+        self.notify.bind(self.notify_path)
+        self.notify.settimeout(0.2)
+        self.messages = []
+        # Read notifications all the time, as systemd does: a full socket blocks sd_notify().
+        self.listening = True
+        self.listener = threading.Thread(target=self.listen, daemon=True)
+        self.listener.start()
+        logf = open(self.log, 'w')
+        pid = os.fork()
+        if pid == 0:
+            os.dup2(logf.fileno(), 1)
+            os.dup2(logf.fileno(), 2)
+            env = dict(os.environ, NOTIFY_SOCKET=self.notify_path, WATCHDOG_USEC='1000000',
+                       WATCHDOG_PID=str(os.getpid()))
+            env.pop('INVOCATION_ID', None)
+            env.pop('JOURNAL_STREAM', None)
+            os.execve(cppd, [cppd, '-c', self.conf], env)
+        self.pid = pid
+
+    def write_conf(self, resources, extra=''):
+        with open(self.conf, 'w') as f:
+            f.write('[collect]\nresources = %s\n%s\n[store]\npath = %s\nflush_interval = %dms\nbucket = 1s\n'
+                    '[control]\nsocket = %s\ngroup = \n' % (resources, extra, self.store, FLUSH * 1000, self.sock))
+
+    def listen(self):
+        while self.listening:
+            try:
+                self.messages.append(self.notify.recv(4096).decode())
+            except socket.timeout:
+                continue
+            except OSError:
+                return
+
+    def read_notify(self, until, timeout=10):
+        """Waits until a notify message containing UNTIL arrives (after those seen before)."""
+        seen = len(self.messages)
+        end = time.monotonic() + timeout
+        while time.monotonic() < end:
+            if any(until in m for m in self.messages[seen:]) or (until == 'READY=1' and
+                                                                  any(until in m for m in self.messages)):
+                return True
+            time.sleep(0.05)
+        return False
+
+    def request(self, line):
+        s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        s.connect(self.sock)
+        s.sendall(line if isinstance(line, bytes) else line.encode())
+        s.settimeout(10)
+        data = b''
+        while True:
+            chunk = s.recv(65536)
+            if not chunk:
+                break
+            data += chunk
+        s.close()
+        return data.decode(errors='replace')
+
+    def stop(self, sig=signal.SIGTERM):
+        os.kill(self.pid, sig)
+        _, status = os.waitpid(self.pid, 0)
+        self.listening = False
+        self.listener.join()
+        self.notify.close()
+        os.unlink(self.notify_path)
+        return status
+
+    def log_text(self):
+        return open(self.log).read()
+
+
+def in_cgroup(path):
+    def enter():
+        with open(os.path.join(path, 'cgroup.procs'), 'w') as f:
+            f.write(str(os.getpid()))
+    return enter
+
+
+def store_query(db, sql):
+    con = sqlite3.connect('file:%s?mode=ro' % db, uri=True, timeout=10)
+    try:
+        return con.execute(sql).fetchall()
+    finally:
+        con.close()
+
+
+def functions(db, *filters):
+    p = run([cppctl, 'functions', '--db', db, '-r', 'cpu-time', '-t', '0', '--json'] + list(filters))
+    if p.returncode not in (0, 3):
+        return {}
+    return {e['path'][0]: e['hits'] for e in json.loads(p.stdout)['entries']} if p.returncode == 0 else {}
+
+
+def main():
+    if os.geteuid() != 0:
+        skip_all('needs root: system-wide perf events and cgroups')
+    root = cgroup_root()
+    if not root:
+        skip_all('no cgroup2 hierarchy')
+    tag = 'cppd-test-%d' % os.getpid()
+    unit_a, unit_b = tag + '-a.service', tag + '-b.service'
+    cg_a, cg_b = os.path.join(root, unit_a), os.path.join(root, unit_b)
+    os.mkdir(cg_a)
+    os.mkdir(cg_b)
+    recursive = os.path.join(workloads, 'recursive-nofp')
+    process_db = os.path.join(workloads, 'process_db-nofp')
+    procs = []
+    daemons = []
+    tmp = tempfile.mkdtemp()
+    os.chmod(tmp, 0o755)
+    try:
+        d = Daemon(tmp)
+        daemons.append(d)
+        if not ok(d.read_notify('READY=1'), 'READY=1 arrives on NOTIFY_SOCKET', d.log_text()):
+            return
+        ok(any('STATUS=Profiling' in m for m in d.messages), 'with a STATUS= line saying what is profiled',
+           d.messages)
+        ok(d.read_notify('WATCHDOG=1', timeout=3), 'WATCHDOG=1 arrives, with WATCHDOG_USEC set')
+
+        # Units: a workload in each of two cgroups named like services.
+        a = subprocess.Popen([recursive, '12', '40'], preexec_fn=in_cgroup(cg_a))
+        b = subprocess.Popen([process_db], preexec_fn=in_cgroup(cg_b))
+        a.wait()
+        b.wait()
+        time.sleep(0.3)
+        ok(d.request('flush\n').strip() == 'ok', 'flush through the control socket')
+        fa, fb = functions(d.store, '--unit', unit_a), functions(d.store, '--unit', unit_b)
+        ok(fa.get('recurse', 0) > 100 and 'name_field_lt' not in fa,
+           'samples of the workload in %s land under its unit' % unit_a, sorted(fa.items())[:20])
+        ok(fb.get('name_field_lt', 0) > 50 and 'recurse' not in fb,
+           'samples of the workload in %s land under its unit' % unit_b, sorted(fb.items())[:20])
+        fp = functions(d.store, '--pid', str(a.pid))
+        ok(fp.get('recurse', 0) > 100 and 'name_field_lt' not in fp, 'and under its pid')
+        rows = store_query(d.store, "SELECT DISTINCT unit FROM process WHERE pid = %d" % b.pid)
+        ok(rows == [(unit_b,)], 'the process row names the unit', rows)
+
+        # Sessions: a pid, then a unit.
+        busy_a = subprocess.Popen([recursive, '12', '400'], preexec_fn=in_cgroup(cg_a))
+        busy_b = subprocess.Popen([recursive, '12', '400'], preexec_fn=in_cgroup(cg_b))
+        procs += [busy_a, busy_b]
+        time.sleep(0.2)
+        p = run([cppctl, 'attach', str(busy_a.pid), '--duration', '1', '--socket', d.sock, '-e', 'cpu-time/1'])
+        m = re.search(r'run (\d+) in', p.stdout)
+        if ok(p.returncode == 0 and m, 'attach PID through the daemon', p.stdout + p.stderr):
+            run_id = int(m.group(1))
+            pids = store_query(d.store, 'SELECT DISTINCT p.pid FROM sample s JOIN thread t ON t.id = s.thread_id '
+                               'JOIN process p ON p.id = t.process_id WHERE p.run_id = %d' % run_id)
+            ok(pids == [(busy_a.pid,)], 'the session profiles only its process', pids)
+        p = run([cppctl, 'attach', '--unit', unit_b, '--duration', '1', '--socket', d.sock, '-e', 'cpu-time/1'])
+        m = re.search(r'run (\d+) in', p.stdout)
+        if ok(p.returncode == 0 and m, 'attach --unit through the daemon', p.stdout + p.stderr):
+            run_id = int(m.group(1))
+            rows = store_query(d.store, 'SELECT DISTINCT p.pid, p.unit FROM sample s JOIN thread t ON t.id = s.thread_id '
+                               'JOIN process p ON p.id = t.process_id WHERE p.run_id = %d' % run_id)
+            ok(rows == [(busy_b.pid, unit_b)], 'the unit session profiles only the unit\'s processes', rows)
+        p = run([cppctl, 'status', '--socket', d.sock])
+        ok(p.returncode == 0 and 'cpu-time' in p.stdout and 'no sessions' in p.stdout, 'cppctl status', p.stdout + p.stderr)
+        for q in (busy_a, busy_b):
+            q.kill()
+            q.wait()
+
+        # Bad requests.
+        for bad, what in ((b'\x00\xff\n', 'binary junk'), (b'x' * 5000, 'a line longer than the limit'),
+                          (b'frobnicate\n', 'an unknown request'), (b'attach pid=abc\n', 'a bad pid'),
+                          (b'attach pid=1 unit=x.service\n', 'pid and unit at once'), (b'status key\n', 'a field without =')):
+            reply = d.request(bad)
+            ok(reply.startswith('error errno='), '%s gets an error reply' % what, reply)
+        ok(run([cppctl, 'status', '--socket', d.sock]).returncode == 0, 'and the daemon carries on')
+
+        # An unprivileged user.
+        nobody = ['setpriv', '--reuid=65534', '--regid=65534', '--clear-groups', '--inh-caps=-all']
+        p = run(nobody + [cppctl, 'status', '--socket', d.sock])
+        ok(p.returncode == 1 and 'status is for root' in p.stderr, 'an unprivileged user may not query', p.stderr)
+        p = run(nobody + [cppctl, 'attach', str(d.pid), '--duration', '0.2', '--socket', d.sock])
+        ok(p.returncode == 1 and 'belongs to another user' in p.stderr,
+           'nor attach to another user\'s process', p.stderr)
+        p = run(nobody + [cppctl, 'attach', '--unit', unit_a, '--duration', '0.2', '--socket', d.sock])
+        ok(p.returncode == 1 and 'only root may profile a unit' in p.stderr, 'nor to a unit', p.stderr)
+        own = subprocess.Popen(nobody + [recursive, '12', '100'])
+        procs.append(own)
+        time.sleep(0.2)
+        p = run(nobody + [cppctl, 'attach', str(own.pid), '--duration', '0.5', '--socket', d.sock, '-q'])
+        ok(p.returncode == 0, 'but may attach to its own process through the daemon', p.stderr)
+        own.kill()
+        own.wait()
+
+        # SIGHUP: a new run with the new resources.
+        d.write_conf('cpu-time/2, syscalls/100')
+        os.kill(d.pid, signal.SIGHUP)
+        for _ in range(50):
+            time.sleep(0.2)
+            p = run([cppctl, 'status', '--socket', d.sock])
+            if 'syscalls' in p.stdout:
+                break
+        ok('syscalls' in p.stdout and 'page-faults' not in p.stdout, 'SIGHUP reloads the configuration',
+           p.stdout + p.stderr + d.log_text()[-1500:])
+
+        # SIGTERM: everything aggregated is stored.
+        w = subprocess.Popen([recursive, '12', '20'], preexec_fn=in_cgroup(cg_a))
+        w.wait()
+        status = d.stop()
+        ok(os.WIFEXITED(status) and os.WEXITSTATUS(status) == 0, 'SIGTERM: exits 0', d.log_text()[-2000:])
+        log = d.log_text()
+        ended = re.findall(r'Run (\d+) ended: (\S+): (\d+) hits', log)
+        ok(len(ended) >= 2, 'the log states what each run stored', log[-2000:])
+        for run_id, resource, hits in ended:
+            stored = store_query(d.store, "SELECT ifnull(sum(s.hits), 0) FROM sample s JOIN thread t ON t.id = s.thread_id "
+                                 "JOIN process p ON p.id = t.process_id JOIN resource r ON r.id = s.resource_id "
+                                 "WHERE p.run_id = %s AND r.name = '%s'" % (run_id, resource))[0][0]
+            ok(stored == int(hits), 'run %s, %s: the %s hits counted are the %s stored' % (run_id, resource, hits, stored))
+        ok(not os.path.exists(d.sock), 'the socket file is removed')
+
+        # kill -9 while it flushes: the store stays whole and loses at most a flush interval.
+        d = Daemon(tmp, 'k')
+        daemons.append(d)
+        ok(d.read_notify('READY=1'), 'a second daemon starts')
+        busy = subprocess.Popen([recursive, '12', '1000'], preexec_fn=in_cgroup(cg_a))
+        procs.append(busy)
+        worst = 0.0
+        for cycle in range(5):
+            time.sleep(1.3 + 0.17 * cycle)
+            killed = time.time()
+            d.stop(signal.SIGKILL)
+            check = store_query(d.store, 'PRAGMA integrity_check')
+            newest = store_query(d.store, "SELECT ifnull(max(bucket), 0) FROM sample")[0][0]
+            worst = max(worst, killed - (newest + 1))
+            if not ok(check == [('ok',)], 'kill -9 #%d: PRAGMA integrity_check says ok' % (cycle + 1), check):
+                break
+            d = Daemon(tmp, 'k')
+            daemons.append(d)
+            if not d.read_notify('READY=1'):
+                ok(False, 'the daemon restarts on the killed store', d.log_text())
+                break
+        ok(worst <= FLUSH + 1.0, 'at most %.2f s of samples lost (a flush interval of %.1f s and a 1 s bucket)'
+           % (worst, FLUSH))
+        busy.kill()
+        busy.wait()
+
+        # Bursts of short-lived processes: memory stays bounded. The first bursts warm the caches
+        # (libc's symbols and debug information: tens of MiB); later ones must not add up.
+        def rss():
+            return int(re.search(r'VmRSS:\s+(\d+)', open('/proc/%d/status' % d.pid).read()).group(1))
+
+        sizes = [rss()]
+        for burst in range(4):
+            t0 = time.monotonic()
+            subprocess.run(['sh', '-c', 'i=0; while [ $i -lt 2000 ]; do /bin/true; i=$((i+1)); done'], check=True)
+            took = time.monotonic() - t0
+            time.sleep(2 * FLUSH + 0.5)
+            d.request('flush\n')
+            sizes.append(rss())
+            print('# burst %d: 2000 processes in %.1f s; daemon RSS %d KiB' % (burst + 1, took, sizes[-1]))
+        ok(max(sizes) < 256 * 1024, 'after 8000 short-lived processes the daemon holds at most %d MiB' % (max(sizes) // 1024))
+        ok(sizes[4] - sizes[2] < 8 * 1024, 'and once warm, 4000 more add %d KiB: bounded' % (sizes[4] - sizes[2]))
+        d.stop()
+    finally:
+        for dd in daemons:
+            try:
+                os.kill(dd.pid, signal.SIGKILL)
+                os.waitpid(dd.pid, 0)
+            except OSError:
+                pass
+        for q in procs:
+            if q.poll() is None:
+                q.kill()
+                q.wait()
+        for cg in (cg_a, cg_b):
+            # Move anything left to the root, then remove the cgroup.
+            try:
+                for pid in open(os.path.join(cg, 'cgroup.procs')).read().split():
+                    with open(os.path.join(root, 'cgroup.procs'), 'w') as f:
+                        f.write(pid)
+                os.rmdir(cg)
+            except OSError:
+                pass
+        subprocess.run(['rm', '-rf', tmp])
+    print('1..%d' % n_tests)
+    sys.exit(1 if n_failed else 0)
+
+
+if __name__ == '__main__':
+    main()

@@ -1,0 +1,79 @@
+/* The configuration file: defaults, every key, and errors with their line numbers. */
+#include <errno.h>
+#include <string.h>
+
+#include "config.h"
+#include "tap.h"
+
+static int parse(const char *text, struct config *c, unsigned *line, char *error) {
+        return config_parse(text, strlen(text), c, line, error, 256);
+}
+
+int main(void) {
+        struct config c, d;
+        char error[256];
+        unsigned line;
+
+        config_defaults(&d);
+        ok(parse("", &c, &line, error) == 0 && memcmp(&c, &d, sizeof c) == 0, "an empty file: the defaults");
+        ok(d.n_resources == 3 && strcmp(d.resources[0].name, "cpu-time") == 0 && d.resources[0].period == 10,
+           "default resources: cpu-time/10 and two more");
+        ok(strcmp(d.store_path, "/var/lib/cppd/cppd.db") == 0 && strcmp(d.socket_path, "/run/cppd/cppd.sock") == 0,
+           "default paths");
+
+        ok(parse("# comment\n"
+                 "[collect]\n"
+                 "resources = cpu-time/1, syscalls , event:cpu-migrations/5\n"
+                 "unwind = fp\n"
+                 "kernel = yes\n"
+                 "stack_size = 4K\n"
+                 "ring_size = 2M\n"
+                 "[store]\n"
+                 "  path = /srv/cppd.db  \n"
+                 "flush_interval = 250ms\n"
+                 "bucket = 10s\n"
+                 "retention = 30d\n"
+                 "max_size = 512M\n"
+                 "[control]\n"
+                 "socket = /run/x.sock\n"
+                 "group = wheel\n"
+                 "max_sessions = 3\n", &c, &line, error) == 0, "every key");
+        ok(c.n_resources == 3 && c.resources[0].period == 1 && strcmp(c.resources[1].name, "syscalls") == 0 &&
+           c.resources[1].period == 0 && c.resources[2].event && strcmp(c.resources[2].name, "cpu-migrations") == 0,
+           "resources with and without periods, and an event");
+        ok(c.unwind == UNWIND_FP && c.kernel && c.stack_size == 4096 && c.ring_size == 2u << 20, "[collect]");
+        ok(strcmp(c.store_path, "/srv/cppd.db") == 0 && c.flush_interval == 250000 && c.bucket == 10000000 &&
+           c.retention == 30 * 86400 * 1000000ULL && c.max_size == 512u << 20, "[store], values stripped");
+        ok(strcmp(c.socket_path, "/run/x.sock") == 0 && strcmp(c.group, "wheel") == 0 && c.max_sessions == 3, "[control]");
+
+        c = d;
+        ok(parse("[collect]\nresources = cpu-tim\n", &c, &line, error) == -EBADMSG && line == 2 &&
+           strstr(error, "unknown resource 'cpu-tim'"), "a misspelt resource: line 2, %s", error);
+        ok(memcmp(&c, &d, sizeof c) == 0, "and the configuration is untouched");
+        ok(parse("[store]\nflush_intervall = 5s\n", &c, &line, error) == -EBADMSG && line == 2 &&
+           strstr(error, "unknown key 'flush_intervall' in [store]"), "an unknown key: %s", error);
+        ok(parse("\n\n[colect]\n", &c, &line, error) == -EBADMSG && line == 3 && strstr(error, "unknown section"),
+           "an unknown section: line 3");
+        ok(parse("resources = cpu-time\n", &c, &line, error) == -EBADMSG && strstr(error, "before any [section]"),
+           "a key before any section");
+        ok(parse("[collect]\nunwind\n", &c, &line, error) == -EBADMSG && strstr(error, "expected key = value"),
+           "a line without =");
+        ok(parse("[collect]\nstack_size = 100\n", &c, &line, error) == -EBADMSG, "stack_size not a multiple of 8");
+        ok(parse("[collect]\nring_size = 3M\n", &c, &line, error) == -EBADMSG, "ring_size not a power of two");
+        ok(parse("[store]\npath = relative.db\n", &c, &line, error) == -EBADMSG, "a relative store path");
+        ok(parse("[store]\nbucket = 1500ms\n", &c, &line, error) == -EBADMSG, "a bucket of a fraction of a second");
+        ok(parse("[store]\nflush_interval = 1ms\n", &c, &line, error) == -EBADMSG, "a flush interval too short");
+        ok(parse("[collect]\nresources = cpu-time/0\n", &c, &line, error) == -EBADMSG, "period 0");
+        ok(parse("[collect]\nresources = \n", &c, &line, error) == -EBADMSG, "no resources");
+        ok(parse("[collect]\nkernel = maybe\n", &c, &line, error) == -EBADMSG, "kernel = maybe");
+        ok(config_parse("[collect]\n\0", 11, &c, &line, error, sizeof error) == -EBADMSG, "a NUL byte");
+        {
+                static char big[CONFIG_MAX_LINE + 16];
+
+                memset(big, '#', sizeof big - 1);
+                ok(parse(big, &c, &line, error) == -EBADMSG && strstr(error, "longer"), "a line over the limit");
+        }
+        ok(config_load("/nonexistent/cppd.conf", &c, &line, error, sizeof error) == 0 &&
+           memcmp(&c, &d, sizeof c) == 0, "a missing file: the defaults");
+        return tap_done();
+}

@@ -127,11 +127,12 @@ int cmd_status(int argc, char **argv) {
                         printf("%s samples/s; %s samples, %s lost; %s processes, %s modules; %s failed flushes\n\n",
                                get(m, "samples_per_second"), get(m, "samples"), get(m, "lost"), get(m, "processes"),
                                get(m, "modules"), get(m, "flush_failures"));
-                        printf("%-20s %8s %12s %12s %10s\n", "resource", "period", "samples", "hits", "lost");
+                        printf("%-20s %8s %10s %12s %12s %10s\n", "resource", "period", "samples/s", "samples",
+                               "hits", "lost");
                 } else if (streq(m->word, "resource")) {
                         if (streq(get(m, "active"), "yes"))
-                                printf("%-20s %8s %12s %12s %10s\n", get(m, "name"), get(m, "period"),
-                                       get(m, "samples"), get(m, "hits"), get(m, "lost"));
+                                printf("%-20s %8s %10s %12s %12s %10s\n", get(m, "name"), get(m, "period"),
+                                       get(m, "samples_per_second"), get(m, "samples"), get(m, "hits"), get(m, "lost"));
                         else
                                 printf("%-20s %8s   not counted on this machine\n", get(m, "name"), get(m, "period"));
                 }

@@ -186,7 +186,8 @@ static void do_status(struct connection *c) {
                 nb.n = 0;
                 collector_resource_stats(m->collector, i, &rs);
                 reply(c, "resource", "name", rs.name, "period", num(&nb, rs.period), "active", rs.active ? "yes" : "no",
-                      "samples", num(&nb, rs.samples), "hits", num(&nb, rs.hits), "lost", num(&nb, rs.lost), NULL);
+                      "samples", num(&nb, rs.samples), "hits", num(&nb, rs.hits), "lost", num(&nb, rs.lost),
+                      "samples_per_second", num(&nb, (uint64_t) m->resource_rate[i]), NULL);
         }
         for (unsigned i = 0; i < m->n_sessions; i++)
                 session_line(c, m->sessions[i]);

@@ -79,6 +79,8 @@ static int start_collector(struct manager *m) {
         r = sd_event_add_io(m->event, &m->collector_source, collector_fd(m->collector), EPOLLIN, on_collector, m);
         if (r < 0)
                 return log_error_errno(r, "Cannot watch the collector: %m");
+        /* The run's row now, so that status and queries can name it from the start. */
+        (void) manager_flush(m);
         return 0;
 }
 
@@ -181,7 +183,16 @@ static void notify_status(struct manager *m, bool ready) {
                 return;
         collector_get_stats(m->collector, &st);
         sd_event_now(m->event, CLOCK_MONOTONIC, &now);
-        if (m->last_status_usec && now > m->last_status_usec)
+        for (unsigned i = 0; i < collector_n_resources(m->collector); i++) {
+                struct collector_resource_stats rs;
+
+                collector_resource_stats(m->collector, i, &rs);
+                if (m->last_status_usec && now > m->last_status_usec && rs.samples >= m->last_resource_samples[i])
+                        m->resource_rate[i] = (double) (rs.samples - m->last_resource_samples[i]) * 1e6 /
+                                              (double) (now - m->last_status_usec);
+                m->last_resource_samples[i] = rs.samples;
+        }
+        if (m->last_status_usec && now > m->last_status_usec && st.samples >= m->last_samples)
                 m->samples_per_second = (double) (st.samples - m->last_samples) * 1e6 / (double) (now - m->last_status_usec);
         m->last_samples = st.samples;
         m->last_status_usec = now;
@@ -262,6 +273,9 @@ int manager_reload(struct manager *m) {
                 if (r < 0)
                         return r;
         }
+        m->last_status_usec = m->last_samples = 0;
+        memset(m->last_resource_samples, 0, sizeof m->last_resource_samples);
+        memset(m->resource_rate, 0, sizeof m->resource_rate);
         r = start_collector(m);
         if (r < 0)
                 return r;

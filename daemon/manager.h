@@ -39,6 +39,8 @@ struct manager {
         uint64_t flush_failures;
         uint64_t last_samples, last_status_usec;/* for rates in STATUS= */
         double samples_per_second;
+        uint64_t last_resource_samples[COLLECTOR_MAX_RESOURCES];
+        double resource_rate[COLLECTOR_MAX_RESOURCES];  /* samples/s per resource */
 };
 
 /* Loads CONFIG_PATH, opens the store, starts system-wide collection and the control socket.

@@ -1769,10 +1769,26 @@ static int flush_rows(struct collector *c, bool final) {
         return 0;
 }
 
-/* Forgets processes and threads that exited, once their hits are stored. */
+/* Forgets processes and threads that exited, once their hits are stored, and the units of
+ * execs already handled. */
 static void reap(struct collector *c) {
         uint64_t key, value, *slot;
         size_t i = 0, kept = 0;
+
+        pthread_mutex_lock(&c->exec_units_lock);
+        {
+                _cleanup_(idmap_freep) struct idmap *pending = idmap_new();
+
+                while (pending && idmap_next(c->exec_units, &i, &key, &value))
+                        if (value && idmap_put(pending, key, value, &slot) < 0)
+                                free((char *) (uintptr_t) value);
+                if (pending) {
+                        idmap_free(c->exec_units);
+                        c->exec_units = take_ptr(&pending);
+                }
+        }
+        pthread_mutex_unlock(&c->exec_units_lock);
+        i = 0;
 
         for (size_t s = 0; s < c->n_slots; s++) {
                 struct thread *t = c->slots[s];

@@ -51,6 +51,7 @@ static int start_collector(struct manager *m) {
         cc.stack_size = m->config.stack_size;
         cc.ring_size = m->config.ring_size;
         cc.bucket_seconds = m->config.bucket / 1000000;
+        cc.queue_size = MANAGER_QUEUE_SIZE;
         r = collector_new(&cc, m->store, &m->collector);
         if (r < 0)
                 return log_error_errno(r, "Cannot create the collector: %m");

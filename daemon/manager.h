@@ -14,6 +14,9 @@
 #include "store.h"
 
 #define MANAGER_MAX_SESSIONS 1024
+/* Bytes of records a collector may hold between its rings and its handling: always on, the
+ * daemon keeps less than cppctl record (whose runs are short and can afford bursts). */
+#define MANAGER_QUEUE_SIZE (32u << 20)
 /* How often STATUS= and the retention check run. */
 #define MANAGER_STATUS_INTERVAL_USEC (10 * 1000000ULL)
 #define MANAGER_RETENTION_INTERVAL_USEC (3600 * 1000000ULL)

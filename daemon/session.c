@@ -106,6 +106,7 @@ int session_start(struct manager *m, const struct session_request *req, struct s
         config.ring_size = m->config.ring_size;
         config.kernel = m->config.kernel;
         config.bucket_seconds = m->config.bucket / 1000000;
+        config.queue_size = MANAGER_QUEUE_SIZE;
         r = collector_new(&config, m->store, &s->collector);
         if (r < 0)
                 return r;

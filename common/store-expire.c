@@ -21,29 +21,15 @@ static int exec(struct store *s, const char *sql) {
         return store_errno(s, sqlite3_exec(s->db, sql, NULL, NULL, NULL));
 }
 
-static int query_int(struct store *s, const char *sql, int64_t *ret) {
-        sqlite3_stmt *st;
-        int rc, r;
-
-        rc = sqlite3_prepare_v2(s->db, sql, -1, &st, NULL);
-        if (rc != SQLITE_OK)
-                return store_errno(s, rc);
-        r = store_step_id(s, st, ret);
-        sqlite3_finalize(st);
-        if (r == 0)
-                *ret = 0;
-        return r < 0 ? r : 0;
-}
-
 static int live_bytes(struct store *s, uint64_t *ret) {
         int64_t pages, free_pages, page_size;
         int r;
 
-        r = query_int(s, "PRAGMA page_count", &pages);
+        r = store_query_int(s, "PRAGMA page_count", &pages);
         if (r >= 0)
-                r = query_int(s, "PRAGMA freelist_count", &free_pages);
+                r = store_query_int(s, "PRAGMA freelist_count", &free_pages);
         if (r >= 0)
-                r = query_int(s, "PRAGMA page_size", &page_size);
+                r = store_query_int(s, "PRAGMA page_size", &page_size);
         if (r < 0)
                 return r;
         *ret = (uint64_t) (pages - free_pages) * (uint64_t) page_size;
@@ -105,7 +91,7 @@ int store_expire(struct store *s, int64_t cutoff, uint64_t max_bytes, uint64_t *
                 r = live_bytes(s, &live);
                 if (r < 0 || live <= max_bytes * EXPIRE_TARGET_PERCENT / 100)
                         break;
-                r = query_int(s, "SELECT ifnull(min(bucket), -1) FROM sample", &oldest);
+                r = store_query_int(s, "SELECT ifnull(min(bucket), -1) FROM sample", &oldest);
                 if (r < 0 || oldest < 0)
                         break;          /* nothing left to delete: the bound is below the metadata */
                 r = delete_before(s, oldest + 1, &deleted);

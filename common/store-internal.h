@@ -61,5 +61,9 @@ int store_step_done(struct store *s, sqlite3_stmt *st);
  * and sets *ret for a row, 0 for none, or a negative errno. */
 int store_step_id(struct store *s, sqlite3_stmt *st, int64_t *ret);
 
+/* Runs SQL, which selects one integer (a PRAGMA, a count), into *ret (0 if no row). Returns 0
+ * or a negative errno. */
+int store_query_int(struct store *s, const char *sql, int64_t *ret);
+
 /* Binds TEXT or NULL. */
 int store_bind_text(sqlite3_stmt *st, int i, const char *text);

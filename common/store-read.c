@@ -43,14 +43,8 @@ static void stack_table_done(struct stack_table *t) {
 /* Runs SQL, which selects the largest id of a table, and checks that arrays indexed by id can
  * hold it. Returns 0 and sets *ret, or a negative errno. */
 static int max_id_of(struct store *s, const char *sql, int64_t *ret) {
-        sqlite3_stmt *st = NULL;
-        int rc, r;
+        int r = store_query_int(s, sql, ret);
 
-        rc = sqlite3_prepare_v2(s->db, sql, -1, &st, NULL);
-        if (rc != SQLITE_OK)
-                return store_errno(s, rc);
-        r = store_step_id(s, st, ret);
-        sqlite3_finalize(st);
         if (r < 0)
                 return r;
         return *ret < 0 || *ret > UINT32_MAX - 1 ? -EBADMSG : 0;

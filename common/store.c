@@ -117,7 +117,7 @@ static int exec(struct store *s, const char *sql) {
         return store_errno(s, sqlite3_exec(s->db, sql, NULL, NULL, NULL));
 }
 
-static int pragma_int(struct store *s, const char *sql, int64_t *ret) {
+int store_query_int(struct store *s, const char *sql, int64_t *ret) {
         sqlite3_stmt *st;
         int rc, r;
 
@@ -126,6 +126,8 @@ static int pragma_int(struct store *s, const char *sql, int64_t *ret) {
                 return store_errno(s, rc);
         r = store_step_id(s, st, ret);
         sqlite3_finalize(st);
+        if (r == 0)
+                *ret = 0;
         return r < 0 ? r : 0;
 }
 
@@ -135,13 +137,13 @@ static int read_header(struct store *s, int64_t *ret_app, int64_t *ret_version) 
         int64_t n_objects = 0;
         int r;
 
-        r = pragma_int(s, "PRAGMA application_id", ret_app);
+        r = store_query_int(s, "PRAGMA application_id", ret_app);
         if (r < 0)
                 return r;
-        r = pragma_int(s, "PRAGMA user_version", ret_version);
+        r = store_query_int(s, "PRAGMA user_version", ret_version);
         if (r < 0)
                 return r;
-        r = pragma_int(s, "SELECT count(*) FROM sqlite_schema", &n_objects);
+        r = store_query_int(s, "SELECT count(*) FROM sqlite_schema", &n_objects);
         if (r < 0)
                 return r;
         return n_objects == 0;

@@ -38,20 +38,25 @@ static int on_collector(sd_event_source *src, int fd, uint32_t revents, void *us
         return 0;
 }
 
+void manager_collector_config(const struct manager *m, struct collector_config *ret) {
+        *ret = (struct collector_config) COLLECTOR_CONFIG_DEFAULT;
+        ret->unwind = m->config.unwind;
+        ret->kernel = m->config.kernel;
+        ret->stack_size = m->config.stack_size;
+        ret->ring_size = m->config.ring_size;
+        ret->bucket_seconds = m->config.bucket / 1000000;
+        ret->queue_size = MANAGER_QUEUE_SIZE;
+}
+
 /* Creates the system-wide collector for the configuration and opens its events. */
 static int start_collector(struct manager *m) {
-        struct collector_config cc = COLLECTOR_CONFIG_DEFAULT;
+        struct collector_config cc;
         struct collector_resource_stats rs;
         const char *failed = NULL;
         char field[160];
         int r;
 
-        cc.unwind = m->config.unwind;
-        cc.kernel = m->config.kernel;
-        cc.stack_size = m->config.stack_size;
-        cc.ring_size = m->config.ring_size;
-        cc.bucket_seconds = m->config.bucket / 1000000;
-        cc.queue_size = MANAGER_QUEUE_SIZE;
+        manager_collector_config(m, &cc);
         r = collector_new(&cc, m->store, &m->collector);
         if (r < 0)
                 return log_error_errno(r, "Cannot create the collector: %m");

@@ -64,5 +64,8 @@ int manager_reload(struct manager *m);
 /* Runs retention now (after a flush). */
 void manager_expire(struct manager *m);
 
+/* The collector settings of the configuration, for the system collector and sessions. */
+void manager_collector_config(const struct manager *m, struct collector_config *ret);
+
 /* Tells every collector that store ids it cached may be gone. */
 void manager_forget_store_ids(struct manager *m);

@@ -82,7 +82,7 @@ DEFINE_CLEANUP(struct session *, session_free);
 
 int session_start(struct manager *m, const struct session_request *req, struct session **ret, const char **ret_what) {
         _cleanup_(session_freep) struct session *s = NULL;
-        struct collector_config config = COLLECTOR_CONFIG_DEFAULT;
+        struct collector_config config;
         _cleanup_close_ int cgroup = -1;
         uint32_t unsupported = 0;
         const char *failed = NULL;
@@ -101,12 +101,8 @@ int session_start(struct manager *m, const struct session_request *req, struct s
         s->id = ++m->next_session_id;
         sd_event_now(m->event, CLOCK_MONOTONIC, &s->started_usec);
 
+        manager_collector_config(m, &config);
         config.unwind = req->unwind;
-        config.stack_size = m->config.stack_size;
-        config.ring_size = m->config.ring_size;
-        config.kernel = m->config.kernel;
-        config.bucket_seconds = m->config.bucket / 1000000;
-        config.queue_size = MANAGER_QUEUE_SIZE;
         r = collector_new(&config, m->store, &s->collector);
         if (r < 0)
                 return r;

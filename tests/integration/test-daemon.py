@@ -15,27 +15,10 @@ import tempfile
 import threading
 import time
 
+from tap import done, ok, skip_all
+
 cppd, cppctl, workloads = sys.argv[1], sys.argv[2], sys.argv[3]
-n_tests = n_failed = 0
 FLUSH = 0.5             # the test's flush interval, seconds
-
-
-def ok(cond, what, detail=None):
-    global n_tests, n_failed
-    n_tests += 1
-    print('%sok %d - %s' % ('' if cond else 'not ', n_tests, what))
-    if not cond:
-        n_failed += 1
-        if detail is not None:
-            for line in str(detail).splitlines()[:30]:
-                print('#   ' + line)
-    sys.stdout.flush()
-    return cond
-
-
-def skip_all(why):
-    print('1..0 # SKIP %s' % why)
-    sys.exit(0)
 
 
 def run(argv, **kw):
@@ -337,8 +320,7 @@ def main():
             except OSError:
                 pass
         subprocess.run(['rm', '-rf', tmp])
-    print('1..%d' % n_tests)
-    sys.exit(1 if n_failed else 0)
+    sys.exit(done())
 
 
 if __name__ == '__main__':

@@ -13,19 +13,9 @@ import sys
 import tempfile
 import time
 
+from tap import done, ok, skip_all
+
 cppd, cppctl, workloads = sys.argv[1], sys.argv[2], sys.argv[3]
-n_tests = n_failed = 0
-
-
-def ok(cond, what, detail=None):
-    global n_tests, n_failed
-    n_tests += 1
-    print('%sok %d - %s' % ('' if cond else 'not ', n_tests, what))
-    if not cond:
-        n_failed += 1
-        for line in str(detail or '').splitlines()[:20]:
-            print('#   ' + line)
-    sys.stdout.flush()
 
 
 def parse_native(data):
@@ -102,12 +92,10 @@ def main():
         inner()
     else:
         if os.geteuid() != 0 or not shutil.which('unshare'):
-            print('1..0 # SKIP needs root and unshare(1) for a private mount namespace')
-            return 0
+            skip_all('needs root and unshare(1) for a private mount namespace')
         p = subprocess.run(['unshare', '-m', sys.executable, __file__] + sys.argv[1:4] + ['--inner'])
         return p.returncode
-    print('1..%d' % n_tests)
-    return 1 if n_failed else 0
+    return done()
 
 
 if __name__ == '__main__':

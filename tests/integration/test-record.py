@@ -20,27 +20,9 @@ import sys
 import tempfile
 import time
 
+from tap import done, ok, skip_all
+
 cppctl, workloads = sys.argv[1], sys.argv[2]
-n_tests = 0
-n_failed = 0
-
-
-def ok(cond, what, detail=None):
-    global n_tests, n_failed
-    n_tests += 1
-    print('%sok %d - %s' % ('' if cond else 'not ', n_tests, what))
-    if not cond:
-        n_failed += 1
-        if detail is not None:
-            for line in str(detail).splitlines()[:30]:
-                print('#   ' + line)
-    sys.stdout.flush()
-    return cond
-
-
-def skip_all(why):
-    print('1..0 # SKIP %s' % why)
-    sys.exit(0)
 
 
 def workload(name):
@@ -347,8 +329,7 @@ def main():
         test_symbol_sources(tmp)
         test_errors(tmp)
         test_against_perf(tmp)
-    print('1..%d' % n_tests)
-    sys.exit(1 if n_failed else 0)
+    sys.exit(done())
 
 
 if __name__ == '__main__':

@@ -1,0 +1,152 @@
+/* The call graph. One depth-first walk over the sample tree counts, per function, whether an
+ * ancestor already carries it (as the function profile does), and per (caller, callee) pair
+ * likewise, so that a sample adds its hits to each function and each call edge once: in
+ * f -> g -> f -> g the edge (f, g) counts once and (g, f) once. Edge counts live in a hash keyed by
+ * the pair of name ids, with a depth counter per edge while the walk is inside it. */
+#include "call-graph.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "idmap.h"
+
+struct edge_state {
+        uint64_t hits;
+        uint32_t active;                /* occurrences on the current stack */
+};
+
+static _Thread_local const struct call_graph *sorting;
+
+static int node_cmp(const void *a, const void *b) {
+        const struct call_graph_node *x = a, *y = b;
+
+        if (x->total != y->total)
+                return x->total > y->total ? -1 : 1;
+        return strcmp(sample_tree_name(sorting->tree, x->name), sample_tree_name(sorting->tree, y->name));
+}
+
+static int edge_cmp(const void *a, const void *b) {
+        const struct call_graph_edge *x = a, *y = b;
+        int c;
+
+        if (x->hits != y->hits)
+                return x->hits > y->hits ? -1 : 1;
+        c = strcmp(sample_tree_name(sorting->tree, sorting->nodes[x->caller].name),
+                   sample_tree_name(sorting->tree, sorting->nodes[y->caller].name));
+        if (c)
+                return c;
+        return strcmp(sample_tree_name(sorting->tree, sorting->nodes[x->callee].name),
+                      sample_tree_name(sorting->tree, sorting->nodes[y->callee].name));
+}
+
+int call_graph_build(struct sample_tree *t, struct call_graph **ret) {
+        _cleanup_(call_graph_freep) struct call_graph *g = NULL;
+        _cleanup_(idmap_freep) struct idmap *edges = idmap_new();
+        _cleanup_free_ uint32_t *active = NULL, *node_of = NULL, *stack = NULL;
+        _cleanup_free_ uint64_t *total = NULL, *self = NULL;
+        _cleanup_free_ struct edge_state *states = NULL;
+        size_t n_names = name_table_size(t->names), n_states = 0, cap_states = 0, depth = 0, i = 0;
+        uint64_t key, value, *slot;
+
+        sample_tree_weigh(t);
+        g = calloc(1, sizeof *g);
+        active = calloc(n_names + 1, sizeof *active);
+        node_of = malloc((n_names + 1) * sizeof *node_of);
+        total = calloc(n_names + 1, sizeof *total);
+        self = calloc(n_names + 1, sizeof *self);
+        stack = malloc(2 * t->n_nodes * sizeof *stack);
+        if (!g || !edges || !active || !node_of || !total || !self || !stack)
+                return -ENOMEM;
+        g->tree = t;
+        g->total = t->total;
+
+        /* Enter/leave walk as in profile-function.c: the top bit marks a leave. */
+        for (uint32_t c = t->nodes[SAMPLE_TREE_ROOT].first_child; c != SAMPLE_TREE_NONE; c = t->nodes[c].next_sibling)
+                stack[depth++] = c;
+        while (depth > 0) {
+                uint32_t node = stack[--depth], parent, name;
+                bool leaving = node & 0x80000000u;
+                struct edge_state *e = NULL;
+
+                node &= 0x7fffffffu;
+                name = t->nodes[node].name;
+                parent = t->nodes[node].parent;
+                if (parent != SAMPLE_TREE_ROOT) {
+                        if (idmap_put(edges, idmap_pair(t->nodes[parent].name, name), n_states, &slot) < 0)
+                                return -ENOMEM;
+                        if (*slot == n_states) {
+                                if (n_states == cap_states) {
+                                        size_t cap = cap_states ? cap_states * 2 : 256;
+                                        struct edge_state *a = realloc(states, cap * sizeof *a);
+
+                                        if (!a)
+                                                return -ENOMEM;
+                                        states = a;
+                                        cap_states = cap;
+                                }
+                                states[n_states++] = (struct edge_state) {};
+                        }
+                        e = &states[*slot];
+                }
+                if (leaving) {
+                        active[name]--;
+                        if (e)
+                                e->active--;
+                        continue;
+                }
+                if (active[name]++ == 0)
+                        total[name] += t->nodes[node].weight;
+                if (e && e->active++ == 0)
+                        e->hits += t->nodes[node].weight;
+                self[name] += t->nodes[node].self;
+                stack[depth++] = node | 0x80000000u;
+                for (uint32_t c = t->nodes[node].first_child; c != SAMPLE_TREE_NONE; c = t->nodes[c].next_sibling)
+                        stack[depth++] = c;
+        }
+
+        /* Nodes: the names the tree has. */
+        for (size_t n = 1; n < t->n_nodes; n++)
+                active[t->nodes[n].name] = 1;   /* the walk left every count at 0: mark presence */
+        g->nodes = malloc((n_names + 1) * sizeof *g->nodes);
+        if (!g->nodes)
+                return -ENOMEM;
+        for (uint32_t name = 0; name < n_names; name++)
+                if (active[name])
+                        g->nodes[g->n_nodes++] = (struct call_graph_node) {
+                                .name = name, .total = total[name], .self = self[name] };
+        sorting = g;
+        qsort(g->nodes, g->n_nodes, sizeof *g->nodes, node_cmp);
+        for (size_t n = 0; n < g->n_nodes; n++)
+                node_of[g->nodes[n].name] = n;
+
+        g->edges = malloc((idmap_size(edges) + 1) * sizeof *g->edges);
+        if (!g->edges)
+                return -ENOMEM;
+        while (idmap_next(edges, &i, &key, &value))
+                g->edges[g->n_edges++] = (struct call_graph_edge) {
+                        .caller = node_of[key >> 32],
+                        .callee = node_of[(uint32_t) key],
+                        .hits = states[value].hits,
+                };
+        qsort(g->edges, g->n_edges, sizeof *g->edges, edge_cmp);
+        sorting = NULL;
+        *ret = take_ptr(&g);
+        return 0;
+}
+
+struct call_graph *call_graph_free(struct call_graph *g) {
+        if (!g)
+                return NULL;
+        free(g->nodes);
+        free(g->edges);
+        free(g);
+        return NULL;
+}
+
+const struct call_graph_node *call_graph_find(const struct call_graph *g, uint32_t name) {
+        for (size_t i = 0; i < g->n_nodes; i++)
+                if (g->nodes[i].name == name)
+                        return &g->nodes[i];
+        return NULL;
+}

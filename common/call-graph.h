@@ -1,0 +1,38 @@
+/* The call graph of a sample tree (gprof's and Racket's profile view): per function its total
+ * (samples containing it, once each) and self (samples ending in it), and per caller -> callee
+ * pair the samples in which the caller calls the callee directly, once each however often. */
+#pragma once
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "cleanup.h"
+#include "sample-tree.h"
+
+struct call_graph_node {
+        uint32_t name;                  /* in the tree's name table */
+        uint64_t total;                 /* hits of samples containing it (the function profile) */
+        uint64_t self;                  /* hits of samples ending in it (the body profile) */
+};
+
+struct call_graph_edge {
+        uint32_t caller, callee;        /* node indexes */
+        uint64_t hits;                  /* hits of samples with the call caller -> callee */
+};
+
+struct call_graph {
+        const struct sample_tree *tree; /* borrowed: names and info */
+        struct call_graph_node *nodes;  /* sorted by total, most first */
+        size_t n_nodes;
+        struct call_graph_edge *edges;  /* sorted by hits, most first */
+        size_t n_edges;
+        uint64_t total;                 /* the tree's total */
+};
+
+/* Builds T's call graph. Returns 0 and sets *ret, or -ENOMEM. */
+int call_graph_build(struct sample_tree *t, struct call_graph **ret);
+struct call_graph *call_graph_free(struct call_graph *g);
+DEFINE_CLEANUP(struct call_graph *, call_graph_free);
+
+/* The node of function NAME, or NULL. */
+const struct call_graph_node *call_graph_find(const struct call_graph *g, uint32_t name);

@@ -42,7 +42,8 @@ struct query_args {
         const char *resource;           /* NULL: the store's only resource, or cpu-time */
         const char *root;               /* down and up only */
         double threshold;               /* fraction of the total */
-        struct store_filter filter;     /* run, unit, pid, comm, exe, time window */
+        struct store_filter filter;     /* run, unit, pid, comm, exe, time window, granularity */
+        regex_t focus, ignore, hide;    /* compiled when the filter points at them */
         enum render_format format;
 };
 

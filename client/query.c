@@ -38,7 +38,7 @@ int log_store_error(int r, const char *path, const struct store *s) {
         case -EPROTONOSUPPORT:
                 return log_error_errno(EIO, "%s: written by a newer cppd (%s); use that version", path, detail);
         case -EPROTO:
-                return log_error_errno(EIO, "%s: %s; a write (e.g. 'cppctl import') upgrades it", path, detail);
+                return log_error_errno(EIO, "%s: %s; whoever may write it upgrades it by reading it", path, detail);
         case -ENOSPC:
                 return log_error_errno(EIO, "%s: no space left on the device; nothing was changed", path);
         case -EBUSY:
@@ -64,6 +64,11 @@ int query_args_parse(struct query_args *q, int argc, char **argv, const char *na
                 { "exe", required_argument, NULL, 'E' },
                 { "since", required_argument, NULL, 'S' },
                 { "until", required_argument, NULL, 'T' },
+                { "by", required_argument, NULL, 'B' },
+                { "inline", required_argument, NULL, 'I' },
+                { "focus", required_argument, NULL, 'F' },
+                { "ignore", required_argument, NULL, 'G' },
+                { "hide", required_argument, NULL, 'H' },
                 {}
         };
         uint64_t run, pid;
@@ -95,6 +100,12 @@ int query_args_parse(struct query_args *q, int argc, char **argv, const char *na
                                "      --since TIME       only samples from TIME on: '2026-11-22 10:00', '-2h',\n"
                                "                         'today', 'yesterday', '@UNIXTIME'\n"
                                "      --until TIME       only samples before TIME\n"
+                               "      --by G             function (default), line (call sites: name (file:line)),\n"
+                               "                         or module\n"
+                               "      --inline MODE      show (default: inlined functions as frames) or fold\n"
+                               "      --focus RE         only stacks with a frame matching RE (POSIX extended)\n"
+                               "      --ignore RE        no stacks with a frame matching RE\n"
+                               "      --hide RE          leave frames matching RE out of the stacks\n"
                                "  -j, --json             JSON instead of text\n"
                                "  -h, --help             this help\n",
                                name, flags & QUERY_NEEDS_ROOT ? " --root FUNCTION" : "", usage,
@@ -140,6 +151,41 @@ int query_args_parse(struct query_args *q, int argc, char **argv, const char *na
                 case 'E':
                         q->filter.exe = optarg;
                         break;
+                case 'B':
+                        if (streq(optarg, "function"))
+                                q->filter.by = STORE_BY_FUNCTION;
+                        else if (streq(optarg, "line"))
+                                q->filter.by = STORE_BY_LINE;
+                        else if (streq(optarg, "module"))
+                                q->filter.by = STORE_BY_MODULE;
+                        else
+                                return log_error_errno(EINVAL, "--by %s: expected function, line or module", optarg);
+                        break;
+                case 'I':
+                        if (!streq(optarg, "show") && !streq(optarg, "fold"))
+                                return log_error_errno(EINVAL, "--inline %s: expected show or fold", optarg);
+                        q->filter.fold_inline = streq(optarg, "fold");
+                        break;
+                case 'F':
+                case 'G':
+                case 'H': {
+                        regex_t *re = c == 'F' ? &q->focus : c == 'G' ? &q->ignore : &q->hide;
+                        const regex_t **slot = c == 'F' ? &q->filter.focus : c == 'G' ? &q->filter.ignore :
+                                               &q->filter.hide;
+                        char error[256];
+
+                        if (*slot)
+                                regfree(re);
+                        r = regcomp(re, optarg, REG_EXTENDED | REG_NOSUB);
+                        if (r != 0) {
+                                regerror(r, re, error, sizeof error);
+                                *slot = NULL;
+                                return log_error_errno(EINVAL, "--%s %s: %s", c == 'F' ? "focus" : c == 'G' ?
+                                                       "ignore" : "hide", optarg, error);
+                        }
+                        *slot = re;
+                        break;
+                }
                 case 'S':
                 case 'T':
                         r = parse_timestamp(optarg, time(NULL), c == 'S' ? &q->filter.since : &q->filter.until);

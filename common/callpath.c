@@ -5,7 +5,7 @@
  * (parent, name), and walking rest() is following parent links. Each record carries the ticks
  * field and the locked? bit of the appendix's PATH-HASH.
  *
- * Summarize-below-root walks the sample tree down to each outermost occurrence of the root
+ * Summarize-below-root walks the sample tree down to each outermost occurrence of a root
  * function; CPP-Rec then descends from there. For every tree node it forms CP = (NAME . parent),
  * adds the node's weight to CP's record unless that record is locked (we are already inside it
  * on this stack, so these samples were counted for CP once), locks it for the duration of the
@@ -132,7 +132,7 @@ static int cpp_rec(struct cp_state *s, const struct sample_tree *t, uint32_t top
         return 0;
 }
 
-int callpath_summarize(struct sample_tree *t, uint32_t root, bool reverse, struct profile *p) {
+int callpath_summarize(struct sample_tree *t, const bool *roots, bool reverse, struct profile *p) {
         _cleanup_(cp_state_done) struct cp_state s = {};
         _cleanup_free_ struct cp_frame *stack = NULL;
         _cleanup_free_ uint32_t *todo = NULL, *path = NULL;
@@ -159,7 +159,7 @@ int callpath_summarize(struct sample_tree *t, uint32_t root, bool reverse, struc
         while (n_todo > 0) {
                 uint32_t node = todo[--n_todo];
 
-                if (t->nodes[node].name == root) {
+                if (node != SAMPLE_TREE_ROOT && roots[t->nodes[node].name]) {
                         r = cpp_rec(&s, t, node, stack);
                         if (r < 0)
                                 return r;

@@ -7,15 +7,18 @@
 #include "profile.h"
 
 #include <errno.h>
+#include <stdlib.h>
 
 int profile_up(struct sample_tree *t, const char *root, uint64_t min_hits, struct profile **ret) {
         _cleanup_(sample_tree_freep) struct sample_tree *inv = NULL;
         _cleanup_(profile_freep) struct profile *p = NULL;
-        uint32_t id = name_table_find(t->names, root);
+        _cleanup_free_ bool *roots = NULL;
+        uint32_t id;
         int r;
 
-        if (id == NAME_NONE)
-                return -ENOENT;
+        r = profile_roots(t, root, &roots, &id);
+        if (r <= 0)
+                return r < 0 ? r : -ENOENT;
         sample_tree_weigh(t);
         r = sample_tree_invert(t, &inv);
         if (r < 0)
@@ -24,7 +27,7 @@ int profile_up(struct sample_tree *t, const char *root, uint64_t min_hits, struc
         if (!p)
                 return -ENOMEM;
         p->min_hits = min_hits;
-        r = callpath_summarize(inv, id, true, p);
+        r = callpath_summarize(inv, roots, true, p);
         if (r < 0)
                 return r;
         if (p->n_entries + p->n_omitted == 0)

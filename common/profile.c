@@ -129,3 +129,33 @@ int64_t profile_hits(const struct profile *p, const char *path) {
         }
         return -1;
 }
+
+int profile_roots(const struct sample_tree *t, const char *root, bool **ret, uint32_t *ret_first) {
+        size_t n_names = name_table_size(t->names), len = strlen(root);
+        _cleanup_free_ bool *roots = calloc(n_names + 1, sizeof *roots);
+        uint32_t exact = name_table_find(t->names, root), first = NAME_NONE;
+        int n = 0;
+
+        if (!roots)
+                return -ENOMEM;
+        for (size_t i = 1; i < t->n_nodes; i++) {
+                uint32_t name = t->nodes[i].name;
+                const char *label = name_table_get(t->names, name);
+
+                if (roots[name])
+                        continue;
+                if (name == exact || (exact == NAME_NONE && strncmp(label, root, len) == 0 &&
+                                      label[len] == ' ' && label[len + 1] == '(')) {
+                        roots[name] = true;
+                        first = first == NAME_NONE ? name : first;
+                        n++;
+                }
+        }
+        /* A name that labels a node outranks labels it is only the prefix of. */
+        if (exact != NAME_NONE && roots[exact])
+                for (size_t i = 0; i < n_names; i++)
+                        roots[i] = i == exact;
+        *ret = take_ptr(&roots);
+        *ret_first = first;
+        return n;
+}

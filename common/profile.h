@@ -71,13 +71,19 @@ uint64_t profile_min_hits(uint64_t total, double threshold);
 /* The views. Each weighs T, computes its profile sorted by hits, keeping the entries with at
  * least MIN_HITS (0: all) and counting the others, and returns 0 with *ret set, or -ENOMEM.
  * profile_down() and profile_up() return -ENOENT, and set nothing, when ROOT (a function
- * name) appears in no sample. */
+ * name; see profile_roots()) appears in no sample. */
 int profile_down(struct sample_tree *t, const char *root, uint64_t min_hits, struct profile **ret);
 int profile_up(struct sample_tree *t, const char *root, uint64_t min_hits, struct profile **ret);
 int profile_function(struct sample_tree *t, uint64_t min_hits, struct profile **ret);
 int profile_body(struct sample_tree *t, uint64_t min_hits, struct profile **ret);
 
-/* Runs the appendix's algorithm on T from ROOT (a name id) and adds one entry per canonical
- * call path to P, in T's order (root first) or REVERSEd. Used by profile_down() on the sample
- * tree and by profile_up() on the inverted tree. Returns 0 or -ENOMEM. */
-int callpath_summarize(struct sample_tree *t, uint32_t root, bool reverse, struct profile *p);
+/* Runs the appendix's algorithm on T from the names marked in ROOTS (indexed by name id; one
+ * name, or the call sites of one function) and adds one entry per canonical call path to P, in
+ * T's order (root first) or REVERSEd. Used by profile_down() on the sample tree and by
+ * profile_up() on the inverted tree. Returns 0 or -ENOMEM. */
+int callpath_summarize(struct sample_tree *t, const bool *roots, bool reverse, struct profile *p);
+
+/* Marks in *ret (indexed by name id, malloc()ed) the names ROOT stands for: the name itself if a
+ * node has it, else every label "ROOT (...)" (the call sites of function ROOT with --by line).
+ * Sets *ret_first to one of them. Returns how many, 0 if none, or -ENOMEM. */
+int profile_roots(const struct sample_tree *t, const char *root, bool **ret, uint32_t *ret_first);

@@ -1,14 +1,19 @@
 /* Loading a filtered sample tree. The stored trie has one node per distinct (frame) stack
- * prefix; analysis wants a trie of function names. Loading reads the stack table once into
- * arrays indexed by id (ids are dense and a parent's id is below its children's), sums the
- * selected samples per stack in SQL, and maps each stack node to a function-tree node through a
- * memo, so every stored node is translated at most once however many samples end below it.
+ * prefix; analysis wants a trie of labels: function names, or "name (file:line)" call sites, or
+ * modules. Loading reads the frame and stack tables once into arrays indexed by id (ids are
+ * dense and a parent's id is below its children's), labels each frame once (and matches the
+ * --focus/--ignore/--hide expressions against the label once), sums the selected samples per
+ * stack in SQL, and maps each stack node to a tree node through a memo, so every stored node is
+ * translated at most once however many samples end below it. Hidden and folded inline frames
+ * map to their parent's node; focus and ignore are flags carried down the memo.
  *
  * Runs that sampled one resource at different periods are merged by weighting each run's hits
  * by period / gcd(periods), so the tree counts samples of gcd gticks; the header says so. */
 #include "store.h"
 
 #include <errno.h>
+#include <regex.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -25,19 +30,41 @@ static uint64_t gcd(uint64_t a, uint64_t b) {
         return a;
 }
 
+/* What each stored frame becomes in the tree: its label at the chosen granularity, and what the
+ * filters say of it. */
+struct frame_info {
+        uint32_t label;         /* name id in the tree; NAME_NONE for a frame id not in use */
+        bool unknown;           /* no symbol */
+        bool skip;              /* hidden (--hide), or an inline frame being folded */
+        bool focus, ignore;     /* matches --focus, --ignore */
+};
+
+/* The stored trie, and its mapping onto the tree being built. */
 struct stack_table {
         uint32_t *parent;       /* by stack id; 0 for outermost */
-        uint32_t *name;         /* by stack id: the frame's function, as a name id of the tree */
-        bool *unknown;          /* by stack id: the frame has no symbol */
+        uint32_t *frame;        /* by stack id: its frame id; 0 for an id not in use */
         uint32_t *node;         /* by stack id: the tree node, or SAMPLE_TREE_NONE until mapped */
+        uint8_t *flags;         /* by stack id, once mapped: FOCUS and IGNORE seen on the stack */
+        uint32_t *frames;       /* by stack id, once mapped: frames kept on the stack... */
+        uint32_t *unknown;      /* ...and how many of them are unknown */
         size_t n;               /* max id + 1 */
+        struct frame_info *info;/* by frame id */
+        size_t n_frames;
+};
+
+enum {
+        STACK_FOCUS = 1 << 0,
+        STACK_IGNORE = 1 << 1,
 };
 
 static void stack_table_done(struct stack_table *t) {
         free(t->parent);
-        free(t->name);
-        free(t->unknown);
+        free(t->frame);
         free(t->node);
+        free(t->flags);
+        free(t->frames);
+        free(t->unknown);
+        free(t->info);
 }
 
 /* Runs SQL, which selects the largest id of a table, and checks that arrays indexed by id can
@@ -50,139 +77,164 @@ static int max_id_of(struct store *s, const char *sql, int64_t *ret) {
         return *ret < 0 || *ret > UINT32_MAX - 1 ? -EBADMSG : 0;
 }
 
-static int load_functions(struct store *s, struct sample_tree *tree, uint32_t **ret_names,
-                          bool **ret_unknown, size_t *ret_n) {
-        _cleanup_free_ uint32_t *names = NULL;
-        _cleanup_free_ bool *unknown = NULL;
+static const char *base_name(const char *path) {
+        const char *slash = strrchr(path, '/');
+
+        return slash ? slash + 1 : path;
+}
+
+/* The label of a frame at granularity BY: "name", "name (file.c:42)", or the module's file name. */
+static void frame_label(enum store_granularity by, const char *name, const char *file, int64_t line,
+                        int64_t address, const char *module, char *buf, size_t size) {
+        switch (by) {
+        case STORE_BY_LINE:
+                if (file && line > 0)
+                        snprintf(buf, size, "%s (%s:%lld)", name, base_name(file), (long long) line);
+                else if (address >= 0)
+                        snprintf(buf, size, "%s (+0x%llx)", name, (unsigned long long) address);
+                else
+                        snprintf(buf, size, "%s", name);
+                return;
+        case STORE_BY_MODULE:
+                snprintf(buf, size, "%s", module ? base_name(module) : "[unknown]");
+                return;
+        case STORE_BY_FUNCTION:
+        default:
+                snprintf(buf, size, "%s", name);
+                return;
+        }
+}
+
+static bool matches(const regex_t *re, const char *s) {
+        return re && regexec(re, s, 0, NULL, 0) == 0;
+}
+
+static int load_frames(struct store *s, const struct store_filter *f, struct sample_tree *tree, struct stack_table *t) {
         sqlite3_stmt *st = NULL;
         int64_t max_id = 0;
+        char label[8192];
         int rc, r;
 
-        r = max_id_of(s, "SELECT ifnull(max(id), 0) FROM function", &max_id);
+        r = max_id_of(s, "SELECT ifnull(max(id), 0) FROM frame", &max_id);
         if (r < 0)
                 return r;
-
-        names = malloc((max_id + 1) * sizeof *names);
-        unknown = calloc(max_id + 1, sizeof *unknown);
-        if (!names || !unknown)
+        t->n_frames = max_id + 1;
+        t->info = calloc(t->n_frames, sizeof *t->info);
+        if (!t->info)
                 return -ENOMEM;
-        for (int64_t i = 0; i <= max_id; i++)
-                names[i] = NAME_NONE;
+        for (size_t i = 0; i < t->n_frames; i++)
+                t->info[i].label = NAME_NONE;
 
-        rc = sqlite3_prepare_v2(s->db, "SELECT id, name, unknown FROM function", -1, &st, NULL);
+        rc = sqlite3_prepare_v2(s->db,
+                                "SELECT fr.id, fn.name, fr.file, ifnull(fr.line, 0), ifnull(fr.address, -1), "
+                                "fr.inlined, fn.unknown, m.path "
+                                "FROM frame AS fr JOIN function AS fn ON fn.id = fr.function_id "
+                                "LEFT JOIN module AS m ON m.id = fn.module_id", -1, &st, NULL);
         if (rc != SQLITE_OK)
                 return store_errno(s, rc);
         while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
                 int64_t id = sqlite3_column_int64(st, 0), n;
                 const char *name = (const char *) sqlite3_column_text(st, 1);
+                struct frame_info *fi;
 
                 if (id <= 0 || id > max_id || !name) {
                         sqlite3_finalize(st);
                         return -EBADMSG;
                 }
-                n = name_table_intern(tree->names, name, strlen(name));
+                frame_label(f->by, name, (const char *) sqlite3_column_text(st, 2), sqlite3_column_int64(st, 3),
+                            sqlite3_column_int64(st, 4), (const char *) sqlite3_column_text(st, 7),
+                            label, sizeof label);
+                n = name_table_intern(tree->names, label, strlen(label));
                 if (n < 0) {
                         sqlite3_finalize(st);
                         return n == -EINVAL ? -EBADMSG : (int) n;
                 }
-                names[id] = n;
-                unknown[id] = sqlite3_column_int(st, 2) != 0;
+                fi = &t->info[id];
+                fi->label = n;
+                fi->unknown = sqlite3_column_int(st, 6) != 0;
+                fi->skip = (f->fold_inline && sqlite3_column_int(st, 5)) || matches(f->hide, label);
+                fi->focus = matches(f->focus, label);
+                fi->ignore = matches(f->ignore, label);
         }
         sqlite3_finalize(st);
-        if (rc != SQLITE_DONE)
-                return store_errno(s, rc);
-
-        *ret_names = take_ptr(&names);
-        *ret_unknown = take_ptr(&unknown);
-        *ret_n = max_id + 1;
-        return 0;
+        return rc == SQLITE_DONE ? 0 : store_errno(s, rc);
 }
 
-static int load_stacks(struct store *s, struct sample_tree *tree, struct stack_table *t) {
-        _cleanup_free_ uint32_t *fn_names = NULL;
-        _cleanup_free_ bool *fn_unknown = NULL;
+static int load_stacks(struct store *s, const struct store_filter *f, struct sample_tree *tree, struct stack_table *t) {
         sqlite3_stmt *st = NULL;
-        size_t n_functions = 0;
         int64_t max_id = 0;
         int rc, r;
 
-        r = load_functions(s, tree, &fn_names, &fn_unknown, &n_functions);
+        r = load_frames(s, f, tree, t);
         if (r < 0)
                 return r;
-
         r = max_id_of(s, "SELECT ifnull(max(id), 0) FROM stack", &max_id);
         if (r < 0)
                 return r;
 
         t->n = max_id + 1;
         t->parent = malloc(t->n * sizeof *t->parent);
-        t->name = malloc(t->n * sizeof *t->name);
-        t->unknown = calloc(t->n, sizeof *t->unknown);
+        t->frame = calloc(t->n, sizeof *t->frame);
         t->node = malloc(t->n * sizeof *t->node);
-        if (!t->parent || !t->name || !t->unknown || !t->node)
+        t->flags = calloc(t->n, sizeof *t->flags);
+        t->frames = calloc(t->n, sizeof *t->frames);
+        t->unknown = calloc(t->n, sizeof *t->unknown);
+        if (!t->parent || !t->frame || !t->node || !t->flags || !t->frames || !t->unknown)
                 return -ENOMEM;
-        for (size_t i = 0; i < t->n; i++) {
-                t->name[i] = NAME_NONE;
+        for (size_t i = 0; i < t->n; i++)
                 t->node[i] = SAMPLE_TREE_NONE;
-        }
         t->node[0] = SAMPLE_TREE_ROOT;
 
-        rc = sqlite3_prepare_v2(s->db,
-                                "SELECT s.id, ifnull(s.parent_id, 0), fr.function_id "
-                                "FROM stack AS s JOIN frame AS fr ON fr.id = s.frame_id", -1, &st, NULL);
+        rc = sqlite3_prepare_v2(s->db, "SELECT id, ifnull(parent_id, 0), frame_id FROM stack", -1, &st, NULL);
         if (rc != SQLITE_OK)
                 return store_errno(s, rc);
         while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
                 int64_t id = sqlite3_column_int64(st, 0);
                 int64_t parent = sqlite3_column_int64(st, 1);
-                int64_t fn = sqlite3_column_int64(st, 2);
+                int64_t frame = sqlite3_column_int64(st, 2);
 
                 /* A parent's id is below its child's: that is what makes the memo walk below
                  * terminate, so an edited store that breaks it is refused. */
-                if (id <= 0 || id > max_id || parent < 0 || parent >= id || fn <= 0 ||
-                    (size_t) fn >= n_functions || fn_names[fn] == NAME_NONE) {
+                if (id <= 0 || id > max_id || parent < 0 || parent >= id || frame <= 0 ||
+                    (size_t) frame >= t->n_frames || t->info[frame].label == NAME_NONE) {
                         sqlite3_finalize(st);
                         return -EBADMSG;
                 }
                 t->parent[id] = parent;
-                t->name[id] = fn_names[fn];
-                t->unknown[id] = fn_unknown[fn];
+                t->frame[id] = frame;
         }
         sqlite3_finalize(st);
         return rc == SQLITE_DONE ? 0 : store_errno(s, rc);
 }
 
-/* Maps stack ID to its tree node, mapping unmapped ancestors first. Returns the node or a
- * negative errno. */
+/* Maps stack ID to its tree node, mapping unmapped ancestors first (a frame skipped by --hide
+ * or inline folding maps to its parent's node). Returns the node or a negative errno. */
 static int64_t stack_node(struct sample_tree *tree, struct stack_table *t, uint32_t id, uint32_t *scratch) {
         size_t n = 0;
-        int64_t node;
 
-        if (id == 0 || id >= t->n || t->name[id] == NAME_NONE)
+        if (id == 0 || id >= t->n || t->frame[id] == 0)
                 return -EBADMSG;
         for (uint32_t i = id; t->node[i] == SAMPLE_TREE_NONE; i = t->parent[i]) {
-                if (t->name[i] == NAME_NONE)
+                if (t->frame[i] == 0)
                         return -EBADMSG;
                 scratch[n++] = i;       /* depth is bounded by id, as parents have lower ids */
         }
-        node = n ? t->node[t->parent[scratch[n - 1]]] : t->node[id];
         while (n > 0) {
-                uint32_t i = scratch[--n];
+                uint32_t i = scratch[--n], p = t->parent[i];
+                const struct frame_info *fi = &t->info[t->frame[i]];
+                int64_t node = t->node[p];
 
-                node = sample_tree_child(tree, node, t->name[i]);
-                if (node < 0)
-                        return node;
+                t->flags[i] = t->flags[p] | (fi->focus ? STACK_FOCUS : 0) | (fi->ignore ? STACK_IGNORE : 0);
+                t->frames[i] = t->frames[p] + !fi->skip;
+                t->unknown[i] = t->unknown[p] + (!fi->skip && fi->unknown);
+                if (!fi->skip) {
+                        node = sample_tree_child(tree, node, fi->label);
+                        if (node < 0)
+                                return node;
+                }
                 t->node[i] = node;
         }
-        return node;
-}
-
-/* Counts the frames of the stack at tree node NODE and how many of those are unknown. */
-static void count_frames(const struct stack_table *t, uint32_t id, uint64_t *frames, uint64_t *unknown) {
-        for (; id != 0; id = t->parent[id]) {
-                (*frames)++;
-                *unknown += t->unknown[id];
-        }
+        return t->node[id];
 }
 
 static int load_header(struct store *s, const struct store_filter *f, int64_t resource_id,
@@ -219,6 +271,11 @@ static int load_header(struct store *s, const struct store_filter *f, int64_t re
 }
 
 int store_load_tree(struct store *s, const struct store_filter *f, struct sample_tree **ret) {
+        return store_load_tree_shared(s, f, NULL, ret);
+}
+
+int store_load_tree_shared(struct store *s, const struct store_filter *f, struct name_table *names,
+                           struct sample_tree **ret) {
         _cleanup_(sample_tree_freep) struct sample_tree *tree = NULL;
         _cleanup_(stack_table_done) struct stack_table t = {};
         _cleanup_free_ uint32_t *scratch = NULL;
@@ -245,7 +302,7 @@ int store_load_tree(struct store *s, const struct store_filter *f, struct sample
         if (!unit)
                 return -ENOMEM;
 
-        tree = sample_tree_new(NULL);
+        tree = sample_tree_new(names);
         if (!tree)
                 return -ENOMEM;
         r = sample_tree_set_resource(tree, f->resource, unit);
@@ -254,7 +311,7 @@ int store_load_tree(struct store *s, const struct store_filter *f, struct sample
         r = load_header(s, f, resource_id, tree, &g);
         if (r < 0)
                 return r;
-        r = load_stacks(s, tree, &t);
+        r = load_stacks(s, f, tree, &t);
         if (r < 0)
                 return r;
         scratch = malloc(t.n * sizeof *scratch);
@@ -287,7 +344,7 @@ int store_load_tree(struct store *s, const struct store_filter *f, struct sample
                 int64_t id = sqlite3_column_int64(st, 0);
                 int64_t hits = sqlite3_column_int64(st, 1), samples = sqlite3_column_int64(st, 2);
                 int64_t period = sqlite3_column_int64(st, 3);
-                uint64_t frames = 0, unknown = 0, w;
+                uint64_t w;
                 int64_t node;
 
                 if (id <= 0 || (size_t) id >= t.n || hits < 0 || samples < 0 || period <= 0) {
@@ -299,12 +356,14 @@ int store_load_tree(struct store *s, const struct store_filter *f, struct sample
                         sqlite3_finalize(st);
                         return node;
                 }
+                /* pprof's filters: --focus keeps the stacks through a match, --ignore drops them. */
+                if ((f->focus && !(t.flags[id] & STACK_FOCUS)) || (t.flags[id] & STACK_IGNORE))
+                        continue;
                 w = (uint64_t) hits * ((uint64_t) period / g);
                 sample_tree_add_hits(tree, node, w);
                 tree->info.samples += samples;
-                count_frames(&t, id, &frames, &unknown);
-                tree->info.frames += frames * w;
-                tree->info.frames_unsymbolized += unknown * w;
+                tree->info.frames += t.frames[id] * w;
+                tree->info.frames_unsymbolized += t.unknown[id] * w;
         }
         sqlite3_finalize(st);
         if (rc != SQLITE_DONE)

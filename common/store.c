@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "store-internal.h"
 #include "store-migrations.h"
@@ -241,8 +242,17 @@ int store_open(const char *path, enum store_mode mode, struct store **ret) {
         }
         if (version < latest) {
                 if (mode == STORE_READ) {
-                        snprintf(s->error, sizeof s->error, "schema version %lld, older than %u",
-                                 (long long) version, latest);
+                        struct store *w = NULL;
+
+                        /* A reader that may write upgrades the store on the way: open it for
+                         * writing once (which migrates), then as asked. */
+                        s = store_close(s);
+                        if (access(path, W_OK) == 0 && store_open(path, STORE_WRITE, &w) == 0) {
+                                store_close(w);
+                                return store_open(path, STORE_READ, ret);
+                        }
+                        snprintf(open_error, sizeof open_error, "schema version %lld, older than %u, and "
+                                 "the store is not writable to upgrade it", (long long) version, latest);
                         return -EPROTO;
                 }
                 if (version == 0) {

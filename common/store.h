@@ -4,6 +4,7 @@
  * sample trees. The schema is in schemas/. */
 #pragma once
 
+#include <regex.h>
 #include <stdbool.h>
 #include <stdint.h>
 
@@ -23,8 +24,8 @@ struct store;
 
 /* Opens the store at PATH. Returns 0 and sets *ret, or: -ENOENT if it does not exist (READ),
  * -EACCES without permission, -EBADMSG if the file is not a cppd store or is corrupt,
- * -EPROTONOSUPPORT if a newer cppd wrote it, -EPROTO if READ finds an older schema (a WRITE
- * open upgrades it), -ENOSPC, -EIO, -ENOMEM. store_error() then has SQLite's words, if any. */
+ * -EPROTONOSUPPORT if a newer cppd wrote it, -EPROTO if READ finds an older schema it may not
+ * upgrade (a reader that may write the file upgrades it first), -ENOSPC, -EIO, -ENOMEM. store_error() then has SQLite's words, if any. */
 int store_open(const char *path, enum store_mode mode, struct store **ret);
 struct store *store_close(struct store *s);
 DEFINE_CLEANUP(struct store *, store_close);
@@ -83,6 +84,12 @@ int store_add_samples(struct store *s, int64_t resource_id, int64_t bucket, int6
 
 /* ---- reading (store-read.c) ---- */
 
+enum store_granularity {
+        STORE_BY_FUNCTION,              /* frames labelled by function name */
+        STORE_BY_LINE,                  /* by call site: "name (file.c:42)" (paper §7.1's wish) */
+        STORE_BY_MODULE,                /* by the module's file name: "libc.so.6" */
+};
+
 struct store_filter {
         const char *resource;           /* required */
         int64_t run_id;                 /* 0: every run */
@@ -91,12 +98,22 @@ struct store_filter {
         const char *comm;               /* process or thread name; NULL: any */
         const char *exe;                /* executable path, or its file name; NULL: any */
         int64_t since, until;           /* unix seconds, [since, until) of time buckets; 0: open */
+        enum store_granularity by;
+        bool fold_inline;               /* drop inline frames (their hits go to the caller) */
+        const regex_t *focus;           /* keep only stacks with a frame matching (pprof's -focus) */
+        const regex_t *ignore;          /* drop stacks with a frame matching (-ignore) */
+        const regex_t *hide;            /* drop matching frames, keep the samples (-hide) */
 };
 
 /* Loads the samples of F into a sample tree of function names with its header info. Returns 0
  * and sets *ret; -ENOENT if the store has no such resource; -ENOMEM; -EBADMSG if the stack
  * table is inconsistent. */
 int store_load_tree(struct store *s, const struct store_filter *f, struct sample_tree **ret);
+
+/* As store_load_tree(), with the labels interned in NAMES (borrowed; it must outlive the tree),
+ * so that trees of several resources share one name table and compare by id. */
+int store_load_tree_shared(struct store *s, const struct store_filter *f, struct name_table *names,
+                           struct sample_tree **ret);
 
 /* Retention. Deletes the samples of time buckets before CUTOFF (unix seconds; 0: none by age)
  * and then, while the store's live size exceeds MAX_BYTES (0: no bound), those of the oldest

@@ -3,7 +3,9 @@
  *     {"profile": "downward", "resource": "cpu-time", "unit": "1 ms of CPU time",
  *      "period": 10, "samples": 2676, "hits": 2676, "lost": 0, "frames_unsymbolized": 0.0,
  *      "root": "main", "threshold": 0.01, "omitted": 3,
- *      "entries": [{"fraction": 1.0, "hits": 2676, "path": ["main"]}, ...]}
+ *      "entries": [{"fraction": 1.0, "ci95": [0.9986, 1.0], "hits": 2676, "path": ["main"]}, ...]}
+ *
+ * ci95 is Wilson's 95% interval on the fraction (sampling error).
  *
  * The tree is {"name", "fraction", "hits" (the weight), "self", "children": [...]}, written with
  * an explicit stack so that deep trees cannot overflow ours. */
@@ -87,14 +89,15 @@ int render_json_profile(FILE *f, const struct profile *p, double threshold) {
         for (size_t i = 0; i < p->n_entries; i++) {
                 const struct profile_entry *e = &p->entries[i];
                 const uint32_t *names = profile_path(p, e);
-                double fraction = profile_fraction(p, e->hits);
+                double fraction = profile_fraction(p, e->hits), lo, hi;
 
                 if (fraction < threshold) {
                         omitted++;
                         continue;
                 }
-                fprintf(f, "%s\n  {\"fraction\": %.6f, \"hits\": %" PRIu64 ", \"path\": [",
-                        shown++ ? "," : "", fraction, e->hits);
+                profile_interval(e->hits, p->total, &lo, &hi);
+                fprintf(f, "%s\n  {\"fraction\": %.6f, \"ci95\": [%.6f, %.6f], \"hits\": %" PRIu64 ", \"path\": [",
+                        shown++ ? "," : "", fraction, lo, hi, e->hits);
                 for (uint32_t j = 0; j < e->len; j++) {
                         if (j)
                                 fputs(", ", f);

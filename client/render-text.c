@@ -4,17 +4,20 @@
  *
  *     Downward Call Path Profile for resource: page-faults
  *     9950 samples, sampled every 10 gticks (1 gtick = 1 page fault); 0 samples lost
- *     format: usage_fraction (call_path) [#raw_samples]
+ *     format: usage_fraction (call_path) [#raw_samples ±95%]
  *     -----------------------------------------------------
- *     1.0000 (main) [9939]
- *     0.7132 (main uniquify_db) [7096]
+ *     0.9989 (main) [9939 ±7]
+ *     0.7132 (main uniquify_db) [7096 ±89]
  *
  * Fractions are of all hits of the resource, as in the paper; entries below the threshold are
- * counted in a closing line instead of shown. */
+ * counted in a closing line instead of shown. The ± is the half-width of a 95% interval on the
+ * hits (sampling error: profile_hits_error()), so that a reader sees which differences mean
+ * something. */
 #include "render.h"
 
 #include <errno.h>
 #include <inttypes.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -65,7 +68,8 @@ int render_text_profile(FILE *f, const struct profile *p, double threshold) {
         size_t omitted = p->n_omitted;
 
         header(f, view_title(p->kind), p->tree,
-               paths ? "usage_fraction (call_path) [#raw_samples]" : "usage_fraction function_name [#raw_samples]");
+               paths ? "usage_fraction (call_path) [#raw_samples ±95%]" :
+                       "usage_fraction function_name [#raw_samples ±95%]");
         for (size_t i = 0; i < p->n_entries; i++) {
                 const struct profile_entry *e = &p->entries[i];
                 const uint32_t *names = profile_path(p, e);
@@ -78,7 +82,8 @@ int render_text_profile(FILE *f, const struct profile *p, double threshold) {
                 fprintf(f, "%.4f %s", fraction, paths ? "(" : "");
                 for (uint32_t j = 0; j < e->len; j++)
                         fprintf(f, "%s%s", j ? " " : "", sample_tree_name(p->tree, names[j]));
-                fprintf(f, "%s [%" PRIu64 "]\n", paths ? ")" : "", e->hits);
+                fprintf(f, "%s [%" PRIu64 " ±%.0f]\n", paths ? ")" : "", e->hits,
+                        ceil(profile_hits_error(e->hits, p->total)));
         }
         return finish(f, omitted, threshold, paths ? "call path" : "function");
 }

@@ -3,6 +3,7 @@
 #include "profile.h"
 
 #include <errno.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -158,4 +159,30 @@ int profile_roots(const struct sample_tree *t, const char *root, bool **ret, uin
         *ret = take_ptr(&roots);
         *ret_first = first;
         return n;
+}
+
+#define Z95 1.959963984540054
+
+void profile_interval(uint64_t hits, uint64_t total, double *ret_lo, double *ret_hi) {
+        double n = (double) total, p, centre, half;
+
+        if (total == 0) {
+                *ret_lo = 0.0;
+                *ret_hi = 1.0;
+                return;
+        }
+        p = (double) hits / n;
+        centre = (p + Z95 * Z95 / (2 * n)) / (1 + Z95 * Z95 / n);
+        half = Z95 * sqrt(p * (1 - p) / n + Z95 * Z95 / (4 * n * n)) / (1 + Z95 * Z95 / n);
+        *ret_lo = fmax(0.0, centre - half);
+        *ret_hi = fmin(1.0, centre + half);
+}
+
+double profile_hits_error(uint64_t hits, uint64_t total) {
+        double p;
+
+        if (total == 0)
+                return 0.0;
+        p = (double) hits / (double) total;
+        return Z95 * sqrt((double) total * p * (1 - p));
 }

@@ -56,6 +56,13 @@ static inline double profile_fraction(const struct profile *p, uint64_t hits) {
         return p->total ? (double) hits / (double) p->total : 0.0;
 }
 
+/* Sampling error. A path's hits are a binomial count out of the total, so its fraction p has a
+ * 95% interval: profile_interval() gives Wilson's (sound at small counts and near 0 and 1), and
+ * profile_hits_error() the half-width in hits of the normal approximation, 1.96 sqrt(N p (1-p)),
+ * for printing "[HITS ±E]". Both treat each hit as a sample (exact when a sample is one hit). */
+void profile_interval(uint64_t hits, uint64_t total, double *ret_lo, double *ret_hi);
+double profile_hits_error(uint64_t hits, uint64_t total);
+
 /* The hits of the entry whose path is PATH, names separated by single spaces ("main f g");
  * -1 if there is no such entry. For tests and scripts. */
 int64_t profile_hits(const struct profile *p, const char *path);

@@ -25,3 +25,57 @@ void json_write_string(FILE *f, const char *s);
 /* Children of NODE sorted by weight (most first), ties by name; *ret is malloc()ed (possibly
  * NULL when there are none). Returns how many, or -ENOMEM. Shared by the tree renderers. */
 int render_sorted_children(const struct sample_tree *t, uint32_t node, uint32_t **ret);
+
+/* Flame graphs and the HTML report (render-flame.c, render-html.c). */
+
+/* Writes S (up to a NUL, or LEN bytes) escaped for XML and HTML text and attribute values;
+ * bytes that are not UTF-8, and characters XML forbids, become U+FFFD. */
+void xml_write_escaped(FILE *f, const char *s);
+void xml_write_escaped_n(FILE *f, const char *s, size_t len);
+
+/* Writes T as a self-contained interactive SVG document: a flame graph (root at the bottom) or,
+ * with ICICLE, an icicle graph (root at the top, paths written "f ← caller"), meant for the
+ * inverted tree of sample_tree_invert() to show who calls what. Frames below THRESHOLD (a
+ * fraction of the total) are left out with their subtrees; TITLE may be NULL. Returns 0, -ENOMEM
+ * or -EIO. render_flame_svg_element() writes the <svg> element alone, to inline in HTML. */
+int render_flame_svg(FILE *f, struct sample_tree *t, bool icicle, double threshold, const char *title);
+int render_flame_svg_element(FILE *f, struct sample_tree *t, bool icicle, double threshold,
+                             const char *title);
+
+/* Writes a self-contained HTML page on the N TREES of a store (one per resource): per tree its
+ * header facts, function profile, heaviest downward call paths and flame graph. TITLE may be
+ * NULL. Returns 0, -ENOMEM or -EIO. */
+int render_html_report(FILE *f, struct sample_tree *const *trees, size_t n, const char *title);
+
+/* Formats for other tools; each file's opening comment shows its format. */
+
+/* Calls FN for every node of T with self hits (the root too, at DEPTH 0, if samples ended there),
+ * in stack order: a pre-order walk with children sorted by name, so that a stack comes before
+ * its extensions and the order does not depend on the order samples came in. PATH holds the
+ * stack's DEPTH name ids, root first, valid during the call. Returns 0, -ENOMEM, or the first
+ * negative value FN returns, which stops the walk. */
+int render_each_stack(const struct sample_tree *t,
+                      int (*fn)(const struct sample_tree *t, uint32_t node, const uint32_t *path,
+                                size_t depth, void *userdata),
+                      void *userdata);
+
+/* Folded stacks, "main;f;g HITS", one line per stack with self hits, in render_each_stack()
+ * order: what flame graph tools and `cppctl import --folded` read. Returns 0, -ENOMEM or -EIO. */
+int render_folded(FILE *f, struct sample_tree *t);
+
+/* RFC 4180 CSV: "fraction,hits,path", then one row per entry at or above THRESHOLD (a fraction
+ * of the total), the path's names joined by ';'. Returns 0 or -EIO. */
+int render_csv_profile(FILE *f, const struct profile *p, double threshold);
+
+/* A Graphviz digraph of T's call graph: functions whose total is below THRESHOLD (a fraction of
+ * the total) are left out with their edges. Returns 0, -ENOMEM or -EIO. */
+int render_dot(FILE *f, struct sample_tree *t, double threshold);
+
+/* speedscope's JSON file format: one sampled profile per tree in TREES[0..n) (one per resource),
+ * frames shared by name, weights in gticks. Returns 0, -ENOMEM or -EIO. */
+int render_speedscope(FILE *f, struct sample_tree *const *trees, size_t n);
+
+/* pprof's profile.proto (schemas/profile.proto), gzipped: one sample type per tree in
+ * TREES[0..n), values in gticks, one sample per distinct stack. Returns 0, -ENOMEM, -EIO, or
+ * -E2BIG past 4 GiB before compression. */
+int render_pprof(FILE *f, struct sample_tree *const *trees, size_t n);

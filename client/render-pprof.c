@@ -1,0 +1,295 @@
+/* Google pprof's profile format: the Profile message of schemas/profile.proto (field numbers from
+ * pprof's own proto/profile.proto), packed by protobuf-c and gzipped, as `pprof` and the tools
+ * that read its files expect. The trees (one per resource) become:
+ *
+ *     string_table  "", then each tree's resource and unit, then function names, each once
+ *     sample_type   per tree (resource, unit): values are gticks, hits times the period (a
+ *                   period of 0, unknown, counts a hit as one gtick)
+ *     period_type   the first tree's, with its period in gticks
+ *     function      one per distinct name, ids from 1 in order of first sight
+ *     location      one per function, with the same id and one line naming it: we have
+ *                   neither addresses nor line numbers to tell two sites in one function apart
+ *     sample        one per distinct stack with self hits in any tree, location ids leaf first
+ *                   (pprof's order, the reverse of ours), one value per tree, 0 where that tree
+ *                   has no such stack
+ *
+ * The trees' stacks are merged into one sample tree over function ids, a node per distinct
+ * stack, with a row of values per node; every tree is walked in render_each_stack() order and
+ * the merged tree is too, so the same trees give the same bytes whatever order samples came in
+ * (the gzip header carries no name and no time). The message is built in flat arrays, a few
+ * allocations in all, and packed into one buffer before compression: a renderer runs once per
+ * command, and a profile holds one sample per distinct stack, not per raw sample. */
+#include "render.h"
+
+#include <errno.h>
+#include <limits.h>
+#include <stdlib.h>
+#include <string.h>
+#include <zlib.h>
+
+#include "name-table.h"
+#include "profile.pb-c.h"
+
+/* The message under construction, in flat arrays that the Profile's pointer arrays point into. */
+struct pprof {
+        size_t n_trees;
+
+        /* The union of the trees' stacks. */
+        struct name_table *functions;   /* a name's id + 1 is its function's and location's id */
+        struct sample_tree *merged;     /* over function ids; self: the trees with the stack */
+        int64_t *values;                /* values[node * n_trees + tree]: gticks */
+        size_t cap_values;              /* nodes that values has room for */
+        size_t tree;                    /* the tree being merged... */
+        uint64_t gticks;                /* ...and its gticks per hit */
+        uint32_t *ids;                  /* scratch: one stack's function ids */
+
+        struct name_table *strings;
+        char **string_table;            /* points into strings */
+        Perftools__Profiles__ValueType *types, **type_ptrs;
+        Perftools__Profiles__Function *fns, **fn_ptrs;
+        Perftools__Profiles__Line *lines, **line_ptrs;
+        Perftools__Profiles__Location *locs, **loc_ptrs;
+        Perftools__Profiles__Sample *samples, **sample_ptrs;
+        size_t n_samples;
+        uint64_t *location_ids;         /* every sample's, concatenated */
+        size_t n_location_ids;
+};
+
+static void pprof_done(struct pprof *p) {
+        sample_tree_free(p->merged);    /* before the names it borrows */
+        name_table_free(p->functions);
+        name_table_free(p->strings);
+        free(p->values);
+        free(p->ids);
+        free(p->string_table);
+        free(p->types);
+        free(p->type_ptrs);
+        free(p->fns);
+        free(p->fn_ptrs);
+        free(p->lines);
+        free(p->line_ptrs);
+        free(p->locs);
+        free(p->loc_ptrs);
+        free(p->samples);
+        free(p->sample_ptrs);
+        free(p->location_ids);
+}
+
+static int merge_stack(const struct sample_tree *t, uint32_t node, const uint32_t *path,
+                       size_t depth, void *userdata) {
+        struct pprof *p = userdata;
+        int64_t id;
+
+        for (size_t i = 0; i < depth; i++) {
+                const char *name = sample_tree_name(t, path[i]);
+
+                id = name_table_intern(p->functions, name, strlen(name));
+                if (id < 0)
+                        return (int) id;
+                p->ids[i] = id;
+        }
+        id = sample_tree_add(p->merged, p->ids, depth, 1);
+        if (id < 0)
+                return (int) id;
+        if (p->merged->n_nodes > p->cap_values) {
+                size_t cap = MAX(2 * p->cap_values, p->merged->n_nodes);
+                int64_t *values = reallocarray(p->values, cap * p->n_trees, sizeof *values);
+
+                if (!values)
+                        return -ENOMEM;
+                memset(values + p->cap_values * p->n_trees, 0,
+                       (cap - p->cap_values) * p->n_trees * sizeof *values);
+                p->values = values;
+                p->cap_values = cap;
+        }
+        p->values[id * p->n_trees + p->tree] = (int64_t) (t->nodes[node].self * p->gticks);
+        return 0;
+}
+
+static int merge_trees(struct pprof *p, struct sample_tree *const *trees) {
+        uint32_t max_depth = 0;
+        int r;
+
+        p->functions = name_table_new();
+        if (!p->functions)
+                return -ENOMEM;
+        p->merged = sample_tree_new(p->functions);
+        for (size_t i = 0; i < p->n_trees; i++)
+                for (size_t j = 0; j < trees[i]->n_nodes; j++)
+                        max_depth = MAX(max_depth, trees[i]->nodes[j].depth);
+        p->ids = malloc((max_depth + 1) * sizeof *p->ids);
+        if (!p->merged || !p->ids)
+                return -ENOMEM;
+        for (p->tree = 0; p->tree < p->n_trees; p->tree++) {
+                p->gticks = trees[p->tree]->info.period ?: 1;
+                r = render_each_stack(trees[p->tree], merge_stack, p);
+                if (r < 0)
+                        return r;
+        }
+        return 0;
+}
+
+static int64_t intern(struct name_table *t, const char *s) {
+        return name_table_intern(t, s ?: "", s ? strlen(s) : 0);
+}
+
+/* The string table, in the order the comment at the top gives, and the sample types. */
+static int add_strings(struct pprof *p, struct sample_tree *const *trees) {
+        size_t n_strings;
+        int64_t id;
+
+        p->strings = name_table_new();
+        p->types = calloc(p->n_trees + 1, sizeof *p->types);
+        p->type_ptrs = calloc(p->n_trees + 1, sizeof *p->type_ptrs);
+        if (!p->strings || !p->types || !p->type_ptrs)
+                return -ENOMEM;
+        id = intern(p->strings, "");
+        for (size_t i = 0; id >= 0 && i < p->n_trees; i++) {
+                perftools__profiles__value_type__init(&p->types[i]);
+                id = p->types[i].type = intern(p->strings, trees[i]->info.resource);
+                if (id >= 0)
+                        id = p->types[i].unit = intern(p->strings, trees[i]->info.unit);
+                p->type_ptrs[i] = &p->types[i];
+        }
+        for (size_t i = 0; id >= 0 && i < name_table_size(p->functions); i++)
+                id = intern(p->strings, name_table_get(p->functions, i));
+        if (id < 0)
+                return (int) id;
+
+        n_strings = name_table_size(p->strings);
+        p->string_table = calloc(n_strings, sizeof *p->string_table);
+        if (!p->string_table)
+                return -ENOMEM;
+        for (size_t i = 0; i < n_strings; i++)
+                p->string_table[i] = (char *) name_table_get(p->strings, i);
+        return 0;
+}
+
+/* A function per name and a location per function, with one line naming it. */
+static int add_functions(struct pprof *p) {
+        size_t n = name_table_size(p->functions);
+
+        p->fns = calloc(n + 1, sizeof *p->fns);
+        p->fn_ptrs = calloc(n + 1, sizeof *p->fn_ptrs);
+        p->lines = calloc(n + 1, sizeof *p->lines);
+        p->line_ptrs = calloc(n + 1, sizeof *p->line_ptrs);
+        p->locs = calloc(n + 1, sizeof *p->locs);
+        p->loc_ptrs = calloc(n + 1, sizeof *p->loc_ptrs);
+        if (!p->fns || !p->fn_ptrs || !p->lines || !p->line_ptrs || !p->locs || !p->loc_ptrs)
+                return -ENOMEM;
+        for (size_t i = 0; i < n; i++) {
+                perftools__profiles__function__init(&p->fns[i]);
+                p->fns[i].id = i + 1;
+                p->fns[i].name = name_table_find(p->strings, name_table_get(p->functions, i));
+                p->fn_ptrs[i] = &p->fns[i];
+                perftools__profiles__line__init(&p->lines[i]);
+                p->lines[i].function_id = i + 1;
+                p->line_ptrs[i] = &p->lines[i];
+                perftools__profiles__location__init(&p->locs[i]);
+                p->locs[i].id = i + 1;
+                p->locs[i].n_line = 1;
+                p->locs[i].line = &p->line_ptrs[i];
+                p->loc_ptrs[i] = &p->locs[i];
+        }
+        return 0;
+}
+
+static int add_sample(const struct sample_tree *t, uint32_t node, const uint32_t *path,
+                      size_t depth, void *userdata) {
+        struct pprof *p = userdata;
+        Perftools__Profiles__Sample *s = &p->samples[p->n_samples];
+
+        perftools__profiles__sample__init(s);
+        s->n_location_id = depth;
+        s->location_id = p->location_ids + p->n_location_ids;
+        for (size_t i = 0; i < depth; i++)
+                s->location_id[i] = path[depth - 1 - i] + 1;    /* leaf first */
+        s->n_value = p->n_trees;
+        s->value = p->values + node * p->n_trees;
+        p->sample_ptrs[p->n_samples++] = s;
+        p->n_location_ids += depth;
+        return 0;
+}
+
+/* A sample per merged stack, in render_each_stack() order. */
+static int add_samples(struct pprof *p) {
+        size_t n_stacks = 0, n_frames = 0;
+
+        for (size_t i = 0; i < p->merged->n_nodes; i++)
+                if (p->merged->nodes[i].self > 0) {
+                        n_stacks++;
+                        n_frames += p->merged->nodes[i].depth;
+                }
+        p->samples = calloc(n_stacks + 1, sizeof *p->samples);
+        p->sample_ptrs = calloc(n_stacks + 1, sizeof *p->sample_ptrs);
+        p->location_ids = calloc(n_frames + 1, sizeof *p->location_ids);
+        if (!p->samples || !p->sample_ptrs || !p->location_ids)
+                return -ENOMEM;
+        return render_each_stack(p->merged, add_sample, p);
+}
+
+/* Gzips DATA[0..size) onto F. Deflate's gzip wrapper (window bits 15 + 16) writes a header with
+ * no name and no time, so the bytes depend on DATA alone. */
+static int write_gzip(FILE *f, const uint8_t *data, size_t size) {
+        z_stream z = {};
+        uint8_t out[16384];
+        int r;
+
+        if (size > UINT_MAX)
+                return -E2BIG;          /* avail_in is an unsigned int; no pprof file is this big */
+        r = deflateInit2(&z, Z_DEFAULT_COMPRESSION, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY);
+        if (r != Z_OK)
+                return r == Z_MEM_ERROR ? -ENOMEM : -EINVAL;
+        z.next_in = (uint8_t *) data;
+        z.avail_in = (unsigned) size;
+        do {
+                z.next_out = out;
+                z.avail_out = sizeof out;
+                r = deflate(&z, Z_FINISH);
+                fwrite(out, 1, sizeof out - z.avail_out, f);
+        } while (r == Z_OK);
+        deflateEnd(&z);
+        return r == Z_STREAM_END ? 0 : -EIO;
+}
+
+int render_pprof(FILE *f, struct sample_tree *const *trees, size_t n) {
+        _cleanup_(pprof_done) struct pprof p = { .n_trees = n };
+        Perftools__Profiles__Profile profile = PERFTOOLS__PROFILES__PROFILE__INIT;
+        _cleanup_free_ uint8_t *packed = NULL;
+        size_t size;
+        int r;
+
+        r = merge_trees(&p, trees);
+        if (r >= 0)
+                r = add_strings(&p, trees);
+        if (r >= 0)
+                r = add_functions(&p);
+        if (r >= 0)
+                r = add_samples(&p);
+        if (r < 0)
+                return r;
+
+        profile.n_sample_type = n;
+        profile.sample_type = p.type_ptrs;
+        profile.n_sample = p.n_samples;
+        profile.sample = p.sample_ptrs;
+        profile.n_location = profile.n_function = name_table_size(p.functions);
+        profile.location = p.loc_ptrs;
+        profile.function = p.fn_ptrs;
+        profile.n_string_table = name_table_size(p.strings);
+        profile.string_table = p.string_table;
+        if (n > 0) {
+                profile.period_type = &p.types[0];
+                profile.period = (int64_t) trees[0]->info.period;
+        }
+
+        size = perftools__profiles__profile__get_packed_size(&profile);
+        packed = malloc(size + 1);
+        if (!packed)
+                return -ENOMEM;
+        perftools__profiles__profile__pack(&profile, packed);
+        r = write_gzip(f, packed, size);
+        if (r < 0)
+                return r;
+        return ferror(f) ? -EIO : 0;
+}

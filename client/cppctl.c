@@ -28,7 +28,10 @@ static const struct command commands[] = {
         { "up", cmd_up, "upward call path profile to a root function (paper §4.3)" },
         { "functions", cmd_functions, "function profile: body + descendants (paper §4.4)" },
         { "body", cmd_body, "body profile: hits in each function's own code (paper §5.2)" },
-        { "tree", cmd_tree, "sample tree profile, indented (paper §7.2)" },
+        { "tree", cmd_tree, "sample tree profile, indented (paper §7.2), or as a flame graph" },
+        { "graph", cmd_graph, "callers and callees of each function (gprof, Racket)" },
+        { "top", cmd_top, "live: what cppd collects now, refreshed in place" },
+        { "export", cmd_export, "the filtered samples for other tools: pprof, speedscope, folded" },
 };
 
 static void help(void) {

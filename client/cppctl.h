@@ -35,33 +35,70 @@ int cmd_up(int argc, char **argv);
 int cmd_functions(int argc, char **argv);
 int cmd_body(int argc, char **argv);
 int cmd_tree(int argc, char **argv);
+int cmd_graph(int argc, char **argv);
+int cmd_export(int argc, char **argv);
+int cmd_top(int argc, char **argv);
 
 /* Options common to the report commands. */
 struct query_args {
         const char *db;
         const char *resource;           /* NULL: the store's only resource, or cpu-time */
+        char **resources;               /* -r A,B or --ratio A/B: every resource named, in order
+                                         * (NULL without -r); resource is the first */
+        bool ratio;                     /* --ratio: resources[0] per resources[1] */
+        const char *output;             /* -o FILE; NULL: stdout */
         const char *root;               /* down and up only */
         double threshold;               /* fraction of the total */
         struct store_filter filter;     /* run, unit, pid, comm, exe, time window, granularity */
         regex_t focus, ignore, hide;    /* compiled when the filter points at them */
         enum render_format format;
+        bool format_set;                /* --format or --json given */
+        bool threshold_set;             /* --threshold given */
 };
 
 #define QUERY_THRESHOLD_DEFAULT 0.01
 
 enum {
-        QUERY_NEEDS_ROOT = 1 << 0,
+        QUERY_NEEDS_ROOT = 1 << 0,      /* --root F or an argument, required */
+        QUERY_TAKES_ROOT = 1 << 1,      /* --root F or an argument, optional */
+        QUERY_MANY_RESOURCES = 1 << 2,  /* -r A,B and --ratio A/B */
 };
+
+/* The --format values each command renders. */
+#define FORMATS_PROFILE ((1u << RENDER_TEXT) | (1u << RENDER_JSON) | (1u << RENDER_CSV))
+#define FORMATS_TREE ((1u << RENDER_TEXT) | (1u << RENDER_JSON) | (1u << RENDER_FOLDED) | \
+                      (1u << RENDER_FLAME) | (1u << RENDER_ICICLE) | (1u << RENDER_DOT) | \
+                      (1u << RENDER_HTML) | (1u << RENDER_PPROF) | (1u << RENDER_SPEEDSCOPE))
+
+/* Refuses Q's format unless it is in the mask FORMATS (of 1 << enum render_format), naming
+ * those that are. Returns 0 or -EINVAL after reporting. */
+int query_check_format(const struct query_args *q, const char *name, unsigned formats);
+
+/* Opens Q's output (-o FILE, or stdout) for writing. Returns a stream or NULL after reporting. */
+FILE *query_output(const struct query_args *q);
+/* Flushes and closes OUT (unless stdout), reporting a write error R or one at closing. Returns
+ * an exit status. */
+int query_output_close(const struct query_args *q, FILE *out, int r);
 
 /* Parses the report options of ARGV for command NAME (USAGE: its synopsis and description).
  * Returns 1 to go on, 0 if --help was printed, or a negative errno after reporting the error. */
 int query_args_parse(struct query_args *q, int argc, char **argv, const char *name,
                      const char *usage, unsigned flags);
 
+/* Frees what query_args_parse() allocated in Q (which must be zeroed or parsed). For
+ * _cleanup_(query_args_done). */
+void query_args_done(struct query_args *q);
+
 /* Opens Q's store, picks the resource and loads its sample tree, reporting any error in words
  * a user can act on. Returns 0 and sets *ret, or a negative errno after reporting (-ENODATA: no
  * sample matches the filters). */
 int query_load(struct query_args *q, struct sample_tree **ret);
+
+/* As query_load(), for every resource of Q->resources, with one shared name table (*ret_names,
+ * freed after the trees) so that paths compare by id. -ENODATA only if no resource has samples
+ * matching the filters; a resource without is an empty tree. */
+int query_load_many(struct query_args *q, struct name_table **ret_names, struct sample_tree ***ret_trees,
+                    size_t *ret_n);
 
 /* Reports a failure to open store PATH (R from store_open()). Returns R. */
 int log_store_error(int r, const char *path, const struct store *s);
@@ -77,6 +114,14 @@ int query_render_profile(const struct query_args *q, const struct profile *p);
 /* For a root that labels no sample: renders KIND's empty profile of T, says so on stderr with
  * the names that contain ROOT, and returns EXIT_EMPTY. */
 int query_missing_root(const struct query_args *q, enum profile_kind kind, struct sample_tree *t);
+
+/* KIND's profile of T from ROOT (down and up), keeping entries of MIN_HITS or more (0: all).
+ * Returns 0, -ENOENT when ROOT is in no sample, or -ENOMEM. */
+int query_compute_profile(struct sample_tree *t, enum profile_kind kind, const char *root, uint64_t min_hits,
+                          struct profile **ret);
+
+/* The whole of tree and export: NAME renders the sample tree in FORMAT unless --format says. */
+int tree_command(int argc, char **argv, const char *name, const char *usage, enum render_format format);
 
 /* The whole of a down/up/functions/body command. */
 int query_profile_command(int argc, char **argv, const char *name, const char *usage, enum profile_kind kind);

@@ -48,6 +48,32 @@ int log_store_error(int r, const char *path, const struct store *s) {
         }
 }
 
+/* -r A,B,... or --ratio A/B into Q's resources; one name stays q->resource alone. */
+static int parse_resources(struct query_args *q, const char *list, const char *name, unsigned flags) {
+        const char *sep = q->ratio ? "/" : ",";
+        _cleanup_free_ char *copy = strdup(list);
+        char *save = NULL;
+
+        if (!copy)
+                return log_error_errno(ENOMEM, "Out of memory");
+        q->resources = strv_free(q->resources);
+        for (char *w = strtok_r(copy, sep, &save); w; w = strtok_r(NULL, sep, &save)) {
+                if (strv_contains(q->resources, w))
+                        return log_error_errno(EINVAL, "%s: resource '%s' named twice", list, w);
+                if (strv_extend(&q->resources, w) < 0)
+                        return log_error_errno(ENOMEM, "Out of memory");
+        }
+        if (q->ratio && strv_length(q->resources) != 2)
+                return log_error_errno(EINVAL, "--ratio %s: expected two resources, A/B, such as "
+                                       "page-faults/cpu-time", list);
+        if (strv_length(q->resources) == 0)
+                return log_error_errno(EINVAL, "--resource '%s': expected a resource name", list);
+        if (strv_length(q->resources) > 1 && !(flags & QUERY_MANY_RESOURCES))
+                return log_error_errno(EINVAL, "%s shows one resource at a time: --resource %s", name, list);
+        q->resource = q->resources[0];
+        return 1;
+}
+
 int query_args_parse(struct query_args *q, int argc, char **argv, const char *name,
                      const char *usage, unsigned flags) {
         static const struct option options[] = {
@@ -69,8 +95,12 @@ int query_args_parse(struct query_args *q, int argc, char **argv, const char *na
                 { "focus", required_argument, NULL, 'F' },
                 { "ignore", required_argument, NULL, 'G' },
                 { "hide", required_argument, NULL, 'H' },
+                { "format", required_argument, NULL, 'f' },
+                { "output", required_argument, NULL, 'o' },
+                { "ratio", required_argument, NULL, 'A' },
                 {}
         };
+        const char *resources = NULL;
         uint64_t run, pid;
         int c, r;
 
@@ -84,7 +114,7 @@ int query_args_parse(struct query_args *q, int argc, char **argv, const char *na
                 q->db = access(CPPCTL_DEFAULT_DB, F_OK) < 0 && access(CPPCTL_DAEMON_DB, F_OK) == 0 ?
                         CPPCTL_DAEMON_DB : CPPCTL_DEFAULT_DB;
         optind = 0;
-        while ((c = getopt_long(argc, argv, "hd:r:t:j", options, NULL)) >= 0)
+        while ((c = getopt_long(argc, argv, "hd:r:t:jf:o:", options, NULL)) >= 0)
                 switch (c) {
                 case 'h':
                         printf("Usage: cppctl %s [OPTIONS]%s\n%s\n"
@@ -106,21 +136,46 @@ int query_args_parse(struct query_args *q, int argc, char **argv, const char *na
                                "      --focus RE         only stacks with a frame matching RE (POSIX extended)\n"
                                "      --ignore RE        no stacks with a frame matching RE\n"
                                "      --hide RE          leave frames matching RE out of the stacks\n"
-                               "  -j, --json             JSON instead of text\n"
+                               "  -f, --format F         text (the paper's), json, csv; tree, graph and export\n"
+                               "                         also folded, flame, icicle, dot, html, pprof, speedscope\n"
+                               "  -j, --json             --format json\n"
+                               "  -o, --output FILE      write to FILE instead of standard output\n"
                                "  -h, --help             this help\n",
-                               name, flags & QUERY_NEEDS_ROOT ? " --root FUNCTION" : "", usage,
+                               name, flags & QUERY_NEEDS_ROOT ? " --root FUNCTION" :
+                               flags & QUERY_TAKES_ROOT ? " [--root FUNCTION]" : "", usage,
                                QUERY_THRESHOLD_DEFAULT);
-                        if (flags & QUERY_NEEDS_ROOT)
+                        if (flags & (QUERY_NEEDS_ROOT | QUERY_TAKES_ROOT))
                                 printf("      --root FUNCTION    the root function (or give it as the argument)\n");
+                        if (flags & QUERY_MANY_RESOURCES)
+                                printf("  -r A,B,...             several resources side by side, a column each\n"
+                                       "      --ratio A/B        per call path, A's gticks per B's (e.g. page-faults/cpu-time)\n");
                         return 0;
                 case 'd':
                         q->db = optarg;
                         break;
                 case 'r':
-                        q->resource = optarg;
+                        resources = optarg;
+                        q->ratio = false;
+                        break;
+                case 'A':
+                        if (!(flags & QUERY_MANY_RESOURCES))
+                                return log_error_errno(EINVAL, "%s takes no --ratio", name);
+                        resources = optarg;
+                        q->ratio = true;
+                        break;
+                case 'f':
+                        r = render_format_from_name(optarg);
+                        if (r < 0)
+                                return log_error_errno(EINVAL, "--format %s: expected text, json, csv, folded, flame, "
+                                                       "icicle, dot, html, pprof or speedscope", optarg);
+                        q->format = r;
+                        q->format_set = true;
+                        break;
+                case 'o':
+                        q->output = optarg;
                         break;
                 case 'R':
-                        if (!(flags & QUERY_NEEDS_ROOT))
+                        if (!(flags & (QUERY_NEEDS_ROOT | QUERY_TAKES_ROOT)))
                                 return log_error_errno(EINVAL, "%s takes no --root", name);
                         q->root = optarg;
                         break;
@@ -129,6 +184,7 @@ int query_args_parse(struct query_args *q, int argc, char **argv, const char *na
                         if (r < 0)
                                 return log_error_errno(EINVAL, "--threshold %s: expected a fraction in [0, 1] "
                                                        "such as 0.05, or a percentage such as 5%%", optarg);
+                        q->threshold_set = true;
                         break;
                 case 'u':
                         r = safe_atou64_range(optarg, 1, INT64_MAX, &run);
@@ -196,18 +252,31 @@ int query_args_parse(struct query_args *q, int argc, char **argv, const char *na
                         break;
                 case 'j':
                         q->format = RENDER_JSON;
+                        q->format_set = true;
                         break;
                 default:
                         return log_error_errno(EINVAL, "try 'cppctl %s --help'", name);
                 }
 
-        if ((flags & QUERY_NEEDS_ROOT) && !q->root && optind < argc)
+        if ((flags & (QUERY_NEEDS_ROOT | QUERY_TAKES_ROOT)) && !q->root && optind < argc)
                 q->root = argv[optind++];
         if (optind < argc)
                 return log_error_errno(EINVAL, "%s: unexpected argument '%s'", name, argv[optind]);
         if ((flags & QUERY_NEEDS_ROOT) && !q->root)
                 return log_error_errno(EINVAL, "%s needs a root function: cppctl %s --root FUNCTION", name, name);
-        return 1;
+        return resources ? parse_resources(q, resources, name, flags) : 1;
+}
+
+
+void query_args_done(struct query_args *q) {
+        q->resources = strv_free(q->resources);
+        if (q->filter.focus)
+                regfree(&q->focus);
+        if (q->filter.ignore)
+                regfree(&q->ignore);
+        if (q->filter.hide)
+                regfree(&q->hide);
+        q->filter.focus = q->filter.ignore = q->filter.hide = NULL;
 }
 
 static int pick_resource(struct query_args *q, struct store *s) {
@@ -267,18 +336,113 @@ int query_load(struct query_args *q, struct sample_tree **ret) {
         return 0;
 }
 
-int query_render_profile(const struct query_args *q, const struct profile *p) {
+int query_load_many(struct query_args *q, struct name_table **ret_names, struct sample_tree ***ret_trees,
+                    size_t *ret_n) {
+        _cleanup_(store_closep) struct store *s = NULL;
+        _cleanup_(name_table_freep) struct name_table *names = name_table_new();
+        size_t n = q->resources ? strv_length(q->resources) : 1;
+        _cleanup_free_ struct sample_tree **trees = calloc(n, sizeof *trees);
+        uint64_t total = 0;
         int r;
 
-        r = q->format == RENDER_JSON ? render_json_profile(stdout, p, q->threshold) :
-                                       render_text_profile(stdout, p, q->threshold);
-        if (r >= 0 && fflush(stdout) != 0)
+        if (!names || !trees)
+                return log_error_errno(ENOMEM, "Out of memory");
+        r = store_open(q->db, STORE_READ, &s);
+        if (r < 0)
+                return log_store_error(r, q->db, s);
+        for (size_t i = 0; i < n; i++) {
+                struct store_filter f = q->filter;
+
+                q->resource = q->resources ? q->resources[i] : q->resource;
+                r = pick_resource(q, s);
+                if (r >= 0) {
+                        f.resource = q->resource;
+                        r = store_load_tree_shared(s, &f, names, &trees[i]);
+                        if (r < 0)
+                                r = log_store_error(r, q->db, s);
+                }
+                if (r < 0) {
+                        for (size_t k = 0; k < i; k++)
+                                sample_tree_free(trees[k]);
+                        return r;
+                }
+                total += trees[i]->total;
+        }
+        q->resource = q->resources ? q->resources[0] : q->resource;
+        if (total == 0) {
+                for (size_t k = 0; k < n; k++)
+                        sample_tree_free(trees[k]);
+                log_error("no samples of %s in %s match the filters", q->resources ?
+                          "these resources" : q->resource, q->db);
+                return -ENODATA;
+        }
+        *ret_names = take_ptr(&names);
+        *ret_trees = take_ptr(&trees);
+        *ret_n = n;
+        return 0;
+}
+
+int query_check_format(const struct query_args *q, const char *name, unsigned formats) {
+        _cleanup_free_ char *list = NULL;
+        size_t size = 0;
+        FILE *f;
+
+        if (formats & (1u << q->format))
+                return 0;
+        f = open_memstream(&list, &size);
+        if (!f)
+                return log_error_errno(ENOMEM, "Out of memory");
+        for (int i = 0; i < _RENDER_FORMAT_MAX; i++)
+                if (formats & (1u << i))
+                        fprintf(f, "%s%s", size || ftell(f) ? ", " : "", render_format_name(i));
+        fclose(f);
+        return log_error_errno(EINVAL, "%s has no %s format; it writes %s%s", name, render_format_name(q->format),
+                               list, (1u << q->format) & FORMATS_TREE ? " ('cppctl export' writes the others)" : "");
+}
+
+FILE *query_output(const struct query_args *q) {
+        FILE *f;
+
+        if (!q->output || streq(q->output, "-"))
+                return stdout;
+        f = fopen(q->output, "we");
+        if (!f)
+                log_error_errno(errno, "Cannot create %s: %m", q->output);
+        return f;
+}
+
+int query_output_close(const struct query_args *q, FILE *out, int r) {
+        const char *what = q->output && !streq(q->output, "-") ? q->output : "standard output";
+
+        if (r >= 0 && fflush(out) != 0)
+                r = -errno;
+        if (out != stdout && fclose(out) != 0 && r >= 0)
                 r = -errno;
         if (r < 0) {
-                log_error_errno(r, "Cannot write the profile: %m");
+                log_error_errno(r, "Cannot write %s: %m", what);
                 return EXIT_FAILURE_;
         }
         return EXIT_OK;
+}
+
+int query_render_profile(const struct query_args *q, const struct profile *p) {
+        FILE *out = query_output(q);
+        int r;
+
+        if (!out)
+                return EXIT_FAILURE_;
+        switch (q->format) {
+        case RENDER_JSON:
+                r = render_json_profile(out, p, q->threshold);
+                break;
+        case RENDER_CSV:
+                r = render_csv_profile(out, p, q->threshold);
+                break;
+        default:
+                r = render_text_profile(out, p, q->threshold);
+                break;
+        }
+        return query_output_close(q, out, r);
 }
 
 int query_missing_root(const struct query_args *q, enum profile_kind kind, struct sample_tree *t) {
@@ -307,36 +471,99 @@ int query_missing_root(const struct query_args *q, enum profile_kind kind, struc
         return EXIT_EMPTY;
 }
 
+int query_compute_profile(struct sample_tree *t, enum profile_kind kind, const char *root, uint64_t min_hits,
+                           struct profile **ret) {
+        switch (kind) {
+        case PROFILE_DOWN:
+                return profile_down(t, root, min_hits, ret);
+        case PROFILE_UP:
+                return profile_up(t, root, min_hits, ret);
+        case PROFILE_FUNCTION:
+                return profile_function(t, min_hits, ret);
+        case PROFILE_BODY:
+                return profile_body(t, min_hits, ret);
+        }
+        return -EINVAL;
+}
+
+/* -r A,B,... and --ratio A/B: the view of each resource, joined by path. */
+static int table_command(struct query_args *q, enum profile_kind kind) {
+        _cleanup_(name_table_freep) struct name_table *names = NULL;
+        _cleanup_free_ struct sample_tree **trees = NULL;
+        _cleanup_free_ struct profile **profiles = NULL;
+        _cleanup_(profile_join_freep) struct profile_join *j = NULL;
+        size_t n = 0, found = 0;
+        FILE *out;
+        int r;
+
+        r = query_load_many(q, &names, &trees, &n);
+        if (r < 0)
+                return exit_status(r);
+        profiles = calloc(n, sizeof *profiles);
+        if (!profiles) {
+                r = log_error_errno(ENOMEM, "Out of memory");
+                goto finish;
+        }
+        for (size_t i = 0; i < n; i++) {
+                r = query_compute_profile(trees[i], kind, q->root, 0, &profiles[i]);
+                if (r == -ENOENT) {
+                        profiles[i] = profile_new(kind, trees[i], NAME_NONE);
+                        r = profiles[i] ? 0 : -ENOMEM;
+                } else if (r >= 0)
+                        found++;
+                if (r < 0) {
+                        log_error_errno(r, "Cannot compute the profile: %m");
+                        goto finish;
+                }
+        }
+        if (q->root && found == 0) {
+                r = query_missing_root(q, kind, trees[0]);
+                goto finish;
+        }
+        r = profile_join((const struct profile *const *) profiles, n, &j);
+        if (r < 0) {
+                log_error_errno(r, "Cannot join the profiles: %m");
+                goto finish;
+        }
+        out = query_output(q);
+        if (!out) {
+                r = -EIO;
+                goto finish;
+        }
+        r = q->format == RENDER_JSON ? render_json_table(out, j, q->ratio, q->threshold) :
+            q->format == RENDER_CSV ? render_csv_table(out, j, q->ratio, q->threshold) :
+                                      render_text_table(out, j, q->ratio, q->threshold);
+        r = query_output_close(q, out, r) == EXIT_OK ? 0 : -EIO;
+finish:
+        j = profile_join_free(j);
+        for (size_t i = 0; i < n; i++) {
+                if (profiles)
+                        profile_free(profiles[i]);
+                sample_tree_free(trees[i]);
+        }
+        return r > 0 ? r : exit_status(r);
+}
+
 int query_profile_command(int argc, char **argv, const char *name, const char *usage, enum profile_kind kind) {
         bool rooted = kind == PROFILE_DOWN || kind == PROFILE_UP;
         _cleanup_(sample_tree_freep) struct sample_tree *t = NULL;
         _cleanup_(profile_freep) struct profile *p = NULL;
-        struct query_args q;
-        uint64_t min_hits;
+        _cleanup_(query_args_done) struct query_args q = {};
         int r;
 
-        r = query_args_parse(&q, argc, argv, name, usage, rooted ? QUERY_NEEDS_ROOT : 0);
+        r = query_args_parse(&q, argc, argv, name, usage, (rooted ? QUERY_NEEDS_ROOT : 0) | QUERY_MANY_RESOURCES);
         if (r <= 0)
                 return exit_status(r);
+        r = query_check_format(&q, name, FORMATS_PROFILE);
+        if (r < 0)
+                return exit_status(r);
+        if (q.resources && q.resources[1])
+                return table_command(&q, kind);
         r = query_load(&q, &t);
         if (r < 0)
                 return exit_status(r);
 
-        min_hits = profile_min_hits(t->total, q.threshold);
-        switch (kind) {
-        case PROFILE_DOWN:
-                r = profile_down(t, q.root, min_hits, &p);
-                break;
-        case PROFILE_UP:
-                r = profile_up(t, q.root, min_hits, &p);
-                break;
-        case PROFILE_FUNCTION:
-                r = profile_function(t, min_hits, &p);
-                break;
-        case PROFILE_BODY:
-                r = profile_body(t, min_hits, &p);
-                break;
-        }
+        r = query_compute_profile(t, kind, q.root, profile_min_hits(t->total, q.threshold), &p);
         if (r == -ENOENT && rooted)
                 return query_missing_root(&q, kind, t);
         if (r < 0) {

@@ -15,22 +15,22 @@
 #include <inttypes.h>
 #include <string.h>
 
-static bool path_needs_quotes(const struct profile *p, const uint32_t *names, uint32_t len) {
+static bool path_needs_quotes(const struct sample_tree *t, const uint32_t *names, uint32_t len) {
         for (uint32_t i = 0; i < len; i++)
-                if (strpbrk(sample_tree_name(p->tree, names[i]), ",\"\r\n"))
+                if (strpbrk(sample_tree_name(t, names[i]), ",\"\r\n"))
                         return true;
         return false;
 }
 
-static void write_path(FILE *f, const struct profile *p, const uint32_t *names, uint32_t len) {
-        bool quote = path_needs_quotes(p, names, len);
+void csv_write_path(FILE *f, const struct sample_tree *t, const uint32_t *names, uint32_t len) {
+        bool quote = path_needs_quotes(t, names, len);
 
         if (quote)
                 fputc('"', f);
         for (uint32_t i = 0; i < len; i++) {
                 if (i > 0)
                         fputc(';', f);
-                for (const char *s = sample_tree_name(p->tree, names[i]); *s; s++) {
+                for (const char *s = sample_tree_name(t, names[i]); *s; s++) {
                         if (*s == '"')
                                 fputc('"', f);
                         fputc(*s, f);
@@ -49,7 +49,7 @@ int render_csv_profile(FILE *f, const struct profile *p, double threshold) {
                 if (fraction < threshold)
                         continue;
                 fprintf(f, "%.6f,%" PRIu64 ",", fraction, e->hits);
-                write_path(f, p, profile_path(p, e), e->len);
+                csv_write_path(f, p->tree, profile_path(p, e), e->len);
                 fputs("\r\n", f);
         }
         return ferror(f) ? -EIO : 0;

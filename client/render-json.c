@@ -50,7 +50,7 @@ void json_write_string(FILE *f, const char *s) {
         fputc('"', f);
 }
 
-static const char *view_name(enum profile_kind kind) {
+const char *render_view_name(enum profile_kind kind) {
         switch (kind) {
         case PROFILE_DOWN:
                 return "downward";
@@ -64,7 +64,7 @@ static const char *view_name(enum profile_kind kind) {
         return "unknown";
 }
 
-static void header(FILE *f, const char *view, const struct sample_tree *t, double threshold) {
+void render_json_header(FILE *f, const char *view, const struct sample_tree *t, double threshold) {
         const struct sample_tree_info *i = &t->info;
 
         fprintf(f, "{\"profile\": \"%s\", \"resource\": ", view);
@@ -80,7 +80,7 @@ static void header(FILE *f, const char *view, const struct sample_tree *t, doubl
 int render_json_profile(FILE *f, const struct profile *p, double threshold) {
         size_t omitted = p->n_omitted, shown = 0;
 
-        header(f, view_name(p->kind), p->tree, threshold);
+        render_json_header(f, render_view_name(p->kind), p->tree, threshold);
         if (p->root != NAME_NONE) {
                 fputs(", \"root\": ", f);
                 json_write_string(f, sample_tree_name(p->tree, p->root));
@@ -158,7 +158,7 @@ int render_json_tree(FILE *f, struct sample_tree *t, double threshold) {
         if (!stack || !first)
                 return -ENOMEM;
 
-        header(f, "tree", t, threshold);
+        render_json_header(f, "tree", t, threshold);
         fputs(", \"roots\": [", f);
         first[0] = true;
         stack[depth++] = SAMPLE_TREE_ROOT | 0x80000000u;

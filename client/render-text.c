@@ -23,7 +23,7 @@
 
 #define RULE "-----------------------------------------------------"
 
-static const char *view_title(enum profile_kind kind) {
+const char *render_view_title(enum profile_kind kind) {
         switch (kind) {
         case PROFILE_DOWN:
                 return "Downward Call Path Profile";
@@ -37,10 +37,9 @@ static const char *view_title(enum profile_kind kind) {
         return "Profile";
 }
 
-static void header(FILE *f, const char *title, const struct sample_tree *t, const char *format) {
+void render_text_facts(FILE *f, const struct sample_tree *t) {
         const struct sample_tree_info *i = &t->info;
 
-        fprintf(f, "%s for resource: %s\n", title, i->resource);
         if (i->samples == t->total)
                 fprintf(f, "%" PRIu64 " samples", t->total);
         else
@@ -51,11 +50,17 @@ static void header(FILE *f, const char *title, const struct sample_tree *t, cons
         if (i->frames)
                 fprintf(f, "; %.1f%% of frames unsymbolized",
                         100.0 * (double) i->frames_unsymbolized / (double) i->frames);
-        fprintf(f, "\nformat: %s\n%s\n", format, RULE);
+        fputc('\n', f);
+}
+
+void render_text_header(FILE *f, const char *title, const struct sample_tree *t, const char *format) {
+        fprintf(f, "%s for resource: %s\n", title, t->info.resource);
+        render_text_facts(f, t);
+        fprintf(f, "format: %s\n%s\n", format, RULE);
 }
 
 /* WHAT names one entry; a plural "s" is added when needed. */
-static int finish(FILE *f, size_t omitted, double threshold, const char *what) {
+int render_text_finish(FILE *f, size_t omitted, double threshold, const char *what) {
         fprintf(f, "%s\n", RULE);
         if (omitted)
                 fprintf(f, "(%zu %s%s below the threshold %g not shown)\n", omitted, what,
@@ -67,7 +72,7 @@ int render_text_profile(FILE *f, const struct profile *p, double threshold) {
         bool paths = p->kind == PROFILE_DOWN || p->kind == PROFILE_UP;
         size_t omitted = p->n_omitted;
 
-        header(f, view_title(p->kind), p->tree,
+        render_text_header(f, render_view_title(p->kind), p->tree,
                paths ? "usage_fraction (call_path) [#raw_samples ±95%]" :
                        "usage_fraction function_name [#raw_samples ±95%]");
         for (size_t i = 0; i < p->n_entries; i++) {
@@ -85,7 +90,7 @@ int render_text_profile(FILE *f, const struct profile *p, double threshold) {
                 fprintf(f, "%s [%" PRIu64 " ±%.0f]\n", paths ? ")" : "", e->hits,
                         ceil(profile_hits_error(e->hits, p->total)));
         }
-        return finish(f, omitted, threshold, paths ? "call path" : "function");
+        return render_text_finish(f, omitted, threshold, paths ? "call path" : "function");
 }
 
 int render_text_tree(FILE *f, struct sample_tree *t, double threshold) {
@@ -94,7 +99,7 @@ int render_text_tree(FILE *f, struct sample_tree *t, double threshold) {
         int k;
 
         sample_tree_weigh(t);
-        header(f, "Sample Tree Profile", t, "frame_designator (usage_fraction) [#raw_samples]");
+        render_text_header(f, "Sample Tree Profile", t, "frame_designator (usage_fraction) [#raw_samples]");
 
         /* Pre-order walk; each node's children are pushed sorted, heaviest on top. Every node
          * is pushed once, so the stack never holds more than all of them. */
@@ -123,5 +128,5 @@ int render_text_tree(FILE *f, struct sample_tree *t, double threshold) {
                 for (int i = k; i > 0; i--)
                         stack[depth++] = children[i - 1];
         }
-        return finish(f, omitted, threshold, "subtree");
+        return render_text_finish(f, omitted, threshold, "subtree");
 }

@@ -3,13 +3,28 @@
 
 #include <stdio.h>
 
+#include "call-graph.h"
 #include "profile.h"
+#include "profile-join.h"
 #include "sample-tree.h"
 
 enum render_format {
         RENDER_TEXT,            /* the paper's format */
         RENDER_JSON,
+        RENDER_CSV,
+        RENDER_FOLDED,
+        RENDER_DOT,
+        RENDER_FLAME,           /* SVG flame graph */
+        RENDER_ICICLE,          /* SVG icicle graph of the inverted tree */
+        RENDER_HTML,
+        RENDER_PPROF,
+        RENDER_SPEEDSCOPE,
+        _RENDER_FORMAT_MAX,
 };
+
+/* "text", "json", ... and back; render_format_from_name() returns -EINVAL for an unknown name. */
+const char *render_format_name(enum render_format f);
+int render_format_from_name(const char *name);
 
 /* THRESHOLD is a fraction of the total: entries below it are left out (and counted). */
 int render_text_profile(FILE *f, const struct profile *p, double threshold);
@@ -17,6 +32,34 @@ int render_text_tree(FILE *f, struct sample_tree *t, double threshold);
 
 int render_json_profile(FILE *f, const struct profile *p, double threshold);
 int render_json_tree(FILE *f, struct sample_tree *t, double threshold);
+
+/* The caller/callee view of G (render-graph.c): every function at or above THRESHOLD, or with
+ * ROOTS (indexed by name id; NULL: all) only those marked, each with its callers and callees. */
+int render_text_graph(FILE *f, const struct call_graph *g, const bool *roots, double threshold);
+int render_json_graph(FILE *f, const struct call_graph *g, const bool *roots, double threshold);
+
+/* A view's title in text ("Downward Call Path Profile") and its name in JSON ("downward"). */
+const char *render_view_title(enum profile_kind kind);
+const char *render_view_name(enum profile_kind kind);
+
+/* Profiles of several resources joined by path (render-table.c), rows shown where any column
+ * reaches THRESHOLD: a column of fractions per resource, or with RATIO (two columns) the first
+ * resource's gticks per the second's with its 95% error. */
+int render_text_table(FILE *f, const struct profile_join *j, bool ratio, double threshold);
+int render_json_table(FILE *f, const struct profile_join *j, bool ratio, double threshold);
+int render_csv_table(FILE *f, const struct profile_join *j, bool ratio, double threshold);
+
+/* The parts every text view shares: the header (title, resource, samples, period, losses, the
+ * format line and a rule) and the closing rule with the count of entries left out (WHAT names
+ * one, "s" is added). render_text_finish() returns 0 or -EIO. */
+void render_text_header(FILE *f, const char *title, const struct sample_tree *t, const char *format);
+/* The header's second line alone: samples, period and unit, losses, unsymbolized frames. */
+void render_text_facts(FILE *f, const struct sample_tree *t);
+int render_text_finish(FILE *f, size_t omitted, double threshold, const char *what);
+
+/* Opens a JSON view object with T's facts: {"profile": VIEW, "resource": ..., "threshold": T
+ * (left open for the view's own fields). */
+void render_json_header(FILE *f, const char *view, const struct sample_tree *t, double threshold);
 
 /* Writes S as a JSON string literal, escaping what JSON requires and replacing bytes that are
  * not UTF-8 with U+FFFD. */
@@ -66,6 +109,8 @@ int render_folded(FILE *f, struct sample_tree *t);
 /* RFC 4180 CSV: "fraction,hits,path", then one row per entry at or above THRESHOLD (a fraction
  * of the total), the path's names joined by ';'. Returns 0 or -EIO. */
 int render_csv_profile(FILE *f, const struct profile *p, double threshold);
+/* Writes NAMES[0..len) of T joined by ';' as one CSV field, quoted when needed. */
+void csv_write_path(FILE *f, const struct sample_tree *t, const uint32_t *names, uint32_t len);
 
 /* A Graphviz digraph of T's call graph: functions whose total is below THRESHOLD (a fraction of
  * the total) are left out with their edges. Returns 0, -ENOMEM or -EIO. */

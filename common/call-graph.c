@@ -14,6 +14,7 @@
 struct edge_state {
         uint64_t hits;
         uint32_t active;                /* occurrences on the current stack */
+        double caller_time, callee_time;
 };
 
 static _Thread_local const struct call_graph *sorting;
@@ -23,6 +24,8 @@ static int node_cmp(const void *a, const void *b) {
 
         if (x->total != y->total)
                 return x->total > y->total ? -1 : 1;
+        if (x->depth != y->depth)                       /* callers before callees */
+                return x->depth < y->depth ? -1 : 1;
         return strcmp(sample_tree_name(sorting->tree, x->name), sample_tree_name(sorting->tree, y->name));
 }
 
@@ -105,16 +108,66 @@ int call_graph_build(struct sample_tree *t, struct call_graph **ret) {
                         stack[depth++] = c;
         }
 
+        /* Racket's times, per distinct stack with self hits: the occurrences of each name on the
+         * stack first, then each occurrence's share of its two edges. ACTIVE is all zeros
+         * again after the walk, and is left so after each stack. */
+        _cleanup_free_ double *root_time = calloc(n_names + 1, sizeof *root_time);
+        _cleanup_free_ double *leaf_time = calloc(n_names + 1, sizeof *leaf_time);
+        _cleanup_free_ uint32_t *path = NULL;
+        uint32_t max_depth = 0;
+
+        for (size_t node = 1; node < t->n_nodes; node++)
+                if (t->nodes[node].depth > max_depth)
+                        max_depth = t->nodes[node].depth;
+        path = malloc((max_depth + 1) * sizeof *path);
+        if (!root_time || !leaf_time || !path)
+                return -ENOMEM;
+        for (uint32_t node = 1; node < t->n_nodes; node++) {
+                uint64_t hits = t->nodes[node].self;
+                size_t n;
+
+                if (hits == 0)
+                        continue;
+                n = sample_tree_stack(t, node, path);
+                for (size_t k = 0; k < n; k++)
+                        active[path[k]]++;
+                for (size_t k = 0; k < n; k++) {
+                        double share = (double) hits / active[path[k]];
+
+                        if (k == 0)
+                                root_time[path[k]] += share;
+                        if (k + 1 == n)
+                                leaf_time[path[k]] += share;
+                        if (k > 0) {
+                                slot = idmap_get(edges, idmap_pair(path[k - 1], path[k]));
+                                states[*slot].callee_time += share;
+                        }
+                        if (k + 1 < n) {
+                                slot = idmap_get(edges, idmap_pair(path[k], path[k + 1]));
+                                states[*slot].caller_time += share;
+                        }
+                }
+                for (size_t k = 0; k < n; k++)
+                        active[path[k]] = 0;
+        }
+
         /* Nodes: the names the tree has. */
-        for (size_t n = 1; n < t->n_nodes; n++)
-                active[t->nodes[n].name] = 1;   /* the walk left every count at 0: mark presence */
+        /* The walk left every count at 0: count depth + 1 instead, the least a name is at. */
+        for (size_t n = 1; n < t->n_nodes; n++) {
+                uint32_t *a = &active[t->nodes[n].name];
+
+                if (*a == 0 || t->nodes[n].depth + 1 < *a)
+                        *a = t->nodes[n].depth + 1;
+        }
         g->nodes = malloc((n_names + 1) * sizeof *g->nodes);
         if (!g->nodes)
                 return -ENOMEM;
         for (uint32_t name = 0; name < n_names; name++)
                 if (active[name])
                         g->nodes[g->n_nodes++] = (struct call_graph_node) {
-                                .name = name, .total = total[name], .self = self[name] };
+                                .name = name, .total = total[name], .self = self[name],
+                                .depth = active[name] - 1,
+                                .root_time = root_time[name], .leaf_time = leaf_time[name] };
         sorting = g;
         qsort(g->nodes, g->n_nodes, sizeof *g->nodes, node_cmp);
         for (size_t n = 0; n < g->n_nodes; n++)
@@ -128,6 +181,8 @@ int call_graph_build(struct sample_tree *t, struct call_graph **ret) {
                         .caller = node_of[key >> 32],
                         .callee = node_of[(uint32_t) key],
                         .hits = states[value].hits,
+                        .caller_time = states[value].caller_time,
+                        .callee_time = states[value].callee_time,
                 };
         qsort(g->edges, g->n_edges, sizeof *g->edges, edge_cmp);
         sorting = NULL;

@@ -23,6 +23,13 @@ size_t strv_length(char *const *v) {
         return n;
 }
 
+bool strv_contains(char *const *v, const char *s) {
+        for (size_t i = 0; v && v[i]; i++)
+                if (strcmp(v[i], s) == 0)
+                        return true;
+        return false;
+}
+
 int strv_extend(char ***v, const char *s) {
         size_t n = strv_length(*v);
         char *copy = strdup(s);

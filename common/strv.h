@@ -1,6 +1,7 @@
 /* NULL-terminated string arrays. */
 #pragma once
 
+#include <stdbool.h>
 #include <stddef.h>
 
 #include "cleanup.h"
@@ -10,6 +11,9 @@ char **strv_free(char **v);
 DEFINE_CLEANUP(char **, strv_free);
 
 size_t strv_length(char *const *v);
+
+/* Whether V (which may be NULL) holds a string equal to S. */
+bool strv_contains(char *const *v, const char *s);
 
 /* Appends a copy of S to *V (which may be NULL). Returns 0 or -ENOMEM, leaving *V intact. */
 int strv_extend(char ***v, const char *s);

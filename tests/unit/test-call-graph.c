@@ -45,5 +45,56 @@ int main(void) {
         is_int(edge(h, "main", "g"), 1, "main -> g 1");
         is_int(node(h, "main", true), 1, "main self 1");
         is_int(node(h, "g", true), 3, "g self 3");
+
+        /* Racket's times. main;f;g;f;g x2: f and g occur twice, so each occurrence's edges get 1;
+         * main;g x1; main x1. */
+        const struct call_graph_node *f = call_graph_find(h, name_table_find(rec->names, "f"));
+        const struct call_graph_node *gn = call_graph_find(h, name_table_find(rec->names, "g"));
+        const struct call_graph_node *m = call_graph_find(h, name_table_find(rec->names, "main"));
+        double f_callers = 0, f_callees = 0, g_callers = 0, g_callees = 0;
+
+        for (size_t i = 0; i < h->n_edges; i++) {
+                const struct call_graph_edge *e = &h->edges[i];
+
+                if (h->nodes[e->callee].name == f->name)
+                        f_callers += e->callee_time;
+                if (h->nodes[e->caller].name == f->name)
+                        f_callees += e->caller_time;
+                if (h->nodes[e->callee].name == gn->name)
+                        g_callers += e->callee_time;
+                if (h->nodes[e->caller].name == gn->name)
+                        g_callees += e->caller_time;
+        }
+        ok(f_callers + f->root_time == 2.0 && f_callees + f->leaf_time == 2.0,
+           "f: callers and callees each add up to its total 2");
+        ok(g_callers + gn->root_time == 3.0 && g_callees + gn->leaf_time == 3.0,
+           "g: callers and callees each add up to its total 3");
+        is_int((int64_t) (gn->leaf_time * 1000), 2000, "g as the leaf: 2 x (2 / 2 occurrences) + 1 = 2");
+        is_int((int64_t) (m->root_time * 1000), 4000, "main outermost in all 4 hits");
+        is_int((int64_t) (m->leaf_time * 1000), 1000, "main innermost once");
+        for (size_t i = 0; i < h->n_edges; i++) {
+                const struct call_graph_edge *e = &h->edges[i];
+
+                if (h->nodes[e->caller].name == gn->name && h->nodes[e->callee].name == f->name)
+                        ok(e->caller_time == 1.0 && e->callee_time == 1.0,
+                           "g -> f: 2 hits over 2 occurrences of each, 1 from either side");
+                if (h->nodes[e->caller].name == m->name && h->nodes[e->callee].name == f->name)
+                        ok(e->caller_time == 2.0 && e->callee_time == 1.0,
+                           "main -> f: 2 from main (once on the stack), 1 from f (twice)");
+        }
+
+        /* Racket's example: A -> B -> B -> B -> A, one hit. */
+        _cleanup_(sample_tree_freep) struct sample_tree *r = tree_from_folded("A;B;B;B;A 6\n");
+        _cleanup_(call_graph_freep) struct call_graph *rg = NULL;
+
+        ok(call_graph_build(r, &rg) == 0, "Racket's A B B B A");
+        for (size_t i = 0; i < rg->n_edges; i++) {
+                const struct call_graph_edge *e = &rg->edges[i];
+
+                if (strcmp(sample_tree_name(r, rg->nodes[e->caller].name), "A") == 0 &&
+                    strcmp(sample_tree_name(r, rg->nodes[e->callee].name), "B") == 0)
+                        ok(e->caller_time == 3.0 && e->callee_time == 2.0,
+                           "A -> B: 1/2 of the sample from A's side, 1/3 from B's");
+        }
         return tap_done();
 }

@@ -76,8 +76,8 @@ static void test_forms(void) {
         /* db_update_record's total is 84 of 614 (0.137); every other function's is over 105. */
         ok(!strstr(out, "db_update_record"), "forms at 0.15: db_update_record left out");
         ok(strstr(out, "\\n1 function below the threshold 0.15 not shown\""), "and counted");
-        ok(strstr(out, "n2 -> n0 [label=\"530\"];"), "db_get_property -> db_read_record 530");
-        ok(strstr(out, "n1 -> n4 [label=\"107\"];"), "main -> invoice 107");
+        ok(strstr(out, "n2 -> n1 [label=\"530\"];"), "db_get_property -> db_read_record 530");
+        ok(strstr(out, "n0 -> n4 [label=\"107\"];"), "main -> invoice 107");
         ok(!strstr(out, "n9"), "no edge into or out of db_update_record (n9)...");
         ok(strstr(out, "n6 -> n3 [label=\"84\"];"),
            "...while form_US_1040 -> address_information 84 stays");

@@ -1,0 +1,64 @@
+/* cppctl graph: the caller/callee view of gprof and Racket's profiler (render-graph.c), for
+ * every function above the threshold or for --root F alone: who calls F, with the share of
+ * F's total each accounts for, and whom F calls, likewise. --format dot draws the whole graph. */
+#include "cppctl.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "log.h"
+#include "strv.h"
+
+int cmd_graph(int argc, char **argv) {
+        _cleanup_(query_args_done) struct query_args q = {};
+        _cleanup_(sample_tree_freep) struct sample_tree *t = NULL;
+        _cleanup_(call_graph_freep) struct call_graph *g = NULL;
+        _cleanup_free_ bool *roots = NULL;
+        uint32_t first;
+        FILE *out;
+        int r;
+
+        r = query_args_parse(&q, argc, argv, "graph",
+                             "Caller/callee graph (gprof, Racket's profiler): per function its total and self\n"
+                             "hits, its callers above it and its callees below, each with the share of the\n"
+                             "function's total it accounts for (a recursive function is its own caller).\n"
+                             "With --root F, F's entry alone.", QUERY_TAKES_ROOT);
+        if (r <= 0)
+                return exit_status(r);
+        r = query_check_format(&q, "graph", (1u << RENDER_TEXT) | (1u << RENDER_JSON) | (1u << RENDER_DOT));
+        if (r < 0)
+                return exit_status(r);
+        r = query_load(&q, &t);
+        if (r < 0)
+                return exit_status(r);
+        if (q.root) {
+                r = profile_roots(t, q.root, &roots, &first);
+                if (r < 0)
+                        return exit_status(log_error_errno(r, "Out of memory"));
+                if (r == 0) {
+                        _cleanup_(strv_freep) char **similar = NULL;
+                        _cleanup_free_ char *list = NULL;
+
+                        for (uint32_t i = 0; i < name_table_size(t->names) && strv_length(similar) < 5; i++)
+                                if (strstr(name_table_get(t->names, i), q.root) &&
+                                    strv_extend(&similar, name_table_get(t->names, i)) < 0)
+                                        break;
+                        list = strv_join(similar, ", ");
+                        log_error("'%s' appears in no sample of %s%s%s", q.root, q.resource,
+                                  similar && list ? "; functions with that in their name: " : "",
+                                  similar && list ? list : "");
+                        return EXIT_EMPTY;
+                }
+        }
+        r = call_graph_build(t, &g);
+        if (r < 0)
+                return exit_status(log_error_errno(r, "Cannot build the call graph: %m"));
+        out = query_output(&q);
+        if (!out)
+                return EXIT_FAILURE_;
+        r = q.format == RENDER_JSON ? render_json_graph(out, g, roots, q.threshold) :
+            q.format == RENDER_DOT ? render_dot(out, t, q.threshold) :
+                                     render_text_graph(out, g, roots, q.threshold);
+        return query_output_close(&q, out, r);
+}

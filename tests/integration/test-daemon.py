@@ -201,6 +201,13 @@ def main():
             ok(rows == [(busy_b.pid, unit_b)], 'the unit session profiles only the unit\'s processes', rows)
         p = run([cppctl, 'status', '--socket', d.sock])
         ok(p.returncode == 0 and 'cpu-time' in p.stdout and 'no sessions' in p.stdout, 'cppctl status', p.stdout + p.stderr)
+        # top while the workloads run: each refresh asks for a flush and shows the unit's work.
+        p = run([cppctl, 'top', '--db', d.store, '--socket', d.sock, '--unit', unit_a, '-r', 'cpu-time',
+                 '--count', '2', '--interval', '300ms', '--window', '10min', '-t', '0.05'])
+        ok(p.returncode == 0 and p.stdout.count('cppctl top: ') == 2 and
+           len(re.findall(r'^\S+ recurse \[', p.stdout, re.M)) == 2 and 'name_field_lt' not in p.stdout,
+           'cppctl top: two refreshes of the unit\'s function profile', p.stdout[-1500:] + p.stderr)
+        ok(p.stderr == '', 'and the daemon flushed when asked (no warning)', p.stderr)
         for q in (busy_a, busy_b):
             q.kill()
             q.wait()

@@ -3,7 +3,10 @@
  * that read its files expect. The trees (one per resource) become:
  *
  *     string_table  "", then each tree's resource and unit, then function names, each once
- *     sample_type   per tree (resource, unit): values are gticks, hits times the period (a
+ *     sample_type   per tree (resource, unit): the unit in pprof's words, which it scales and
+ *                   prints ("milliseconds", "bytes"; "count" for the rest: pprof reads a
+ *                   unit such as "1 page fault" as a number to print after the value); values
+ *                   are gticks, hits times the period (a
  *                   period of 0, unknown, counts a hit as one gtick)
  *     period_type   the first tree's, with its period in gticks
  *     function      one per distinct name, ids from 1 in order of first sight
@@ -54,6 +57,26 @@ struct pprof {
         uint64_t *location_ids;         /* every sample's, concatenated */
         size_t n_location_ids;
 };
+
+/* pprof's name for the gtick UNIT of a resource ("1 ms of CPU time" -> "milliseconds"). */
+static const char *pprof_unit(const char *unit) {
+        static const struct {
+                const char *prefix, *name;
+        } units[] = {
+                { "1 ns", "nanoseconds" },
+                { "1 us", "microseconds" },
+                { "1 \u00b5s", "microseconds" },
+                { "1 ms", "milliseconds" },
+                { "1 s ", "seconds" },
+                { "1 byte", "bytes" },
+        };
+
+        for (size_t i = 0; unit && i < sizeof units / sizeof *units; i++)
+                if (strncmp(unit, units[i].prefix, strlen(units[i].prefix)) == 0)
+                        return units[i].name;
+        return "count";
+}
+
 
 static void pprof_done(struct pprof *p) {
         sample_tree_free(p->merged);    /* before the names it borrows */
@@ -148,7 +171,7 @@ static int add_strings(struct pprof *p, struct sample_tree *const *trees) {
                 perftools__profiles__value_type__init(&p->types[i]);
                 id = p->types[i].type = intern(p->strings, trees[i]->info.resource);
                 if (id >= 0)
-                        id = p->types[i].unit = intern(p->strings, trees[i]->info.unit);
+                        id = p->types[i].unit = intern(p->strings, pprof_unit(trees[i]->info.unit));
                 p->type_ptrs[i] = &p->types[i];
         }
         for (size_t i = 0; id >= 0 && i < name_table_size(p->functions); i++)

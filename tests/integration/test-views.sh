@@ -102,6 +102,19 @@ else
         ok 0 "# SKIP protoc not installed"
         ok 0 "# SKIP protoc not installed"
 fi
+# Google's pprof itself (Go's `go tool pprof`), where Go is installed: CPU time in milliseconds.
+if command -v go > /dev/null; then
+        HOME=$tmp GOCACHE=$tmp/go go tool pprof -top -sample_index=cpu-time "$tmp/p.pb.gz" > "$tmp/top.txt" 2> /dev/null
+        ok $? "go tool pprof reads the file"
+        grep -q "Showing nodes accounting for 10000ms, 100% of 10000ms total" "$tmp/top.txt" &&
+                grep -Eq "^ +5000ms 50.00% 50.00% +5000ms 50.00%  name_field_lt$" "$tmp/top.txt"
+        ok $? "and shows cpu-time in milliseconds: name_field_lt 5000ms, 50%"
+        HOME=$tmp GOCACHE=$tmp/go go tool pprof -top -sample_index=page-faults "$tmp/p.pb.gz" 2> /dev/null |
+                grep -Eq "^ +56710 56.99% 56.99% +56710 56.99%  name_field_lt$"
+        ok $? "and page-faults as a count: name_field_lt 56710 (5671 samples every 10)"
+else
+        for i in 1 2 3; do ok 0 "# SKIP go (for go tool pprof) not installed"; done
+fi
 $cppctl tree --db "$forms" -f flame -o "$tmp/f.svg" && python3 -c "import sys, xml.dom.minidom as m; m.parse(sys.argv[1])" "$tmp/f.svg"
 ok $? "tree --format flame writes well-formed SVG"
 $cppctl tree --db "$forms" -f icicle | grep -q "db_read_record ← db_get_property"

@@ -44,7 +44,7 @@ sample() {      # sample VALUE... -- LOCATION...: one sample's text
         for i in 1 2 3 4 5; do
                 printf 'function {\n  id: %s\n  name: %s\n}\n' $i $((i + 4))
         done
-        for s in "" cpu-time "1 ms of CPU time" page-faults "1 page fault" main f g h k; do
+        for s in "" cpu-time milliseconds page-faults count main f g h k; do
                 printf 'string_table: "%s"\n' "$s"
         done
         printf 'period_type {\n  type: 1\n  unit: 2\n}\nperiod: 10\n'

@@ -119,7 +119,7 @@ static void test_two_resources(void) {
         struct bytes b = pprof(trees, 2), b2 = pprof(trees2, 2);
         Perftools__Profiles__Profile *p = unpack(b);
         static const char *const strings[] = {
-                "", "cpu-time", "1 ms of CPU time", "page-faults", "1 page fault",
+                "", "cpu-time", "milliseconds", "page-faults", "count",
                 "main", "f", "g", "h", "k",
         };
         bool same = p && p->n_string_table == ELEMENTSOF(strings);
@@ -136,10 +136,10 @@ static void test_two_resources(void) {
         ok(same, "string table: \"\", the types and units, the functions in order of first sight");
         ok(p->n_sample_type == 2 &&
            streq(string(p, p->sample_type[0]->type), "cpu-time") &&
-           streq(string(p, p->sample_type[0]->unit), "1 ms of CPU time") &&
+           streq(string(p, p->sample_type[0]->unit), "milliseconds") &&
            streq(string(p, p->sample_type[1]->type), "page-faults") &&
-           streq(string(p, p->sample_type[1]->unit), "1 page fault"),
-           "one sample type per resource, with its unit");
+           streq(string(p, p->sample_type[1]->unit), "count"),
+           "one sample type per resource, with its unit in pprof's words");
         ok(p->period_type && p->period_type->type == 1 && p->period_type->unit == 2 &&
            p->period == 10,
            "period type and period: the first resource's");

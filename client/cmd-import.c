@@ -32,6 +32,8 @@ struct import_args {
         const char *resource;
         const char *unit;
         uint64_t period;
+        const char *host;               /* NULL: this machine's */
+        int64_t time;                   /* when the samples were taken, unix seconds; 0: now */
 };
 
 static int parse_args(struct import_args *a, int argc, char **argv) {
@@ -42,6 +44,8 @@ static int parse_args(struct import_args *a, int argc, char **argv) {
                 { "resource", required_argument, NULL, 'r' },
                 { "period", required_argument, NULL, 'p' },
                 { "unit", required_argument, NULL, 'U' },
+                { "host", required_argument, NULL, 'H' },
+                { "time", required_argument, NULL, 'T' },
                 {}
         };
         int c;
@@ -62,6 +66,9 @@ static int parse_args(struct import_args *a, int argc, char **argv) {
                                "  -r, --resource NAME    cpu-time, page-faults, ... or any event name\n"
                                "  -p, --period N         gticks per sample (default 1)\n"
                                "      --unit TEXT        what a gtick is, for a resource cppd does not know\n"
+                               "      --host NAME        the machine the samples came from (default: this one)\n"
+                               "      --time TIME        when they were taken: '2026-11-22 10:00', '@UNIXTIME'\n"
+                               "                         (default: now); the run's start and the samples' bucket\n"
                                "  -d, --db FILE          the store (default: $CPPD_DB or ./" CPPCTL_DEFAULT_DB ")\n"
                                "  -h, --help             this help\n");
                         return 0;
@@ -80,6 +87,16 @@ static int parse_args(struct import_args *a, int argc, char **argv) {
                         break;
                 case 'U':
                         a->unit = optarg;
+                        break;
+                case 'H':
+                        if (!*optarg)
+                                return log_error_errno(EINVAL, "--host: expected a host name");
+                        a->host = optarg;
+                        break;
+                case 'T':
+                        if (parse_timestamp(optarg, time(NULL), &a->time) < 0 || a->time <= 0)
+                                return log_error_errno(EINVAL, "--time %s: expected a time such as '2026-11-22 10:00' "
+                                                       "or '@1700000000'", optarg);
                         break;
                 default:
                         return log_error_errno(EINVAL, "try 'cppctl import --help'");
@@ -201,6 +218,8 @@ int cmd_import(int argc, char **argv) {
         r = parse_args(&a, argc, argv);
         if (r <= 0)
                 return exit_status(r);
+        if (a.time > 0)
+                now = a.time;
 
         if (streq(a.file, "-"))
                 f = fdopen(dup(STDIN_FILENO), "re");
@@ -238,7 +257,8 @@ int cmd_import(int argc, char **argv) {
         if (r < 0)
                 return exit_status(log_store_error(r, a.db, s));
         r = store_add_run(s, &(struct store_run) {
-                        .kind = "import", .command = command, .source = a.file, .started = now }, &run);
+                        .kind = "import", .command = command, .source = a.file, .started = now,
+                        .host = a.host }, &run);
         if (r >= 0)
                 r = store_add_run_resource(s, run, a.resource, known ? known->unit : a.unit ?: "1 event",
                                            "folded", a.period, &st->resource_id);
@@ -265,7 +285,7 @@ int cmd_import(int argc, char **argv) {
                         break;
         }
         if (r >= 0)
-                r = store_end_run(s, run, time(NULL));
+                r = store_end_run(s, run, a.time > 0 ? a.time : time(NULL));
         if (r >= 0)
                 r = store_commit(s);
         if (r < 0) {

@@ -32,6 +32,8 @@ static const struct command commands[] = {
         { "graph", cmd_graph, "callers and callees of each function (gprof, Racket)" },
         { "top", cmd_top, "live: what cppd collects now, refreshed in place" },
         { "export", cmd_export, "the filtered samples for other tools: pprof, speedscope, folded" },
+        { "diff", cmd_diff, "two profiles path by path: what changed, and is it more than noise" },
+        { "merge", cmd_merge, "copy the runs of several stores into one: cppctl merge -o OUT IN..." },
 };
 
 static void help(void) {

@@ -38,6 +38,8 @@ int cmd_tree(int argc, char **argv);
 int cmd_graph(int argc, char **argv);
 int cmd_export(int argc, char **argv);
 int cmd_top(int argc, char **argv);
+int cmd_diff(int argc, char **argv);
+int cmd_merge(int argc, char **argv);
 
 /* Options common to the report commands. */
 struct query_args {
@@ -45,6 +47,7 @@ struct query_args {
         const char *resource;           /* NULL: the store's only resource, or cpu-time */
         char **resources;               /* -r A,B or --ratio A/B: every resource named, in order
                                          * (NULL without -r); resource is the first */
+        char *resource_owned;           /* the store's only resource when none was named */
         bool ratio;                     /* --ratio: resources[0] per resources[1] */
         const char *output;             /* -o FILE; NULL: stdout */
         const char *root;               /* down and up only */
@@ -85,6 +88,23 @@ int query_output_close(const struct query_args *q, FILE *out, int r);
 int query_args_parse(struct query_args *q, int argc, char **argv, const char *name,
                      const char *usage, unsigned flags);
 
+/* A command's own options and arguments beside the report options (cppctl diff's --view and its
+ * two stores). Each getopt_long() entry's val is QUERY_EXTRA_OPTION or above. */
+struct query_extra {
+        const struct option *options;   /* ends with an entry of NULL name */
+        const char *help;               /* their lines of --help, each ending in a newline */
+        bool arguments;                 /* hand PARSE the arguments after the options too */
+        /* Called with an option's val and argument, or with val 0 and each argument. Returns 0, or
+         * a negative errno after reporting. */
+        int (*parse)(void *userdata, int val, const char *arg);
+        void *userdata;
+};
+#define QUERY_EXTRA_OPTION 0x100
+
+/* As query_args_parse(), with EXTRA's options and arguments (EXTRA may be NULL). */
+int query_args_parse_extra(struct query_args *q, int argc, char **argv, const char *name,
+                           const char *usage, unsigned flags, const struct query_extra *extra);
+
 /* Frees what query_args_parse() allocated in Q (which must be zeroed or parsed). For
  * _cleanup_(query_args_done). */
 void query_args_done(struct query_args *q);
@@ -93,6 +113,10 @@ void query_args_done(struct query_args *q);
  * a user can act on. Returns 0 and sets *ret, or a negative errno after reporting (-ENODATA: no
  * sample matches the filters). */
 int query_load(struct query_args *q, struct sample_tree **ret);
+
+/* As query_load(), with the labels interned in NAMES (see store_load_tree_shared()), so that
+ * trees of two stores compare by name id. */
+int query_load_shared(struct query_args *q, struct name_table *names, struct sample_tree **ret);
 
 /* As query_load(), for every resource of Q->resources, with one shared name table (*ret_names,
  * freed after the trees) so that paths compare by id. -ENODATA only if no resource has samples

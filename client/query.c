@@ -74,8 +74,31 @@ static int parse_resources(struct query_args *q, const char *list, const char *n
         return 1;
 }
 
+/* OPTIONS then EXTRA's, for getopt_long(). Returns a malloc()ed array, or NULL: no memory. */
+static struct option *options_with(const struct option *options, const struct query_extra *extra) {
+        size_t n = 0, m = 0;
+        struct option *all;
+
+        while (options[n].name)
+                n++;
+        while (extra && extra->options[m].name)
+                m++;
+        all = calloc(n + m + 1, sizeof *all);
+        if (!all)
+                return NULL;
+        memcpy(all, options, n * sizeof *all);
+        if (m > 0)
+                memcpy(all + n, extra->options, m * sizeof *all);
+        return all;
+}
+
 int query_args_parse(struct query_args *q, int argc, char **argv, const char *name,
                      const char *usage, unsigned flags) {
+        return query_args_parse_extra(q, argc, argv, name, usage, flags, NULL);
+}
+
+int query_args_parse_extra(struct query_args *q, int argc, char **argv, const char *name,
+                           const char *usage, unsigned flags, const struct query_extra *extra) {
         static const struct option options[] = {
                 { "help", no_argument, NULL, 'h' },
                 { "db", required_argument, NULL, 'd' },
@@ -88,6 +111,7 @@ int query_args_parse(struct query_args *q, int argc, char **argv, const char *na
                 { "pid", required_argument, NULL, 'P' },
                 { "comm", required_argument, NULL, 'C' },
                 { "exe", required_argument, NULL, 'E' },
+                { "host", required_argument, NULL, 'O' },
                 { "since", required_argument, NULL, 'S' },
                 { "until", required_argument, NULL, 'T' },
                 { "by", required_argument, NULL, 'B' },
@@ -100,9 +124,13 @@ int query_args_parse(struct query_args *q, int argc, char **argv, const char *na
                 { "ratio", required_argument, NULL, 'A' },
                 {}
         };
+        _cleanup_free_ struct option *all = options_with(options, extra);
         const char *resources = NULL;
         uint64_t run, pid;
         int c, r;
+
+        if (!all)
+                return log_error_errno(ENOMEM, "Out of memory");
 
         *q = (struct query_args) {
                 .db = getenv("CPPD_DB"),
@@ -114,7 +142,7 @@ int query_args_parse(struct query_args *q, int argc, char **argv, const char *na
                 q->db = access(CPPCTL_DEFAULT_DB, F_OK) < 0 && access(CPPCTL_DAEMON_DB, F_OK) == 0 ?
                         CPPCTL_DAEMON_DB : CPPCTL_DEFAULT_DB;
         optind = 0;
-        while ((c = getopt_long(argc, argv, "hd:r:t:jf:o:", options, NULL)) >= 0)
+        while ((c = getopt_long(argc, argv, "hd:r:t:jf:o:", all, NULL)) >= 0)
                 switch (c) {
                 case 'h':
                         printf("Usage: cppctl %s [OPTIONS]%s\n%s\n"
@@ -127,6 +155,7 @@ int query_args_parse(struct query_args *q, int argc, char **argv, const char *na
                                "      --pid PID          only samples of process PID\n"
                                "      --comm NAME        only samples of processes or threads named NAME\n"
                                "      --exe PATH         only samples of this executable (a path or a file name)\n"
+                               "      --host NAME        only samples of runs on host NAME (a store merged from several)\n"
                                "      --since TIME       only samples from TIME on: '2026-11-22 10:00', '-2h',\n"
                                "                         'today', 'yesterday', '@UNIXTIME'\n"
                                "      --until TIME       only samples before TIME\n"
@@ -149,6 +178,8 @@ int query_args_parse(struct query_args *q, int argc, char **argv, const char *na
                         if (flags & QUERY_MANY_RESOURCES)
                                 printf("  -r A,B,...             several resources side by side, a column each\n"
                                        "      --ratio A/B        per call path, A's gticks per B's (e.g. page-faults/cpu-time)\n");
+                        if (extra && extra->help)
+                                fputs(extra->help, stdout);
                         return 0;
                 case 'd':
                         q->db = optarg;
@@ -207,6 +238,9 @@ int query_args_parse(struct query_args *q, int argc, char **argv, const char *na
                 case 'E':
                         q->filter.exe = optarg;
                         break;
+                case 'O':
+                        q->filter.host = optarg;
+                        break;
                 case 'B':
                         if (streq(optarg, "function"))
                                 q->filter.by = STORE_BY_FUNCTION;
@@ -255,8 +289,20 @@ int query_args_parse(struct query_args *q, int argc, char **argv, const char *na
                         q->format_set = true;
                         break;
                 default:
+                        if (extra && c >= QUERY_EXTRA_OPTION) {
+                                r = extra->parse(extra->userdata, c, optarg);
+                                if (r < 0)
+                                        return r;
+                                break;
+                        }
                         return log_error_errno(EINVAL, "try 'cppctl %s --help'", name);
                 }
+
+        for (; extra && extra->arguments && optind < argc; optind++) {
+                r = extra->parse(extra->userdata, 0, argv[optind]);
+                if (r < 0)
+                        return r;
+        }
 
         if ((flags & (QUERY_NEEDS_ROOT | QUERY_TAKES_ROOT)) && !q->root && optind < argc)
                 q->root = argv[optind++];
@@ -270,6 +316,8 @@ int query_args_parse(struct query_args *q, int argc, char **argv, const char *na
 
 void query_args_done(struct query_args *q) {
         q->resources = strv_free(q->resources);
+        free(q->resource_owned);
+        q->resource_owned = NULL;
         if (q->filter.focus)
                 regfree(&q->focus);
         if (q->filter.ignore)
@@ -301,7 +349,8 @@ static int pick_resource(struct query_args *q, struct store *s) {
                                        q->db, q->resource, list);
         }
         if (n == 1) {
-                q->resource = strdup(names[0]);         /* lives until exit */
+                free(q->resource_owned);
+                q->resource = q->resource_owned = strdup(names[0]);
                 return q->resource ? 0 : log_error_errno(ENOMEM, "Out of memory");
         }
         for (int i = 0; i < n; i++)
@@ -313,6 +362,10 @@ static int pick_resource(struct query_args *q, struct store *s) {
 }
 
 int query_load(struct query_args *q, struct sample_tree **ret) {
+        return query_load_shared(q, NULL, ret);
+}
+
+int query_load_shared(struct query_args *q, struct name_table *names, struct sample_tree **ret) {
         _cleanup_(store_closep) struct store *s = NULL;
         struct store_filter f;
         int r;
@@ -325,7 +378,7 @@ int query_load(struct query_args *q, struct sample_tree **ret) {
                 return r;
         f = q->filter;
         f.resource = q->resource;
-        r = store_load_tree(s, &f, ret);
+        r = store_load_tree_shared(s, &f, names, ret);
         if (r < 0)
                 return log_store_error(r, q->db, s);
         if ((*ret)->total == 0) {

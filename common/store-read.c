@@ -246,11 +246,13 @@ static int load_header(struct store *s, const struct store_filter *f, int64_t re
         /* Every run that sampled the resource (in the filter): periods and losses. */
         rc = sqlite3_prepare_v2(s->db,
                                 "SELECT rr.period, rr.lost FROM run_resource AS rr "
-                                "WHERE rr.resource_id = ?1 AND (?2 = 0 OR rr.run_id = ?2)", -1, &st, NULL);
+                                "WHERE rr.resource_id = ?1 AND (?2 = 0 OR rr.run_id = ?2) "
+                                "AND (?3 IS NULL OR rr.run_id IN (SELECT id FROM run WHERE host = ?3))", -1, &st, NULL);
         if (rc != SQLITE_OK)
                 return store_errno(s, rc);
         sqlite3_bind_int64(st, 1, resource_id);
         sqlite3_bind_int64(st, 2, f->run_id);
+        store_bind_text(st, 3, f->host);
         while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
                 int64_t period = sqlite3_column_int64(st, 0), l = sqlite3_column_int64(st, 1);
 
@@ -329,6 +331,7 @@ int store_load_tree_shared(struct store *s, const struct store_filter *f, struct
                                 "AND (?5 IS NULL OR p.comm = ?5 OR t.comm = ?5) "
                                 "AND (?6 IS NULL OR p.exe = ?6 OR substr(p.exe, -length(?6) - 1) = '/' || ?6) "
                                 "AND (?7 = 0 OR s.bucket >= ?7) AND (?8 = 0 OR s.bucket < ?8) "
+                                "AND (?9 IS NULL OR p.run_id IN (SELECT id FROM run WHERE host = ?9)) "
                                 "GROUP BY s.stack_id, rr.period", -1, &st, NULL);
         if (rc != SQLITE_OK)
                 return store_errno(s, rc);
@@ -340,6 +343,7 @@ int store_load_tree_shared(struct store *s, const struct store_filter *f, struct
         store_bind_text(st, 6, f->exe);
         sqlite3_bind_int64(st, 7, f->since);
         sqlite3_bind_int64(st, 8, f->until);
+        store_bind_text(st, 9, f->host);
         while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
                 int64_t id = sqlite3_column_int64(st, 0);
                 int64_t hits = sqlite3_column_int64(st, 1), samples = sqlite3_column_int64(st, 2);

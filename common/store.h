@@ -51,9 +51,11 @@ struct store_run {
         const char *source;
         const char *unwind;             /* 'fp', 'dwarf' or NULL */
         int64_t started;                /* unix seconds */
+        const char *host;               /* NULL: this machine's (uname -n) */
 };
 
-/* Adds a run (host, kernel and version filled in here). Returns 0 and sets *ret_id. */
+/* Adds a run (kernel and version, and the host unless RUN names one, filled in here). Returns 0
+ * and sets *ret_id. */
 int store_add_run(struct store *s, const struct store_run *run, int64_t *ret_id);
 int store_end_run(struct store *s, int64_t run_id, int64_t ended);
 
@@ -97,6 +99,7 @@ struct store_filter {
         int64_t pid;                    /* 0: any */
         const char *comm;               /* process or thread name; NULL: any */
         const char *exe;                /* executable path, or its file name; NULL: any */
+        const char *host;               /* run.host, the machine that collected; NULL: any */
         int64_t since, until;           /* unix seconds, [since, until) of time buckets; 0: open */
         enum store_granularity by;
         bool fold_inline;               /* drop inline frames (their hits go to the caller) */
@@ -114,6 +117,27 @@ int store_load_tree(struct store *s, const struct store_filter *f, struct sample
  * so that trees of several resources share one name table and compare by id. */
 int store_load_tree_shared(struct store *s, const struct store_filter *f, struct name_table *names,
                            struct sample_tree **ret);
+
+/* ---- merging (store-write.c) ---- */
+
+/* What store_merge() copied. */
+struct store_merge_stats {
+        uint64_t runs, samples;         /* rows of run and sample added */
+        uint64_t stacks_new;            /* stack rows the store did not have yet */
+};
+
+/* Copies every run of the cppd store at PATH into S, with its resources, processes, threads,
+ * samples and the stacks, frames, functions and modules they need, in one transaction: runs,
+ * processes and threads get new ids; resources, modules, functions, frames and stacks are found
+ * by content (as the writers find them) and added only when missing; run.host stays. PATH must
+ * not be S's own file (the caller checks); it is only read, through ATTACH. Open it
+ * with store_open() first for errors in words. Returns 0 and fills *ret (may be NULL), or, with S
+ * as it was: -EEXIST if a run of PATH is already in S (same host, kind, start, command, source,
+ * kernel, version and unwinder: merged before), *ret_run (may be NULL) then set to its id in PATH;
+ * -EBADMSG if PATH is damaged or its rows do not hold together; -EPROTO or -EPROTONOSUPPORT if
+ * its schema is older or newer than S's; -E2BIG past 32-bit ids; -ENOSPC,
+ * -EBUSY, -ENOMEM. */
+int store_merge(struct store *s, const char *path, struct store_merge_stats *ret, int64_t *ret_run);
 
 /* Retention. Deletes the samples of time buckets before CUTOFF (unix seconds; 0: none by age)
  * and then, while the store's live size exceeds MAX_BYTES (0: no bound), those of the oldest

@@ -1,0 +1,583 @@
+/* cppctl diff: one view of two profiles, compared path by path. The sides are two stores
+ * (cppctl diff BASE.db NEW.db), or two selections of one store: every report option applies to
+ * both sides, and --base-NAME VALUE overrides --NAME for the base side alone (two time windows:
+ * --base-since T1 --base-until T2 --since T3 --until T4). The command line is parsed twice by
+ * query_args_parse_extra(), once as is for the new side and once with the --base- options
+ * rewritten in at its end, so every filter reads the same on both sides and any new one works.
+ *
+ * The trees of the two sides share one name table, so that a path is the same ids on each and
+ * profile_join() pairs them. Per path the change is the new fraction minus the base fraction;
+ * fractions are shares of each side's own total and so do not depend on its period or length.
+ *
+ * Is a change more than sampling noise? A path's hits are a binomial count: each of a side's N
+ * samples lands on the path with probability p. The two-proportion z test with the pooled
+ * proportion asks whether p differs between the sides:
+ *
+ *     p̂ = (x₁ + x₂) / (N₁ + N₂),   z = (x₂/N₂ − x₁/N₁) / √(p̂ (1 − p̂) (1/N₁ + 1/N₂))
+ *
+ * and |z| ≥ 1.96 rejects "no change" at 95%. The counts are samples: where a side's hits
+ * outnumber its samples (samples that carry several hits, or runs of different periods merged at
+ * their gcd), its x and N are scaled by samples/hits. Each path is tested on its own, so among
+ * many unchanged paths about one in twenty is marked by chance; and the rows of one profile are
+ * not independent (a caller's hits include its callees'). */
+#include "cppctl.h"
+
+#include <errno.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "log.h"
+#include "profile-join.h"
+#include "strv.h"
+
+/* |z| at or above this rejects "no change" at 95%, two-sided. */
+#define DIFF_Z_95 1.96
+
+#define RULE "-----------------------------------------------------"
+
+/* The filters the base side may set apart: selections of samples and the store, never how paths
+ * are labelled (--by, --inline), or the two sides' paths would not compare. */
+static const char *const base_names[] = {
+        "db", "resource", "run", "unit", "pid", "comm", "exe", "host", "since", "until", "focus", "ignore", "hide",
+};
+
+static const char usage[] =
+        "       cppctl diff [OPTIONS] BASE.db NEW.db\n"
+        "       cppctl diff [OPTIONS] --base-NAME VALUE...\n\n"
+        "Compares one view of two profiles path by path: of the stores BASE.db and NEW.db, or of\n"
+        "one store under two selections, the base side's set with --base- options, e.g.\n"
+        "    cppctl diff --db X --base-since T1 --base-until T2 --since T3 --until T4\n"
+        "Every option below applies to both sides. Each path shows its change in fraction, both\n"
+        "fractions, its hits on each side, and * where the change exceeds sampling error (a\n"
+        "two-proportion z test at 95%); paths are sorted by the size of the change, and shown\n"
+        "where either side's fraction reaches the threshold. Exit status 3: a side has no samples.";
+
+enum {
+        OPT_VIEW = QUERY_EXTRA_OPTION,
+};
+
+struct diff_args {
+        enum profile_kind view;
+        const char *stores[2];          /* BASE.db NEW.db, if given as arguments */
+        size_t n_stores;
+        bool base_resource;             /* --base-resource: the sides compare two resources on purpose */
+};
+
+static int diff_parse(void *userdata, int val, const char *arg) {
+        struct diff_args *d = userdata;
+
+        switch (val) {
+        case 0:
+                if (d->n_stores == 2)
+                        return log_error_errno(EINVAL, "diff: unexpected argument '%s'; it takes two stores, "
+                                               "BASE.db NEW.db", arg);
+                d->stores[d->n_stores++] = arg;
+                return 0;
+        case OPT_VIEW:
+                if (streq(arg, "functions"))
+                        d->view = PROFILE_FUNCTION;
+                else if (streq(arg, "down"))
+                        d->view = PROFILE_DOWN;
+                else if (streq(arg, "up"))
+                        d->view = PROFILE_UP;
+                else if (streq(arg, "body"))
+                        d->view = PROFILE_BODY;
+                else
+                        return log_error_errno(EINVAL, "--view %s: expected functions, down, up or body", arg);
+                return 0;
+        }
+        return -EINVAL;
+}
+
+/* The command line of each side: NEW is ARGV without the --base- options; BASE is NEW with each
+ * --base-NAME VALUE added as --NAME=VALUE after the shared options (before any "--"), where it
+ * overrides them. */
+struct sides {
+        char **new_argv, **base_argv;
+        size_t n_base;                  /* --base- options given */
+        bool base_db, base_resource;
+};
+
+static void sides_done(struct sides *s) {
+        s->new_argv = strv_free(s->new_argv);
+        s->base_argv = strv_free(s->base_argv);
+}
+
+static int sides_split(struct sides *s, int argc, char **argv) {
+        _cleanup_(strv_freep) char **extra = NULL;
+        int i;
+
+        if (strv_extend(&s->new_argv, argv[0]) < 0)
+                return log_error_errno(ENOMEM, "Out of memory");
+        for (i = 1; i < argc && !streq(argv[i], "--"); i++) {
+                _cleanup_free_ char *option = NULL;
+                const char *name, *eq, *value;
+                size_t len, k;
+
+                if (!startswith(argv[i], "--base-")) {
+                        if (strv_extend(&s->new_argv, argv[i]) < 0)
+                                return log_error_errno(ENOMEM, "Out of memory");
+                        continue;
+                }
+                name = argv[i] + strlen("--base-");
+                eq = strchr(name, '=');
+                len = eq ? (size_t) (eq - name) : strlen(name);
+                for (k = 0; k < ELEMENTSOF(base_names); k++)
+                        if (strlen(base_names[k]) == len && strncmp(base_names[k], name, len) == 0)
+                                break;
+                if (k == ELEMENTSOF(base_names))
+                        return log_error_errno(EINVAL, "%s: the base side may differ in --base-db, -resource, -run, "
+                                               "-unit, -pid, -comm, -exe, -host, -since, -until, -focus, -ignore "
+                                               "and -hide", argv[i]);
+                if (eq)
+                        value = eq + 1;
+                else if (i + 1 < argc)
+                        value = argv[++i];
+                else
+                        return log_error_errno(EINVAL, "--base-%s needs a value", base_names[k]);
+                if (asprintf(&option, "--%s=%s", base_names[k], value) < 0 || strv_extend(&extra, option) < 0)
+                        return log_error_errno(ENOMEM, "Out of memory");
+                s->n_base++;
+                s->base_db |= streq(base_names[k], "db");
+                s->base_resource |= streq(base_names[k], "resource");
+        }
+        for (char **p = s->new_argv; *p; p++)
+                if (strv_extend(&s->base_argv, *p) < 0)
+                        return log_error_errno(ENOMEM, "Out of memory");
+        for (char **p = extra; p && *p; p++)
+                if (strv_extend(&s->base_argv, *p) < 0)
+                        return log_error_errno(ENOMEM, "Out of memory");
+        for (; i < argc; i++)
+                if (strv_extend(&s->new_argv, argv[i]) < 0 || strv_extend(&s->base_argv, argv[i]) < 0)
+                        return log_error_errno(ENOMEM, "Out of memory");
+        return 0;
+}
+
+/* The pooled two-proportion z statistic of X1 of N1 against X2 of N2 (see the top of the file);
+ * 0 where the pooled proportion is 0 or 1, as the fractions are then equal. */
+static double diff_z(double x1, double n1, double x2, double n2) {
+        double p = (x1 + x2) / (n1 + n2), se = sqrt(p * (1.0 - p) * (1.0 / n1 + 1.0 / n2));
+
+        return se > 0.0 ? (x2 / n2 - x1 / n1) / se : 0.0;
+}
+
+/* Samples per hit of T: the scale from hits to the counts the test needs. */
+static double samples_per_hit(const struct sample_tree *t) {
+        return t->info.samples > 0 && t->info.samples < t->total ? (double) t->info.samples / (double) t->total : 1.0;
+}
+
+struct diff_row {
+        size_t row;                     /* in the join */
+        uint64_t hits[2];               /* base, new */
+        double fraction[2];
+        double change, z;
+        /* |change| × both totals, exactly: equal changes sort by path, not by rounding. */
+        unsigned __int128 size;
+};
+
+struct diff {
+        const struct query_args *sides[2];      /* base, new */
+        const struct profile_join *join;
+        const struct sample_tree *trees[2];
+        struct diff_row *rows;          /* those shown, in order */
+        size_t n_rows, n_omitted;
+};
+
+static int row_cmp(const void *a, const void *b, void *userdata) {
+        const struct diff *d = userdata;
+        const struct diff_row *x = a, *y = b;
+        const struct profile_join_row *rx = &d->join->rows[x->row], *ry = &d->join->rows[y->row];
+        const uint32_t *px = profile_join_path(d->join, rx), *py = profile_join_path(d->join, ry);
+
+        if (x->size != y->size)
+                return x->size > y->size ? -1 : 1;
+        for (uint32_t i = 0; i < rx->len && i < ry->len; i++) {
+                int k = strcmp(sample_tree_name(d->trees[0], px[i]), sample_tree_name(d->trees[0], py[i]));
+
+                if (k)
+                        return k;
+        }
+        return rx->len < ry->len ? -1 : rx->len > ry->len;
+}
+
+/* Fills D's rows from its join: those where either side reaches THRESHOLD, sorted. */
+static int diff_compute(struct diff *d, double threshold) {
+        double scale[2] = { samples_per_hit(d->trees[0]), samples_per_hit(d->trees[1]) };
+        const struct profile_join *j = d->join;
+
+        d->rows = calloc(j->n_rows + 1, sizeof *d->rows);
+        if (!d->rows)
+                return -ENOMEM;
+        for (size_t i = 0; i < j->n_rows; i++) {
+                struct diff_row r = { .row = i };
+                unsigned __int128 up, down;
+
+                for (size_t side = 0; side < 2; side++) {
+                        r.hits[side] = profile_join_hits(j, i, side);
+                        r.fraction[side] = d->trees[side]->total ?
+                                (double) r.hits[side] / (double) d->trees[side]->total : 0.0;
+                }
+                if ((r.fraction[0] < threshold && r.fraction[1] < threshold) || r.hits[0] + r.hits[1] == 0) {
+                        d->n_omitted++;
+                        continue;
+                }
+                r.change = r.fraction[1] - r.fraction[0];
+                up = (unsigned __int128) r.hits[1] * d->trees[0]->total;
+                down = (unsigned __int128) r.hits[0] * d->trees[1]->total;
+                r.size = up > down ? up - down : down - up;
+                r.z = diff_z(r.hits[0] * scale[0], d->trees[0]->total * scale[0],
+                             r.hits[1] * scale[1], d->trees[1]->total * scale[1]);
+                d->rows[d->n_rows++] = r;
+        }
+        qsort_r(d->rows, d->n_rows, sizeof *d->rows, row_cmp, d);
+        return 0;
+}
+
+static bool significant(const struct diff_row *r) {
+        return fabs(r->z) >= DIFF_Z_95;
+}
+
+static void fprint_time(FILE *f, int64_t t) {
+        time_t tt = (time_t) t;
+        struct tm tm;
+        char buf[64];
+
+        if (gmtime_r(&tt, &tm) && strftime(buf, sizeof buf, "%Y-%m-%d %H:%M:%S UTC", &tm) > 0)
+                fputs(buf, f);
+        else
+                fprintf(f, "@%" PRId64, t);
+}
+
+/* A side's store and selection: "a.db, host web1, since ...". */
+static void text_selection(FILE *f, const struct query_args *q) {
+        const struct store_filter *s = &q->filter;
+
+        fputs(q->db, f);
+        if (s->run_id)
+                fprintf(f, ", run %" PRId64, s->run_id);
+        if (s->host)
+                fprintf(f, ", host %s", s->host);
+        if (s->unit)
+                fprintf(f, ", unit %s", s->unit);
+        if (s->pid)
+                fprintf(f, ", pid %" PRId64, s->pid);
+        if (s->comm)
+                fprintf(f, ", comm %s", s->comm);
+        if (s->exe)
+                fprintf(f, ", exe %s", s->exe);
+        if (s->since) {
+                fputs(", since ", f);
+                fprint_time(f, s->since);
+        }
+        if (s->until) {
+                fputs(", until ", f);
+                fprint_time(f, s->until);
+        }
+}
+
+static void text_side(FILE *f, const char *label, const struct query_args *q, const struct sample_tree *t) {
+        fprintf(f, "%s (", label);
+        text_selection(f, q);
+        fputs("): ", f);
+        render_text_facts(f, t);
+}
+
+static void text_path(FILE *f, const struct diff *d, const struct diff_row *r) {
+        const struct profile_join_row *row = &d->join->rows[r->row];
+        const uint32_t *names = profile_join_path(d->join, row);
+        enum profile_kind kind = d->join->columns[0]->kind;
+        bool paths = kind == PROFILE_DOWN || kind == PROFILE_UP;
+
+        fputs(paths ? "(" : "", f);
+        for (uint32_t i = 0; i < row->len; i++)
+                fprintf(f, "%s%s", i ? " " : "", sample_tree_name(d->trees[0], names[i]));
+        fputs(paths ? ")" : "", f);
+}
+
+static int render_text_diff(FILE *f, const struct diff *d, double threshold) {
+        enum profile_kind kind = d->join->columns[0]->kind;
+        bool paths = kind == PROFILE_DOWN || kind == PROFILE_UP;
+        const char *rb = d->trees[0]->info.resource, *rn = d->trees[1]->info.resource;
+
+        fprintf(f, "%s difference", render_view_title(kind));
+        if (d->sides[1]->root)
+                fprintf(f, " at %s", d->sides[1]->root);
+        if (streq(rb, rn))
+                fprintf(f, " for resource: %s\n", rn);
+        else
+                fprintf(f, " for resources: %s (base), %s (new)\n", rb, rn);
+        text_side(f, "base", d->sides[0], d->trees[0]);
+        text_side(f, "new", d->sides[1], d->trees[1]);
+        fprintf(f, "test: two-proportion z on the samples, pooled; * where |z| >= %.2f (significant at 95%%)\n"
+                "format: change base_fraction new_fraction z [#raw_samples base → new] %s\n%s\n",
+                DIFF_Z_95, paths ? "(call_path)" : "function_name", RULE);
+        for (size_t i = 0; i < d->n_rows; i++) {
+                const struct diff_row *r = &d->rows[i];
+
+                fprintf(f, "%+.4f %.4f %.4f %+6.2f %s [%" PRIu64 " → %" PRIu64 "] ", r->change, r->fraction[0],
+                        r->fraction[1], r->z, significant(r) ? "*" : " ", r->hits[0], r->hits[1]);
+                text_path(f, d, r);
+                fputc('\n', f);
+        }
+        return render_text_finish(f, d->n_omitted, threshold, paths ? "call path" : "function");
+}
+
+/* ", KEY: VALUE" where VALUE is set. */
+static void json_field(FILE *f, const char *key, const char *value) {
+        if (!value)
+                return;
+        fprintf(f, ", \"%s\": ", key);
+        json_write_string(f, value);
+}
+
+static void json_side(FILE *f, const struct query_args *q, const struct sample_tree *t) {
+        const struct store_filter *s = &q->filter;
+
+        fputs("{\"store\": ", f);
+        json_write_string(f, q->db);
+        if (s->run_id)
+                fprintf(f, ", \"run\": %" PRId64, s->run_id);
+        if (s->pid)
+                fprintf(f, ", \"pid\": %" PRId64, s->pid);
+        json_field(f, "host", s->host);
+        json_field(f, "unit", s->unit);
+        json_field(f, "comm", s->comm);
+        json_field(f, "exe", s->exe);
+        if (s->since)
+                fprintf(f, ", \"since\": %" PRId64, s->since);
+        if (s->until)
+                fprintf(f, ", \"until\": %" PRId64, s->until);
+        fputs(", \"resource\": ", f);
+        json_write_string(f, t->info.resource ?: "");
+        fputs(", \"unit\": ", f);
+        json_write_string(f, t->info.unit ?: "");
+        fprintf(f, ", \"period\": %" PRIu64 ", \"samples\": %" PRIu64 ", \"hits\": %" PRIu64 ", \"lost\": %" PRIu64 "}",
+                t->info.period, t->info.samples, t->total, t->info.lost);
+}
+
+static int render_json_diff(FILE *f, const struct diff *d, double threshold) {
+        fprintf(f, "{\"diff\": \"%s\"", render_view_name(d->join->columns[0]->kind));
+        json_field(f, "root", d->sides[1]->root);
+        fprintf(f, ", \"threshold\": %g, \"test\": {\"name\": \"two-proportion z, pooled\", \"confidence\": 0.95, "
+                "\"critical_z\": %.2f},\n \"base\": ", threshold, DIFF_Z_95);
+        json_side(f, d->sides[0], d->trees[0]);
+        fputs(",\n \"new\": ", f);
+        json_side(f, d->sides[1], d->trees[1]);
+        fputs(",\n \"entries\": [", f);
+        for (size_t i = 0; i < d->n_rows; i++) {
+                const struct diff_row *r = &d->rows[i];
+                const struct profile_join_row *row = &d->join->rows[r->row];
+                const uint32_t *names = profile_join_path(d->join, row);
+
+                fprintf(f, "%s\n  {\"change\": %.6f, \"base\": {\"fraction\": %.6f, \"hits\": %" PRIu64 "}, "
+                        "\"new\": {\"fraction\": %.6f, \"hits\": %" PRIu64 "}, \"z\": %.4f, \"significant\": %s, "
+                        "\"path\": [", i ? "," : "", r->change, r->fraction[0], r->hits[0], r->fraction[1], r->hits[1],
+                        r->z, significant(r) ? "true" : "false");
+                for (uint32_t k = 0; k < row->len; k++) {
+                        if (k)
+                                fputs(", ", f);
+                        json_write_string(f, sample_tree_name(d->trees[0], names[k]));
+                }
+                fputs("]}", f);
+        }
+        fprintf(f, "\n], \"omitted\": %zu}\n", d->n_omitted);
+        return ferror(f) ? -EIO : 0;
+}
+
+static int render_csv_diff(FILE *f, const struct diff *d) {
+        fputs("change,base_fraction,new_fraction,z,significant,base_hits,new_hits,path\r\n", f);
+        for (size_t i = 0; i < d->n_rows; i++) {
+                const struct diff_row *r = &d->rows[i];
+                const struct profile_join_row *row = &d->join->rows[r->row];
+
+                fprintf(f, "%.6f,%.6f,%.6f,%.4f,%d,%" PRIu64 ",%" PRIu64 ",", r->change, r->fraction[0],
+                        r->fraction[1], r->z, significant(r), r->hits[0], r->hits[1]);
+                csv_write_path(f, d->trees[0], profile_join_path(d->join, row), row->len);
+                fputs("\r\n", f);
+        }
+        return ferror(f) ? -EIO : 0;
+}
+
+/* KIND's profile of T with every entry; a root in no sample of T gives an empty profile, and
+ * *ret_found false. */
+static int diff_profile(struct sample_tree *t, enum profile_kind kind, const char *root, bool *ret_found,
+                        struct profile **ret) {
+        int r = -EINVAL;
+
+        switch (kind) {
+        case PROFILE_DOWN:
+                r = profile_down(t, root, 0, ret);
+                break;
+        case PROFILE_UP:
+                r = profile_up(t, root, 0, ret);
+                break;
+        case PROFILE_FUNCTION:
+                r = profile_function(t, 0, ret);
+                break;
+        case PROFILE_BODY:
+                r = profile_body(t, 0, ret);
+                break;
+        }
+        *ret_found = r != -ENOENT;
+        if (r == -ENOENT) {
+                *ret = profile_new(kind, t, NAME_NONE);
+                r = *ret ? 0 : -ENOMEM;
+        }
+        return r;
+}
+
+/* Parses the command line into S (whose strings BASE and NEW point into), BASE, NEW and D.
+ * Returns 1 to go on, 0 after --help, or a negative errno after reporting. */
+static int parse_sides(struct sides *s, struct query_args *base, struct query_args *new, struct diff_args *d,
+                       int argc, char **argv) {
+        struct query_extra extra = {
+                .options = (const struct option[]) {
+                        { "view", required_argument, NULL, OPT_VIEW },
+                        {}
+                },
+                .help = "      --view V           functions (default: the function profile), body, or down\n"
+                        "                         and up, which need --root FUNCTION\n"
+                        "      --base-NAME VALUE  the base side's --NAME: db, resource, run, unit, pid, comm,\n"
+                        "                         exe, host, since, until, focus, ignore or hide\n",
+                .arguments = true,
+                .parse = diff_parse,
+                .userdata = d,
+        };
+        bool rooted;
+        int r;
+
+        r = sides_split(s, argc, argv);
+        if (r < 0)
+                return r;
+        *d = (struct diff_args) { .view = PROFILE_FUNCTION };
+        r = query_args_parse_extra(new, strv_length(s->new_argv), s->new_argv, "diff", usage, QUERY_TAKES_ROOT,
+                                   &extra);
+        if (r <= 0)
+                return r;
+        *d = (struct diff_args) { .view = PROFILE_FUNCTION, .base_resource = s->base_resource };
+        r = query_args_parse_extra(base, strv_length(s->base_argv), s->base_argv, "diff", usage,
+                                   QUERY_TAKES_ROOT, &extra);
+        if (r < 0)
+                log_error("(in a --base- option: the base side's value is checked as the option without --base-)");
+        if (r <= 0)
+                return r;
+
+        if (d->n_stores == 1)
+                return log_error_errno(EINVAL, "diff takes two stores, BASE.db NEW.db, or none (one store's two "
+                                       "selections, with --base- options)");
+        if (d->n_stores == 2) {
+                if (s->base_db)
+                        return log_error_errno(EINVAL, "diff: the base store is given twice, as %s and with --base-db",
+                                               d->stores[0]);
+                base->db = d->stores[0];
+                new->db = d->stores[1];
+        } else if (s->n_base == 0)
+                return log_error_errno(EINVAL, "diff needs two sides: cppctl diff BASE.db NEW.db, or --base- options "
+                                       "such as --base-since T1 --base-until T2 for the base side of one store");
+
+        rooted = d->view == PROFILE_DOWN || d->view == PROFILE_UP;
+        if (rooted && !new->root)
+                return log_error_errno(EINVAL, "diff --view %s needs a root function: --root FUNCTION",
+                                       d->view == PROFILE_DOWN ? "down" : "up");
+        if (!rooted && new->root)
+                return log_error_errno(EINVAL, "diff: --root %s is for --view down or up", new->root);
+        return query_check_format(new, "diff", (1u << RENDER_TEXT) | (1u << RENDER_JSON) | (1u << RENDER_CSV)) < 0 ?
+               -EINVAL : 1;
+}
+
+/* Loads Q's tree, saying which side (LABEL) it is when it is empty. */
+static int load_side(struct query_args *q, const char *label, struct name_table *names, struct sample_tree **ret) {
+        _cleanup_free_ char *selection = NULL;
+        size_t size = 0;
+        FILE *f;
+        int r;
+
+        r = query_load_shared(q, names, ret);
+        if (r != -ENODATA)
+                return r;
+        f = open_memstream(&selection, &size);
+        if (f) {
+                text_selection(f, q);
+                fclose(f);
+        }
+        log_error("diff: the %s side (%s) has no samples to compare", label, selection ?: q->db);
+        return r;
+}
+
+int cmd_diff(int argc, char **argv) {
+        _cleanup_(sides_done) struct sides s = {};
+        _cleanup_(query_args_done) struct query_args base = {};
+        _cleanup_(query_args_done) struct query_args new = {};
+        _cleanup_(name_table_freep) struct name_table *names = NULL;
+        _cleanup_(sample_tree_freep) struct sample_tree *tb = NULL, *tn = NULL;
+        _cleanup_(profile_freep) struct profile *pb = NULL, *pn = NULL;
+        _cleanup_(profile_join_freep) struct profile_join *j = NULL;
+        const struct profile *columns[2];
+        struct diff d = {};
+        struct diff_args a;
+        bool found_b, found_n;
+        FILE *out;
+        int r;
+
+        r = parse_sides(&s, &base, &new, &a, argc, argv);
+        if (r <= 0)
+                return exit_status(r);
+
+        names = name_table_new();
+        if (!names) {
+                log_error_errno(ENOMEM, "Out of memory");
+                return EXIT_FAILURE_;
+        }
+        r = load_side(&base, "base", names, &tb);
+        if (r >= 0)
+                r = load_side(&new, "new", names, &tn);
+        if (r < 0)
+                return exit_status(r);
+        /* Each store's only resource is its default: two stores may differ, unnoticed. */
+        if (!streq(tb->info.resource, tn->info.resource) && !a.base_resource) {
+                log_error("diff: the base side holds %s and the new side %s; name one with --resource, or the "
+                          "base side's with --base-resource to compare the two", tb->info.resource, tn->info.resource);
+                return EXIT_USAGE;
+        }
+
+        r = diff_profile(tb, a.view, new.root, &found_b, &pb);
+        if (r >= 0)
+                r = diff_profile(tn, a.view, new.root, &found_n, &pn);
+        if (r < 0) {
+                log_error_errno(r, "Cannot compute the profiles: %m");
+                return EXIT_FAILURE_;
+        }
+        if (!found_b && !found_n) {
+                log_error("'%s' appears in no sample of either side; 'cppctl functions' lists those that do", new.root);
+                return EXIT_EMPTY;
+        }
+        columns[0] = pb;
+        columns[1] = pn;
+        r = profile_join(columns, 2, &j);
+        if (r < 0) {
+                log_error_errno(r, "Cannot join the profiles: %m");
+                return EXIT_FAILURE_;
+        }
+        d = (struct diff) { .sides = { &base, &new }, .join = j, .trees = { tb, tn } };
+        r = diff_compute(&d, new.threshold);
+        if (r < 0) {
+                free(d.rows);
+                log_error_errno(r, "Out of memory");
+                return EXIT_FAILURE_;
+        }
+
+        out = query_output(&new);
+        if (!out) {
+                free(d.rows);
+                return EXIT_FAILURE_;
+        }
+        r = new.format == RENDER_JSON ? render_json_diff(out, &d, new.threshold) :
+            new.format == RENDER_CSV ? render_csv_diff(out, &d) : render_text_diff(out, &d, new.threshold);
+        free(d.rows);
+        return query_output_close(&new, out, r);
+}

@@ -1,17 +1,23 @@
-/* Open addressing with linear probing over parallel key and value arrays, kept at most 1/2 full
- * so that probes stay short. Keys come from ids we assign (dense, sequential), so they are
- * scrambled with a 64-bit finalizer before use as a slot index. Lookups far outnumber inserts
- * and nothing is ever deleted one at a time (maps are cleared or freed whole), which is why
- * there are no tombstones. */
+/* Open addressing with linear probing over one array of (key, value) slots, kept at most 1/2
+ * full so that probes stay short. A slot holds its key and value side by side, so that a lookup
+ * costs one cache miss, not two: trie building and the call path algorithm are bound by these
+ * misses. Keys come from ids we assign (dense, sequential), so they are scrambled with a 64-bit
+ * finalizer before use as a slot index. Lookups far outnumber inserts and nothing is ever
+ * deleted one at a time (maps are cleared or freed whole), which is why there are no
+ * tombstones. */
 #include "idmap.h"
 
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
+struct slot {
+        uint64_t key;           /* IDMAP_KEY_EMPTY where free */
+        uint64_t value;
+};
+
 struct idmap {
-        uint64_t *keys;         /* IDMAP_KEY_EMPTY where free */
-        uint64_t *values;
+        struct slot *slots;
         size_t n;               /* keys held */
         size_t mask;            /* capacity - 1; capacity is a power of two, or 0 */
 };
@@ -32,8 +38,7 @@ struct idmap *idmap_new(void) {
 struct idmap *idmap_free(struct idmap *m) {
         if (!m)
                 return NULL;
-        free(m->keys);
-        free(m->values);
+        free(m->slots);
         free(m);
         return NULL;
 }
@@ -42,62 +47,54 @@ uint64_t *idmap_get(const struct idmap *m, uint64_t key) {
         if (m->n == 0)
                 return NULL;
         for (size_t i = mix64(key) & m->mask;; i = (i + 1) & m->mask) {
-                if (m->keys[i] == key)
-                        return &m->values[i];
-                if (m->keys[i] == IDMAP_KEY_EMPTY)
+                struct slot *s = &m->slots[i];
+
+                if (s->key == key)
+                        return &s->value;
+                if (s->key == IDMAP_KEY_EMPTY)
                         return NULL;
         }
 }
 
-static int idmap_grow(struct idmap *m) {
-        size_t cap = m->mask ? (m->mask + 1) * 2 : 64;
-        uint64_t *keys, *values;
+static int idmap_rehash(struct idmap *m, size_t cap) {
+        struct slot *slots = malloc(cap * sizeof *slots);
 
-        keys = malloc(cap * sizeof *keys);
-        values = malloc(cap * sizeof *values);
-        if (!keys || !values) {
-                free(keys);
-                free(values);
+        if (!slots)
                 return -ENOMEM;
-        }
-        memset(keys, 0xff, cap * sizeof *keys);         /* all IDMAP_KEY_EMPTY */
-
+        memset(slots, 0xff, cap * sizeof *slots);       /* every key IDMAP_KEY_EMPTY */
         for (size_t j = 0; m->mask && j <= m->mask; j++) {
                 size_t i;
 
-                if (m->keys[j] == IDMAP_KEY_EMPTY)
+                if (m->slots[j].key == IDMAP_KEY_EMPTY)
                         continue;
-                for (i = mix64(m->keys[j]) & (cap - 1); keys[i] != IDMAP_KEY_EMPTY; i = (i + 1) & (cap - 1))
+                for (i = mix64(m->slots[j].key) & (cap - 1); slots[i].key != IDMAP_KEY_EMPTY; i = (i + 1) & (cap - 1))
                         ;
-                keys[i] = m->keys[j];
-                values[i] = m->values[j];
+                slots[i] = m->slots[j];
         }
-        free(m->keys);
-        free(m->values);
-        m->keys = keys;
-        m->values = values;
+        free(m->slots);
+        m->slots = slots;
         m->mask = cap - 1;
         return 0;
 }
 
 int idmap_put(struct idmap *m, uint64_t key, uint64_t value, uint64_t **ret) {
+        struct slot *s;
         size_t i;
         int r;
 
         if (m->mask == 0 || (m->n + 1) * 2 > m->mask + 1) {
-                r = idmap_grow(m);
+                r = idmap_rehash(m, m->mask ? (m->mask + 1) * 2 : 64);
                 if (r < 0)
                         return r;
         }
-        for (i = mix64(key) & m->mask; m->keys[i] != IDMAP_KEY_EMPTY; i = (i + 1) & m->mask)
-                if (m->keys[i] == key) {
-                        *ret = &m->values[i];
+        for (i = mix64(key) & m->mask; (s = &m->slots[i])->key != IDMAP_KEY_EMPTY; i = (i + 1) & m->mask)
+                if (s->key == key) {
+                        *ret = &s->value;
                         return 0;
                 }
-        m->keys[i] = key;
-        m->values[i] = value;
+        *s = (struct slot) { key, value };
         m->n++;
-        *ret = &m->values[i];
+        *ret = &s->value;
         return 1;
 }
 
@@ -106,20 +103,20 @@ size_t idmap_size(const struct idmap *m) {
 }
 
 size_t idmap_memory(const struct idmap *m) {
-        return sizeof *m + (m->mask ? (m->mask + 1) * 2 * sizeof(uint64_t) : 0);
+        return sizeof *m + (m->mask ? (m->mask + 1) * sizeof(struct slot) : 0);
 }
 
 void idmap_clear(struct idmap *m) {
         if (m->mask)
-                memset(m->keys, 0xff, (m->mask + 1) * sizeof *m->keys);
+                memset(m->slots, 0xff, (m->mask + 1) * sizeof *m->slots);
         m->n = 0;
 }
 
 bool idmap_next(const struct idmap *m, size_t *i, uint64_t *ret_key, uint64_t *ret_value) {
         for (; m->mask && *i <= m->mask; (*i)++)
-                if (m->keys[*i] != IDMAP_KEY_EMPTY) {
-                        *ret_key = m->keys[*i];
-                        *ret_value = m->values[*i];
+                if (m->slots[*i].key != IDMAP_KEY_EMPTY) {
+                        *ret_key = m->slots[*i].key;
+                        *ret_value = m->slots[*i].value;
                         (*i)++;
                         return true;
                 }

@@ -31,10 +31,19 @@ static const struct command commands[] = {
         { "tree", cmd_tree, "sample tree profile, indented (paper §7.2), or as a flame graph" },
         { "graph", cmd_graph, "callers and callees of each function (gprof, Racket)" },
         { "top", cmd_top, "live: what cppd collects now, refreshed in place" },
+        { "shell", cmd_shell, "the paper's interactive loop: settings, then views (libedit)" },
         { "export", cmd_export, "the filtered samples for other tools: pprof, speedscope, folded" },
         { "diff", cmd_diff, "two profiles path by path: what changed, and is it more than noise" },
         { "merge", cmd_merge, "copy the runs of several stores into one: cppctl merge -o OUT IN..." },
 };
+
+int cppctl_run(const char *name, int argc, char **argv) {
+        for (size_t i = 0; i < ELEMENTSOF(commands); i++)
+                if (streq(name, commands[i].name))
+                        return commands[i].run(argc, argv);
+        log_error("unknown command '%s'", name);
+        return EXIT_USAGE;
+}
 
 static void help(void) {
         printf("Usage: cppctl COMMAND [OPTIONS]\n\n"

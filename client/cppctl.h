@@ -38,6 +38,11 @@ int cmd_tree(int argc, char **argv);
 int cmd_graph(int argc, char **argv);
 int cmd_export(int argc, char **argv);
 int cmd_top(int argc, char **argv);
+int cmd_shell(int argc, char **argv);
+
+/* Runs cppctl command NAME (as "cppctl NAME ARGV[1..]"; ARGV[0] is NAME). Returns its exit
+ * status. For the shell. */
+int cppctl_run(const char *name, int argc, char **argv);
 int cmd_diff(int argc, char **argv);
 int cmd_merge(int argc, char **argv);
 

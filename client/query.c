@@ -316,8 +316,7 @@ int query_args_parse_extra(struct query_args *q, int argc, char **argv, const ch
 
 void query_args_done(struct query_args *q) {
         q->resources = strv_free(q->resources);
-        free(q->resource_owned);
-        q->resource_owned = NULL;
+        q->resource_owned = mfree(q->resource_owned);
         if (q->filter.focus)
                 regfree(&q->focus);
         if (q->filter.ignore)

@@ -54,6 +54,12 @@ static inline int take_fd(int *fd) {
         return v;
 }
 
+/* Frees P and returns NULL: p = mfree(p). */
+static inline void *mfree(void *p) {
+        free(p);
+        return NULL;
+}
+
 #define ELEMENTSOF(a) (sizeof(a) / sizeof((a)[0]))
 #define MIN(a, b) ((a) < (b) ? (a) : (b))
 #define MAX(a, b) ((a) > (b) ? (a) : (b))

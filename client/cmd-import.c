@@ -31,6 +31,7 @@ struct import_args {
         const char *file;
         const char *resource;
         const char *unit;
+        const char *service;            /* the process's systemd unit */
         uint64_t period;
         const char *host;               /* NULL: this machine's */
         int64_t time;                   /* when the samples were taken, unix seconds; 0: now */
@@ -46,6 +47,7 @@ static int parse_args(struct import_args *a, int argc, char **argv) {
                 { "unit", required_argument, NULL, 'U' },
                 { "host", required_argument, NULL, 'H' },
                 { "time", required_argument, NULL, 'T' },
+                { "service", required_argument, NULL, 'S' },
                 {}
         };
         int c;
@@ -69,6 +71,7 @@ static int parse_args(struct import_args *a, int argc, char **argv) {
                                "      --host NAME        the machine the samples came from (default: this one)\n"
                                "      --time TIME        when they were taken: '2026-11-22 10:00', '@UNIXTIME'\n"
                                "                         (default: now); the run's start and the samples' bucket\n"
+                               "      --service UNIT     the systemd unit the samples' process ran in\n"
                                "  -d, --db FILE          the store (default: $CPPD_DB or ./" CPPCTL_DEFAULT_DB ")\n"
                                "  -h, --help             this help\n");
                         return 0;
@@ -92,6 +95,11 @@ static int parse_args(struct import_args *a, int argc, char **argv) {
                         if (!*optarg)
                                 return log_error_errno(EINVAL, "--host: expected a host name");
                         a->host = optarg;
+                        break;
+                case 'S':
+                        if (!*optarg)
+                                return log_error_errno(EINVAL, "--service: expected a unit name");
+                        a->service = optarg;
                         break;
                 case 'T':
                         if (parse_timestamp(optarg, time(NULL), &a->time) < 0 || a->time <= 0)
@@ -263,7 +271,7 @@ int cmd_import(int argc, char **argv) {
                 r = store_add_run_resource(s, run, a.resource, known ? known->unit : a.unit ?: "1 event",
                                            "folded", a.period, &st->resource_id);
         if (r >= 0)
-                r = store_add_process(s, run, -1, basename(base), NULL, NULL, now, &process);
+                r = store_add_process(s, run, -1, basename(base), NULL, a.service, now, &process);
         if (r >= 0)
                 r = store_add_thread(s, process, -1, NULL, &st->thread_id);
         if (r < 0) {

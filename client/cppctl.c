@@ -31,6 +31,7 @@ static const struct command commands[] = {
         { "tree", cmd_tree, "sample tree profile, indented (paper §7.2), or as a flame graph" },
         { "graph", cmd_graph, "callers and callees of each function (gprof, Racket)" },
         { "top", cmd_top, "live: what cppd collects now, refreshed in place" },
+        { "sql", cmd_sql, "SQL over a store, read-only, with call path table functions" },
         { "shell", cmd_shell, "the paper's interactive loop: settings, then views (libedit)" },
         { "export", cmd_export, "the filtered samples for other tools: pprof, speedscope, folded" },
         { "diff", cmd_diff, "two profiles path by path: what changed, and is it more than noise" },

@@ -39,6 +39,7 @@ int cmd_graph(int argc, char **argv);
 int cmd_export(int argc, char **argv);
 int cmd_top(int argc, char **argv);
 int cmd_shell(int argc, char **argv);
+int cmd_sql(int argc, char **argv);
 
 /* Runs cppctl command NAME (as "cppctl NAME ARGV[1..]"; ARGV[0] is NAME). Returns its exit
  * status. For the shell. */

@@ -32,6 +32,7 @@ enum store_stmt {
 
 struct store {
         sqlite3 *db;
+        bool borrowed;                  /* store_wrap(): someone else's connection */
         enum store_mode mode;
         unsigned version;
         bool in_transaction;

@@ -292,7 +292,8 @@ struct store *store_close(struct store *s) {
                 store_rollback(s);
         for (unsigned i = 0; i < _STMT_MAX; i++)
                 sqlite3_finalize(s->stmts[i]);
-        sqlite3_close_v2(s->db);
+        if (!s->borrowed)
+                sqlite3_close_v2(s->db);
         name_table_free(s->keys);
         idmap_free(s->modules);
         idmap_free(s->functions);
@@ -300,6 +301,29 @@ struct store *store_close(struct store *s) {
         idmap_free(s->stacks);
         free(s);
         return NULL;
+}
+
+int store_wrap(sqlite3 *db, struct store **ret) {
+        unsigned latest = store_migrations[n_store_migrations - 1].version;
+        _cleanup_(store_closep) struct store *s = calloc(1, sizeof *s);
+        int64_t app, version;
+        int r;
+
+        if (!s)
+                return -ENOMEM;
+        s->db = db;
+        s->borrowed = true;
+        s->mode = STORE_READ;
+        r = read_header(s, &app, &version);
+        if (r < 0)
+                return r;
+        if (r > 0 || app != STORE_APPLICATION_ID)
+                return -EBADMSG;
+        if (version != latest)
+                return version > latest ? -EPROTONOSUPPORT : -EPROTO;
+        s->version = version;
+        *ret = take_ptr(&s);
+        return 0;
 }
 
 const char *store_error(const struct store *s) {

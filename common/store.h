@@ -27,6 +27,12 @@ struct store;
  * -EPROTONOSUPPORT if a newer cppd wrote it, -EPROTO if READ finds an older schema it may not
  * upgrade (a reader that may write the file upgrades it first), -ENOSPC, -EIO, -ENOMEM. store_error() then has SQLite's words, if any. */
 int store_open(const char *path, enum store_mode mode, struct store **ret);
+
+/* Reads the store that connection DB (borrowed: store_close() leaves it open) has open as
+ * 'main', for SQL functions that run inside someone else's connection. Returns 0 and sets *ret;
+ * -EBADMSG if it is not a cppd store, -EPROTO/-EPROTONOSUPPORT if not at this cppd's schema. */
+struct sqlite3;
+int store_wrap(struct sqlite3 *db, struct store **ret);
 struct store *store_close(struct store *s);
 DEFINE_CLEANUP(struct store *, store_close);
 

@@ -1,0 +1,303 @@
+/* cppctl sql: SQL over a store, read-only. The connection is opened read-only AND an authorizer
+ * refuses everything but reading (no INSERT, UPDATE, DELETE, CREATE, DROP, ALTER, ATTACH,
+ * DETACH, VACUUM, REINDEX, ANALYZE, and no PRAGMA but the ones that only describe tables), so
+ * that no statement can change the file, nor reach another one. The store's views
+ * (schemas/README.md) and the call path functions of sql-ext.c are there to query. Several
+ * statements separated by ';' run in order, each result printed in turn.
+ *
+ * Output: an aligned table with a header (the default), CSV (RFC 4180, CRLF) or JSON (an array
+ * of objects per statement; several statements give one array each, one per line). */
+#include "cppctl.h"
+
+#include <errno.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <sqlite3.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "log.h"
+#include "sql-ext.h"
+#include "strv.h"
+
+enum sql_format {
+        SQL_TABLE,
+        SQL_CSV,
+        SQL_JSON,
+};
+
+/* What the authorizer refused, for the message. */
+static const char *refused;
+
+static int authorize(void *userdata, int action, const char *a, const char *b, const char *db, const char *trigger) {
+        static const char *const describing[] = {
+                "table_info", "table_xinfo", "table_list", "index_list", "index_info", "index_xinfo",
+                "foreign_key_list", "database_list", "function_list", "module_list", "pragma_list",
+                "application_id", "user_version", "page_count", "page_size", "freelist_count",
+        };
+
+        switch (action) {
+        case SQLITE_SELECT:
+        case SQLITE_READ:
+        case SQLITE_FUNCTION:
+        case SQLITE_RECURSIVE:
+                return SQLITE_OK;
+        case SQLITE_PRAGMA:
+                /* Reading pragmas only: a name from the list, with no value to set (b: the
+                 * argument, which for table_info and friends is a table name, not a value). */
+                for (size_t i = 0; i < ELEMENTSOF(describing); i++)
+                        if (strcasecmp(a, describing[i]) == 0 &&
+                            (!b || strcasecmp(a, "application_id") != 0) && (!b || strcasecmp(a, "user_version") != 0))
+                                return SQLITE_OK;
+                refused = "PRAGMA";
+                return SQLITE_DENY;
+        case SQLITE_INSERT:
+                refused = "INSERT";
+                return SQLITE_DENY;
+        case SQLITE_UPDATE:
+                refused = "UPDATE";
+                return SQLITE_DENY;
+        case SQLITE_DELETE:
+                refused = "DELETE";
+                return SQLITE_DENY;
+        case SQLITE_ATTACH:
+                refused = "ATTACH";
+                return SQLITE_DENY;
+        case SQLITE_DETACH:
+                refused = "DETACH";
+                return SQLITE_DENY;
+        case SQLITE_TRANSACTION:
+        case SQLITE_SAVEPOINT:
+                return SQLITE_OK;       /* harmless on a read-only connection */
+        default:
+                refused = "a statement that writes";
+                return SQLITE_DENY;
+        }
+}
+
+/* A column's value as text for the table and CSV ("" for NULL). */
+static const char *text_of(sqlite3_stmt *st, int i) {
+        const unsigned char *t = sqlite3_column_text(st, i);
+
+        return t ? (const char *) t : "";
+}
+
+static void csv_field(FILE *f, const char *s) {
+        if (!strpbrk(s, ",\"\r\n")) {
+                fputs(s, f);
+                return;
+        }
+        fputc('"', f);
+        for (; *s; s++) {
+                if (*s == '"')
+                        fputc('"', f);
+                fputc(*s, f);
+        }
+        fputc('"', f);
+}
+
+/* Runs ST to the end, printing its rows in FORMAT. Returns an SQLite result code. */
+static int print_rows(sqlite3_stmt *st, enum sql_format format, FILE *out) {
+        int n = sqlite3_column_count(st), rc;
+        _cleanup_(strv_freep) char **cells = NULL;     /* table: every cell, header first */
+        size_t rows = 0;
+
+        if (format == SQL_TABLE)
+                for (int i = 0; i < n; i++)
+                        if (strv_extend(&cells, sqlite3_column_name(st, i)) < 0)
+                                return SQLITE_NOMEM;
+        if (format == SQL_CSV) {
+                for (int i = 0; i < n; i++) {
+                        fputs(i ? "," : "", out);
+                        csv_field(out, sqlite3_column_name(st, i));
+                }
+                fputs("\r\n", out);
+        }
+        if (format == SQL_JSON)
+                fputc('[', out);
+        while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+                if (format == SQL_JSON)
+                        fputs(rows ? ",\n {" : "{", out);
+                for (int i = 0; i < n; i++) {
+                        switch (format) {
+                        case SQL_TABLE:
+                                if (strv_extend(&cells, text_of(st, i)) < 0)
+                                        return SQLITE_NOMEM;
+                                break;
+                        case SQL_CSV:
+                                fputs(i ? "," : "", out);
+                                csv_field(out, text_of(st, i));
+                                break;
+                        case SQL_JSON:
+                                fputs(i ? ", " : "", out);
+                                json_write_string(out, sqlite3_column_name(st, i));
+                                fputs(": ", out);
+                                switch (sqlite3_column_type(st, i)) {
+                                case SQLITE_NULL:
+                                        fputs("null", out);
+                                        break;
+                                case SQLITE_INTEGER:
+                                        fprintf(out, "%lld", (long long) sqlite3_column_int64(st, i));
+                                        break;
+                                case SQLITE_FLOAT:
+                                        fprintf(out, "%.17g", sqlite3_column_double(st, i));
+                                        break;
+                                default:
+                                        json_write_string(out, text_of(st, i));
+                                }
+                                break;
+                        }
+                }
+                if (format == SQL_CSV)
+                        fputs("\r\n", out);
+                if (format == SQL_JSON)
+                        fputc('}', out);
+                rows++;
+        }
+        if (format == SQL_JSON)
+                fputs("]\n", out);
+        if (format == SQL_TABLE && n > 0) {
+                _cleanup_free_ size_t *width = calloc(n, sizeof *width);
+
+                if (!width)
+                        return SQLITE_NOMEM;
+                for (size_t k = 0; cells && cells[k]; k++)
+                        width[k % n] = MAX(width[k % n], strlen(cells[k]));
+                for (size_t k = 0; cells && cells[k]; k++) {
+                        int col = k % n;
+
+                        /* The last column is not padded, so lines carry no trailing blanks. */
+                        fprintf(out, "%s%-*s", col ? "  " : "", col + 1 < n ? (int) width[col] : 0, cells[k]);
+                        if (col + 1 == n)
+                                fputc('\n', out);
+                        if (k + 1 == (size_t) n) {
+                                for (int i = 0; i < n; i++)
+                                        for (size_t w = 0; w < width[i] + (i + 1 < n ? 2 : 0); w++)
+                                                fputc('-', out);
+                                fputc('\n', out);
+                        }
+                }
+        }
+        return rc == SQLITE_DONE ? SQLITE_OK : rc;
+}
+
+int cmd_sql(int argc, char **argv) {
+        static const struct option options[] = {
+                { "help", no_argument, NULL, 'h' },
+                { "db", required_argument, NULL, 'd' },
+                { "format", required_argument, NULL, 'f' },
+                {}
+        };
+        enum sql_format format = SQL_TABLE;
+        const char *db = getenv("CPPD_DB"), *sql, *tail;
+        sqlite3 *c = NULL;
+        int opt, rc, status = EXIT_OK;
+
+        optind = 0;
+        while ((opt = getopt_long(argc, argv, "hd:f:", options, NULL)) >= 0)
+                switch (opt) {
+                case 'h':
+                        printf("Usage: cppctl sql [--db DB | DB] [--format table|csv|json] \"SELECT ...\"\n\n"
+                               "SQL over a store, read-only: writes, ATTACH and pragmas that set anything are\n"
+                               "refused. The tables and views are described in schemas/README.md; the call path\n"
+                               "profiles are table-valued functions:\n"
+                               "  downward(root, resource, ...)  upward(root, resource, ...)\n"
+                               "  functions(resource, ...)       body(resource, ...)\n"
+                               "with columns path, leaf, depth, hits, fraction, ci_low, ci_high and the filters\n"
+                               "threshold unit pid comm exe since until run host by inline focus ignore hide.\n"
+                               "Several statements separated by ';' run in order.\n");
+                        return EXIT_OK;
+                case 'd':
+                        db = optarg;
+                        break;
+                case 'f':
+                        if (streq(optarg, "table"))
+                                format = SQL_TABLE;
+                        else if (streq(optarg, "csv"))
+                                format = SQL_CSV;
+                        else if (streq(optarg, "json"))
+                                format = SQL_JSON;
+                        else {
+                                log_error("--format %s: expected table, csv or json", optarg);
+                                return EXIT_USAGE;
+                        }
+                        break;
+                default:
+                        return EXIT_USAGE;
+                }
+        if (argc - optind == 2)
+                db = argv[optind++];
+        if (argc - optind != 1) {
+                log_error("usage: cppctl sql [--db DB | DB] \"SELECT ...\"");
+                return EXIT_USAGE;
+        }
+        sql = argv[optind];
+        if (!db)
+                db = access(CPPCTL_DEFAULT_DB, F_OK) < 0 && access(CPPCTL_DAEMON_DB, F_OK) == 0 ?
+                     CPPCTL_DAEMON_DB : CPPCTL_DEFAULT_DB;
+        if (access(db, R_OK) < 0) {
+                log_error_errno(errno, "%s: %m", db);
+                return EXIT_FAILURE_;
+        }
+
+        rc = sqlite3_open_v2(db, &c, SQLITE_OPEN_READONLY, NULL);
+        if (rc == SQLITE_OK)
+                rc = sql_ext_register(c);
+        /* Connecting an eponymous table for the first time declares it in the schema, which the
+         * authorizer would take for a write: connect them all before it is in place. */
+        for (size_t i = 0; rc == SQLITE_OK && i < ELEMENTSOF(sql_ext_tables); i++) {
+                _cleanup_free_ char *q = NULL;
+                sqlite3_stmt *st = NULL;
+
+                if (asprintf(&q, "SELECT path FROM %s", sql_ext_tables[i]) < 0)
+                        rc = SQLITE_NOMEM;
+                else
+                        rc = sqlite3_prepare_v2(c, q, -1, &st, NULL);
+                sqlite3_finalize(st);
+        }
+        if (rc == SQLITE_OK)
+                rc = sqlite3_set_authorizer(c, authorize, NULL);
+        if (rc != SQLITE_OK) {
+                log_error("%s: %s", db, c ? sqlite3_errmsg(c) : sqlite3_errstr(rc));
+                sqlite3_close(c);
+                return EXIT_FAILURE_;
+        }
+        sqlite3_busy_timeout(c, 5000);
+
+        for (tail = sql; tail && *tail;) {
+                sqlite3_stmt *st = NULL;
+
+                refused = NULL;
+                rc = sqlite3_prepare_v2(c, tail, -1, &st, &tail);
+                if (rc != SQLITE_OK) {
+                        if (refused)
+                                log_error("cppctl sql is read-only: %s refused", refused);
+                        else
+                                log_error("%s", sqlite3_errmsg(c));
+                        status = refused ? EXIT_USAGE : EXIT_FAILURE_;
+                        break;
+                }
+                if (!st)
+                        continue;       /* blank or a comment */
+                rc = print_rows(st, format, stdout);
+                if (rc != SQLITE_OK) {
+                        /* Some statements (VACUUM) ask the authorizer only as they run. */
+                        if (refused)
+                                log_error("cppctl sql is read-only: %s refused", refused);
+                        else
+                                log_error("%s", sqlite3_errmsg(c));
+                        status = refused ? EXIT_USAGE : EXIT_FAILURE_;
+                }
+                sqlite3_finalize(st);
+                if (status != EXIT_OK)
+                        break;
+        }
+        sqlite3_close(c);
+        if (fflush(stdout) != 0) {
+                log_error_errno(errno, "Cannot write: %m");
+                return EXIT_FAILURE_;
+        }
+        return status;
+}

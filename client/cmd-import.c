@@ -32,6 +32,8 @@ struct import_args {
         const char *resource;
         const char *unit;
         const char *service;            /* the process's systemd unit */
+        const char *perf_data;          /* cppctl import FILE: perf's recording */
+        bool kernel;                    /* perf.data: keep kernel frames */
         uint64_t period;
         const char *host;               /* NULL: this machine's */
         int64_t time;                   /* when the samples were taken, unix seconds; 0: now */
@@ -48,6 +50,7 @@ static int parse_args(struct import_args *a, int argc, char **argv) {
                 { "host", required_argument, NULL, 'H' },
                 { "time", required_argument, NULL, 'T' },
                 { "service", required_argument, NULL, 'S' },
+                { "kernel", no_argument, NULL, 'k' },
                 {}
         };
         int c;
@@ -57,7 +60,11 @@ static int parse_args(struct import_args *a, int argc, char **argv) {
         while ((c = getopt_long(argc, argv, "hd:f:r:p:", options, NULL)) >= 0)
                 switch (c) {
                 case 'h':
-                        printf("Usage: cppctl import --folded FILE --resource NAME [--period N] [--db FILE]\n\n"
+                        printf("Usage: cppctl import --folded FILE --resource NAME [--period N] [--db FILE]\n"
+                               "       cppctl import [--db FILE] [--kernel] perf.data\n\n"
+                               "A perf.data (perf record, frame pointers or --call-graph dwarf) becomes one run\n"
+                               "with a resource per event; samples weigh their periods; its processes' binaries\n"
+                               "are symbolized from this machine, as perf report does.\n\n"
                                "Stores the stacks of FILE ('-': stdin), one per line, root first:\n"
                                "    main;f;g 12\n"
                                "as one run of resource NAME sampled every N gticks. Several imports may go\n"
@@ -96,6 +103,9 @@ static int parse_args(struct import_args *a, int argc, char **argv) {
                                 return log_error_errno(EINVAL, "--host: expected a host name");
                         a->host = optarg;
                         break;
+                case 'k':
+                        a->kernel = true;
+                        break;
                 case 'S':
                         if (!*optarg)
                                 return log_error_errno(EINVAL, "--service: expected a unit name");
@@ -109,10 +119,14 @@ static int parse_args(struct import_args *a, int argc, char **argv) {
                 default:
                         return log_error_errno(EINVAL, "try 'cppctl import --help'");
                 }
+        if (!a->file && optind < argc) {
+                a->perf_data = argv[optind++];
+                return optind < argc ? log_error_errno(EINVAL, "import: unexpected argument '%s'", argv[optind]) : 1;
+        }
         if (optind < argc)
                 return log_error_errno(EINVAL, "import: unexpected argument '%s'", argv[optind]);
         if (!a->file)
-                return log_error_errno(EINVAL, "import needs --folded FILE");
+                return log_error_errno(EINVAL, "import needs --folded FILE, or a perf.data file");
         if (!a->resource)
                 return log_error_errno(EINVAL, "import needs --resource NAME (e.g. cpu-time)");
         if (!resource_name_valid(a->resource))
@@ -226,6 +240,8 @@ int cmd_import(int argc, char **argv) {
         r = parse_args(&a, argc, argv);
         if (r <= 0)
                 return exit_status(r);
+        if (a.perf_data)
+                return import_perf_data(a.perf_data, a.db, a.kernel, a.host);
         if (a.time > 0)
                 now = a.time;
 

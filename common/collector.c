@@ -179,6 +179,10 @@ struct collector {
         uint64_t rng;
         int64_t run_id;
         char *run_kind, *run_command;
+        char *run_host;                 /* offline: the recording's machine */
+        int64_t run_started;            /* offline: when the recording began */
+        bool offline;                   /* records come from a file: never read /proc */
+        uint64_t feed_hits;             /* offline: the hits of the sample being fed */
         bool run_ended;
         struct collector_stats stats;
 
@@ -305,6 +309,7 @@ struct collector *collector_free(struct collector *c) {
         }
         free(c->run_kind);
         free(c->run_command);
+        free(c->run_host);
         symbolizer_free(c->sym);
         free(c);
         return NULL;
@@ -938,7 +943,7 @@ static struct process *process_get(struct collector *c, uint32_t pid, bool from_
         }
         for (unsigned r = 0; r < c->n_resources; r++)
                 p->bytes_remaining[r] = draw_period(c, c->resources[r].period);
-        if (from_proc) {
+        if (from_proc && !c->offline) {
                 char exe[4096];
                 ssize_t n;
 
@@ -1290,6 +1295,8 @@ static int handle_sample(struct collector *c, const struct perf_event_header *h)
 
         switch (e->role) {
         case ROLE_SAMPLE:
+                if (c->feed_hits)
+                        hits = c->feed_hits;    /* offline: a sample weighted by its period */
                 break;
         case ROLE_SYSCALL: {
                 char name[64];
@@ -1725,7 +1732,8 @@ static int flush_rows(struct collector *c, bool final) {
                                 .kind = c->run_kind ?: "record",
                                 .command = c->run_command,
                                 .unwind = c->config.unwind == UNWIND_DWARF ? "dwarf" : "fp",
-                                .started = time(NULL),
+                                .started = c->run_started ?: time(NULL),
+                                .host = c->run_host,
                         }, &c->run_id);
                 if (r < 0)
                         return r;
@@ -1875,6 +1883,75 @@ int collector_flush(struct collector *c, bool final) {
 
 int64_t collector_run_id(const struct collector *c) {
         return c->run_id;
+}
+
+int collector_add_offline_resource(struct collector *c, const char *name, const char *unit, const char *event,
+                                   uint64_t period, uint64_t *ret_id) {
+        unsigned i = c->n_resources;
+        struct cresource *res;
+        struct cevent *e;
+        uint64_t id, *slot;
+        int r;
+
+        for (unsigned j = 0; j < c->n_resources; j++)
+                if (streq(c->resources[j].name, name))
+                        return -EEXIST;
+        if (i >= COLLECTOR_MAX_RESOURCES)
+                return -E2BIG;
+        r = add_event(c, i, ROLE_SAMPLE, PERF_TYPE_SOFTWARE, 0, period, &e);
+        if (r < 0)
+                return r;
+        e->attr.sample_type = RECORD_SAMPLE_TYPE | PERF_SAMPLE_REGS_USER | PERF_SAMPLE_STACK_USER;
+        e->attr.sample_regs_user = UNWIND_REGS_MASK;
+        /* Ids the kernel never gives: the top bit set. */
+        id = UINT64_C(1) << 63 | (c->n_events - 1);
+        r = idmap_put(c->event_ids, id, c->n_events - 1, &slot);
+        if (r < 0) {
+                c->n_events--;
+                return r;
+        }
+        res = &c->resources[i];
+        *res = (struct cresource) {
+                .period = period ? period : 1,
+                .active = true,
+                .name = strdup(name),
+                .unit = strdup(unit),
+                .event = strdup(event),
+        };
+        if (!res->name || !res->unit || !res->event) {
+                free(res->name);
+                free(res->unit);
+                free(res->event);
+                *res = (struct cresource) {};
+                return -ENOMEM;
+        }
+        c->n_resources++;
+        c->offline = true;
+        *ret_id = id;
+        return i;
+}
+
+int collector_feed(struct collector *c, const struct perf_event_header *h, uint64_t hits) {
+        int r;
+
+        c->feed_hits = hits;
+        r = handle_record(c, h);
+        c->feed_hits = 0;
+        if (r == -EBADMSG)
+                c->stats.bad_records++;
+        return r == -EBADMSG ? 0 : r;
+}
+
+int collector_set_origin(struct collector *c, const char *host, int64_t started, int64_t realtime_offset_ns) {
+        char *h = host ? strdup(host) : NULL;
+
+        if (host && !h)
+                return -ENOMEM;
+        free(c->run_host);
+        c->run_host = h;
+        c->run_started = started;
+        c->realtime_offset = realtime_offset_ns;
+        return 0;
 }
 
 void collector_set_run(struct collector *c, const char *kind, const char *command) {

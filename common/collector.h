@@ -7,6 +7,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 #include <sys/types.h>
+#include <linux/perf_event.h>
 
 #include "cleanup.h"
 #include "resource.h"
@@ -121,6 +122,20 @@ int64_t collector_run_id(const struct collector *c);
 
 /* Describes the run for the store: its kind ("record", "attach") and command line. */
 void collector_set_run(struct collector *c, const char *kind, const char *command);
+
+/* Offline input: records read from a file (perf.data) rather than from rings, fed one at a time.
+ * collector_add_offline_resource() adds resource NAME counted in gticks of UNIT, one hit per
+ * PERIOD gticks, measured by EVENT (words for the store), and sets *ret_id to the sample id its
+ * samples must carry: PERF_SAMPLE_IDENTIFIER first, then RECORD_SAMPLE_TYPE's fields, then,
+ * for DWARF unwinding, REGS_USER (UNWIND_REGS_MASK) and STACK_USER. From then on the collector
+ * reads nothing of /proc: the processes are the file's, long gone or their pids reused.
+ * collector_feed() handles one record, a sample as HITS hits. collector_set_origin() says where
+ * and when the records were taken: HOST (NULL: this machine), the run's start (unix seconds),
+ * and the wall-clock time of perf's clock 0 (ns), for the samples' time buckets. */
+int collector_add_offline_resource(struct collector *c, const char *name, const char *unit, const char *event,
+                                   uint64_t period, uint64_t *ret_id);
+int collector_feed(struct collector *c, const struct perf_event_header *h, uint64_t hits);
+int collector_set_origin(struct collector *c, const char *host, int64_t started, int64_t realtime_offset_ns);
 
 void collector_get_stats(const struct collector *c, struct collector_stats *ret);
 unsigned collector_n_resources(const struct collector *c);

@@ -1,0 +1,103 @@
+#!/usr/bin/env python3
+"""cppctl import perf.data: recordings made by perf itself in this test, with frame pointers
+(perf record -g) and with copied user stacks (--call-graph dwarf), imported and compared with
+perf report --children on the same file; and files that are not whole recordings, refused with
+a specific message and the store left as it was.
+
+Tolerance: each workload function's fraction within 0.02 of perf's children column (both read
+the same samples; differences can only come from symbolization and unwinding).
+
+Usage: test-import-perf.py CPPCTL WORKLOADS_DIR"""
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+
+from tap import done, ok, skip_all
+
+cppctl, workloads = sys.argv[1], sys.argv[2]
+TOLERANCE = 0.02
+# With frame pointers the caller of glibc's qsort is lost (glibc has none), in perf as here:
+# uniquify_db only counts with DWARF.
+FUNCTIONS = {'frame pointers': ['main', 'name_field_lt', 'read_db', 'msort_with_tmp.part.0'],
+             'DWARF': ['main', 'uniquify_db', 'name_field_lt', 'read_db']}
+
+
+def run(argv, **kw):
+    return subprocess.run(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, **kw)
+
+
+def perf_children(data):
+    """perf report's children column, per symbol (the largest where a name repeats)."""
+    p = run(['perf', 'report', '-i', data, '--children', '--stdio', '--no-demangle', '-g', 'none',
+             '--percent-limit', '0'])
+    shares = {}
+    for line in p.stdout.splitlines():
+        m = re.match(r'\s+([\d.]+)%\s+([\d.]+)%\s+\S+\s+\S+\s+\[[.k]\]\s+(\S+)', line)
+        if m:
+            shares[m.group(3)] = max(shares.get(m.group(3), 0), float(m.group(1)) / 100)
+    return shares
+
+
+def functions(db, resource):
+    p = run([cppctl, 'functions', '--db', db, '-r', resource, '-t', '0', '--json'])
+    return {e['path'][0]: e['fraction'] for e in json.loads(p.stdout)['entries']} if p.returncode == 0 else {}
+
+
+def main():
+    if not shutil.which('perf'):
+        skip_all('perf is not installed')
+    tmp = tempfile.mkdtemp()
+    probe = run(['perf', 'record', '-o', os.path.join(tmp, 'probe.data'), '-e', 'cpu-clock', 'true'])
+    if probe.returncode != 0:
+        skip_all('perf record cannot run here: %s' % probe.stderr.strip()[-200:])
+
+    for mode, args, exe in (('frame pointers', ['-g'], 'process_db-fp'),
+                            ('DWARF', ['--call-graph', 'dwarf', '-m', '8M'], 'process_db-nofp')):
+        data, db = os.path.join(tmp, exe + '.data'), os.path.join(tmp, exe + '.db')
+        p = run(['perf', 'record', '-e', 'cpu-clock', '-F', '2000', '-o', data] + args + [os.path.join(workloads, exe)])
+        if not ok(p.returncode == 0, 'perf record %s %s' % (' '.join(args), exe), p.stderr[-500:]):
+            continue
+        p = run([cppctl, 'import', data, '--db', db])
+        ok(p.returncode == 0 and re.search(r'cpu-clock +\d+ samples', p.stdout),
+           'cppctl import of the %s recording' % mode, p.stdout + p.stderr)
+        ours, theirs = functions(db, 'cpu-clock'), perf_children(data)
+        for f in FUNCTIONS[mode]:
+            a, b = ours.get(f, 0), theirs.get(f, 0)
+            ok(b > 0.05 and abs(a - b) <= TOLERANCE,
+               '%s: %s %.4f here, %.4f in perf report --children' % (mode, f, a, b),
+               sorted(theirs.items(), key=lambda x: -x[1])[:15])
+        if mode == 'DWARF':
+            p = run([cppctl, 'down', 'main', '--db', db, '-r', 'cpu-clock', '-t', '0.05'])
+            ok('(main uniquify_db qsort_r)' in p.stdout,
+               "DWARF: (main uniquify_db qsort_r) through glibc's qsort, without frame pointers", p.stdout)
+        p = run([cppctl, 'sql', db, 'SELECT kind, command FROM run'])
+        ok('import' in p.stdout and exe in p.stdout, 'the run is an import with the recorded command line', p.stdout)
+
+    # Files that are not whole recordings: specific errors, exit 1, the store untouched.
+    good = os.path.join(tmp, 'process_db-fp.data')
+    store = os.path.join(tmp, 'process_db-fp.db')
+    before = open(store, 'rb').read()
+    blob = open(good, 'rb').read()
+    cases = {
+        'empty': (b'', 'the file is empty'),
+        'not-perf': (b'hello, this is not perf\n' * 10, 'not a perf.data file'),
+        'truncated': (blob[:len(blob) // 2], 'does not fit the file'),
+        'lying-attrs': (blob[:24] + (10 ** 12).to_bytes(8, 'little') + blob[32:], 'does not fit the file'),
+        'pipe': (b'PERFILE2' + (16).to_bytes(8, 'little'), 'pipe-mode'),
+    }
+    for name, (content, message) in cases.items():
+        path = os.path.join(tmp, name + '.data')
+        open(path, 'wb').write(content)
+        p = run([cppctl, 'import', path, '--db', store])
+        ok(p.returncode == 1 and message in p.stderr, '%s file: exit 1, "%s"' % (name, message), p.stderr)
+    ok(open(store, 'rb').read() == before, 'and the store is byte-identical after all of them')
+    p = run([cppctl, 'import', os.path.join(tmp, 'missing.data'), '--db', store])
+    ok(p.returncode == 1 and 'No such file' in p.stderr, 'a missing file is named', p.stderr)
+    return done()
+
+
+sys.exit(main())

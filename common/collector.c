@@ -1206,6 +1206,16 @@ static int64_t bucket_of(struct collector *c, uint64_t time_ns) {
         return wall - wall % (int64_t) c->config.bucket_seconds;
 }
 
+/* Flushes the bucket in memory when a record at TIME_NS belongs to a later one. Records call
+ * it before they look up their thread or build their stack: a flush forgets exited threads
+ * (moving the others' slots) and may start the trie over, so no thread or node may be held
+ * across it. */
+static int flush_before(struct collector *c, uint64_t time_ns) {
+        if (c->agg_bucket >= 0 && c->store && bucket_of(c, time_ns) > c->agg_bucket)
+                return collector_flush(c, false);
+        return 0;
+}
+
 static int aggregate(struct collector *c, unsigned resource, struct thread *t, uint32_t node,
                      uint64_t hits, uint64_t time_ns) {
         uint64_t key = (uint64_t) resource << (64 - KEY_RESOURCE_BITS) | (uint64_t) t->slot << 32 | node;
@@ -1213,13 +1223,8 @@ static int aggregate(struct collector *c, unsigned resource, struct thread *t, u
         uint64_t *slot;
         int r;
 
-        /* One bucket at a time in memory: a sample of a later bucket flushes the earlier one.
-         * A late sample of an earlier bucket joins the current one. */
-        if (c->agg_bucket >= 0 && bucket > c->agg_bucket && c->store) {
-                r = collector_flush(c, false);
-                if (r < 0)
-                        return r;
-        }
+        /* One bucket at a time in memory: a record of a later bucket has flushed the earlier
+         * one (flush_before()); a late sample of an earlier bucket joins the current one. */
         if (c->agg_bucket < 0 || bucket > c->agg_bucket)
                 c->agg_bucket = bucket;
 
@@ -1276,6 +1281,7 @@ static int handle_sample(struct collector *c, const struct perf_event_header *h)
         uint64_t *slot, id, hits = 1, v;
         int64_t node, leaf = -1;
         bool ok;
+        int r;
 
         if (h->size < sizeof *h + 8)
                 return -EBADMSG;
@@ -1288,6 +1294,9 @@ static int handle_sample(struct collector *c, const struct perf_event_header *h)
                 return 0;
         if (record_parse_sample(h, e->attr.sample_type, UNWIND_N_REGS, &s) < 0)
                 return -EBADMSG;
+        r = flush_before(c, s.time);
+        if (r < 0)
+                return r;
         t = thread_get(c, s.pid, s.tid);
         if (!t)
                 return -ENOMEM;
@@ -1380,11 +1389,15 @@ static int handle_switch(struct collector *c, const struct perf_event_header *h)
         struct thread *t;
         unsigned res;
         bool out;
+        int r;
 
         if (record_parse_switch(h, &pid, &tid, &out) < 0 || record_sample_id(h, &id, &time) < 0)
                 return -EBADMSG;
         if (out)
                 return 0;
+        r = flush_before(c, time);
+        if (r < 0)
+                return r;
         slot = idmap_get(c->threads, tid);
         if (!slot)
                 return 0;

@@ -1,0 +1,113 @@
+/* The collector fed records by hand (collector_feed(), as cppctl import perf.data does): samples
+ * of several threads across time buckets, with threads exiting in between. A record of a later
+ * bucket flushes the earlier one, and the flush forgets exited threads and renumbers the others'
+ * slots: hits must land on the right thread, and nothing may use a forgotten one (the daemon
+ * crashed so under bursts of short-lived processes before flush_before()). */
+#include <linux/perf_event.h>
+#include <sqlite3.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "collector.h"
+#include "store.h"
+#include "tap.h"
+
+#define SEC UINT64_C(1000000000)
+
+static uint64_t buf[64];
+
+/* A sample of PID/TID at TIME (ns) in the collector's offline layout: no stack at all, so it
+ * lands on [unknown]. */
+static const struct perf_event_header *sample(uint64_t id, uint32_t pid, uint32_t tid, uint64_t time) {
+        struct perf_event_header *h = (void *) buf;
+        uint64_t *p = buf + 1;
+
+        *p++ = id;
+        *p++ = 0x1000;                          /* ip */
+        *p++ = (uint64_t) tid << 32 | pid;
+        *p++ = time;
+        *p++ = 0;                               /* callchain: none */
+        *p++ = 0;                               /* REGS_USER abi: none */
+        *p++ = 0;                               /* STACK_USER size: 0 */
+        *h = (struct perf_event_header) { .type = PERF_RECORD_SAMPLE, .size = (uint16_t) ((uint8_t *) p - (uint8_t *) buf) };
+        return h;
+}
+
+static const struct perf_event_header *task(uint32_t type, uint32_t pid, uint32_t tid, uint64_t time) {
+        struct perf_event_header *h = (void *) buf;
+        uint32_t *q = (uint32_t *) (buf + 1);
+
+        q[0] = pid;
+        q[1] = 1;
+        q[2] = tid;
+        q[3] = 1;
+        memcpy(q + 4, &time, 8);
+        *h = (struct perf_event_header) { .type = type, .size = sizeof *h + 24 };
+        return h;
+}
+
+static int64_t query(const char *db, const char *sql) {
+        sqlite3 *c = NULL;
+        sqlite3_stmt *st = NULL;
+        int64_t v = -1;
+
+        if (sqlite3_open_v2(db, &c, SQLITE_OPEN_READONLY, NULL) == SQLITE_OK &&
+            sqlite3_prepare_v2(c, sql, -1, &st, NULL) == SQLITE_OK && sqlite3_step(st) == SQLITE_ROW)
+                v = sqlite3_column_int64(st, 0);
+        sqlite3_finalize(st);
+        sqlite3_close(c);
+        return v;
+}
+
+int main(void) {
+        char dir[] = "/tmp/test-collector-XXXXXX", db[64];
+        struct collector_config config = COLLECTOR_CONFIG_DEFAULT;
+        struct store *s = NULL;
+        struct collector *c = NULL;
+        uint64_t id;
+        int r;
+
+        if (!mkdtemp(dir))
+                return 1;
+        snprintf(db, sizeof db, "%s/s.db", dir);
+        config.unwind = UNWIND_FP;
+        config.bucket_seconds = 1;
+        ok(store_open(db, STORE_WRITE, &s) == 0, "a store");
+        ok(collector_new(&config, s, &c) == 0, "a collector");
+        ok(collector_add_offline_resource(c, "cpu-clock", "1 ns of CPU time", "test", 1, &id) == 0,
+           "an offline resource");
+        ok(collector_set_origin(c, "testhost", 1000, 0) == 0, "its origin: clock 0 is the epoch");
+
+        /* Bucket 0: threads 101, 102 (exits), 103 of process 100. */
+        r = collector_feed(c, sample(id, 100, 101, 0 * SEC + 1), 1);
+        r |= collector_feed(c, sample(id, 100, 102, 0 * SEC + 2), 2);
+        r |= collector_feed(c, sample(id, 100, 103, 0 * SEC + 3), 4);
+        r |= collector_feed(c, task(PERF_RECORD_EXIT, 100, 102, 0 * SEC + 4), 0);
+        /* Bucket 1 flushes bucket 0 and forgets 102; 103's slot moves from 2 to 1. */
+        r |= collector_feed(c, sample(id, 100, 103, 1 * SEC + 1), 8);
+        r |= collector_feed(c, task(PERF_RECORD_EXIT, 100, 101, 1 * SEC + 2), 0);
+        r |= collector_feed(c, task(PERF_RECORD_EXIT, 100, 103, 1 * SEC + 3), 0);
+        /* Bucket 2: both gone; a new thread 104 takes the first slot. */
+        r |= collector_feed(c, sample(id, 100, 104, 2 * SEC + 1), 16);
+        ok(r == 0, "every record fed");
+        ok(collector_flush(c, true) == 0, "the last flush");
+        c = collector_free(c);
+        s = store_close(s);
+
+        is_int(query(db, "SELECT sum(hits) FROM sample"), 31, "31 hits stored");
+        is_int(query(db, "SELECT sum(s.hits) FROM sample s JOIN thread t ON t.id = s.thread_id WHERE t.tid = 101"), 1,
+               "thread 101: 1");
+        is_int(query(db, "SELECT sum(s.hits) FROM sample s JOIN thread t ON t.id = s.thread_id WHERE t.tid = 102"), 2,
+               "thread 102: 2");
+        is_int(query(db, "SELECT sum(s.hits) FROM sample s JOIN thread t ON t.id = s.thread_id WHERE t.tid = 103"), 12,
+               "thread 103: 4 + 8, in two buckets, across the renumbering of slots");
+        is_int(query(db, "SELECT sum(s.hits) FROM sample s JOIN thread t ON t.id = s.thread_id WHERE t.tid = 104"), 16,
+               "thread 104: 16");
+        is_int(query(db, "SELECT count(DISTINCT bucket) FROM sample"), 3, "three buckets");
+        is_int(query(db, "SELECT count(*) FROM run WHERE host = 'testhost' AND started = 1000"), 1,
+               "the run has the origin's host and start");
+        unlink(db);
+        return tap_done();
+}

@@ -183,6 +183,16 @@ static int print_rows(sqlite3_stmt *st, enum sql_format format, FILE *out) {
         return rc == SQLITE_DONE ? SQLITE_OK : rc;
 }
 
+/* Reports why a statement failed: refused by the authorizer (EXIT_USAGE), or SQLite's words. */
+static int report_failure(sqlite3 *c) {
+        if (refused) {
+                log_error("cppctl sql is read-only: %s refused", refused);
+                return EXIT_USAGE;
+        }
+        log_error("%s", sqlite3_errmsg(c));
+        return EXIT_FAILURE_;
+}
+
 int cmd_sql(int argc, char **argv) {
         static const struct option options[] = {
                 { "help", no_argument, NULL, 'h' },
@@ -272,24 +282,14 @@ int cmd_sql(int argc, char **argv) {
                 refused = NULL;
                 rc = sqlite3_prepare_v2(c, tail, -1, &st, &tail);
                 if (rc != SQLITE_OK) {
-                        if (refused)
-                                log_error("cppctl sql is read-only: %s refused", refused);
-                        else
-                                log_error("%s", sqlite3_errmsg(c));
-                        status = refused ? EXIT_USAGE : EXIT_FAILURE_;
+                        status = report_failure(c);
                         break;
                 }
                 if (!st)
                         continue;       /* blank or a comment */
                 rc = print_rows(st, format, stdout);
-                if (rc != SQLITE_OK) {
-                        /* Some statements (VACUUM) ask the authorizer only as they run. */
-                        if (refused)
-                                log_error("cppctl sql is read-only: %s refused", refused);
-                        else
-                                log_error("%s", sqlite3_errmsg(c));
-                        status = refused ? EXIT_USAGE : EXIT_FAILURE_;
-                }
+                if (rc != SQLITE_OK)
+                        status = report_failure(c);     /* VACUUM asks the authorizer as it runs */
                 sqlite3_finalize(st);
                 if (status != EXIT_OK)
                         break;

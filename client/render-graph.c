@@ -91,6 +91,17 @@ static bool shown(const struct call_graph *g, size_t n, const bool *roots, uint6
         return g->nodes[n].total >= min_hits && g->nodes[n].total > 0;
 }
 
+/* Entry N's callers and callees, when it is shown. Returns 1 with both set (malloc()ed), 0 when
+ * the entry is not shown, or -ENOMEM. */
+static int entry_links(const struct call_graph *g, size_t n, const bool *roots, uint64_t min_hits,
+                       struct link **ret_callers, long *ret_n_callers, struct link **ret_callees, long *ret_n_callees) {
+        if (!shown(g, n, roots, min_hits))
+                return 0;
+        *ret_n_callers = links_of(g, n, false, ret_callers);
+        *ret_n_callees = links_of(g, n, true, ret_callees);
+        return *ret_n_callers < 0 || *ret_n_callees < 0 ? -ENOMEM : 1;
+}
+
 static void text_links(FILE *f, const struct call_graph *g, const struct link *links, long k, bool callees,
                        double total, double threshold, size_t *omitted) {
         for (long i = 0; i < k; i++) {
@@ -118,17 +129,15 @@ int render_text_graph(FILE *f, const struct call_graph *g, const bool *roots, do
         for (size_t n = 0; n < g->n_nodes; n++) {
                 const struct call_graph_node *node = &g->nodes[n];
                 _cleanup_free_ struct link *callers = NULL, *callees = NULL;
-                long n_callers, n_callees;
+                long n_callers = 0, n_callees = 0;
+                int k = entry_links(g, n, roots, min_hits, &callers, &n_callers, &callees, &n_callees);
 
-                if (!shown(g, n, roots, min_hits)) {
-                        if (!roots)
-                                omitted++;
+                if (k < 0)
+                        return k;
+                if (k == 0) {
+                        omitted += !roots;
                         continue;
                 }
-                n_callers = links_of(g, n, false, &callers);
-                n_callees = links_of(g, n, true, &callees);
-                if (n_callers < 0 || n_callees < 0)
-                        return -ENOMEM;
                 if (!first)
                         fputc('\n', f);
                 first = false;
@@ -177,17 +186,15 @@ int render_json_graph(FILE *f, const struct call_graph *g, const bool *roots, do
         for (size_t n = 0; n < g->n_nodes; n++) {
                 const struct call_graph_node *node = &g->nodes[n];
                 _cleanup_free_ struct link *callers = NULL, *callees = NULL;
-                long n_callers, n_callees;
+                long n_callers = 0, n_callees = 0;
+                int k = entry_links(g, n, roots, min_hits, &callers, &n_callers, &callees, &n_callees);
 
-                if (!shown(g, n, roots, min_hits)) {
-                        if (!roots)
-                                omitted++;
+                if (k < 0)
+                        return k;
+                if (k == 0) {
+                        omitted += !roots;
                         continue;
                 }
-                n_callers = links_of(g, n, false, &callers);
-                n_callees = links_of(g, n, true, &callees);
-                if (n_callers < 0 || n_callees < 0)
-                        return -ENOMEM;
                 fprintf(f, "%s\n  {\"index\": %zu, \"name\": ", first ? "" : ",", n + 1);
                 first = false;
                 json_write_string(f, sample_tree_name(g->tree, node->name));

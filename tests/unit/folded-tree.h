@@ -40,3 +40,14 @@ static inline struct sample_tree *tree_from_folded(const char *text) {
         sample_tree_weigh(t);
         return t;
 }
+
+/* As tree_from_folded(), for RESOURCE counted in gticks of UNIT, sampled every PERIOD. */
+static inline struct sample_tree *tree_of_resource(const char *folded, const char *resource, const char *unit,
+                                                   uint64_t period) {
+        struct sample_tree *t = tree_from_folded(folded);
+
+        if (sample_tree_set_resource(t, resource, unit) < 0)
+                abort();
+        t->info.period = period;
+        return t;
+}

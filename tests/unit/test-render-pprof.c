@@ -25,16 +25,6 @@ static struct bytes pprof(struct sample_tree *const *trees, size_t n) {
         return b;
 }
 
-static struct sample_tree *tree(const char *folded, const char *resource, const char *unit,
-                                uint64_t period) {
-        struct sample_tree *t = tree_from_folded(folded);
-
-        if (sample_tree_set_resource(t, resource, unit) < 0)
-                abort();
-        t->info.period = period;
-        return t;
-}
-
 /* The gunzipped and unpacked message, or NULL. */
 static Perftools__Profiles__Profile *unpack(struct bytes b) {
         _cleanup_free_ uint8_t *out = NULL;
@@ -100,11 +90,11 @@ static bool sample_is(const Perftools__Profiles__Profile *p, size_t i, const cha
 }
 
 static struct sample_tree *cpu_tree(const char *folded) {
-        return tree(folded, "cpu-time", "1 ms of CPU time", 10);
+        return tree_of_resource(folded, "cpu-time", "1 ms of CPU time", 10);
 }
 
 static struct sample_tree *faults_tree(const char *folded) {
-        return tree(folded, "page-faults", "1 page fault", 1);
+        return tree_of_resource(folded, "page-faults", "1 page fault", 1);
 }
 
 static void test_two_resources(void) {
@@ -160,7 +150,7 @@ static void test_two_resources(void) {
 
 static void test_forms(void) {
         _cleanup_(sample_tree_freep) struct sample_tree *t =
-                tree(forms_folded, "real-time", "1 ms", 20);
+                tree_of_resource(forms_folded, "real-time", "1 ms", 20);
         struct bytes b = pprof(&t, 1);
         _cleanup_free_ char *data = b.data;
         Perftools__Profiles__Profile *p = unpack(b);
@@ -174,9 +164,9 @@ static void test_forms(void) {
 }
 
 static void test_empty_and_errors(void) {
-        _cleanup_(sample_tree_freep) struct sample_tree *t = tree("", "cpu-time", "1 ms", 0);
+        _cleanup_(sample_tree_freep) struct sample_tree *t = tree_of_resource("", "cpu-time", "1 ms", 0);
         _cleanup_(sample_tree_freep) struct sample_tree *forms =
-                tree(forms_folded, "cpu-time", "1 ms", 1);
+                tree_of_resource(forms_folded, "cpu-time", "1 ms", 1);
         _cleanup_fclose_ FILE *ro = fopen("/dev/null", "re");
         struct bytes b = pprof(&t, 1);
         _cleanup_free_ char *data = b.data;
@@ -191,7 +181,7 @@ static void test_empty_and_errors(void) {
 
 static void test_empty_stack(void) {
         _cleanup_(sample_tree_freep) struct sample_tree *t =
-                tree("main 1\n", "cpu-time", "1 ms", 10);
+                tree_of_resource("main 1\n", "cpu-time", "1 ms", 10);
         _cleanup_free_ char *data = NULL;
         Perftools__Profiles__Profile *p;
         struct bytes b;

@@ -18,16 +18,6 @@ static char *speedscope(struct sample_tree *const *trees, size_t n) {
         return buf;
 }
 
-static struct sample_tree *tree(const char *folded, const char *resource, const char *unit,
-                                uint64_t period) {
-        struct sample_tree *t = tree_from_folded(folded);
-
-        if (sample_tree_set_resource(t, resource, unit) < 0)
-                abort();
-        t->info.period = period;
-        return t;
-}
-
 static const char expected_two[] =
         "{\"$schema\": \"https://www.speedscope.app/file-format-schema.json\",\n"
         " \"shared\": {\"frames\": [\n"
@@ -86,9 +76,9 @@ static int python_check(const char *text) {
 
 static void test_two_resources(void) {
         _cleanup_(sample_tree_freep) struct sample_tree *cpu =
-                tree("main;f;g 2\nmain;h 1\n", "cpu-time", "1 ms of CPU time", 10);
+                tree_of_resource("main;f;g 2\nmain;h 1\n", "cpu-time", "1 ms of CPU time", 10);
         _cleanup_(sample_tree_freep) struct sample_tree *faults =
-                tree("main;say \"hi\";g 1\nmain;h 3\n", "page-faults", "1 page fault", 1);
+                tree_of_resource("main;say \"hi\";g 1\nmain;h 3\n", "page-faults", "1 page fault", 1);
         struct sample_tree *trees[] = { cpu, faults };
         _cleanup_free_ char *out = speedscope(trees, 2);
         int r;
@@ -104,9 +94,9 @@ static void test_two_resources(void) {
 
 static void test_forms(void) {
         _cleanup_(sample_tree_freep) struct sample_tree *a =
-                tree(forms_folded, "real-time", "1 ms", 20);
+                tree_of_resource(forms_folded, "real-time", "1 ms", 20);
         _cleanup_(sample_tree_freep) struct sample_tree *b =
-                tree("main;db_update_record;db_read_record 84\n"
+                tree_of_resource("main;db_update_record;db_read_record 84\n"
                      "main;envelope;db_get_property;db_read_record 21\n"
                      "main;invoice;db_get_property;db_read_record 22\n", "real-time", "1 ms", 20);
         _cleanup_free_ char *x = NULL, *y = NULL;
@@ -120,9 +110,9 @@ static void test_forms(void) {
 }
 
 static void test_empty_and_errors(void) {
-        _cleanup_(sample_tree_freep) struct sample_tree *t = tree("", "cpu-time", "", 0);
+        _cleanup_(sample_tree_freep) struct sample_tree *t = tree_of_resource("", "cpu-time", "", 0);
         _cleanup_(sample_tree_freep) struct sample_tree *forms =
-                tree(forms_folded, "cpu-time", "1 ms", 1);
+                tree_of_resource(forms_folded, "cpu-time", "1 ms", 1);
         _cleanup_fclose_ FILE *ro = fopen("/dev/null", "re");
         _cleanup_free_ char *out = speedscope(&t, 1);
 
@@ -141,7 +131,7 @@ static void test_empty_and_errors(void) {
 }
 
 static void test_empty_stack(void) {
-        _cleanup_(sample_tree_freep) struct sample_tree *t = tree("main 1\n", "cpu-time", "", 10);
+        _cleanup_(sample_tree_freep) struct sample_tree *t = tree_of_resource("main 1\n", "cpu-time", "", 10);
         _cleanup_free_ char *out = NULL;
 
         sample_tree_add(t, NULL, 0, 2);         /* samples whose stack was empty */

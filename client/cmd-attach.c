@@ -107,9 +107,10 @@ static int attach_via_daemon(const struct recording_args *a, pid_t pid, int pidf
                 return EXIT_FAILURE_;
         }
         if (reply.error < 0) {
+                r = reply.error == -EINVAL ? EXIT_USAGE : EXIT_FAILURE_;
                 log_error("cppd: %s", reply.message);
                 control_reply_done(&reply);
-                return reply.error == -EINVAL ? EXIT_USAGE : EXIT_FAILURE_;
+                return r;
         }
         m = reply.n_lines > 0 ? &reply.lines[0] : NULL;
         id = strdup(m ? protocol_get(m, "id") ?: "?" : "?");

@@ -101,7 +101,7 @@ static void print_sessions(const struct control_reply *reply) {
 }
 
 int cmd_status(int argc, char **argv) {
-        struct control_reply reply;
+        _cleanup_(control_reply_done) struct control_reply reply = {};
         const char *socket;
         int r;
 
@@ -139,12 +139,11 @@ int cmd_status(int argc, char **argv) {
         }
         printf("\n");
         print_sessions(&reply);
-        control_reply_done(&reply);
         return EXIT_OK;
 }
 
 int cmd_sessions(int argc, char **argv) {
-        struct control_reply reply;
+        _cleanup_(control_reply_done) struct control_reply reply = {};
         const char *socket;
         int r;
 
@@ -157,12 +156,11 @@ int cmd_sessions(int argc, char **argv) {
         if (r != 0)
                 return r;
         print_sessions(&reply);
-        control_reply_done(&reply);
         return EXIT_OK;
 }
 
 int cmd_detach(int argc, char **argv) {
-        struct control_reply reply;
+        _cleanup_(control_reply_done) struct control_reply reply = {};
         const char *socket;
         uint64_t id;
         int r;
@@ -180,6 +178,5 @@ int cmd_detach(int argc, char **argv) {
                 return r;
         if (reply.n_lines > 0)
                 printf("Session %s ended: run %s.\n", get(&reply.lines[0], "id"), get(&reply.lines[0], "run"));
-        control_reply_done(&reply);
         return EXIT_OK;
 }

@@ -61,7 +61,7 @@ static int take_line(const char *line, size_t len, struct control_reply *ret) {
         return 0;
 }
 
-int control_call(const char *path, const char *word, const char *const *key_values, struct control_reply *ret) {
+static int call(const char *path, const char *word, const char *const *key_values, struct control_reply *ret) {
         struct sockaddr_un sa = { .sun_family = AF_UNIX };
         _cleanup_close_ int fd = -1;
         char out[PROTOCOL_MAX_LINE], in[PROTOCOL_MAX_LINE];
@@ -107,4 +107,12 @@ int control_call(const char *path, const char *word, const char *const *key_valu
                 if (n_in == sizeof in)
                         return -EBADMSG;
         }
+}
+
+int control_call(const char *path, const char *word, const char *const *key_values, struct control_reply *ret) {
+        int r = call(path, word, key_values, ret);
+
+        if (r < 0)
+                control_reply_done(ret);        /* the lines of a reply cut short are not one */
+        return r;
 }

@@ -53,7 +53,7 @@ int protocol_parse(const char *line, size_t len, struct protocol_message *ret) {
                 if (n == 0 || i >= len || line[i] != '=')
                         return -EBADMSG;
                 i++;
-                f->value = ret->buffer + out;
+                f->value = out;
                 for (; i < len && line[i] != ' '; i++) {
                         char c = line[i];
 
@@ -78,7 +78,7 @@ int protocol_parse(const char *line, size_t len, struct protocol_message *ret) {
 const char *protocol_get(const struct protocol_message *m, const char *key) {
         for (unsigned i = 0; i < m->n_fields; i++)
                 if (streq(m->fields[i].key, key))
-                        return m->fields[i].value;
+                        return m->buffer + m->fields[i].value;
         return NULL;
 }
 

@@ -5,6 +5,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 #define PROTOCOL_MAX_LINE 4096
 #define PROTOCOL_MAX_FIELDS 32
@@ -13,7 +14,8 @@
 
 struct protocol_field {
         char key[PROTOCOL_MAX_KEY];
-        char *value;                    /* decoded, NUL-terminated, inside the message's buffer */
+        uint32_t value;                 /* offset of the decoded, NUL-terminated value in the message's
+                                         * buffer: an offset, so that messages can be copied and moved */
 };
 
 struct protocol_message {

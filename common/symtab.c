@@ -83,7 +83,8 @@ void symtab_sort(struct symtab *t) {
         size_t n = 0;
 
         sorting = t;
-        qsort(t->entries, t->n, sizeof *t->entries, entry_cmp);
+        if (t->n > 0)           /* qsort() wants a pointer even for nothing */
+                qsort(t->entries, t->n, sizeof *t->entries, entry_cmp);
         sorting = NULL;
         for (size_t i = 0; i < t->n; i++) {
                 if (n > 0 && t->entries[n - 1].start == t->entries[i].start) {

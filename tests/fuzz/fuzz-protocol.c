@@ -14,7 +14,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
                 return 0;
         for (unsigned i = 0; i < m.n_fields; i++) {
                 kv[n++] = m.fields[i].key;
-                kv[n++] = m.fields[i].value;
+                kv[n++] = m.buffer + m.fields[i].value;
         }
         kv[n] = NULL;
         len = protocol_format(line, sizeof line, m.word, kv);
@@ -23,7 +23,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
         if (protocol_parse(line, len - 1, &again) < 0 || again.n_fields != m.n_fields || strcmp(again.word, m.word))
                 abort();
         for (unsigned i = 0; i < m.n_fields; i++)
-                if (strcmp(again.fields[i].key, m.fields[i].key) || strcmp(again.fields[i].value, m.fields[i].value))
+                if (strcmp(again.fields[i].key, m.fields[i].key) || strcmp(again.buffer + again.fields[i].value, m.buffer + m.fields[i].value))
                         abort();
         return 0;
 }

@@ -79,7 +79,10 @@ ok $? "a filter as a WHERE term: hide"
 compare "functions('cpu-time', 0, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, 'uniquify')" functions -r cpu-time --focus uniquify
 ok $? "filters as arguments in order: focus"
 
-if command -v sqlite3 > /dev/null; then
+# The stock sqlite3 cannot load a module built with AddressSanitizer (its runtime must come first).
+if ldd "$module.so" 2> /dev/null | grep -q libasan; then
+        for i in 1 2 3 4 5 6 7 8; do ok 0 "# SKIP the module is built with AddressSanitizer"; done
+elif command -v sqlite3 > /dev/null; then
         sqlite3 -separator , "$db" ".load $module" "SELECT path, hits FROM downward('main', 'page-faults')" | sort > "$tmp/a"
         $cppctl sql "$db" -f csv "SELECT path, hits FROM downward('main', 'page-faults')" | tail -n +2 | tr -d '\r' |
                 sort > "$tmp/b"

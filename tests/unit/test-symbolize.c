@@ -243,9 +243,13 @@ static void test_modules(void) {
 
 int main(void) {
         load_self();
-#if defined(__x86_64__)
+#if defined(__x86_64__) && !defined(__SANITIZE_ADDRESS__)
         test_symbolize();
         test_unwind();
+#else
+        /* AddressSanitizer replaces qsort (the stack to unwind no longer crosses glibc) and
+         * poisons the stack this test copies by hand. */
+        ok(true, "# SKIP the unwinding and libc symbol tests: x86_64 without AddressSanitizer only");
 #endif
         test_modules();
         proc_maps_free(maps);

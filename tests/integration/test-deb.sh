@@ -25,12 +25,15 @@ lintian --tag-display-limit 0 "$deb" > "$tmp/lintian" 2>&1
 sed 's/^/# /' "$tmp/lintian" | grep -v "running with root privileges"
 ! grep -q "^E: " "$tmp/lintian"
 ok $? "lintian: no errors"
+! grep -q "^W: " "$tmp/lintian"
+ok $? "lintian: no warnings"
 
 root=$tmp/root
 dpkg-deb -x "$deb" "$root"
 ok $? "unpacked into a throwaway root"
 for f in usr/sbin/cppd usr/bin/cppctl usr/lib/systemd/system/cppd.service usr/lib/systemd/system/cppd.socket \
          usr/lib/sysusers.d/cppd.conf usr/lib/tmpfiles.d/cppd.conf etc/cppd/cppd.conf \
+         usr/share/man/man1/cppctl.1.gz usr/share/man/man8/cppd.8.gz usr/share/man/man5/cppd.conf.5.gz \
          "usr/lib/$(dpkg-architecture -qDEB_HOST_MULTIARCH)/cppd/cppd_sql.so"; do
         [ -f "$root/$f" ]
         ok $? "/$f"

@@ -34,6 +34,7 @@ ok $? "unpacked into a throwaway root"
 for f in usr/sbin/cppd usr/bin/cppctl usr/lib/systemd/system/cppd.service usr/lib/systemd/system/cppd.socket \
          usr/lib/sysusers.d/cppd.conf usr/lib/tmpfiles.d/cppd.conf etc/cppd/cppd.conf \
          usr/share/man/man1/cppctl.1.gz usr/share/man/man8/cppd.8.gz usr/share/man/man5/cppd.conf.5.gz \
+         usr/share/bash-completion/completions/cppctl \
          "usr/lib/$(dpkg-architecture -qDEB_HOST_MULTIARCH)/cppd/cppd_sql.so"; do
         [ -f "$root/$f" ]
         ok $? "/$f"

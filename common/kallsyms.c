@@ -24,8 +24,10 @@ int kallsyms_load(FILE *f, struct name_table *names, struct symtab **ret) {
                 int r;
 
                 n_lines++;
+                errno = 0;
                 addr = strtoull(line, &end, 16);
-                if (end == line || *end != ' ' || !end[1] || end[2] != ' ')
+                /* At most 16 digits: an address past 64 bits is a corrupt line, not UINT64_MAX. */
+                if (end == line || errno == ERANGE || *end != ' ' || !end[1] || end[2] != ' ')
                         return -EBADMSG;
                 type = end + 1;
                 name = end + 3;

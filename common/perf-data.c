@@ -37,6 +37,7 @@ const char *perf_data_last_error(void) {
         return last_error;
 }
 
+__attribute__((format(printf, 2, 3)))
 static int bad(struct perf_data *d, const char *fmt, ...) {
         va_list ap;
 

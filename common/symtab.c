@@ -115,6 +115,8 @@ const struct symtab_entry *symtab_lookup(const struct symtab *t, uint64_t addr) 
         if (lo == 0)
                 return NULL;
         e = &t->entries[lo - 1];
+        if (addr == e->start)
+                return e;       /* its own start, even at the top of the address space */
         if (e->size > 0)
                 end = e->start + e->size;
         else {

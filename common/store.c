@@ -5,6 +5,7 @@
 #include "store.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -12,6 +13,9 @@
 
 #include "store-internal.h"
 #include "store-migrations.h"
+
+/* The mode of a new store and, through SQLite, of its -wal and -shm files. */
+#define STORE_FILE_MODE 0640
 
 /* How long a writer waits for another writer's transaction before giving up with -EBUSY. */
 #define STORE_BUSY_TIMEOUT_MS 10000
@@ -216,6 +220,17 @@ int store_open(const char *path, enum store_mode mode, struct store **ret) {
         if (!s)
                 return -ENOMEM;
         s->mode = mode;
+        /* A new store is made 0640 whatever the umask: profiles show what runs on a host. SQLite
+         * gives the -wal and -shm files the database's mode. */
+        if (mode == STORE_WRITE) {
+                int fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, STORE_FILE_MODE);
+
+                if (fd >= 0) {
+                        (void) fchmod(fd, STORE_FILE_MODE);
+                        close(fd);
+                } else if (errno != EEXIST)
+                        return -errno;
+        }
         flags = (mode == STORE_READ ? SQLITE_OPEN_READONLY : SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE) |
                 SQLITE_OPEN_NOMUTEX | SQLITE_OPEN_EXRESCODE;
         r = sqlite3_open_v2(path, &s->db, flags, NULL);

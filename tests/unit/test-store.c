@@ -362,9 +362,30 @@ static void test_reader_beside_writer(void) {
            "the reader's next load sees it");
 }
 
+/* A new store is 0640 whatever the umask, and so are its -wal and -shm files while open. */
+static void test_modes(void) {
+        struct store *s = NULL;
+        struct stat st;
+        mode_t old = umask(0);
+
+        ok(store_open(path("modes.db"), STORE_WRITE, &s) == 0, "a new store with umask 0");
+        ok(stat(path("modes.db"), &st) == 0 && (st.st_mode & 0777) == 0640, "is 0640");
+        ok(store_begin(s) == 0 &&
+           store_add_run(s, &(struct store_run) { .kind = "import", .started = 1 }, &(int64_t) { 0 }) == 0 &&
+           store_commit(s) == 0, "a write, which makes the WAL");
+        ok(stat(path("modes.db-wal"), &st) == 0 && (st.st_mode & 0777) == 0640, "the WAL is 0640 too");
+        s = store_close(s);
+        ok(chmod(path("modes.db"), 0600) == 0 && store_open(path("modes.db"), STORE_WRITE, &s) == 0 &&
+           stat(path("modes.db"), &st) == 0 && (st.st_mode & 0777) == 0600,
+           "an existing store keeps the mode its owner gave it");
+        store_close(s);
+        umask(old);
+}
+
 int main(void) {
         if (!mkdtemp(dir))
                 return 1;
+        test_modes();
         test_round_trip();
         test_rollback();
         test_refusals();

@@ -174,6 +174,7 @@ struct collector {
         struct agg *agg;
         size_t n_agg, cap_agg;
         int64_t agg_bucket;             /* unix seconds; -1 when empty */
+        uint64_t flush_failed_ns;       /* CLOCK_MONOTONIC of the last failed flush; 0: none */
 
         int64_t realtime_offset;        /* CLOCK_REALTIME - CLOCK_MONOTONIC, ns */
         uint64_t rng;
@@ -1211,8 +1212,17 @@ static int64_t bucket_of(struct collector *c, uint64_t time_ns) {
  * (moving the others' slots) and may start the trie over, so no thread or node may be held
  * across it. */
 static int flush_before(struct collector *c, uint64_t time_ns) {
-        if (c->agg_bucket >= 0 && c->store && bucket_of(c, time_ns) > c->agg_bucket)
-                return collector_flush(c, false);
+        uint64_t now;
+
+        if (c->agg_bucket < 0 || !c->store || bucket_of(c, time_ns) <= c->agg_bucket)
+                return 0;
+        /* While the store fails (a full disk), later samples join the bucket in memory (up to
+         * COLLECTOR_MAX_HELD keys), and a flush is tried at most once a second, not per sample. */
+        now = now_ns(CLOCK_MONOTONIC);
+        if (c->flush_failed_ns && now - c->flush_failed_ns < 1000000000)
+                return 0;
+        if (collector_flush(c, false) < 0)
+                c->flush_failed_ns = now;
         return 0;
 }
 
@@ -1228,6 +1238,10 @@ static int aggregate(struct collector *c, unsigned resource, struct thread *t, u
         if (c->agg_bucket < 0 || bucket > c->agg_bucket)
                 c->agg_bucket = bucket;
 
+        if (c->n_agg >= COLLECTOR_MAX_HELD && !idmap_get(c->agg_index, key)) {
+                c->resources[resource].lost++;  /* the store has failed for too long */
+                return 0;
+        }
         r = idmap_put(c->agg_index, key, c->n_agg, &slot);
         if (r < 0)
                 return r;
@@ -1888,6 +1902,7 @@ int collector_flush(struct collector *c, bool final) {
         idmap_clear(c->agg_index);
         c->n_agg = 0;
         c->agg_bucket = -1;
+        c->flush_failed_ns = 0;
         c->run_ended = final;
         reap(c);
         trim(c);

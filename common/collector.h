@@ -44,6 +44,9 @@ struct collector_config {
 #define COLLECTOR_MAX_NODES (1u << 20)
 #define COLLECTOR_MAX_FRAMES (1u << 20)
 #define COLLECTOR_MAX_MODULES 128
+/* Distinct (resource, thread, stack) hits held while the store cannot be written (a full disk):
+ * past it, samples are counted as lost, not kept. About 40 bytes each. */
+#define COLLECTOR_MAX_HELD (1u << 20)
 
 struct collector;
 

@@ -1,22 +1,32 @@
 /* cppctl shell: the paper's exploratory loop (§5.2). Settings (store, resource, root, threshold,
  * filters, format) persist between commands; each view is the CLI's own command, called with an
  * argument vector built from the settings, so that the shell shows exactly what `cppctl down ...`
- * would. Interactive input goes through libedit (line editing, history, completion of commands
- * and of the store's function names); a pipe is read line by line without prompts, so that
- * sessions can be scripted, and `save FILE` writes the session's commands for `--replay FILE`.
+ * would. Interactive input goes through libedit (line editing, history, completion of commands,
+ * resources, filter keys and the store's function names); a pipe is read line by line without
+ * prompts, so that sessions can be scripted, and `save FILE` writes the session's commands for
+ * `--replay FILE`.
  *
- * Exit status: 0 when every command succeeded, else the status of the last one that failed. */
+ * A setting is checked when it is made, and a refused one changes nothing (a line of several
+ * filters is taken whole or not at all), so that the saved session, which holds only the lines
+ * that succeeded, rebuilds the same state. Each view runs in a child process: Ctrl-C stops the
+ * view and not the session, and what a command leaves behind (getopt's state, a crash) goes with
+ * the child. Views are rare and slow next to a fork.
+ *
+ * Exit status: 0 when every command succeeded, else the status of the last one that failed, in
+ * cppctl's codes (1 failure, 2 bad usage, 3 nothing matched), or 130 for a view stopped by Ctrl-C. */
 #include "cppctl.h"
 
 #include <editline/readline.h>
 #include <errno.h>
 #include <getopt.h>
 #include <regex.h>
+#include <signal.h>
 #include <sqlite3.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -25,22 +35,26 @@
 #include "strv.h"
 
 #define MAX_WORDS 64
+#define HISTORY_LINES 1000              /* kept in the history file */
 
-/* The filter keys and the report options they become. */
+/* The filter keys, which are the report options of the same names. */
 static const char *const filter_keys[] = {
         "unit", "pid", "comm", "exe", "since", "until", "host", "run", "by", "inline", "focus", "ignore", "hide",
 };
+#define FILTER_KEYS "unit pid comm exe since until host run by inline focus ignore hide"
 
 struct shell {
         char *db;
-        char *resource;                 /* NULL: the command's default */
+        char *resource;                 /* one name or A,B,...; NULL: the command's default */
         char *root;
         char *threshold;                /* as typed; NULL: the default */
         char *format;                   /* NULL: text */
         char *filters[ELEMENTSOF(filter_keys)];
         char **session;                 /* the commands to save: settings and views */
+        char **functions;               /* the store's function names, read when first needed
+                                         * and again when a root is not among them */
+        bool functions_read;
         int status;                     /* of the last failed command, or 0 */
-        bool interactive;
 };
 
 static void shell_done(struct shell *s) {
@@ -52,6 +66,7 @@ static void shell_done(struct shell *s) {
         for (size_t i = 0; i < ELEMENTSOF(filter_keys); i++)
                 free(s->filters[i]);
         strv_free(s->session);
+        strv_free(s->functions);
 }
 
 static int set_string(char **slot, const char *value) {
@@ -64,9 +79,17 @@ static int set_string(char **slot, const char *value) {
         return 0;
 }
 
-/* Splits LINE into words at blanks; '...' and "..." group words and are removed. Returns the
- * number of words, or -EINVAL for an unterminated quote or too many words. WORDS point into
- * LINE, which is modified. */
+/* Returns the index of filter KEY in filter_keys, or -1. */
+static int filter_index(const char *key) {
+        for (size_t i = 0; i < ELEMENTSOF(filter_keys); i++)
+                if (streq(key, filter_keys[i]))
+                        return (int) i;
+        return -1;
+}
+
+/* Splits LINE into words at blanks; '...' and "..." group words and are removed; a word that
+ * starts with '#' ends the line. Returns the number of words, -EINVAL for an unterminated quote
+ * or -E2BIG for more than MAX_WORDS. WORDS point into LINE, which is modified. */
 static int split(char *line, char **words) {
         int n = 0;
         char *r = line, *w = line;
@@ -77,7 +100,7 @@ static int split(char *line, char **words) {
                 if (*r == '\0' || *r == '#')
                         return n;
                 if (n == MAX_WORDS)
-                        return -EINVAL;
+                        return -E2BIG;
                 words[n++] = w;
                 while (*r && *r != ' ' && *r != '\t') {
                         if (*r == '\'' || *r == '"') {
@@ -98,11 +121,15 @@ static int split(char *line, char **words) {
         }
 }
 
-/* Runs cppctl command NAME with the settings as options and EXTRA words after them. */
+/* Runs cppctl command NAME with the settings as options and EXTRA words after them, in a child
+ * process. Returns the command's exit status, 128 + the signal that stopped it, or a negative
+ * errno when no child could be made. */
 static int run_view(struct shell *s, const char *name, char **extra, int n_extra) {
         const char *argv[2 * ELEMENTSOF(filter_keys) + MAX_WORDS + 16];
         char options[ELEMENTSOF(filter_keys)][16];
-        int argc = 0, r;
+        int argc = 0, status;
+        sigset_t block, saved;
+        pid_t pid;
 
         argv[argc++] = name;
         argv[argc++] = "--db";
@@ -129,9 +156,34 @@ static int run_view(struct shell *s, const char *name, char **extra, int n_extra
                 argv[argc++] = extra[i];
         argv[argc] = NULL;
 
-        r = cppctl_run(name, argc, (char **) argv);
+        /* Whatever sits in our buffers would otherwise be written twice, by both processes. */
         fflush(stdout);
-        return r;
+        fflush(stderr);
+        /* A Ctrl-C before the child has Ctrl-C's default action waits for it, and then stops it. */
+        sigemptyset(&block);
+        sigaddset(&block, SIGINT);
+        sigprocmask(SIG_BLOCK, &block, &saved);
+        pid = fork();
+        if (pid == 0) {
+                signal(SIGINT, SIG_DFL);
+                sigprocmask(SIG_SETMASK, &saved, NULL);
+                status = cppctl_run(name, argc, (char **) argv);
+                fflush(stdout);
+                _exit(status);
+        }
+        sigprocmask(SIG_SETMASK, &saved, NULL);
+        if (pid < 0)
+                return log_error_errno(errno, "Cannot start %s: %m", name);
+        while (waitpid(pid, &status, 0) < 0)
+                if (errno != EINTR)     /* the shell's own Ctrl-C handler ran: keep waiting */
+                        return log_error_errno(errno, "Cannot wait for %s: %m", name);
+        if (WIFEXITED(status))
+                return WEXITSTATUS(status);
+        if (WTERMSIG(status) == SIGINT)
+                log_error("%s: interrupted", name);
+        else
+                log_error("%s: stopped by signal %d (%s)", name, WTERMSIG(status), strsignal(WTERMSIG(status)));
+        return 128 + WTERMSIG(status);
 }
 
 static int list_resources(struct shell *s, char ***ret) {
@@ -145,6 +197,28 @@ static int list_resources(struct shell *s, char ***ret) {
         return r < 0 ? log_store_error(r, s->db, st) : r;
 }
 
+/* Reads the store's function names once, for completion and to check a root. There is no store
+ * call for them, and a store we cannot read this way only costs those two conveniences (the views
+ * say what is wrong with it), so failures are quiet: the list stays empty. */
+static char **function_names(struct shell *s) {
+        sqlite3 *c = NULL;
+        sqlite3_stmt *st = NULL;
+
+        if (s->functions_read)
+                return s->functions;
+        s->functions_read = true;
+        if (sqlite3_open_v2(s->db, &c, SQLITE_OPEN_READONLY, NULL) == SQLITE_OK &&
+            sqlite3_prepare_v2(c, "SELECT DISTINCT name FROM function ORDER BY name", -1, &st, NULL) == SQLITE_OK)
+                while (sqlite3_step(st) == SQLITE_ROW)
+                        if (strv_extend(&s->functions, (const char *) sqlite3_column_text(st, 0)) < 0) {
+                                s->functions = strv_free(s->functions);
+                                break;
+                        }
+        sqlite3_finalize(st);
+        sqlite3_close(c);
+        return s->functions;
+}
+
 /* Checks VALUE for filter KEY as the report options will, so that a bad setting is refused when
  * it is made, not at every view after. */
 static int check_filter(const char *key, const char *value) {
@@ -152,9 +226,15 @@ static int check_filter(const char *key, const char *value) {
         int64_t t;
         regex_t re;
 
-        if (streq(key, "pid") || streq(key, "run")) {
+        if (*value == '\0')
+                return log_error_errno(EINVAL, "filter %s=: expected a value; 'filter clear %s' removes the filter",
+                                       key, key);
+        if (streq(key, "pid")) {
                 if (safe_atou64_range(value, 1, INT32_MAX, &u) < 0)
-                        return log_error_errno(EINVAL, "filter %s=%s: expected a number", key, value);
+                        return log_error_errno(EINVAL, "filter pid=%s: expected a process id", value);
+        } else if (streq(key, "run")) {
+                if (safe_atou64_range(value, 1, INT64_MAX, &u) < 0)
+                        return log_error_errno(EINVAL, "filter run=%s: expected a run id", value);
         } else if (streq(key, "since") || streq(key, "until")) {
                 if (parse_timestamp(value, time(NULL), &t) < 0)
                         return log_error_errno(EINVAL, "filter %s=%s: expected a time such as '-2h', 'today' or "
@@ -178,50 +258,123 @@ static int check_filter(const char *key, const char *value) {
         return 0;
 }
 
+/* filter KEY=VALUE ... and filter clear [KEY ...]: every word is checked before any is applied. */
 static int cmd_filter(struct shell *s, char **words, int n) {
-        if (n < 2)
-                return log_error_errno(EINVAL, "filter KEY=VALUE ... or filter clear [KEY]; keys: unit pid comm exe "
-                                       "since until host run by inline focus ignore hide");
-        if (streq(words[1], "clear")) {
-                for (size_t i = 0; i < ELEMENTSOF(filter_keys); i++)
-                        if (n == 2 || strv_contains(words + 2, filter_keys[i]))
-                                s->filters[i] = mfree(s->filters[i]);
-                for (int k = 2; k < n; k++) {
-                        bool known = false;
+        char *values[ELEMENTSOF(filter_keys)] = {};
+        bool set[ELEMENTSOF(filter_keys)] = {};
 
-                        for (size_t i = 0; i < ELEMENTSOF(filter_keys); i++)
-                                known = known || streq(words[k], filter_keys[i]);
-                        if (!known)
-                                return log_error_errno(EINVAL, "filter clear %s: no such filter", words[k]);
+        if (n < 2)
+                return log_error_errno(EINVAL, "filter KEY=VALUE ... or filter clear [KEY ...]; keys: " FILTER_KEYS);
+        if (streq(words[1], "clear")) {
+                for (int k = 2; k < n; k++) {
+                        int i = filter_index(words[k]);
+
+                        if (i < 0)
+                                return log_error_errno(EINVAL, "filter clear %s: no such filter; keys: " FILTER_KEYS,
+                                                       words[k]);
+                        set[i] = true;
                 }
+                for (size_t i = 0; i < ELEMENTSOF(filter_keys); i++)
+                        if (n == 2 || set[i])
+                                s->filters[i] = mfree(s->filters[i]);
                 return 0;
         }
+
         for (int k = 1; k < n; k++) {
                 char *eq = strchr(words[k], '=');
-                size_t i;
+                int i;
 
                 if (!eq)
                         return log_error_errno(EINVAL, "filter %s: expected KEY=VALUE", words[k]);
                 *eq = '\0';
-                for (i = 0; i < ELEMENTSOF(filter_keys); i++)
-                        if (streq(words[k], filter_keys[i]))
-                                break;
-                if (i == ELEMENTSOF(filter_keys))
-                        return log_error_errno(EINVAL, "filter %s: no such filter; keys: unit pid comm exe since until "
-                                               "host run by inline focus ignore hide", words[k]);
+                i = filter_index(words[k]);
+                if (i < 0)
+                        return log_error_errno(EINVAL, "filter %s: no such filter; keys: " FILTER_KEYS, words[k]);
                 if (check_filter(words[k], eq + 1) < 0)
                         return -EINVAL;
-                if (set_string(&s->filters[i], eq + 1) < 0)
-                        return -ENOMEM;
-                *eq = '=';
+                values[i] = eq + 1;     /* a key named twice: the last one, as with options */
+                set[i] = true;
         }
+        /* Copy first, so that running out of memory half way changes nothing either. */
+        for (size_t i = 0; i < ELEMENTSOF(filter_keys); i++)
+                if (set[i] && !(values[i] = strdup(values[i]))) {
+                        while (i-- > 0)
+                                if (set[i])
+                                        free(values[i]);
+                        return log_error_errno(ENOMEM, "Out of memory");
+                }
+        for (size_t i = 0; i < ELEMENTSOF(filter_keys); i++)
+                if (set[i]) {
+                        free(s->filters[i]);
+                        s->filters[i] = values[i];
+                }
         return 0;
 }
 
-static void show(const struct shell *s) {
+/* resource NAME or resource A,B,...: each must have samples in the store. */
+static int cmd_resource(struct shell *s, const char *value) {
+        _cleanup_(strv_freep) char **names = NULL, **asked = NULL;
+        _cleanup_free_ char *copy = strdup(value), *list = NULL;
+        char *p, *w;
+        int r;
+
+        if (!copy)
+                return log_error_errno(ENOMEM, "Out of memory");
+        r = list_resources(s, &names);
+        if (r < 0)
+                return r;
+        list = strv_join(names, ", ");
+        if (!list)
+                return log_error_errno(ENOMEM, "Out of memory");
+        for (p = copy; (w = strsep(&p, ","));) {
+                if (*w == '\0')
+                        return log_error_errno(EINVAL, "resource %s: expected a name, or names joined by commas", value);
+                if (!strv_contains(names, w))
+                        return log_error_errno(ENOENT, "%s has no samples of resource '%s'; it has: %s",
+                                               s->db, w, *list ? list : "none");
+                if (strv_contains(asked, w))
+                        return log_error_errno(EINVAL, "resource %s: '%s' named twice", value, w);
+                if (strv_extend(&asked, w) < 0)
+                        return log_error_errno(ENOMEM, "Out of memory");
+        }
+        return set_string(&s->resource, value);
+}
+
+/* root F: refused when the store has no function F at all (most likely a typo). Only with views
+ * by function: by line or module the labels are call sites or modules. Whether F is in a sample
+ * of the resource, under the filters, the view says when it runs. */
+static int cmd_root(struct shell *s, const char *name) {
+        const char *by = s->filters[filter_index("by")];
+        char **functions;
+
+        if (!by || streq(by, "function")) {
+                functions = function_names(s);
+                if (functions && !strv_contains(functions, name)) {
+                        /* The list was read once; a daemon may have stored the function since. */
+                        s->functions = strv_free(s->functions);
+                        s->functions_read = false;
+                        functions = function_names(s);
+                }
+                if (functions && !strv_contains(functions, name))
+                        return log_error_errno(ENODATA, "root %s: %s has no function of that name "
+                                               "('functions' lists them, TAB completes them)", name, s->db);
+        }
+        return set_string(&s->root, name);
+}
+
+static void show(struct shell *s) {
+        _cleanup_(strv_freep) char **names = NULL;
+        const char *resource = s->resource;
+
+        /* The default as the views pick it: the store's only resource, else cpu-time. */
+        if (!resource) {
+                int n = list_resources(s, &names);
+
+                resource = n == 1 ? names[0] : n > 1 && strv_contains(names, "cpu-time") ? "cpu-time" :
+                           n > 1 ? "(none: the store holds several; choose one)" : "(none)";
+        }
         printf("store      %s\nresource   %s\nroot       %s\nthreshold  %s\nformat     %s\n", s->db,
-               s->resource ?: "(the store's only one, or cpu-time)", s->root ?: "(none)",
-               s->threshold ?: "0.01", s->format ?: "text");
+               resource, s->root ?: "(none)", s->threshold ?: "0.01", s->format ?: "text");
         for (size_t i = 0; i < ELEMENTSOF(filter_keys); i++)
                 if (s->filters[i])
                         printf("filter     %s=%s\n", filter_keys[i], s->filters[i]);
@@ -230,13 +383,14 @@ static void show(const struct shell *s) {
 static const struct {
         const char *name, *args, *help;
 } shell_commands[] = {
-        { "resource", "NAME", "profile resource NAME (cpu-time, page-faults, ...)" },
+        { "resource", "NAME[,NAME...]", "profile resource NAME (cpu-time, page-faults, ...); several side\n"
+          "                          by side where the view can (down, up, functions, body)" },
         { "resources", "", "list the store's resources" },
         { "root", "FUNCTION", "the root function of down, up and graph" },
         { "threshold", "T", "leave out entries below fraction T (0.05 or 5%)" },
         { "filter", "KEY=VALUE ...", "select samples by unit pid comm exe since until host run, view\n"
           "                          them by=function|line|module, inline=show|fold, focus ignore hide\n"
-          "                          (the report options of the same names); 'filter clear [KEY]'" },
+          "                          (the report options of the same names); 'filter clear [KEY...]'" },
         { "format", "text|json|csv", "how views are written" },
         { "show", "", "the current settings" },
         { "down", "[FUNCTION]", "downward call path profile from the root (paper §4.3)" },
@@ -289,8 +443,10 @@ static int execute(struct shell *s, const char *input) {
         if (!line)
                 return log_error_errno(ENOMEM, "Out of memory");
         n = split(line, words);
+        if (n == -E2BIG)
+                return log_error_errno(EINVAL, "more than %d words on one line", MAX_WORDS);
         if (n < 0)
-                return log_error_errno(EINVAL, "%s", n == -EINVAL ? "unterminated quote, or too many words" : "");
+                return log_error_errno(EINVAL, "unterminated quote: %s", input);
         if (n == 0)
                 return 0;
         cmd = words[0];
@@ -312,18 +468,12 @@ static int execute(struct shell *s, const char *input) {
                 r = list_resources(s, &names);
                 for (int i = 0; r >= 0 && i < r; i++)
                         printf("%s\n", names[i]);
+                r = MIN(r, 0);
                 record = false;
         } else if (streq(cmd, "resource")) {
-                _cleanup_(strv_freep) char **names = NULL;
-
-                if (n != 2)
-                        r = log_error_errno(EINVAL, "resource NAME");
-                else if ((r = list_resources(s, &names)) >= 0 && !strv_contains(names, words[1]))
-                        r = log_error_errno(ENOENT, "%s has no samples of resource '%s'", s->db, words[1]);
-                else if (r >= 0)
-                        r = set_string(&s->resource, words[1]);
+                r = n == 2 ? cmd_resource(s, words[1]) : log_error_errno(EINVAL, "resource NAME[,NAME...]");
         } else if (streq(cmd, "root")) {
-                r = n == 2 ? set_string(&s->root, words[1]) : log_error_errno(EINVAL, "root FUNCTION");
+                r = n == 2 ? cmd_root(s, words[1]) : log_error_errno(EINVAL, "root FUNCTION");
         } else if (streq(cmd, "threshold")) {
                 double t;
 
@@ -354,68 +504,83 @@ static int execute(struct shell *s, const char *input) {
                 r = log_error_errno(EINVAL, "%s: no such command; 'help' lists them", cmd);
                 record = false;
         }
+        /* Each command's output before the next one's errors, also when both go to one pipe. */
+        fflush(stdout);
         if (record && r == 0 && strv_extend(&s->session, input) < 0)
                 return log_error_errno(ENOMEM, "Out of memory");
         return r;
 }
 
-/* Completion: the first word from the commands, after down/up/graph/root a function name of
- * the store (read once). */
-static char **function_names;
+/* Completion (libedit calls back without user data, hence the pointer): the first word from the
+ * commands; after down/up/graph/root a function name of the store, after resource a resource,
+ * after filter a key, after format a format. */
+static struct shell *completing;
+static char **completion_words;
 
-static char *next_match(const char *text, int state, const char *(*get)(size_t)) {
+static char *next_match(const char *text, int state) {
         static size_t i;
         const char *w;
 
         if (state == 0)
                 i = 0;
-        while ((w = get(i++)))
+        while (completion_words && (w = completion_words[i++]))
                 if (strncmp(w, text, strlen(text)) == 0)
                         return strdup(w);
         return NULL;
 }
 
-static const char *command_at(size_t i) {
-        return i < ELEMENTSOF(shell_commands) ? shell_commands[i].name : NULL;
-}
+static char **complete_from(const char *text, char **words) {
+        char **matches;
 
-static const char *function_at(size_t i) {
-        return i < strv_length(function_names) ? function_names[i] : NULL;
-}
-
-static char *complete_command(const char *text, int state) {
-        return next_match(text, state, command_at);
-}
-
-static char *complete_function(const char *text, int state) {
-        return next_match(text, state, function_at);
+        completion_words = words;
+        matches = rl_completion_matches(text, next_match);
+        completion_words = NULL;
+        return matches;
 }
 
 static char **complete(const char *text, int start, int end) {
+        static const char *const formats[] = { "text", "json", "csv", NULL };
+        _cleanup_(strv_freep) char **words = NULL;
         const char *line = rl_line_buffer;
+        size_t len;
 
+        (void) end;
         rl_attempted_completion_over = 1;
-        while (*line == ' ')
+        while (*line == ' ' || *line == '\t')
                 line++;
-        if (line - rl_line_buffer >= start)
-                return rl_completion_matches(text, complete_command);
-        if (strncmp(line, "down ", 5) == 0 || strncmp(line, "up ", 3) == 0 || strncmp(line, "graph ", 6) == 0 ||
-            strncmp(line, "root ", 5) == 0)
-                return rl_completion_matches(text, complete_function);
+        if (line - rl_line_buffer >= start) {
+                for (size_t i = 0; i < ELEMENTSOF(shell_commands); i++)
+                        if (strv_extend(&words, shell_commands[i].name) < 0)
+                                return NULL;
+                return complete_from(text, words);
+        }
+        len = strcspn(line, " \t");
+#define IS(w) (len == strlen(w) && strncmp(line, w, len) == 0)
+        /* filter takes several KEY=VALUE words; the others complete their one argument */
+        if (!IS("filter") && strpbrk(line + len + strspn(line + len, " \t"), " \t"))
+                return NULL;
+        if (IS("down") || IS("up") || IS("graph") || IS("root"))
+                return complete_from(text, function_names(completing));
+        if (IS("resource")) {
+                if (list_resources(completing, &words) < 0)
+                        return NULL;
+                return complete_from(text, words);
+        }
+        if (IS("filter") || IS("help") || IS("format")) {
+                rl_completion_append_character = IS("filter") ? '=' : ' ';
+                for (size_t i = 0; IS("filter") && i < ELEMENTSOF(filter_keys); i++)
+                        if (strv_extend(&words, filter_keys[i]) < 0)
+                                return NULL;
+                for (size_t i = 0; IS("help") && i < ELEMENTSOF(shell_commands); i++)
+                        if (strv_extend(&words, shell_commands[i].name) < 0)
+                                return NULL;
+                for (size_t i = 0; IS("format") && formats[i]; i++)
+                        if (strv_extend(&words, formats[i]) < 0)
+                                return NULL;
+                return complete_from(text, words);
+        }
+#undef IS
         return NULL;
-}
-
-static void load_function_names(const char *db) {
-        sqlite3 *c = NULL;
-        sqlite3_stmt *st = NULL;
-
-        if (sqlite3_open_v2(db, &c, SQLITE_OPEN_READONLY, NULL) == SQLITE_OK &&
-            sqlite3_prepare_v2(c, "SELECT DISTINCT name FROM function ORDER BY name", -1, &st, NULL) == SQLITE_OK)
-                while (sqlite3_step(st) == SQLITE_ROW)
-                        if (strv_extend(&function_names, (const char *) sqlite3_column_text(st, 0)) < 0)
-                                break;
-        sqlite3_finalize(st);
-        sqlite3_close(c);
 }
 
 static char *history_path(void) {
@@ -434,6 +599,11 @@ static char *history_path(void) {
         return NULL;
 }
 
+static void account(struct shell *s, int r) {
+        if (r != 0)
+                s->status = r < 0 ? exit_status(r) : r;
+}
+
 /* Runs every line of F. Returns 1 when a line asked to leave, else 0. */
 static int run_lines(struct shell *s, FILE *f) {
         _cleanup_free_ char *line = NULL;
@@ -448,39 +618,62 @@ static int run_lines(struct shell *s, FILE *f) {
                 r = execute(s, line);
                 if (r == 1)
                         return 1;
-                if (r != 0)
-                        s->status = r < 0 ? exit_status(r) : r;
+                account(s, r);
         }
         return 0;
 }
 
-static int interact(struct shell *s) {
+static volatile sig_atomic_t interrupted;
+
+static void on_sigint(int sig) {
+        (void) sig;
+        interrupted = 1;
+}
+
+static void interact(struct shell *s) {
+        /* No SA_RESTART: Ctrl-C must end libedit's read, which then returns NULL as at the end of
+         * input; the flag tells the two apart. */
+        struct sigaction sa = { .sa_handler = on_sigint }, old;
         _cleanup_free_ char *history = history_path();
         char *line;
 
-        load_function_names(s->db);
+        completing = s;
         rl_readline_name = "cppctl";
         rl_attempted_completion_function = complete;
         using_history();
+        stifle_history(HISTORY_LINES);
         if (history)
                 read_history(history);
+        sigemptyset(&sa.sa_mask);
+        sigaction(SIGINT, &sa, &old);
         printf("cppctl shell on %s: 'help' lists the commands.\n", s->db);
-        while ((line = readline("cppd> "))) {
+        for (;;) {
                 int r;
 
+                interrupted = 0;
+                rl_completion_append_character = ' ';
+                line = readline("cppd> ");
+                if (!line && interrupted) {
+                        /* Ctrl-C at the prompt: drop the line, as a shell does */
+                        putchar('\n');
+                        continue;
+                }
+                if (!line) {
+                        putchar('\n');  /* after Ctrl-D, the terminal's prompt on a line of its own */
+                        break;
+                }
                 if (*line)
                         add_history(line);
                 r = execute(s, line);
                 free(line);
                 if (r == 1)
                         break;
-                if (r != 0)
-                        s->status = r < 0 ? exit_status(r) : r;
+                account(s, r);
         }
+        sigaction(SIGINT, &old, NULL);
         if (history)
                 write_history(history);
-        function_names = strv_free(function_names);
-        return 0;
+        completing = NULL;
 }
 
 int cmd_shell(int argc, char **argv) {
@@ -501,9 +694,13 @@ int cmd_shell(int argc, char **argv) {
                         printf("Usage: cppctl shell [--replay FILE] [DB]\n\n"
                                "The paper's exploratory loop (§5.2): set the resource, the root, the threshold\n"
                                "and filters, then ask for views; 'help' inside lists the commands. Reads a pipe\n"
-                               "as a script (no prompts). Exit status: 0, or that of the last failed command.\n\n"
+                               "as a script (no prompts; '#' starts a comment). Ctrl-C stops a view, not the shell.\n"
+                               "Exit status: 0, or that of the last failed command, as cppctl's: 1 failure,\n"
+                               "2 bad usage, 3 nothing matched (a root in no sample); 130 for a view stopped by\n"
+                               "Ctrl-C.\n\n"
                                "  -d, --db FILE          the store (default: $CPPD_DB, ./" CPPCTL_DEFAULT_DB ", or the daemon's)\n"
-                               "      --replay FILE      run a session written by 'save FILE' first\n"
+                               "      --replay FILE      run a session written by 'save FILE' first; then leave,\n"
+                               "                         unless standard input is a terminal\n"
                                "  -h, --help             this help\n");
                         return EXIT_OK;
                 case 'd':

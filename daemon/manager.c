@@ -164,6 +164,13 @@ void manager_expire(struct manager *m) {
                 log_info("Retention: %" PRIu64 " sample rows older than the limits removed", deleted);
 }
 
+/* A timer added by sd_event_add_time_relative() is one-shot: sd-event turns it off once it has
+ * fired, and setting a new time does not turn it back on. */
+static void rearm(sd_event_source *src, uint64_t usec) {
+        sd_event_source_set_time_relative(src, usec);
+        sd_event_source_set_enabled(src, SD_EVENT_ONESHOT);
+}
+
 static int on_flush(sd_event_source *src, uint64_t usec, void *userdata) {
         struct manager *m = userdata;
         uint64_t live, file;
@@ -171,13 +178,13 @@ static int on_flush(sd_event_source *src, uint64_t usec, void *userdata) {
         if (manager_flush(m) >= 0 && m->config.max_size && store_size(m->store, &live, &file) >= 0 &&
             live > m->config.max_size)
                 manager_expire(m);
-        sd_event_source_set_time_relative(src, m->config.flush_interval);
+        rearm(src, m->config.flush_interval);
         return 0;
 }
 
 static int on_retention(sd_event_source *src, uint64_t usec, void *userdata) {
         manager_expire(userdata);
-        sd_event_source_set_time_relative(src, MANAGER_RETENTION_INTERVAL_USEC);
+        rearm(src, MANAGER_RETENTION_INTERVAL_USEC);
         return 0;
 }
 
@@ -210,7 +217,7 @@ static void notify_status(struct manager *m, bool ready) {
 
 static int on_status(sd_event_source *src, uint64_t usec, void *userdata) {
         notify_status(userdata, false);
-        sd_event_source_set_time_relative(src, MANAGER_STATUS_INTERVAL_USEC);
+        rearm(src, MANAGER_STATUS_INTERVAL_USEC);
         return 0;
 }
 
@@ -285,7 +292,7 @@ int manager_reload(struct manager *m) {
         r = start_collector(m);
         if (r < 0)
                 return r;
-        sd_event_source_set_time_relative(m->flush_timer, m->config.flush_interval);
+        rearm(m->flush_timer, m->config.flush_interval);
         notify_status(m, true);
         log_info("Configuration reloaded from %s", m->config_path);
         return 0;

@@ -35,8 +35,10 @@ def cgroup_root():
 
 
 class Daemon:
-    def __init__(self, tmp, name='d', resources='cpu-time/1, page-faults/64, context-switches/16', extra=''):
+    def __init__(self, tmp, name='d', resources='cpu-time/1, page-faults/64, context-switches/16', extra='',
+                 bucket='1s'):
         self.tmp = tmp
+        self.bucket = bucket
         self.conf = os.path.join(tmp, name + '.conf')
         self.store = os.path.join(tmp, name + '.db')
         self.sock = os.path.join(tmp, name + '.sock')
@@ -65,8 +67,9 @@ class Daemon:
 
     def write_conf(self, resources, extra=''):
         with open(self.conf, 'w') as f:
-            f.write('[collect]\nresources = %s\n%s\n[store]\npath = %s\nflush_interval = %dms\nbucket = 1s\n'
-                    '[control]\nsocket = %s\ngroup = \n' % (resources, extra, self.store, FLUSH * 1000, self.sock))
+            f.write('[collect]\nresources = %s\n%s\n[store]\npath = %s\nflush_interval = %dms\nbucket = %s\n'
+                    '[control]\nsocket = %s\ngroup = \n' % (resources, extra, self.store, FLUSH * 1000, self.bucket,
+                                                              self.sock))
 
     def listen(self):
         while self.listening:
@@ -288,6 +291,20 @@ def main():
            % (worst, FLUSH))
         busy.kill()
         busy.wait()
+
+        # The flush timer fires again and again, not once: with minute buckets nothing else
+        # flushes, yet a workload's hits reach the store within a few flush intervals.
+        t = Daemon(tmp, 't', 'cpu-time/1', bucket='60s')
+        daemons.append(t)
+        ok(t.read_notify('READY=1'), 'a daemon with 60 s buckets')
+        time.sleep(4 * FLUSH)
+        w = subprocess.Popen([recursive, '12', '40'], preexec_fn=in_cgroup(cg_a))
+        w.wait()
+        time.sleep(4 * FLUSH)
+        ft = functions(t.store, '--pid', str(w.pid))
+        ok(ft.get('recurse', 0) > 100, 'its periodic flushes keep storing: %d hits of the workload stored without '
+           'a flush request' % ft.get('recurse', 0), t.log_text()[-1000:])
+        t.stop()
 
         # Bursts of short-lived processes: memory stays bounded. The first bursts warm the caches
         # (libc's symbols and debug information: tens of MiB); later ones must not add up.

@@ -308,7 +308,8 @@ int recording_attach(struct recording *rec, pid_t pid, bool enable_on_exec) {
                 if (unsupported & (1u << i)) {
                         collector_resource_stats(rec->collector, i, &rs);
                         log_warning("%s: not counted on this machine (%s); the other resources go on",
-                                    rs.name, perf_event_hint(-ENOENT));
+                                    rs.name, rs.unnamed ? "libpfm4 knows no such event for this CPU" :
+                                    perf_event_hint(-ENOENT));
                 }
         if (r == -ESRCH) {
                 log_error("no process %d", (int) pid);

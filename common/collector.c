@@ -74,6 +74,7 @@ struct cresource {
         const struct resource *def;     /* NULL for --event */
         uint64_t period;                /* gticks */
         bool active;
+        bool unnamed;                   /* no event to open: never active (collector_resource_stats) */
         uint64_t samples, hits, lost, lost_flushed;
         int64_t store_id;
 };
@@ -445,8 +446,11 @@ int collector_add_resource(struct collector *c, const char *name, bool event, ui
                                 if (pfm_event_encode(*pfm, &attr) == 0)
                                         break;
                         if (!*pfm) {
-                                r = -ENOENT;
-                                goto fail;
+                                /* A CPU newer than this libpfm4, or without the event: the
+                                 * resource is known, and not counted here, like a missing PMU. */
+                                res->unnamed = true;
+                                snprintf(desc, sizeof desc, "pfm:%s", def->events[0]);
+                                break;
                         }
                         r = add_event(c, i, ROLE_SAMPLE, attr.type, attr.config, period, NULL);
                         if (r < 0)
@@ -734,6 +738,10 @@ static int open_events(struct collector *c, const struct targets *t, uint32_t *r
         for (unsigned res = 0; res < c->n_resources; res++) {
                 size_t first_fd = c->n_fds;
 
+                if (c->resources[res].unnamed) {
+                        unsupported_mask |= 1u << res;
+                        continue;
+                }
                 r = 0;
                 for (unsigned ev = 0; r >= 0 && ev < n_resource_events; ev++) {
                         if (c->events[ev].resource != res || c->events[ev].shared)
@@ -2005,6 +2013,7 @@ void collector_resource_stats(const struct collector *c, unsigned i, struct coll
                 .name = r->name,
                 .period = r->period,
                 .active = r->active,
+                .unnamed = r->unnamed,
                 .samples = r->samples,
                 .hits = r->hits,
                 .lost = r->lost,

@@ -54,6 +54,7 @@ struct collector_resource_stats {
         const char *name;
         uint64_t period;
         bool active;                    /* its events opened */
+        bool unnamed;                   /* a hardware event libpfm4 has no name for on this CPU */
         uint64_t samples;               /* samples that became hits */
         uint64_t hits;
         uint64_t lost;                  /* PERF_RECORD_LOST */

@@ -77,7 +77,8 @@ static int start_collector(struct manager *m) {
                         collector_resource_stats(m->collector, i, &rs);
                         snprintf(field, sizeof field, "CPPD_RESOURCE=%s", rs.name);
                         log_full_field(LOG_WARNING, 0, field, "%s: not counted on this machine (%s); "
-                                       "the other resources go on", rs.name, perf_event_hint(-ENOENT));
+                                       "the other resources go on", rs.name,
+                                       rs.unnamed ? "libpfm4 knows no such event for this CPU" : perf_event_hint(-ENOENT));
                 }
         if (r < 0)
                 return log_error_errno(r, "Cannot profile the system%s%s: %s", failed ? " for " : "", failed ?: "",

@@ -87,8 +87,12 @@ def test_process_db(tmp):
        'page faults: (main print_salary_list extract_salary_fields) has some')
     cpu = profile('down', db, 'cpu-time', 'main')
     share = qsort_share(cpu, 'uniquify_db')
-    ok(share >= 0.4, 'cpu-time: (main uniquify_db qsort) has %.2f, the largest share' % share,
-       json.dumps(cpu['entries'][:10]))
+    # Not a share of the whole: on a fresh VM the first touch of guest memory makes read_db's
+    # writes to the memfd (kernel time) cost more than the sort. Within uniquify_db, the sort is
+    # nearly everything, and that takes the unwinding through glibc's qsort to see.
+    uniquify = paths(cpu).get('main uniquify_db', 0)
+    ok(uniquify >= 0.2 and share >= 0.9 * uniquify, 'cpu-time: (main uniquify_db qsort) has %.2f of '
+       '(main uniquify_db)\'s %.2f' % (share, uniquify), json.dumps(cpu['entries'][:10]))
     up = profile('up', db, 'page-faults', 'name_field_lt')
     ok(starts_with(up, ['main', 'uniquify_db']) >= 0.6,
        'upward from name_field_lt: its faults come through (main uniquify_db ...), across glibc')

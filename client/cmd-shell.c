@@ -32,6 +32,7 @@
 
 #include "log.h"
 #include "parse-util.h"
+#include "pattern.h"
 #include "strv.h"
 
 #define MAX_WORDS 64
@@ -247,12 +248,9 @@ static int check_filter(const char *key, const char *value) {
                         return log_error_errno(EINVAL, "filter inline=%s: expected show or fold", value);
         } else if (streq(key, "focus") || streq(key, "ignore") || streq(key, "hide")) {
                 char error[256];
-                int r = regcomp(&re, value, REG_EXTENDED | REG_NOSUB);
 
-                if (r != 0) {
-                        regerror(r, &re, error, sizeof error);
+                if (pattern_compile(&re, value, error, sizeof error) < 0)
                         return log_error_errno(EINVAL, "filter %s=%s: %s", key, value, error);
-                }
                 regfree(&re);
         }
         return 0;

@@ -104,6 +104,11 @@ static int print_rows(sqlite3_stmt *st, enum sql_format format, FILE *out) {
         _cleanup_(strv_freep) char **cells = NULL;     /* table: every cell, header first */
         size_t rows = 0;
 
+        /* The first step may fail (a bad argument to a call path function): then nothing is
+         * printed, not a header over no rows. */
+        rc = sqlite3_step(st);
+        if (rc != SQLITE_ROW && rc != SQLITE_DONE)
+                return rc;
         if (format == SQL_TABLE)
                 for (int i = 0; i < n; i++)
                         if (strv_extend(&cells, sqlite3_column_name(st, i)) < 0)
@@ -117,7 +122,7 @@ static int print_rows(sqlite3_stmt *st, enum sql_format format, FILE *out) {
         }
         if (format == SQL_JSON)
                 fputc('[', out);
-        while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+        for (; rc == SQLITE_ROW; rc = sqlite3_step(st)) {
                 if (format == SQL_JSON)
                         fputs(rows ? ",\n {" : "{", out);
                 for (int i = 0; i < n; i++) {

@@ -13,6 +13,7 @@
 
 #include "log.h"
 #include "parse-util.h"
+#include "pattern.h"
 #include "strv.h"
 
 int exit_status(int r) {
@@ -266,9 +267,8 @@ int query_args_parse_extra(struct query_args *q, int argc, char **argv, const ch
 
                         if (*slot)
                                 regfree(re);
-                        r = regcomp(re, optarg, REG_EXTENDED | REG_NOSUB);
-                        if (r != 0) {
-                                regerror(r, re, error, sizeof error);
+                        r = pattern_compile(re, optarg, error, sizeof error);
+                        if (r < 0) {
                                 *slot = NULL;
                                 return log_error_errno(EINVAL, "--%s %s: %s", c == 'F' ? "focus" : c == 'G' ?
                                                        "ignore" : "hide", optarg, error);

@@ -31,6 +31,7 @@ SQLITE_EXTENSION_INIT1
 #include <time.h>
 
 #include "parse-util.h"
+#include "pattern.h"
 #include "profile.h"
 #include "sql-ext.h"
 #include "store.h"
@@ -206,15 +207,11 @@ static int arg_time(struct vtab *t, const char *name, const char *text, int64_t 
 
 static int compile(struct vtab *t, const char *name, const char *text, regex_t *re, const regex_t **slot) {
         char error[256];
-        int r;
 
         if (!text)
                 return SQLITE_OK;
-        r = regcomp(re, text, REG_EXTENDED | REG_NOSUB);
-        if (r != 0) {
-                regerror(r, re, error, sizeof error);
+        if (pattern_compile(re, text, error, sizeof error) < 0)
                 return fail(t, "%s: %s", name, error);
-        }
         *slot = re;
         return SQLITE_OK;
 }

@@ -651,8 +651,11 @@ static void interact(struct shell *s) {
                 interrupted = 0;
                 rl_completion_append_character = ' ';
                 line = readline("cppd> ");
-                if (!line && interrupted) {
-                        /* Ctrl-C at the prompt: drop the line, as a shell does */
+                if (interrupted) {
+                        /* Ctrl-C at the prompt: drop the line, as a shell does. libedit returns
+                         * NULL if the signal ended its read(); if it came while libedit was
+                         * drawing, libedit reads on, and the line it returns is dropped too. */
+                        free(line);
                         putchar('\n');
                         continue;
                 }

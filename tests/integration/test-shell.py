@@ -198,7 +198,11 @@ def main():
     send(b'threshold 0.5')
     read_until(b'threshold 0.5')       # echoed, so libedit has it: Ctrl-C flushes what it has not read
     send(b'\x03')
-    read_until(prompt)
+    # A Ctrl-C that comes while libedit draws rather than reads does not end its read: the shell
+    # drops the line when it is entered. Either way the next prompt has the line dropped.
+    if not read_until(prompt, 2):
+        send(b'\r', at_prompt=False)
+        read_until(prompt)
     send(b'show\r')
     ok(read_until(b'format     text\r\n' + prompt) and b'threshold  0.01' in terminal['out'],
        'Ctrl-C at the prompt drops the line and the shell goes on', terminal['out'][-600:])

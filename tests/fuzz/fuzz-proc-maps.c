@@ -3,7 +3,7 @@
 #include "proc-maps.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
-        struct proc_maps *m = proc_maps_new();
+        struct proc_maps *m = proc_maps_new(), *copy;
         char *text = malloc(size + 1), *save = NULL;
 
         if (!m || !text)
@@ -20,6 +20,14 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
         for (size_t i = 1; i < m->n; i++)
                 if (m->mappings[i - 1].end > m->mappings[i].start)
                         abort();        /* overlapping or unsorted */
+        /* A fork's copy holds the same mappings; an exec's clear holds none. */
+        copy = proc_maps_copy(m);
+        if (!copy || copy->n != m->n || (m->n && memcmp(copy->mappings, m->mappings, m->n * sizeof *m->mappings)))
+                abort();
+        proc_maps_clear(copy);
+        if (copy->n != 0 || (m->n && proc_maps_find(copy, m->mappings[0].start)))
+                abort();
+        proc_maps_free(copy);
         proc_maps_free(m);
         free(text);
         return 0;

@@ -13,6 +13,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
         if (protocol_parse((const char *) data, size, &m) < 0)
                 return 0;
         for (unsigned i = 0; i < m.n_fields; i++) {
+                const char *v = protocol_get(&m, m.fields[i].key);
+
+                /* A key given twice: the daemon reads its first value. */
+                if (!v || v < m.buffer || v >= m.buffer + sizeof m.buffer)
+                        abort();
                 kv[n++] = m.fields[i].key;
                 kv[n++] = m.buffer + m.fields[i].value;
         }

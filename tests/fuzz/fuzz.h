@@ -9,8 +9,21 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+/* Makes a directory of its own for a target that must give its input as a file: in $TMPDIR,
+ * else /dev/shm (memory: SQLite's fsync()s cost nothing there), else /tmp. Aborts if it cannot:
+ * the harness could not do its job, which is not a finding. */
+static inline void fuzz_make_dir(char *dir, size_t size, const char *name) {
+        const char *tmp = getenv("TMPDIR");
+
+        if (!tmp || !*tmp)
+                tmp = access("/dev/shm", W_OK) == 0 ? "/dev/shm" : "/tmp";
+        if ((size_t) snprintf(dir, size, "%s/%s-XXXXXX", tmp, name) >= size || !mkdtemp(dir))
+                abort();
+}
 
 #ifndef FUZZING_ENGINE
 static int replay_file(const char *path) {

@@ -32,11 +32,13 @@
 #include <fcntl.h>
 #include <inttypes.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -176,6 +178,10 @@ struct collector {
         size_t n_agg, cap_agg;
         int64_t agg_bucket;             /* unix seconds; -1 when empty */
         uint64_t flush_failed_ns;       /* CLOCK_MONOTONIC of the last failed flush; 0: none */
+        /* What the flush in progress inserted: the run, and its first process and thread ids,
+         * for a rollback to forget (forget_ids()). */
+        bool txn_run;
+        int64_t txn_process_id, txn_thread_id;
 
         int64_t realtime_offset;        /* CLOCK_REALTIME - CLOCK_MONOTONIC, ns */
         uint64_t rng;
@@ -184,6 +190,7 @@ struct collector {
         char *run_host;                 /* offline: the recording's machine */
         int64_t run_started;            /* offline: when the recording began */
         bool offline;                   /* records come from a file: never read /proc */
+        uint64_t lost_checked;          /* stats.lost when mark_gone() last looked */
         uint64_t feed_hits;             /* offline: the hits of the sample being fed */
         bool run_ended;
         struct collector_stats stats;
@@ -1532,8 +1539,16 @@ static int handle_task(struct collector *c, const struct perf_event_header *h) {
                         t->exited = true;
                         t->offcpu_pending = false;
                 }
-                if (m.pid == m.tid && (slot = idmap_get(c->processes, m.pid)))
-                        ((struct process *) (uintptr_t) *slot)->exited = true;
+                if (m.pid == m.tid && (slot = idmap_get(c->processes, m.pid))) {
+                        struct process *p = (struct process *) (uintptr_t) *slot;
+
+                        /* The process stays until its hits are stored (a flush, later still while
+                         * the disk is full), but its unwinder, libdw's view of every module it
+                         * mapped, hundreds of KiB, goes now: only a late sample could use it, and
+                         * that one builds it again. */
+                        p->exited = true;
+                        p->unwinder = unwinder_free(p->unwinder);
+                }
                 return 0;
         }
         /* FORK: a new thread of PID, or (pid != ppid) a new process that starts as a copy of
@@ -1644,7 +1659,13 @@ int collector_drain(struct collector *c) {
 
 /* ---- flushing to the store ---- */
 
-void collector_forget_store_ids(struct collector *c) {
+/* Forgets the store ids the collector cached: all of them (rows deleted by retention), or after
+ * a ROLLBACK only those of rows the failed transaction inserted. Rows found or added by key
+ * (frames, stacks, modules, resources) are simply looked up again; but a run, a process or a
+ * thread forgotten while its row is still there would be inserted again, so that a failed flush
+ * (a full disk) would split the run in two and its processes. The rowids a transaction inserts
+ * are above every committed one, so the first it got divides the two. */
+static void forget_ids(struct collector *c, bool rollback) {
         uint64_t key, value;
         size_t i = 0;
 
@@ -1655,12 +1676,22 @@ void collector_forget_store_ids(struct collector *c) {
         for (size_t n = 0; n < c->n_nodes; n++)
                 c->nodes[n].store_id = 0;
         for (size_t s = 0; s < c->n_slots; s++)
-                c->slots[s]->store_id = 0;
-        while (idmap_next(c->processes, &i, &key, &value))
-                ((struct process *) (uintptr_t) value)->store_id = 0;
+                if (!rollback || (c->txn_thread_id && c->slots[s]->store_id >= c->txn_thread_id))
+                        c->slots[s]->store_id = 0;
+        while (idmap_next(c->processes, &i, &key, &value)) {
+                struct process *p = (struct process *) (uintptr_t) value;
+
+                if (!rollback || (c->txn_process_id && p->store_id >= c->txn_process_id))
+                        p->store_id = 0;
+        }
         for (unsigned r = 0; r < c->n_resources; r++)
                 c->resources[r].store_id = 0;
-        c->run_id = 0;
+        if (!rollback || c->txn_run)
+                c->run_id = 0;
+}
+
+void collector_forget_store_ids(struct collector *c) {
+        forget_ids(c, false);
 }
 
 static int store_module(struct collector *c, uint32_t index, int64_t *ret) {
@@ -1745,6 +1776,8 @@ static int store_thread(struct collector *c, struct thread *t, int64_t *ret) {
                                       p->exe, p->unit, time(NULL), &p->store_id);
                 if (r < 0)
                         return r;
+                if (!c->txn_process_id)
+                        c->txn_process_id = p->store_id;
                 /* Threads of the previous program (before an exec) need new rows too. */
                 for (size_t s = 0; s < c->n_slots; s++)
                         if (c->slots[s]->process == p)
@@ -1754,6 +1787,8 @@ static int store_thread(struct collector *c, struct thread *t, int64_t *ret) {
                 r = store_add_thread(c->store, p->store_id, t->tid, t->comm[0] ? t->comm : NULL, &t->store_id);
                 if (r < 0)
                         return r;
+                if (!c->txn_thread_id)
+                        c->txn_thread_id = t->store_id;
         }
         *ret = t->store_id;
         return 0;
@@ -1772,6 +1807,7 @@ static int flush_rows(struct collector *c, bool final) {
                         }, &c->run_id);
                 if (r < 0)
                         return r;
+                c->txn_run = true;
         }
         for (unsigned i = 0; i < c->n_resources; i++) {
                 struct cresource *res = &c->resources[i];
@@ -1812,6 +1848,32 @@ static int flush_rows(struct collector *c, bool final) {
         return 0;
 }
 
+/* Exit records are lost with a full ring like any other (PERF_RECORD_LOST): after a loss, asks
+ * the kernel which of the tasks followed are gone, or they would stay for ever. */
+static void mark_gone(struct collector *c) {
+        uint64_t key, value;
+        size_t i = 0;
+
+        if (c->offline || c->stats.lost == c->lost_checked)
+                return;
+        c->lost_checked = c->stats.lost;
+        for (size_t s = 0; s < c->n_slots; s++) {
+                struct thread *t = c->slots[s];
+
+                if (!t->exited && syscall(SYS_tgkill, (pid_t) t->process->pid, (pid_t) t->tid, 0) < 0 &&
+                    errno == ESRCH)
+                        t->exited = true;
+        }
+        while (idmap_next(c->processes, &i, &key, &value)) {
+                struct process *p = (struct process *) (uintptr_t) value;
+
+                if (!p->exited && kill((pid_t) p->pid, 0) < 0 && errno == ESRCH) {
+                        p->exited = true;
+                        p->unwinder = unwinder_free(p->unwinder);
+                }
+        }
+}
+
 /* Forgets processes and threads that exited, once their hits are stored, and the units of
  * execs already handled. */
 static void reap(struct collector *c) {
@@ -1833,6 +1895,7 @@ static void reap(struct collector *c) {
         pthread_mutex_unlock(&c->exec_units_lock);
         i = 0;
 
+        mark_gone(c);
         for (size_t s = 0; s < c->n_slots; s++) {
                 struct thread *t = c->slots[s];
 
@@ -1897,12 +1960,14 @@ int collector_flush(struct collector *c, bool final) {
         r = store_begin(c->store);
         if (r < 0)
                 return r;
+        c->txn_run = false;
+        c->txn_process_id = c->txn_thread_id = 0;
         r = flush_rows(c, final);
         if (r >= 0)
                 r = store_commit(c->store);
         if (r < 0) {
                 store_rollback(c->store);
-                collector_forget_store_ids(c);
+                forget_ids(c, true);
                 return r;
         }
         for (unsigned i = 0; i < c->n_resources; i++)
@@ -2000,6 +2065,9 @@ void collector_set_run(struct collector *c, const char *kind, const char *comman
 void collector_get_stats(const struct collector *c, struct collector_stats *ret) {
         *ret = c->stats;
         ret->modules = c->sym->n_modules;
+        ret->live_processes = idmap_size(c->processes);
+        ret->live_threads = c->n_slots;
+        ret->held = c->n_agg;
 }
 
 unsigned collector_n_resources(const struct collector *c) {

@@ -65,6 +65,9 @@ struct collector_stats {
         uint64_t frames, frames_unknown;
         uint64_t unwind_ns, symbolize_ns;       /* time spent per phase, for benchmarks */
         uint64_t processes, threads, modules, stack_nodes;
+        /* Now, not since the start: what is in memory. */
+        uint64_t live_processes, live_threads;  /* followed, exited ones until their hits are stored */
+        uint64_t held;                          /* distinct hits not yet stored (COLLECTOR_MAX_HELD) */
 };
 
 /* Creates a collector writing to STORE (borrowed; may be NULL until collector_flush). Returns

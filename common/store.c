@@ -349,6 +349,34 @@ unsigned store_version(const struct store *s) {
         return s->version;
 }
 
+int store_check(struct store *s) {
+        sqlite3_stmt *st;
+        const char *first;
+        int rc, r = 0;
+
+        rc = sqlite3_prepare_v2(s->db, "PRAGMA quick_check(1)", -1, &st, NULL);
+        if (rc != SQLITE_OK)
+                return store_errno(s, rc);
+        /* One row, "ok" or the first problem found; a file too damaged to walk fails the step. */
+        rc = sqlite3_step(st);
+        if (rc == SQLITE_ROW) {
+                first = (const char *) sqlite3_column_text(st, 0);
+                if (!first || strcmp(first, "ok") != 0) {
+                        /* One line for logs: "*** in database main ***\nPage 3: ..." -> "page 3: ..." */
+                        if (first && strncmp(first, "*** in database main ***\n", 25) == 0)
+                                first += 25;
+                        snprintf(s->error, sizeof s->error, "%s", first ?: "the check gave no answer");
+                        for (char *p = s->error; *p; p++)
+                                if (*p == '\n')
+                                        *p = ' ';
+                        r = -EBADMSG;
+                }
+        } else
+                r = store_errno(s, rc);
+        sqlite3_finalize(st);
+        return r;
+}
+
 int store_begin(struct store *s) {
         int r;
 

@@ -42,6 +42,12 @@ const char *store_error(const struct store *s);
 /* The schema version of the open store. */
 unsigned store_version(const struct store *s);
 
+/* Reads every page of the store's tables and indexes (SQLite's PRAGMA quick_check, about a
+ * second per 100 MiB), for a writer that must not write into a damaged file. Returns 0 if the
+ * store is whole, -EBADMSG with store_error() saying what the check found first, or another
+ * negative errno when it could not read. */
+int store_check(struct store *s);
+
 /* Transactions: every write happens inside one. store_begin() takes the write lock at once
  * (BEGIN IMMEDIATE), waiting up to the busy timeout for another writer. store_rollback() also
  * forgets every id cached since store_begin(). Return 0 or a negative errno. */

@@ -182,6 +182,12 @@ static void do_status(struct connection *c) {
               "samples", num(&nb, st.samples), "samples_per_second", num(&nb, m->samples_per_second),
               "lost", num(&nb, st.lost), "processes", num(&nb, st.processes), "modules", num(&nb, st.modules),
               "flush_failures", num(&nb, m->flush_failures), NULL);
+        /* What is in memory now and how flushes go, on a line of its own (num() has 16 slots). */
+        nb.n = 0;
+        reply(c, "state", "held", num(&nb, st.held), "live_processes", num(&nb, st.live_processes),
+              "live_threads", num(&nb, st.live_threads), "flushes", num(&nb, m->flushes),
+              "flush_ms_last", num(&nb, m->flush_usec_last / 1000), "flush_ms_max", num(&nb, m->flush_usec_max / 1000),
+              NULL);
         for (unsigned i = 0; i < collector_n_resources(m->collector); i++) {
                 nb.n = 0;
                 collector_resource_stats(m->collector, i, &rs);

@@ -9,11 +9,14 @@
  *   watchdog                -> sd-event sends WATCHDOG=1 itself (sd_event_set_watchdog)
  *
  * A flush that fails (a full disk) keeps the hits in memory for the next one and is said once,
- * not every time; the store itself is never left half-written (one transaction). */
+ * not every time, and is tried again at most every MANAGER_FLUSH_RETRY_USEC; the store itself
+ * is never left half-written (one transaction). A store that fails PRAGMA quick_check at start
+ * is refused, not written into. */
 #include "manager.h"
 
 #include <errno.h>
 #include <inttypes.h>
+#include <malloc.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -118,7 +121,15 @@ static int stop_collector(struct manager *m) {
         return r < 0 ? r : 0;
 }
 
+static uint64_t monotonic_usec(void) {
+        struct timespec ts;
+
+        clock_gettime(CLOCK_MONOTONIC, &ts);
+        return (uint64_t) ts.tv_sec * 1000000 + (uint64_t) ts.tv_nsec / 1000;
+}
+
 int manager_flush(struct manager *m) {
+        uint64_t start = monotonic_usec(), end;
         int r = 0, q;
 
         if (m->collector)
@@ -137,6 +148,11 @@ int manager_flush(struct manager *m) {
                 m->store_failing = true;
                 return r;
         }
+        end = monotonic_usec();
+        m->flushes++;
+        m->flush_usec_last = end > start ? end - start : 0;
+        if (m->flush_usec_last > m->flush_usec_max)
+                m->flush_usec_max = m->flush_usec_last;
         if (m->store_failing)
                 log_notice("The store %s works again", m->config.store_path);
         m->store_failing = false;
@@ -179,7 +195,12 @@ static int on_flush(sd_event_source *src, uint64_t usec, void *userdata) {
         if (manager_flush(m) >= 0 && m->config.max_size && store_size(m->store, &live, &file) >= 0 &&
             live > m->config.max_size)
                 manager_expire(m);
-        rearm(src, m->config.flush_interval);
+        /* Unwinders of exited processes (libdw's state, hundreds of KiB each) are freed among
+         * long-lived small blocks; glibc returns such free pages to the kernel only when asked. */
+        malloc_trim(0);
+        /* While the store fails, not more often than MANAGER_FLUSH_RETRY_USEC. */
+        rearm(src, m->store_failing && m->config.flush_interval < MANAGER_FLUSH_RETRY_USEC ?
+                   MANAGER_FLUSH_RETRY_USEC : m->config.flush_interval);
         return 0;
 }
 
@@ -254,6 +275,15 @@ static int open_store(struct manager *m) {
                 return log_error_errno(r, "Cannot open the store %s: %s%s%s", m->config.store_path,
                                        r == -EBADMSG ? "not a cppd store, or damaged; left untouched" : strerror(-r),
                                        *store_error(NULL) ? ": " : "", store_error(NULL));
+        /* A damaged store is refused before anything is written into it: SQLite would write on
+         * around the damage, and the next reader would see the mix. */
+        r = store_check(m->store);
+        if (r < 0) {
+                log_error_errno(r, "Cannot open the store %s: %s: %s; left untouched", m->config.store_path,
+                                r == -EBADMSG ? "it is damaged" : "it cannot be read whole", store_error(m->store));
+                m->store = store_close(m->store);
+                return r;
+        }
         return 0;
 }
 

@@ -20,6 +20,9 @@
 /* How often STATUS= and the retention check run. */
 #define MANAGER_STATUS_INTERVAL_USEC (10 * 1000000ULL)
 #define MANAGER_RETENTION_INTERVAL_USEC (3600 * 1000000ULL)
+/* While the store fails, the flush timer tries again at most this often: a failed flush does all
+ * its work before the disk says no, and the loop must keep draining the rings meanwhile. */
+#define MANAGER_FLUSH_RETRY_USEC (2 * 1000000ULL)
 
 struct session;
 struct control;
@@ -40,6 +43,7 @@ struct manager {
         uint64_t started_usec;
         bool store_failing;                     /* the last flush failed: said once */
         uint64_t flush_failures;
+        uint64_t flushes, flush_usec_last, flush_usec_max;     /* successful ones, how long they took */
         uint64_t last_samples, last_status_usec;/* for rates in STATUS= */
         double samples_per_second;
         uint64_t last_resource_samples[COLLECTOR_MAX_RESOURCES];

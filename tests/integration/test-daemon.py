@@ -183,9 +183,10 @@ def main():
         rows = store_query(d.store, "SELECT DISTINCT unit FROM process WHERE pid = %d" % b.pid)
         ok(rows == [(unit_b,)], 'the process row names the unit', rows)
 
-        # Sessions: a pid, then a unit.
-        busy_a = subprocess.Popen([recursive, '12', '400'], preexec_fn=in_cgroup(cg_a))
-        busy_b = subprocess.Popen([recursive, '12', '400'], preexec_fn=in_cgroup(cg_b))
+        # Sessions: a pid, then a unit. The workloads outlast both (killed at the end): under
+        # AddressSanitizer the first session alone took longer than 6 s, their length here.
+        busy_a = subprocess.Popen([recursive, '12', '4000'], preexec_fn=in_cgroup(cg_a))
+        busy_b = subprocess.Popen([recursive, '12', '4000'], preexec_fn=in_cgroup(cg_b))
         procs += [busy_a, busy_b]
         time.sleep(0.2)
         p = run([cppctl, 'attach', str(busy_a.pid), '--duration', '1', '--socket', d.sock, '-e', 'cpu-time/1'])
@@ -201,7 +202,8 @@ def main():
             run_id = int(m.group(1))
             rows = store_query(d.store, 'SELECT DISTINCT p.pid, p.unit FROM sample s JOIN thread t ON t.id = s.thread_id '
                                'JOIN process p ON p.id = t.process_id WHERE p.run_id = %d' % run_id)
-            ok(rows == [(busy_b.pid, unit_b)], 'the unit session profiles only the unit\'s processes', rows)
+            ok(rows == [(busy_b.pid, unit_b)], 'the unit session profiles only the unit\'s processes',
+               (rows, p.stdout, d.log_text()[-1500:]))
         p = run([cppctl, 'status', '--socket', d.sock])
         ok(p.returncode == 0 and 'cpu-time' in p.stdout and 'no sessions' in p.stdout, 'cppctl status', p.stdout + p.stderr)
         # top while the workloads run: each refresh asks for a flush and shows the unit's work.

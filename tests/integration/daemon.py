@@ -1,0 +1,165 @@
+"""The real cppd for the fault, load and security tests: started with its own configuration,
+store, control socket and NOTIFY_SOCKET (read all the time, as systemd does), asked over the
+control socket, stopped by signal. test-daemon.py has its own copy of the same idea."""
+import os
+import re
+import signal
+import socket
+import sqlite3
+import subprocess
+import threading
+import time
+
+
+def run(argv, **kw):
+    return subprocess.run(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, **kw)
+
+
+class Daemon:
+    """cppd with the configuration made of RESOURCES, STORE, FLUSH (seconds) and EXTRA lines of
+    [collect]; its stdout and stderr go to NAME.log in TMP."""
+
+    def __init__(self, cppd, tmp, name='d', resources='cpu-time/1', store=None, flush=0.5, extra='',
+                 group='', umask=None):
+        self.cppd = cppd
+        self.conf = os.path.join(tmp, name + '.conf')
+        self.store = store or os.path.join(tmp, name + '.db')
+        self.sock = os.path.join(tmp, name + '.sock')
+        self.log = os.path.join(tmp, name + '.log')
+        with open(self.conf, 'w') as f:
+            f.write('[collect]\nresources = %s\n%s\n[store]\npath = %s\nflush_interval = %dms\nbucket = 1s\n'
+                    '[control]\nsocket = %s\ngroup = %s\n'
+                    % (resources, extra, self.store, flush * 1000, self.sock, group))
+        self.notify_path = os.path.join(tmp, name + '.notify')
+        if os.path.exists(self.notify_path):
+            os.unlink(self.notify_path)
+        self.notify = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
+        self.notify.bind(self.notify_path)
+        self.notify.settimeout(0.2)
+        self.messages = []
+        self.listening = True
+        self.listener = threading.Thread(target=self.listen, daemon=True)
+        self.listener.start()
+        logf = open(self.log, 'a')
+        pid = os.fork()
+        if pid == 0:
+            os.dup2(logf.fileno(), 1)
+            os.dup2(logf.fileno(), 2)
+            if umask is not None:
+                os.umask(umask)
+            env = dict(os.environ, NOTIFY_SOCKET=self.notify_path)
+            for k in ('INVOCATION_ID', 'JOURNAL_STREAM', 'WATCHDOG_USEC', 'WATCHDOG_PID'):
+                env.pop(k, None)
+            os.execve(cppd, [cppd, '-c', self.conf], env)
+        logf.close()
+        self.pid = pid
+        self.status = None
+
+    def listen(self):
+        while self.listening:
+            try:
+                self.messages.append(self.notify.recv(4096).decode())
+            except socket.timeout:
+                continue
+            except OSError:
+                return
+
+    def ready(self, timeout=30):
+        """Waits for READY=1; False if it does not come or the daemon exits first."""
+        end = time.monotonic() + timeout
+        while time.monotonic() < end:
+            if any('READY=1' in m for m in self.messages):
+                return True
+            if self.exited():
+                return False
+            time.sleep(0.02)
+        return False
+
+    def exited(self):
+        if self.status is None:
+            pid, status = os.waitpid(self.pid, os.WNOHANG)
+            if pid:
+                self.status = status
+                self.close_notify()
+        return self.status is not None
+
+    def request(self, line, timeout=30):
+        s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        s.settimeout(timeout)
+        s.connect(self.sock)
+        s.sendall(line.encode())
+        data = b''
+        while True:
+            chunk = s.recv(65536)
+            if not chunk:
+                break
+            data += chunk
+        s.close()
+        return data.decode(errors='replace')
+
+    def status_lines(self):
+        """The status reply as {word: fields} for daemon and state, and {'resource:NAME': fields}."""
+        out = {}
+        for line in self.request('status\n').splitlines():
+            word, *fields = line.split(' ')
+            kv = dict(f.split('=', 1) for f in fields if '=' in f)
+            out['resource:' + kv.get('name', '') if word == 'resource' else word] = kv
+        return out
+
+    def rss_kib(self):
+        return int(re.search(r'VmRSS:\s+(\d+)', open('/proc/%d/status' % self.pid).read()).group(1))
+
+    def stop(self, sig=signal.SIGTERM, timeout=120):
+        """Sends SIG and waits for the exit; returns the wait status."""
+        if self.status is None:
+            os.kill(self.pid, sig)
+            end = time.monotonic() + timeout
+            while not self.exited():
+                if time.monotonic() > end:
+                    os.kill(self.pid, signal.SIGKILL)
+                time.sleep(0.01)
+        self.close_notify()
+        return self.status
+
+    def close_notify(self):
+        if self.listening:
+            self.listening = False
+            self.listener.join()
+            self.notify.close()
+            if os.path.exists(self.notify_path):
+                os.unlink(self.notify_path)
+
+    def log_text(self):
+        return open(self.log, errors='replace').read()
+
+
+def store_query(db, sql, params=()):
+    con = sqlite3.connect('file:%s?mode=ro' % db, uri=True, timeout=30)
+    try:
+        return con.execute(sql, params).fetchall()
+    finally:
+        con.close()
+
+
+def run_hits(db, run_id, resource):
+    """Hits stored for (run, resource)."""
+    return store_query(db, "SELECT ifnull(sum(s.hits), 0) FROM sample s JOIN resource r ON r.id = s.resource_id "
+                       "JOIN thread t ON t.id = s.thread_id JOIN process p ON p.id = t.process_id "
+                       "WHERE p.run_id = ? AND r.name = ?", (run_id, resource))[0][0]
+
+
+def pid_hits(db, pid, resource, run_id=None):
+    """Hits stored for the process PID (of RUN_ID, if given)."""
+    sql = ("SELECT ifnull(sum(s.hits), 0) FROM sample s JOIN resource r ON r.id = s.resource_id "
+           "JOIN thread t ON t.id = s.thread_id JOIN process p ON p.id = t.process_id WHERE p.pid = ? AND r.name = ?")
+    params = (pid, resource)
+    if run_id is not None:
+        sql += ' AND p.run_id = ?'
+        params += (run_id,)
+    return store_query(db, sql, params)[0][0]
+
+
+def ended_runs(log):
+    """The 'Run N ended: RESOURCE: H hits in S samples stored, L lost' lines of a daemon's log."""
+    return [(int(r), res, int(h), int(s), int(lo)) for r, res, h, s, lo in
+            re.findall(r'Run (\d+) ended: (\S+): (\d+) hits in (\d+) samples stored, (\d+) lost', log)]

@@ -1,0 +1,142 @@
+#!/usr/bin/env python3
+"""The daemon under load (issue 6): a fork/exit storm of thousands of processes a second, and a
+process with hundreds of threads. The daemon's resident memory is sampled every second and
+printed; it must stay below a stated bound, and what it follows must shrink back once the
+processes are gone. Needs root; TAP output.
+
+Usage: test-load.py CPPD CPPCTL WORKLOADS_DIR
+Environment: CPPD_LOAD_SECONDS, the storm's length (60, the issue's minute; 10 under
+AddressSanitizer, whose run follows the plain one in tests/run)."""
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+
+from daemon import Daemon, ended_runs, run_hits, store_query
+from tap import done, ok, skip_all
+
+cppd, cppctl, workloads = sys.argv[1:4]
+BOUND_MIB = 256         # the daemon's resident memory under load, with a generous margin
+FLUSH = 0.5
+
+
+def asan():
+    return 'libasan' in subprocess.run(['ldd', cppd], stdout=subprocess.PIPE, text=True).stdout
+
+
+SECONDS = int(os.environ.get('CPPD_LOAD_SECONDS', '10' if asan() else '60'))
+
+
+class RssWatch:
+    """The daemon's RSS every INTERVAL seconds, in a thread, until stop()."""
+
+    def __init__(self, d, interval=1.0):
+        self.d, self.interval, self.sizes = d, interval, []
+        self.stopping = threading.Event()
+        self.thread = threading.Thread(target=self.watch)
+        self.thread.start()
+
+    def watch(self):
+        while not self.stopping.wait(self.interval):
+            self.sizes.append(self.d.rss_kib())
+
+    def stop(self):
+        self.stopping.set()
+        self.thread.join()
+        return self.sizes
+
+
+def memory_ok(what, sizes):
+    print('# %s: daemon RSS each second (MiB): %s' % (what, ' '.join('%.0f' % (s / 1024) for s in sizes)))
+    if asan():
+        ok(True, '# SKIP %s: memory bound: AddressSanitizer keeps freed memory in quarantine' % what)
+    else:
+        ok(max(sizes) < BOUND_MIB * 1024, '%s: the daemon stays below %d MiB (at most %.0f MiB)'
+           % (what, BOUND_MIB, max(sizes) / 1024))
+
+
+def fork_storm(d):
+    st0 = d.status_lines()
+    base_processes = int(st0['state']['live_processes'])
+    watch = RssWatch(d)
+    p = subprocess.run([os.path.join(workloads, 'forkstorm-nofp'), str(SECONDS * 1000), '8'],
+                       stdout=subprocess.PIPE, text=True)
+    sizes = watch.stop()
+    n, rate = (int(float(x)) for x in p.stdout.split())
+    print('# fork storm: %d processes in %d s, %d a second' % (n, SECONDS, rate))
+    ok(p.returncode == 0 and rate >= 1000, 'a fork/exit storm of %d processes a second for %d s' % (rate, SECONDS))
+    time.sleep(2 * FLUSH)
+    reply = d.request('flush\n').strip()
+    st = d.status_lines()
+    ok(reply == 'ok' and int(st['daemon']['flush_failures']) == 0, 'the daemon flushes all along', (reply, st))
+    followed = int(st['daemon']['processes']) - int(st0['daemon']['processes'])
+    ok(followed >= 0.9 * n, 'it followed them (%d new processes seen, %d forked)' % (followed, n))
+    live = int(st['state']['live_processes'])
+    ok(live <= base_processes + 50, 'and forgot them once stored: %d processes in memory, %d before'
+       % (live, base_processes))
+    memory_ok('fork storm', sizes)
+    return sizes
+
+
+def many_threads(d):
+    st0 = d.status_lines()
+    base_threads = int(st0['state']['live_threads'])
+    threads, burn, rounds = 400, 10, 3
+    watch = RssWatch(d, 0.5)
+    p = subprocess.Popen([os.path.join(workloads, 'manythreads-nofp'), str(threads), str(burn), str(rounds)],
+                         stdout=subprocess.PIPE, text=True)
+    peak_threads = 0
+    while p.poll() is None:
+        peak_threads = max(peak_threads, int(d.status_lines()['state']['live_threads']))
+        time.sleep(0.2)
+    out = p.stdout.read()
+    sizes = watch.stop()
+    ok(p.returncode == 0 and int(out) == threads * rounds, '%d threads, %d at once' % (threads * rounds, threads))
+    time.sleep(2 * FLUSH)
+    ok(d.request('flush\n').strip() == 'ok', 'a flush')
+    st = d.status_lines()
+    run_id = int(st['daemon']['run'])
+    tids = store_query(d.store, "SELECT count(DISTINCT t.tid) FROM sample s JOIN thread t ON t.id = s.thread_id "
+                       "JOIN process p ON p.id = t.process_id WHERE p.pid = ? AND p.run_id = ?", (p.pid, run_id))[0][0]
+    print('# many threads: %d made, %d with samples stored, at most %d followed at once (status every 0.2 s); '
+          '%s samples lost' % (threads * rounds, tids, peak_threads, st['daemon']['lost']))
+    # Each thread burns 10 ms at cpu-time/1: about 10 samples, but the kernel may drop some.
+    ok(tids >= 0.75 * threads * rounds, 'the threads\' samples are stored under each (%d threads of %d)'
+       % (tids, threads * rounds))
+    live = int(st['state']['live_threads'])
+    ok(live <= base_threads + 50, 'and forgot them once stored: %d threads in memory, %d before' % (live, base_threads))
+    memory_ok('many threads', sizes)
+
+
+def main():
+    if os.geteuid() != 0:
+        skip_all('needs root: system-wide perf events')
+    tmp = tempfile.mkdtemp(prefix='cppd-load-')
+    os.chmod(tmp, 0o755)
+    d = None
+    try:
+        d = Daemon(cppd, tmp, 'load', 'cpu-time/1, page-faults/64, context-switches/16', flush=FLUSH)
+        if not ok(d.ready(), 'the daemon starts', d.log_text()):
+            return
+        fork_storm(d)
+        many_threads(d)
+        run_id = int(d.status_lines()['daemon']['run'])
+        status = d.stop()
+        log = d.log_text()
+        ok(os.WIFEXITED(status) and os.WEXITSTATUS(status) == 0, 'SIGTERM: exits 0', log[-1500:])
+        ended = [e for e in ended_runs(log) if e[0] == run_id]
+        ok(len(ended) == 3 and all(run_hits(d.store, r, res) == hits for r, res, hits, _, _ in ended),
+           'every hit it counted is stored', ended)
+    finally:
+        if d:
+            d.stop(signal.SIGKILL)
+        shutil.rmtree(tmp, ignore_errors=True)
+    sys.exit(done())
+
+
+if __name__ == '__main__':
+    main()

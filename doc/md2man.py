@@ -17,23 +17,39 @@ def escape(text):
     return re.sub(r"^([.'])", r'\\&\1', text)
 
 
+def literal(text):
+    """Options and code: '-' as the minus sign that can be typed (\\-), never hyphenated (\\%)."""
+    return '\\%' + text.replace('-', '\\-')
+
+
 def inline(text):
     text = escape(text)
-    text = re.sub(r'`([^`]+)`', r'\\fB\1\\fR', text)
+    text = re.sub(r'`([^`]+)`', lambda m: '\\fB' + literal(m.group(1)) + '\\fR', text)
     text = re.sub(r'\*\*([^*]+)\*\*', r'\\fB\1\\fR', text)
     return re.sub(r'(?<![\w*])\*([^*\s][^*]*)\*(?![\w*])', r'\\fI\1\\fR', text)
 
 
-def markdown(lines, version):
-    m = re.match(r'# (\S+) (\d) "(.*)"$', lines[0])
+def markdown(source, lines, version):
+    first = lines[0] if lines else ''
+    m = re.match(r'# (\S+) (\d) "(.*)"$', first)
     if not m:
-        sys.exit('md2man: %s: the first line must be # NAME SECTION "TITLE"' % 'source')
+        sys.exit('md2man: %s: line 1 must be # NAME SECTION "TITLE", not "%s"' % (source, first))
     out = ['.TH %s %s "" "cppd %s" "%s"' % (m.group(1).upper(), m.group(2), version, m.group(3))]
     para = []
+    section = None
+
+    def block():
+        """A paragraph or code block starts a new paragraph, except right under a heading."""
+        if not out[-1].startswith(('.TH', '.SH', '.SS')):
+            out.append('.PP')
 
     def flush():
         if para:
-            out.append(inline(' '.join(para)))
+            text = inline(' '.join(para))
+            if section == 'NAME':       # whatis(1) and lexgrog read "name \- description"
+                text = text.replace(' - ', ' \\- ', 1)
+            block()
+            out.append(text)
             para.clear()
 
     i = 1
@@ -44,12 +60,14 @@ def markdown(lines, version):
             out.append('.SS ' + inline(line[4:]))
         elif line.startswith('## '):
             flush()
-            out.append('.SH ' + line[3:])
+            section = line[3:]
+            out.append('.SH ' + section)
         elif line.startswith('    '):
             flush()
-            out.append('.PP\n.RS\n.nf')
+            block()
+            out.append('.RS\n.nf')
             while i < len(lines) and (lines[i].startswith('    ') or not lines[i].strip()):
-                out.append(escape(lines[i][4:]))
+                out.append(escape(lines[i][4:]).replace('-', '\\-'))
                 i += 1
             while out[-1] == '':
                 out.pop()
@@ -66,14 +84,10 @@ def markdown(lines, version):
             out.append(inline(' '.join(text)))
         elif not line.strip():
             flush()
-            if out[-1] != '.PP' and not out[-1].startswith(('.SH', '.SS')):
-                out.append('.PP')
         else:
             para.append(line.strip())
         i += 1
     flush()
-    while out[-1] == '.PP':
-        out.pop()
     return out
 
 
@@ -86,7 +100,7 @@ def conf(lines, version):
     for line in lines:
         if line.startswith('[') and line.endswith(']'):
             if section is None:
-                out.append(inline(' '.join(l.lstrip('# ') for l in intro[1:])))
+                out.append(inline(' '.join(l.lstrip('# ') for l in intro[1:] if l.strip())))
                 out.append('.PP\nEvery key, with its default:')
             section = line
             out.append('.SH "%s"' % line)
@@ -95,7 +109,7 @@ def conf(lines, version):
             intro.append(line)
         elif re.match(r'#\s*[a-z_]+ = ', line):
             key, value = line.lstrip('# ').split(' = ', 1)
-            out.append('.TP\n\\fB%s\\fR = %s' % (key, escape(value)))
+            out.append('.TP\n\\fB%s\\fR = %s' % (key, literal(escape(value))))
             out.append(inline(' '.join(comment)))
             comment = []
         elif line.startswith('#'):
@@ -108,7 +122,7 @@ def main():
     source, output = sys.argv[1], sys.argv[2]
     version = sys.argv[3] if len(sys.argv) > 3 else ''
     lines = open(source).read().splitlines()
-    out = markdown(lines, version) if source.endswith('.md') else conf(lines, version)
+    out = markdown(source, lines, version) if source.endswith('.md') else conf(lines, version)
     open(output, 'w').write('\n'.join(out) + '\n')
 
 

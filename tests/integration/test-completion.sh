@@ -1,7 +1,8 @@
 #!/bin/bash
 # Bash completion for cppctl, driven as bash drives it: COMP_WORDS and COMP_CWORD set, the
-# function called, COMPREPLY checked. Commands, options read from --help, the store's resources
-# and function names, formats, and options that a command lacks not offered.
+# function called, COMPREPLY checked. Commands, options read from --help (and not the options of
+# other commands or tools its prose names), the store's resources and function names (quoted,
+# never expanded), formats, file names.
 # Usage: test-completion.sh CPPCTL COMPLETION_FILE DATA_DIR
 set -u
 here=$(dirname "$0")
@@ -42,5 +43,23 @@ is "$(complete_words cppctl down --by l)" "line" "--by"
 CPPD_DB=$tmp/f.db
 is "$(complete_words cppctl up --root db_r)" "db_read_record" "the store from \$CPPD_DB"
 unset CPPD_DB
+is "$(complete_words cppctl merge --h)" "--help" "merge: not --host, which its help names in prose only"
+is "$(complete_words cppctl import --c)" "" "import: not perf's --call-graph, named in its help"
+is "$(complete_words cppctl record --li)" "--list-resources" "record: --list-resources, named in -e's help"
+is "$(complete_words cppctl diff --base-u)" "--base-unit --base-until" "diff: each --base-NAME its help names"
+is "$(complete_words cppctl diff --view d)" "down" "--view"
+touch "$tmp/store one.db"
+is "$(cd "$tmp" && complete_words cppctl functions --db sto)" "store one.db" "a file after --db"
+
+# Names from a store come from whatever program was profiled: they are offered quoted for the
+# command line and never run, though compgen -W would expand them.
+printf '%s\n' 'main;$(touch PWNED);f 3' 'main;a b 2' > "$tmp/odd.folded"
+"$cppctl" import --folded "$tmp/odd.folded" --db "$tmp/odd.db" --resource cpu-time > /dev/null
+cd "$tmp"
+is "$(complete_words cppctl down --db odd.db --root '$')" '\$\(touch\ PWNED\)' "a name with \$(...): quoted"
+[ ! -e PWNED ]
+ok $? "and not run"
+is "$(complete_words cppctl down --db odd.db a)" 'a\ b' "a name with a space: quoted"
+cd - > /dev/null
 
 done_testing

@@ -1659,12 +1659,20 @@ int collector_drain(struct collector *c) {
 
 /* ---- flushing to the store ---- */
 
-/* Forgets the store ids the collector cached: all of them (rows deleted by retention), or after
+/* Whether the cached id of a run, process or thread row must go after retention: when its row
+ * went (or the store cannot say). */
+static bool row_gone(struct collector *c, const char *table, int64_t id) {
+        return id && (!c->store || store_row_exists(c->store, table, id) <= 0);
+}
+
+/* Forgets the store ids the collector cached: those of rows retention may have deleted, or after
  * a ROLLBACK only those of rows the failed transaction inserted. Rows found or added by key
  * (frames, stacks, modules, resources) are simply looked up again; but a run, a process or a
- * thread forgotten while its row is still there would be inserted again, so that a failed flush
- * (a full disk) would split the run in two and its processes. The rowids a transaction inserts
- * are above every committed one, so the first it got divides the two. */
+ * thread forgotten while its row is still there would be inserted again, splitting the run in
+ * two and its processes: after a failed flush (a full disk), or after each retention pass
+ * (the first a minute after cppd starts). So those are forgotten only if their row is gone;
+ * after a rollback, the rowids a transaction inserted are above every committed one, so the
+ * first it got divides the two. */
 static void forget_ids(struct collector *c, bool rollback) {
         uint64_t key, value;
         size_t i = 0;
@@ -1675,18 +1683,22 @@ static void forget_ids(struct collector *c, bool rollback) {
                 c->sym->modules[m]->store_id = 0;
         for (size_t n = 0; n < c->n_nodes; n++)
                 c->nodes[n].store_id = 0;
-        for (size_t s = 0; s < c->n_slots; s++)
-                if (!rollback || (c->txn_thread_id && c->slots[s]->store_id >= c->txn_thread_id))
+        for (size_t s = 0; s < c->n_slots; s++) {
+                int64_t id = c->slots[s]->store_id;
+
+                if (rollback ? c->txn_thread_id && id >= c->txn_thread_id : row_gone(c, "thread", id))
                         c->slots[s]->store_id = 0;
+        }
         while (idmap_next(c->processes, &i, &key, &value)) {
                 struct process *p = (struct process *) (uintptr_t) value;
 
-                if (!rollback || (c->txn_process_id && p->store_id >= c->txn_process_id))
+                if (rollback ? c->txn_process_id && p->store_id >= c->txn_process_id :
+                               row_gone(c, "process", p->store_id))
                         p->store_id = 0;
         }
         for (unsigned r = 0; r < c->n_resources; r++)
                 c->resources[r].store_id = 0;
-        if (!rollback || c->txn_run)
+        if (rollback ? c->txn_run : row_gone(c, "run", c->run_id))
                 c->run_id = 0;
 }
 

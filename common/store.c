@@ -349,6 +349,25 @@ unsigned store_version(const struct store *s) {
         return s->version;
 }
 
+int store_row_exists(struct store *s, const char *table, int64_t id) {
+        sqlite3_stmt *st;
+        char sql[64];
+        int rc;
+
+        if (strcmp(table, "run") != 0 && strcmp(table, "process") != 0 && strcmp(table, "thread") != 0)
+                return -EINVAL;
+        snprintf(sql, sizeof sql, "SELECT 1 FROM %s WHERE id = ?", table);
+        rc = sqlite3_prepare_v2(s->db, sql, -1, &st, NULL);
+        if (rc != SQLITE_OK)
+                return store_errno(s, rc);
+        sqlite3_bind_int64(st, 1, id);
+        rc = sqlite3_step(st);
+        sqlite3_finalize(st);
+        if (rc == SQLITE_ROW)
+                return 1;
+        return rc == SQLITE_DONE ? 0 : store_errno(s, rc);
+}
+
 int store_check(struct store *s) {
         sqlite3_stmt *st;
         const char *first;

@@ -42,6 +42,10 @@ const char *store_error(const struct store *s);
 /* The schema version of the open store. */
 unsigned store_version(const struct store *s);
 
+/* Whether the row ID of TABLE ("run", "process" or "thread") is still there, after retention:
+ * 1 or 0, or a negative errno. */
+int store_row_exists(struct store *s, const char *table, int64_t id);
+
 /* Reads every page of the store's tables and indexes (SQLite's PRAGMA quick_check, about a
  * second per 100 MiB), for a writer that must not write into a damaged file. Returns 0 if the
  * store is whole, -EBADMSG with store_error() saying what the check found first, or another

@@ -25,6 +25,9 @@ uint64_t *idmap_get(const struct idmap *m, uint64_t key);
  * points *ret at the existing one, or -ENOMEM. The pointer is valid until the next insertion. */
 int idmap_put(struct idmap *m, uint64_t key, uint64_t value, uint64_t **ret);
 
+/* Makes room for N keys in all, so that inserting them rehashes nothing. Returns 0 or -ENOMEM. */
+int idmap_reserve(struct idmap *m, size_t n);
+
 size_t idmap_size(const struct idmap *m);
 /* Bytes the map holds, for memory accounting. */
 size_t idmap_memory(const struct idmap *m);

@@ -89,6 +89,20 @@ int64_t sample_tree_child(struct sample_tree *t, uint32_t parent, uint32_t name)
         return id;
 }
 
+int sample_tree_reserve(struct sample_tree *t, size_t n) {
+        if (n > SAMPLE_TREE_MAX_NODES)
+                return -E2BIG;
+        if (n > t->cap) {
+                struct sample_tree_node *nodes = realloc(t->nodes, n * sizeof *nodes);
+
+                if (!nodes)
+                        return -ENOMEM;
+                t->nodes = nodes;
+                t->cap = n;
+        }
+        return idmap_reserve(t->children, n);
+}
+
 int64_t sample_tree_add(struct sample_tree *t, const uint32_t *names, size_t n, uint64_t hits) {
         int64_t node = SAMPLE_TREE_ROOT;
 

@@ -56,6 +56,10 @@ DEFINE_CLEANUP(struct sample_tree *, sample_tree_free);
  * SAMPLE_TREE_MAX_NODES. */
 int64_t sample_tree_child(struct sample_tree *t, uint32_t parent, uint32_t name);
 
+/* Makes room for N nodes in all (the store's stacks bound a tree loaded from it), so that
+ * building the tree grows no array or map. Returns 0 or -ENOMEM. */
+int sample_tree_reserve(struct sample_tree *t, size_t n);
+
 /* Adds HITS to the node at the end of the root-first stack NAMES[0..n) (the root itself if
  * n == 0). Returns the node id, or -ENOMEM / -E2BIG. */
 int64_t sample_tree_add(struct sample_tree *t, const uint32_t *names, size_t n, uint64_t hits);

@@ -319,6 +319,9 @@ int store_load_tree_shared(struct store *s, const struct store_filter *f, struct
         scratch = malloc(t.n * sizeof *scratch);
         if (!scratch)
                 return -ENOMEM;
+        r = sample_tree_reserve(tree, t.n);
+        if (r < 0)
+                return r;
 
         rc = sqlite3_prepare_v2(s->db,
                                 "SELECT s.stack_id, sum(s.hits), sum(s.samples), rr.period "

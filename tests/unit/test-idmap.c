@@ -89,8 +89,31 @@ static void test_name_table(void) {
         free(long_name);
 }
 
+static void test_reserve(void) {
+        _cleanup_(idmap_freep) struct idmap *m = idmap_new();
+        uint64_t *slot;
+        size_t before;
+        int wrong = 0;
+
+        /* 300,000 keys: a table of 16 MiB, past the size that goes on huge pages. */
+        ok(m && idmap_reserve(m, 300000) == 0, "reserve room for 300,000 keys");
+        before = idmap_memory(m);
+        for (uint64_t k = 0; k < 300000; k++)
+                wrong += idmap_put(m, k * 7, k, &slot) != 1;
+        ok(wrong == 0 && idmap_size(m) == 300000, "all inserted");
+        ok(idmap_memory(m) == before, "without growing the table (%zu bytes)", before);
+        for (uint64_t k = 0; k < 300000; k++)
+                wrong += !idmap_get(m, k * 7) || *idmap_get(m, k * 7) != k;
+        ok(wrong == 0, "and all found");
+        ok(idmap_reserve(m, 10) == 0 && idmap_memory(m) == before, "a smaller reserve keeps the table");
+        for (uint64_t k = 1; idmap_memory(m) == before; k += 7)
+                idmap_put(m, k, k, &slot);
+        ok(idmap_size(m) > 300000, "keys past the reserve grow it (at %zu keys)", idmap_size(m));
+}
+
 int main(void) {
         test_idmap();
+        test_reserve();
         test_name_table();
         return tap_done();
 }

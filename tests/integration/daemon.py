@@ -1,6 +1,6 @@
 """The real cppd for the fault, load and security tests: started with its own configuration,
 store, control socket and NOTIFY_SOCKET (read all the time, as systemd does), asked over the
-control socket, stopped by signal. test-daemon.py has its own copy of the same idea."""
+control socket, stopped by signal. Shared by the daemon, fault, load and security tests."""
 import os
 import re
 import signal
@@ -16,20 +16,19 @@ def run(argv, **kw):
 
 
 class Daemon:
-    """cppd with the configuration made of RESOURCES, STORE, FLUSH (seconds) and EXTRA lines of
-    [collect]; its stdout and stderr go to NAME.log in TMP."""
+    """cppd with the configuration made of RESOURCES, STORE, FLUSH (seconds), BUCKET, GROUP and
+    EXTRA lines of [collect]; its stdout and stderr go to NAME.log in TMP. WATCHDOG: as systemd
+    with WatchdogSec=1s."""
 
     def __init__(self, cppd, tmp, name='d', resources='cpu-time/1', store=None, flush=0.5, extra='',
-                 group='', umask=None):
+                 group='', umask=None, bucket='1s', watchdog=False):
         self.cppd = cppd
         self.conf = os.path.join(tmp, name + '.conf')
         self.store = store or os.path.join(tmp, name + '.db')
         self.sock = os.path.join(tmp, name + '.sock')
         self.log = os.path.join(tmp, name + '.log')
-        with open(self.conf, 'w') as f:
-            f.write('[collect]\nresources = %s\n%s\n[store]\npath = %s\nflush_interval = %dms\nbucket = 1s\n'
-                    '[control]\nsocket = %s\ngroup = %s\n'
-                    % (resources, extra, self.store, flush * 1000, self.sock, group))
+        self.flush, self.bucket, self.group = flush, bucket, group
+        self.write_conf(resources, extra)
         self.notify_path = os.path.join(tmp, name + '.notify')
         if os.path.exists(self.notify_path):
             os.unlink(self.notify_path)
@@ -50,10 +49,19 @@ class Daemon:
             env = dict(os.environ, NOTIFY_SOCKET=self.notify_path)
             for k in ('INVOCATION_ID', 'JOURNAL_STREAM', 'WATCHDOG_USEC', 'WATCHDOG_PID'):
                 env.pop(k, None)
+            if watchdog:
+                env.update(WATCHDOG_USEC='1000000', WATCHDOG_PID=str(os.getpid()))
             os.execve(cppd, [cppd, '-c', self.conf], env)
         logf.close()
         self.pid = pid
         self.status = None
+
+    def write_conf(self, resources, extra=''):
+        """(Re)writes the configuration: the next SIGHUP reads it."""
+        with open(self.conf, 'w') as f:
+            f.write('[collect]\nresources = %s\n%s\n[store]\npath = %s\nflush_interval = %dms\nbucket = %s\n'
+                    '[control]\nsocket = %s\ngroup = %s\n'
+                    % (resources, extra, self.store, self.flush * 1000, self.bucket, self.sock, self.group))
 
     def listen(self):
         while self.listening:
@@ -63,6 +71,18 @@ class Daemon:
                 continue
             except OSError:
                 return
+
+    def read_notify(self, until, timeout=10):
+        """Waits until a notify message containing UNTIL arrives after those seen before (for
+        READY=1, at any time)."""
+        seen = len(self.messages)
+        end = time.monotonic() + timeout
+        while time.monotonic() < end:
+            if any(until in m for m in self.messages[seen:]) or (until == 'READY=1' and
+                                                                  any(until in m for m in self.messages)):
+                return True
+            time.sleep(0.05)
+        return False
 
     def ready(self, timeout=30):
         """Waits for READY=1; False if it does not come or the daemon exits first."""
@@ -87,7 +107,7 @@ class Daemon:
         s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
         s.settimeout(timeout)
         s.connect(self.sock)
-        s.sendall(line.encode())
+        s.sendall(line if isinstance(line, bytes) else line.encode())
         data = b''
         while True:
             chunk = s.recv(65536)

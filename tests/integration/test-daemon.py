@@ -7,22 +7,17 @@ import json
 import os
 import re
 import signal
-import socket
-import sqlite3
 import subprocess
 import sys
 import tempfile
-import threading
 import time
 
+import daemon
+from daemon import run, store_query
 from tap import done, ok, skip_all
 
 cppd, cppctl, workloads = sys.argv[1], sys.argv[2], sys.argv[3]
 FLUSH = 0.5             # the test's flush interval, seconds
-
-
-def run(argv, **kw):
-    return subprocess.run(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, **kw)
 
 
 def cgroup_root():
@@ -34,88 +29,8 @@ def cgroup_root():
     return None
 
 
-class Daemon:
-    def __init__(self, tmp, name='d', resources='cpu-time/1, page-faults/64, context-switches/16', extra='',
-                 bucket='1s'):
-        self.tmp = tmp
-        self.bucket = bucket
-        self.conf = os.path.join(tmp, name + '.conf')
-        self.store = os.path.join(tmp, name + '.db')
-        self.sock = os.path.join(tmp, name + '.sock')
-        self.log = os.path.join(tmp, name + '.log')
-        self.write_conf(resources, extra)
-        self.notify_path = os.path.join(tmp, name + '.notify')
-        self.notify = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
-        self.notify.bind(self.notify_path)
-        self.notify.settimeout(0.2)
-        self.messages = []
-        # Read notifications all the time, as systemd does: a full socket blocks sd_notify().
-        self.listening = True
-        self.listener = threading.Thread(target=self.listen, daemon=True)
-        self.listener.start()
-        logf = open(self.log, 'w')
-        pid = os.fork()
-        if pid == 0:
-            os.dup2(logf.fileno(), 1)
-            os.dup2(logf.fileno(), 2)
-            env = dict(os.environ, NOTIFY_SOCKET=self.notify_path, WATCHDOG_USEC='1000000',
-                       WATCHDOG_PID=str(os.getpid()))
-            env.pop('INVOCATION_ID', None)
-            env.pop('JOURNAL_STREAM', None)
-            os.execve(cppd, [cppd, '-c', self.conf], env)
-        self.pid = pid
-
-    def write_conf(self, resources, extra=''):
-        with open(self.conf, 'w') as f:
-            f.write('[collect]\nresources = %s\n%s\n[store]\npath = %s\nflush_interval = %dms\nbucket = %s\n'
-                    '[control]\nsocket = %s\ngroup = \n' % (resources, extra, self.store, FLUSH * 1000, self.bucket,
-                                                              self.sock))
-
-    def listen(self):
-        while self.listening:
-            try:
-                self.messages.append(self.notify.recv(4096).decode())
-            except socket.timeout:
-                continue
-            except OSError:
-                return
-
-    def read_notify(self, until, timeout=10):
-        """Waits until a notify message containing UNTIL arrives (after those seen before)."""
-        seen = len(self.messages)
-        end = time.monotonic() + timeout
-        while time.monotonic() < end:
-            if any(until in m for m in self.messages[seen:]) or (until == 'READY=1' and
-                                                                  any(until in m for m in self.messages)):
-                return True
-            time.sleep(0.05)
-        return False
-
-    def request(self, line):
-        s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-        s.connect(self.sock)
-        s.sendall(line if isinstance(line, bytes) else line.encode())
-        s.settimeout(10)
-        data = b''
-        while True:
-            chunk = s.recv(65536)
-            if not chunk:
-                break
-            data += chunk
-        s.close()
-        return data.decode(errors='replace')
-
-    def stop(self, sig=signal.SIGTERM):
-        os.kill(self.pid, sig)
-        _, status = os.waitpid(self.pid, 0)
-        self.listening = False
-        self.listener.join()
-        self.notify.close()
-        os.unlink(self.notify_path)
-        return status
-
-    def log_text(self):
-        return open(self.log).read()
+def Daemon(tmp, name='d', resources='cpu-time/1, page-faults/64, context-switches/16', extra='', bucket='1s'):
+    return daemon.Daemon(cppd, tmp, name, resources, flush=FLUSH, extra=extra, bucket=bucket, watchdog=True)
 
 
 def in_cgroup(path):
@@ -123,14 +38,6 @@ def in_cgroup(path):
         with open(os.path.join(path, 'cgroup.procs'), 'w') as f:
             f.write(str(os.getpid()))
     return enter
-
-
-def store_query(db, sql):
-    con = sqlite3.connect('file:%s?mode=ro' % db, uri=True, timeout=10)
-    try:
-        return con.execute(sql).fetchall()
-    finally:
-        con.close()
 
 
 def functions(db, *filters):

@@ -1524,6 +1524,14 @@ static int handle_comm(struct collector *c, const struct perf_event_header *h) {
         return 0;
 }
 
+/* The process stays until its hits are stored (a flush, later still while the disk is full),
+ * but its unwinder, libdw's view of every module it mapped, hundreds of KiB, goes now: only a
+ * late sample could use it, and that one builds it again. */
+static void process_exited(struct process *p) {
+        p->exited = true;
+        p->unwinder = unwinder_free(p->unwinder);
+}
+
 static int handle_task(struct collector *c, const struct perf_event_header *h) {
         struct record_task m;
         struct process *parent, *child;
@@ -1539,16 +1547,8 @@ static int handle_task(struct collector *c, const struct perf_event_header *h) {
                         t->exited = true;
                         t->offcpu_pending = false;
                 }
-                if (m.pid == m.tid && (slot = idmap_get(c->processes, m.pid))) {
-                        struct process *p = (struct process *) (uintptr_t) *slot;
-
-                        /* The process stays until its hits are stored (a flush, later still while
-                         * the disk is full), but its unwinder, libdw's view of every module it
-                         * mapped, hundreds of KiB, goes now: only a late sample could use it, and
-                         * that one builds it again. */
-                        p->exited = true;
-                        p->unwinder = unwinder_free(p->unwinder);
-                }
+                if (m.pid == m.tid && (slot = idmap_get(c->processes, m.pid)))
+                        process_exited((struct process *) (uintptr_t) *slot);
                 return 0;
         }
         /* FORK: a new thread of PID, or (pid != ppid) a new process that starts as a copy of
@@ -1879,10 +1879,8 @@ static void mark_gone(struct collector *c) {
         while (idmap_next(c->processes, &i, &key, &value)) {
                 struct process *p = (struct process *) (uintptr_t) value;
 
-                if (!p->exited && kill((pid_t) p->pid, 0) < 0 && errno == ESRCH) {
-                        p->exited = true;
-                        p->unwinder = unwinder_free(p->unwinder);
-                }
+                if (!p->exited && kill((pid_t) p->pid, 0) < 0 && errno == ESRCH)
+                        process_exited(p);
         }
 }
 

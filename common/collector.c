@@ -118,8 +118,6 @@ struct process {
         char *unit;                     /* its systemd unit, from its cgroup; NULL if none */
         bool exe_pending;               /* exec'd: the next file mapped executable is the program */
         struct proc_maps *maps;
-        struct unwinder *unwinder;
-        unsigned unwinder_generation;
         int64_t store_id;
         bool exited;
         uint64_t *bytes_remaining;      /* per resource counted in user space: gticks to the
@@ -142,6 +140,7 @@ struct collector {
         struct collector_config config;
         struct store *store;
         struct symbolizer *sym;
+        struct unwinder *unwinder;      /* one for every process: it learns modules, not processes */
 
         struct cresource resources[COLLECTOR_MAX_RESOURCES];
         unsigned n_resources;
@@ -236,6 +235,7 @@ int collector_new(const struct collector_config *config, struct store *store, st
         c->store = store;
         c->n_cpus = n_cpus;
         c->sym = symbolizer_new();
+        c->unwinder = unwinder_new();
         c->rings = calloc(n_cpus, sizeof *c->rings);
         c->ring_fds = calloc(n_cpus, sizeof *c->ring_fds);
         c->event_ids = idmap_new();
@@ -248,7 +248,7 @@ int collector_new(const struct collector_config *config, struct store *store, st
         pthread_mutex_init(&c->exec_units_lock, NULL);
         c->cap_nodes = 1024;
         c->nodes = malloc(c->cap_nodes * sizeof *c->nodes);
-        if (!c->sym || !c->rings || !c->ring_fds || !c->event_ids || !c->processes || !c->threads ||
+        if (!c->sym || !c->unwinder || !c->rings || !c->ring_fds || !c->event_ids || !c->processes || !c->threads ||
             !c->trie || !c->agg_index || !c->ring_list || !c->exec_units || !c->nodes)
                 return -ENOMEM;
         c->nodes[0] = (struct trie_node) {};
@@ -267,7 +267,6 @@ static void process_free(struct process *p) {
         free(p->exe);
         free(p->unit);
         proc_maps_free(p->maps);
-        unwinder_free(p->unwinder);
         symtab_free(p->jit);
         free(p->bytes_remaining);
         free(p);
@@ -319,6 +318,7 @@ struct collector *collector_free(struct collector *c) {
         free(c->run_kind);
         free(c->run_command);
         free(c->run_host);
+        unwinder_free(c->unwinder);
         symbolizer_free(c->sym);
         free(c);
         return NULL;
@@ -1109,32 +1109,27 @@ static int add_user_pc(struct collector *c, struct process *p, uint64_t pc, size
         return 0;
 }
 
-/* Rebuilds P's unwinder if its address space changed since it was built. */
-static int prepare_unwinder(struct collector *c, struct process *p) {
-        struct unwinder *u;
+struct unwind_target {
+        struct collector *collector;
+        struct process *process;
+};
 
-        if (p->unwinder && p->unwinder_generation == p->maps->generation)
-                return 0;
-        p->unwinder = unwinder_free(p->unwinder);
-        u = unwinder_new(p->pid);
-        if (!u)
-                return -ENOMEM;
-        for (size_t i = 0; i < p->maps->n; i++) {
-                const struct mapping *m = &p->maps->mappings[i];
-                struct module *mod;
-                uint64_t bias;
+/* The unwinder's view of P's address space: the module at PC, loaded on first use. */
+static int find_module(void *userdata, uint64_t pc, struct unwind_module *ret) {
+        struct unwind_target *x = userdata;
+        const struct mapping *m = proc_maps_find(x->process->maps, pc);
+        struct module *mod;
+        uint64_t bias;
 
-                if (m->module == SYMBOLIZER_NO_MODULE)
-                        continue;
-                mod = symbolizer_get_module(c->sym, m->module);
-                if (!mod->loaded)
-                        (void) symbolizer_load(c->sym, m->module, p->exited ? 0 : p->pid, m->start, m->end);
-                if (mod->load_error < 0 || mod->fd < 0 || module_bias(mod, m->start, m->pgoff, &bias) < 0)
-                        continue;
-                (void) unwinder_add_module(u, mod->path, mod->fd, bias, m->start, m->end, m->pgoff);
-        }
-        p->unwinder = u;
-        p->unwinder_generation = p->maps->generation;
+        if (!m || m->module == SYMBOLIZER_NO_MODULE)
+                return -ENOENT;
+        mod = symbolizer_get_module(x->collector->sym, m->module);
+        if (!mod->loaded)
+                (void) symbolizer_load(x->collector->sym, m->module, x->process->exited ? 0 : x->process->pid,
+                                       m->start, m->end);
+        if (mod->load_error < 0 || module_bias(mod, m->start, m->pgoff, &bias) < 0)
+                return -ENOENT;
+        *ret = (struct unwind_module) { .key = m->module, .cfi = module_cfi(mod), .bias = bias };
         return 0;
 }
 
@@ -1177,12 +1172,11 @@ static int64_t sample_stack(struct collector *c, const struct record_sample *s, 
                 c->stack[n++] = leaf;
 
         if (c->config.unwind == UNWIND_DWARF && s->regs && s->abi != PERF_SAMPLE_REGS_ABI_NONE) {
+                struct unwind_target target = { .collector = c, .process = p };
+
                 t0 = now_ns(CLOCK_MONOTONIC);
-                r = prepare_unwinder(c, p);
-                if (r < 0)
-                        return r;
-                n_pcs = unwinder_unwind(p->unwinder, t->tid, s->regs, s->stack, s->dyn_size, c->pcs,
-                                        COLLECTOR_MAX_STACK);
+                n_pcs = unwinder_unwind(c->unwinder, find_module, &target, s->regs, s->stack, s->dyn_size,
+                                        c->pcs, COLLECTOR_MAX_STACK);
                 c->stats.unwind_ns += now_ns(CLOCK_MONOTONIC) - t0;
         }
 
@@ -1506,7 +1500,6 @@ static int handle_comm(struct collector *c, const struct perf_event_header *h) {
         if (m.exec) {
                 /* A new program: the old mappings are gone, its own MMAP2s follow. */
                 proc_maps_clear(t->process->maps);
-                t->process->unwinder = unwinder_free(t->process->unwinder);
                 t->process->jit = symtab_free(t->process->jit);
                 t->process->jit_size = 0;
                 t->process->store_id = 0;       /* a new process row: it runs another program */
@@ -1524,12 +1517,9 @@ static int handle_comm(struct collector *c, const struct perf_event_header *h) {
         return 0;
 }
 
-/* The process stays until its hits are stored (a flush, later still while the disk is full),
- * but its unwinder, libdw's view of every module it mapped, hundreds of KiB, goes now: only a
- * late sample could use it, and that one builds it again. */
+/* The process stays until its hits are stored (a flush, later still while the disk is full). */
 static void process_exited(struct process *p) {
         p->exited = true;
-        p->unwinder = unwinder_free(p->unwinder);
 }
 
 static int handle_task(struct collector *c, const struct perf_event_header *h) {

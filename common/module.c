@@ -66,6 +66,8 @@ void module_unload(struct module *m) {
                 dwfl_end(m->dwfl);
         m->dwfl = NULL;
         m->dwmod = NULL;
+        m->cfi = NULL;
+        m->cfi_tried = false;
         if (m->fd >= 0)
                 close(m->fd);
         m->fd = -1;
@@ -256,6 +258,17 @@ int module_load(struct module *m, const char *const *candidates, struct name_tab
                         r = q;
         }
         return m->load_error = r;
+}
+
+Dwarf_CFI *module_cfi(struct module *m) {
+        Dwarf_Addr bias;
+
+        if (!m->cfi_tried && m->dwmod) {
+                m->cfi_tried = true;
+                /* The session is at bias 0: the CFI's addresses are ELF addresses. */
+                m->cfi = dwfl_module_eh_cfi(m->dwmod, &bias);
+        }
+        return m->cfi;
 }
 
 int module_offset_to_vaddr(const struct module *m, uint64_t offset, uint64_t *ret) {

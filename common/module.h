@@ -36,6 +36,8 @@ struct module {
         int fd;                         /* the file that was opened; -1 if none */
         Dwfl *dwfl;                     /* offline: addresses are ELF addresses */
         Dwfl_Module *dwmod;
+        Dwarf_CFI *cfi;                 /* .eh_frame, for unwinding; see module_cfi() */
+        bool cfi_tried;
         struct module_segment *segments;
         size_t n_segments;
         bool is_dyn;                    /* ET_DYN: loaded at a bias */
@@ -60,6 +62,10 @@ int module_load(struct module *m, const char *const *candidates, struct name_tab
 /* Frees what module_load() built (file, libdw session, symbols), so that the next use loads
  * the module again. */
 void module_unload(struct module *m);
+
+/* The module's call frame information from .eh_frame (libdwfl's, valid while the module stays
+ * loaded), read on first use; NULL if it has none or is not loaded. */
+Dwarf_CFI *module_cfi(struct module *m);
 
 /* Translates a file offset in the module to its ELF address (what symbols use). Returns 0 or
  * -ENOENT if no loadable segment holds it. The module must be loaded. */

@@ -73,7 +73,6 @@ int proc_maps_add(struct proc_maps *m, uint64_t start, uint64_t end, uint64_t pg
         memmove(&m->mappings[i + 1], &m->mappings[j], (m->n - j) * sizeof *m->mappings);
         m->n = m->n - (j - i) + 1;
         m->mappings[i] = (struct mapping) { .start = start, .end = end, .pgoff = pgoff, .module = module };
-        m->generation++;
         return 0;
 }
 
@@ -104,7 +103,6 @@ struct proc_maps *proc_maps_copy(const struct proc_maps *src) {
 
 void proc_maps_clear(struct proc_maps *m) {
         m->n = 0;
-        m->generation++;
 }
 
 int proc_maps_parse_line(char *line, struct proc_maps_line *ret) {

@@ -18,7 +18,6 @@ struct mapping {
 struct proc_maps {
         struct mapping *mappings;       /* sorted by start, not overlapping */
         size_t n, cap;
-        unsigned generation;            /* bumped by every change: unwinders rebuild on it */
 };
 
 struct proc_maps *proc_maps_new(void);

@@ -1,208 +1,529 @@
-/* DWARF unwinding with libdwfl on samples instead of live processes. libdwfl asks us, through
- * callbacks, for the thread's initial registers (the sample's user registers, mapped from
- * perf's numbering to DWARF's) and for memory (the copied stack; for addresses outside it,
- * the mapped file's bytes). The Dwfl is built once per address space and kept: building one per
- * sample costs ~150 µs against 8-16 µs for a warm unwind (env-probe.md). dwfl_attach_state()
- * can be called once per Dwfl, so the sample being unwound is handed to the callbacks through
- * the unwinder, which is the Dwfl's callback argument. */
+/* The unwinder. A frame's caller is found through the CFI row that covers the frame's PC: the
+ * rule for the canonical frame address (CFA, the stack pointer before the call) and the rules
+ * that give back the return address and the callee-saved registers, nearly always "saved at
+ * CFA + N". libdw finds the row of an address (dwarf_cfi_addrframe() runs the FDE's
+ * instructions up to it: microseconds); here each row met is compiled into a small struct and
+ * kept per module, sorted by address, so that a frame costs a binary search and a few loads
+ * from the copied stack. Rows are learnt once per module, not per process: libdwfl's session
+ * per address space cost hundreds of KiB and ~8 µs a sample.
+ *
+ * Rows whose CFA or rules are DWARF expressions (PLT entries compute the CFA from the PC) are
+ * kept as "complex" and evaluated from libdw's description each time, by a small stack
+ * machine. A PC that no CFI covers (JIT code, hand-written assembly) is stepped over by the
+ * frame pointer, as libdwfl does on x86_64. Memory is read from the copied stack only. */
 #include "unwind.h"
 
+#include <dwarf.h>
 #include <errno.h>
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
-#include <elfutils/libdwfl.h>
+/* DWARF's x86_64 registers: rax rdx rcx rbx rsi rdi rbp rsp r8-r15, then the return address. */
+#define N_REGS 17
+#define REG_RBP 6
+#define REG_RSP 7
+#define REG_RA 16
+/* Rows kept per module; past it the module's rows start over (a bound for hostile CFI). */
+#define MAX_ROWS_PER_MODULE (1u << 16)
+#define EVAL_STACK 16
 
-struct unwind_mapping {
-        uint64_t start, end, pgoff;
-        int fd;
+enum rule_kind {
+        RULE_UNDEFINED,         /* the caller's value is lost */
+        RULE_SAME,              /* this frame left it alone */
+        RULE_OFFSET,            /* saved at CFA + off */
+        RULE_VAL_OFFSET,        /* is CFA + off */
+        RULE_REGISTER,          /* is in register off */
+};
+
+/* What a caller can get back: the callee-saved registers and the return address. */
+static const uint8_t saved[] = { 3, REG_RBP, 12, 13, 14, 15, REG_RA };
+#define N_SAVED (sizeof saved / sizeof *saved)
+
+struct rule {
+        int16_t off;
+        uint8_t kind;
+};
+
+struct row {
+        uint64_t start;         /* the ELF addresses [start, start + len) it covers */
+        uint32_t len;
+        int32_t cfa_off;
+        uint8_t cfa_reg;        /* CFA = cfa_reg + cfa_off */
+        bool none;              /* no CFI covers the address: step by the frame pointer */
+        bool complex;           /* an expression somewhere: evaluate libdw's description */
+        bool signal;            /* a signal frame: the PC of its caller is exact */
+        struct rule rules[N_SAVED];
+};
+
+struct module_rows {
+        struct row *rows;       /* sorted by start */
+        uint32_t n, cap;
 };
 
 struct unwinder {
-        pid_t pid;
-        Dwfl *dwfl;
-        bool attached, reporting;
-        struct unwind_mapping *mappings;
-        size_t n_mappings;
-        /* The sample being unwound. */
-        pid_t tid;
-        const uint64_t *regs;
-        const uint8_t *stack;
-        uint64_t stack_start, stack_size;
-        uint64_t *pcs;
-        size_t n_pcs, max_pcs;
+        struct module_rows *modules;    /* by module key */
+        size_t n_modules;
+        struct unwind_stats stats;
 };
 
-/* Unwinding needs only the CFI of .eh_frame, which every x86_64 binary carries. Without this,
- * libdwfl looks for .debug_frame in the separate debug file first, and loads (and decompresses)
- * all of libc's debug information again for every process. */
-static int no_debuginfo(Dwfl_Module *mod, void **userdata, const char *modname, Dwarf_Addr base,
-                        const char *file_name, const char *debuglink_file, GElf_Word debuglink_crc,
-                        char **debuginfo_file_name) {
-        return -1;
-}
-
-static const Dwfl_Callbacks callbacks = {
-        .find_elf = dwfl_linux_proc_find_elf,
-        .find_debuginfo = no_debuginfo,
+struct state {
+        uint64_t regs[N_REGS];
+        uint32_t valid;         /* bit r: regs[r] is known */
 };
 
-struct unwinder *unwinder_new(pid_t pid) {
-        struct unwinder *u = calloc(1, sizeof *u);
+struct stack_mem {
+        const uint8_t *data;
+        uint64_t start, size;   /* data holds [start, start + size) */
+};
 
-        if (!u)
-                return NULL;
-        u->pid = pid;
-        u->dwfl = dwfl_begin(&callbacks);
-        if (!u->dwfl) {
-                free(u);
-                return NULL;
-        }
-        dwfl_report_begin(u->dwfl);
-        u->reporting = true;
-        return u;
+struct unwinder *unwinder_new(void) {
+        return calloc(1, sizeof(struct unwinder));
 }
 
 struct unwinder *unwinder_free(struct unwinder *u) {
         if (!u)
                 return NULL;
-        dwfl_end(u->dwfl);
-        for (size_t i = 0; i < u->n_mappings; i++)
-                close(u->mappings[i].fd);
-        free(u->mappings);
+        for (size_t i = 0; i < u->n_modules; i++)
+                free(u->modules[i].rows);
+        free(u->modules);
         free(u);
         return NULL;
 }
 
-int unwinder_add_module(struct unwinder *u, const char *name, int fd, uint64_t bias, uint64_t start,
-                        uint64_t end, uint64_t pgoff) {
-        struct unwind_mapping *a;
-        int dwfl_fd, map_fd;
+void unwinder_stats(const struct unwinder *u, struct unwind_stats *ret) {
+        *ret = u->stats;
+        ret->memory = sizeof *u + u->n_modules * sizeof *u->modules;
+        for (size_t i = 0; i < u->n_modules; i++)
+                ret->memory += u->modules[i].cap * sizeof(struct row);
+}
 
-        if (!u->reporting)
-                return -EBUSY;
-        a = realloc(u->mappings, (u->n_mappings + 1) * sizeof *a);
-        if (!a)
-                return -ENOMEM;
-        u->mappings = a;
-        map_fd = dup(fd);
-        if (map_fd < 0)
-                return -errno;
-        dwfl_fd = dup(fd);
-        if (dwfl_fd < 0) {
-                close(map_fd);
-                return -errno;
+static void set(struct state *s, unsigned reg, uint64_t v) {
+        s->regs[reg] = v;
+        s->valid |= 1u << reg;
+}
+
+static bool has(const struct state *s, unsigned reg) {
+        return reg < N_REGS && (s->valid & 1u << reg);
+}
+
+static bool read_word(const struct stack_mem *m, uint64_t addr, uint64_t *ret) {
+        if (addr < m->start || addr - m->start > m->size || m->size - (addr - m->start) < 8)
+                return false;
+        memcpy(ret, m->data + (addr - m->start), 8);
+        return true;
+}
+
+/* Evaluates the DWARF expression OPS[0..n) over S's registers, with CFA for
+ * DW_OP_call_frame_cfa. Returns true with *ret the result: an address, or a value if the
+ * expression ends in DW_OP_stack_value (*ret_value). False on anything it cannot do. */
+static bool eval(const Dwarf_Op *ops, size_t n, const struct state *s, uint64_t cfa, const struct stack_mem *m,
+                 uint64_t *ret, bool *ret_value) {
+        uint64_t st[EVAL_STACK], a, b;
+        size_t sp = 0;
+
+#define PUSH(v) do { if (sp == EVAL_STACK) return false; st[sp++] = (v); } while (0)
+#define POP(v) do { if (sp == 0) return false; (v) = st[--sp]; } while (0)
+        *ret_value = false;
+        for (size_t i = 0; i < n; i++) {
+                uint8_t op = ops[i].atom;
+
+                if (*ret_value)
+                        return false;           /* DW_OP_stack_value ends an expression */
+                if (op >= DW_OP_lit0 && op <= DW_OP_lit31) {
+                        PUSH(op - DW_OP_lit0);
+                        continue;
+                }
+                if (op >= DW_OP_breg0 && op <= DW_OP_breg31) {
+                        if (!has(s, op - DW_OP_breg0))
+                                return false;
+                        PUSH(s->regs[op - DW_OP_breg0] + ops[i].number);
+                        continue;
+                }
+                switch (op) {
+                case DW_OP_bregx:
+                        if (!has(s, ops[i].number))
+                                return false;
+                        PUSH(s->regs[ops[i].number] + ops[i].number2);
+                        break;
+                case DW_OP_const1u: case DW_OP_const2u: case DW_OP_const4u: case DW_OP_const8u:
+                case DW_OP_const1s: case DW_OP_const2s: case DW_OP_const4s: case DW_OP_const8s:
+                case DW_OP_constu: case DW_OP_consts:
+                        PUSH(ops[i].number);    /* libdw has sign-extended the signed ones */
+                        break;
+                case DW_OP_call_frame_cfa:
+                        PUSH(cfa);
+                        break;
+                case DW_OP_plus_uconst:
+                        POP(a);
+                        PUSH(a + ops[i].number);
+                        break;
+                case DW_OP_deref:
+                        POP(a);
+                        if (!read_word(m, a, &b))
+                                return false;
+                        PUSH(b);
+                        break;
+                case DW_OP_dup:
+                        POP(a);
+                        PUSH(a);
+                        PUSH(a);
+                        break;
+                case DW_OP_drop:
+                        POP(a);
+                        break;
+                case DW_OP_over:
+                        if (sp < 2)
+                                return false;
+                        a = st[sp - 2];
+                        PUSH(a);
+                        break;
+                case DW_OP_swap:
+                        POP(b);
+                        POP(a);
+                        PUSH(b);
+                        PUSH(a);
+                        break;
+                case DW_OP_nop:
+                        break;
+                case DW_OP_stack_value:
+                        *ret_value = true;
+                        break;
+                case DW_OP_plus: case DW_OP_minus: case DW_OP_mul: case DW_OP_and: case DW_OP_or:
+                case DW_OP_xor: case DW_OP_shl: case DW_OP_shr: case DW_OP_shra:
+                case DW_OP_eq: case DW_OP_ne: case DW_OP_lt: case DW_OP_le: case DW_OP_gt: case DW_OP_ge:
+                        POP(b);
+                        POP(a);
+                        switch (op) {
+                        case DW_OP_plus: a += b; break;
+                        case DW_OP_minus: a -= b; break;
+                        case DW_OP_mul: a *= b; break;
+                        case DW_OP_and: a &= b; break;
+                        case DW_OP_or: a |= b; break;
+                        case DW_OP_xor: a ^= b; break;
+                        case DW_OP_shl: a = b < 64 ? a << b : 0; break;
+                        case DW_OP_shr: a = b < 64 ? a >> b : 0; break;
+                        case DW_OP_shra: a = (uint64_t) ((int64_t) a >> (b < 64 ? b : 63)); break;
+                        /* DWARF's comparisons are signed. */
+                        case DW_OP_eq: a = a == b; break;
+                        case DW_OP_ne: a = a != b; break;
+                        case DW_OP_lt: a = (int64_t) a < (int64_t) b; break;
+                        case DW_OP_le: a = (int64_t) a <= (int64_t) b; break;
+                        case DW_OP_gt: a = (int64_t) a > (int64_t) b; break;
+                        case DW_OP_ge: a = (int64_t) a >= (int64_t) b; break;
+                        }
+                        PUSH(a);
+                        break;
+                default:
+                        return false;
+                }
         }
-        /* The same file may be reported twice (two executable mappings): libdwfl refuses
-         * overlaps, which only costs us that mapping's CFI. */
-        if (!dwfl_report_elf(u->dwfl, name, name, dwfl_fd, bias, false)) {
-                close(map_fd);
-                return -EBADMSG;
-        }
-        u->mappings[u->n_mappings++] = (struct unwind_mapping) {
-                .start = start, .end = end, .pgoff = pgoff, .fd = map_fd,
-        };
-        return 0;
+#undef PUSH
+#undef POP
+        if (sp == 0)
+                return false;
+        *ret = st[sp - 1];
+        return true;
 }
 
-static pid_t next_thread(Dwfl *dwfl, void *arg, void **thread_argp) {
-        struct unwinder *u = arg;
-
-        if (*thread_argp)
-                return 0;
-        *thread_argp = u;
-        return u->tid;
+/* The register a one-op location names (DW_OP_regN, DW_OP_regx), or -1. */
+static int location_register(const Dwarf_Op *ops, size_t n) {
+        if (n != 1)
+                return -1;
+        if (ops[0].atom >= DW_OP_reg0 && ops[0].atom <= DW_OP_reg31)
+                return ops[0].atom - DW_OP_reg0;
+        if (ops[0].atom == DW_OP_regx && ops[0].number < 32)
+                return ops[0].number;
+        return -1;
 }
 
-static bool get_thread(Dwfl *dwfl, pid_t tid, void *arg, void **thread_argp) {
-        struct unwinder *u = arg;
+/* Compiles the rule libdw gives for REG into *RET; false if it is an expression. */
+static bool compile_rule(Dwarf_Frame *frame, unsigned reg, struct rule *ret) {
+        Dwarf_Op mem[3], *ops;
+        size_t n;
+        int64_t off = 0;
+        int r;
 
-        *thread_argp = u;
-        return tid == u->tid;
-}
-
-static bool memory_read(Dwfl *dwfl, Dwarf_Addr addr, Dwarf_Word *result, void *arg) {
-        struct unwinder *u = arg;
-
-        if (addr >= u->stack_start && addr - u->stack_start + sizeof *result <= u->stack_size) {
-                memcpy(result, u->stack + (addr - u->stack_start), sizeof *result);
+        if (dwarf_frame_register(frame, reg, mem, &ops, &n) != 0) {
+                *ret = (struct rule) { .kind = RULE_UNDEFINED };
                 return true;
         }
-        for (size_t i = 0; i < u->n_mappings; i++) {
-                const struct unwind_mapping *m = &u->mappings[i];
-
-                if (addr >= m->start && addr + sizeof *result <= m->end)
-                        return pread(m->fd, result, sizeof *result, addr - m->start + m->pgoff) ==
-                               (ssize_t) sizeof *result;
+        if (n == 0) {
+                *ret = (struct rule) { .kind = ops ? RULE_UNDEFINED : RULE_SAME };
+                return true;
         }
-        return false;
+        r = location_register(ops, n);
+        if (r >= 0) {
+                *ret = (struct rule) { .kind = RULE_REGISTER, .off = r };
+                return r < N_REGS;
+        }
+        /* Offsets: DW_OP_call_frame_cfa [DW_OP_plus_uconst N] [DW_OP_stack_value]. */
+        if (ops[0].atom != DW_OP_call_frame_cfa)
+                return false;
+        ops++, n--;
+        if (n > 0 && ops[0].atom == DW_OP_plus_uconst) {
+                off = (int64_t) ops[0].number;  /* negative offsets come wrapped */
+                ops++, n--;
+        }
+        if (off < INT16_MIN || off > INT16_MAX)
+                return false;
+        if (n == 0)
+                *ret = (struct rule) { .kind = RULE_OFFSET, .off = off };
+        else if (n == 1 && ops[0].atom == DW_OP_stack_value)
+                *ret = (struct rule) { .kind = RULE_VAL_OFFSET, .off = off };
+        else
+                return false;
+        return true;
 }
 
-static bool set_initial_registers(Dwfl_Thread *thread, void *arg) {
-#if UNWIND_SUPPORTED
-        struct unwinder *u = arg;
-        const uint64_t *r = u->regs;
-        /* DWARF x86_64: rax rdx rcx rbx rsi rdi rbp rsp r8-r15 rip. Perf's sample order, from
-         * the bit numbers of UNWIND_REGS_MASK: ax bx cx dx si di bp sp ip r8-r15. */
-        Dwarf_Word dwarf[17] = {
-                r[0], r[3], r[2], r[1], r[4], r[5], r[6], r[7],
-                r[9], r[10], r[11], r[12], r[13], r[14], r[15], r[16],
-                r[8],
-        };
+/* Compiles FRAME's rules into ROW, marking it complex where they are expressions. */
+static void compile_row(Dwarf_Frame *frame, struct row *row) {
+        Dwarf_Op *ops;
+        size_t n;
+        int64_t off = 0;
+        int reg = -1;
 
-        return dwfl_thread_state_registers(thread, 0, 17, dwarf);
-#else
-        return false;
-#endif
+        if (dwarf_frame_cfa(frame, &ops, &n) == 0 && n == 1) {
+                if (ops[0].atom == DW_OP_bregx) {
+                        reg = ops[0].number < N_REGS ? (int) ops[0].number : -1;
+                        off = (int64_t) ops[0].number2;
+                } else if (ops[0].atom >= DW_OP_breg0 && ops[0].atom <= DW_OP_breg31) {
+                        reg = ops[0].atom - DW_OP_breg0;
+                        off = (int64_t) ops[0].number;
+                }
+        }
+        if (reg < 0 || reg >= N_REGS || off < INT32_MIN || off > INT32_MAX) {
+                row->complex = true;
+                return;
+        }
+        row->cfa_reg = reg;
+        row->cfa_off = off;
+        for (size_t k = 0; k < N_SAVED; k++)
+                if (!compile_rule(frame, saved[k], &row->rules[k]))
+                        row->complex = true;
 }
 
-static const Dwfl_Thread_Callbacks thread_callbacks = {
-        .next_thread = next_thread,
-        .get_thread = get_thread,
-        .memory_read = memory_read,
-        .set_initial_registers = set_initial_registers,
-};
+/* The row of ELF address VADDR in module KEY, learnt from CFI if new. NULL: no memory. */
+static const struct row *row_get(struct unwinder *u, uint32_t key, Dwarf_CFI *cfi, uint64_t vaddr) {
+        struct module_rows *mr;
+        struct row row = {};
+        Dwarf_Frame *frame = NULL;
+        uint32_t lo = 0, hi;
 
-static int frame_cb(Dwfl_Frame *frame, void *arg) {
-        struct unwinder *u = arg;
-        bool activation = false;
-        Dwarf_Addr pc;
+        if (key >= u->n_modules) {
+                size_t n = key + 1 > 2 * u->n_modules ? key + 1 : 2 * u->n_modules;
+                struct module_rows *a = realloc(u->modules, n * sizeof *a);
 
-        if (!dwfl_frame_pc(frame, &pc, &activation) || pc == 0)
-                return DWARF_CB_ABORT;
-        if (u->n_pcs > 0 && !activation)
-                pc--;           /* a return address: look up the call, not what follows it */
-        u->pcs[u->n_pcs++] = pc;
-        return u->n_pcs < u->max_pcs ? DWARF_CB_OK : DWARF_CB_ABORT;
+                if (!a)
+                        return NULL;
+                memset(a + u->n_modules, 0, (n - u->n_modules) * sizeof *a);
+                u->modules = a;
+                u->n_modules = n;
+        }
+        mr = &u->modules[key];
+        /* The first row starting after VADDR; the one before it may hold VADDR. */
+        hi = mr->n;
+        while (lo < hi) {
+                uint32_t mid = lo + (hi - lo) / 2;
+
+                if (mr->rows[mid].start <= vaddr)
+                        lo = mid + 1;
+                else
+                        hi = mid;
+        }
+        if (lo > 0 && vaddr - mr->rows[lo - 1].start < mr->rows[lo - 1].len)
+                return &mr->rows[lo - 1];
+
+        if (dwarf_cfi_addrframe(cfi, vaddr, &frame) == 0) {
+                Dwarf_Addr start, end;
+                bool signal = false;
+
+                dwarf_frame_info(frame, &start, &end, &signal);
+                if (start <= vaddr && vaddr < end) {
+                        row.start = start;
+                        row.len = end - start > UINT32_MAX ? UINT32_MAX : end - start;
+                } else
+                        row.start = vaddr, row.len = 1;
+                row.signal = signal;
+                compile_row(frame, &row);
+                free(frame);
+        } else
+                row = (struct row) { .start = vaddr, .len = 1, .none = true };
+
+        if (mr->n >= MAX_ROWS_PER_MODULE)
+                mr->n = lo = 0;
+        if (mr->n == mr->cap) {
+                uint32_t cap = mr->cap ? mr->cap * 2 : 64;
+                struct row *a = realloc(mr->rows, cap * sizeof *a);
+
+                if (!a)
+                        return NULL;
+                mr->rows = a;
+                mr->cap = cap;
+        }
+        memmove(mr->rows + lo + 1, mr->rows + lo, (mr->n - lo) * sizeof *mr->rows);
+        mr->rows[lo] = row;
+        mr->n++;
+        u->stats.rows++;
+        return &mr->rows[lo];
 }
 
-size_t unwinder_unwind(struct unwinder *u, pid_t tid, const uint64_t *regs, const uint8_t *stack,
-                       size_t stack_size, uint64_t *ret_pcs, size_t max) {
+static bool step_row(const struct row *row, const struct state *cur, const struct stack_mem *m, struct state *next) {
+        uint64_t cfa, v;
+
+        if (!has(cur, row->cfa_reg))
+                return false;
+        cfa = cur->regs[row->cfa_reg] + (int64_t) row->cfa_off;
+        next->valid = 0;
+        for (size_t k = 0; k < N_SAVED; k++) {
+                const struct rule *rule = &row->rules[k];
+                unsigned reg = saved[k];
+
+                switch (rule->kind) {
+                case RULE_SAME:
+                        if (has(cur, reg))
+                                set(next, reg, cur->regs[reg]);
+                        break;
+                case RULE_OFFSET:
+                        if (read_word(m, cfa + rule->off, &v))
+                                set(next, reg, v);
+                        break;
+                case RULE_VAL_OFFSET:
+                        set(next, reg, cfa + rule->off);
+                        break;
+                case RULE_REGISTER:
+                        if (has(cur, rule->off))
+                                set(next, reg, cur->regs[rule->off]);
+                        break;
+                }
+        }
+        set(next, REG_RSP, cfa);
+        return true;
+}
+
+/* A complex row: libdw's description of VADDR's rules, evaluated. */
+static bool step_dwarf(Dwarf_CFI *cfi, uint64_t vaddr, const struct state *cur, const struct stack_mem *m,
+                       struct state *next) {
+        Dwarf_Frame *frame = NULL;
+        Dwarf_Op mem[3], *ops;
+        uint64_t cfa, v;
+        bool value, ok = false;
+        size_t n;
+
+        if (dwarf_cfi_addrframe(cfi, vaddr, &frame) != 0)
+                return false;
+        if (dwarf_frame_cfa(frame, &ops, &n) != 0 || n == 0 || !eval(ops, n, cur, 0, m, &cfa, &value))
+                goto finish;
+        next->valid = 0;
+        for (size_t k = 0; k < N_SAVED; k++) {
+                unsigned reg = saved[k];
+                int from;
+
+                if (dwarf_frame_register(frame, reg, mem, &ops, &n) != 0)
+                        continue;
+                if (n == 0) {
+                        if (!ops && has(cur, reg))
+                                set(next, reg, cur->regs[reg]);
+                        continue;
+                }
+                from = location_register(ops, n);
+                if (from >= 0) {
+                        if (has(cur, from))
+                                set(next, reg, cur->regs[from]);
+                        continue;
+                }
+                if (!eval(ops, n, cur, cfa, m, &v, &value))
+                        continue;
+                if (value)
+                        set(next, reg, v);
+                else if (read_word(m, v, &v))
+                        set(next, reg, v);
+        }
+        set(next, REG_RSP, cfa);
+        ok = true;
+finish:
+        free(frame);
+        return ok;
+}
+
+/* Code without CFI: the frame pointer's chain, [rbp] the caller's rbp and [rbp + 8] the return
+ * address. */
+static bool step_fp(const struct state *cur, const struct stack_mem *m, struct state *next) {
+        uint64_t bp, saved_bp, ra;
+
+        if (!has(cur, REG_RBP))
+                return false;
+        bp = cur->regs[REG_RBP];
+        if (!read_word(m, bp, &saved_bp) || !read_word(m, bp + 8, &ra))
+                return false;
+        next->valid = 0;
+        set(next, REG_RBP, saved_bp);
+        set(next, REG_RA, ra);
+        set(next, REG_RSP, bp + 16);
+        return true;
+}
+
+/* One frame up from the frame at PC (a lookup address: already inside its call instruction).
+ * Sets *ret_signal if the frame is a signal frame. */
+static bool step(struct unwinder *u, unwind_find_t find, void *userdata, uint64_t pc, const struct state *cur,
+                 const struct stack_mem *m, struct state *next, bool *ret_signal) {
+        struct unwind_module mod;
+        const struct row *row = NULL;
+
+        *ret_signal = false;
+        if (find(userdata, pc, &mod) == 0 && mod.cfi)
+                row = row_get(u, mod.key, mod.cfi, pc - mod.bias);
+        if (!row || row->none) {
+                u->stats.by_fp++;
+                return step_fp(cur, m, next);
+        }
+        *ret_signal = row->signal;
+        if (row->complex) {
+                u->stats.complex++;
+                return step_dwarf(mod.cfi, pc - mod.bias, cur, m, next);
+        }
+        return step_row(row, cur, m, next);
+}
+
+size_t unwinder_unwind(struct unwinder *u, unwind_find_t find, void *userdata, const uint64_t *regs,
+                       const uint8_t *stack, size_t stack_size, uint64_t *ret_pcs, size_t max) {
+        struct stack_mem m = { .data = stack, .size = stack ? stack_size : 0 };
+        struct state cur = {};
+        bool exact = true;      /* the PC is not a return address: the IP, or a signal's */
+        size_t n = 0;
+
         if (max == 0)
                 return 0;
-        if (!UNWIND_SUPPORTED || u->n_mappings == 0)
-                goto ip_only;
-        if (u->reporting) {
-                dwfl_report_end(u->dwfl, NULL, NULL);
-                u->reporting = false;
-                u->attached = dwfl_attach_state(u->dwfl, NULL, u->pid, &thread_callbacks, u);
+        if (!UNWIND_SUPPORTED || !regs) {
+                ret_pcs[0] = regs ? regs[UNWIND_REG_IP] : 0;
+                return 1;
         }
-        if (!u->attached)
-                goto ip_only;
+#if UNWIND_SUPPORTED
+        /* Perf's sample order, from the bit numbers of UNWIND_REGS_MASK: ax bx cx dx si di bp sp
+         * ip r8-r15; DWARF's: rax rdx rcx rbx rsi rdi rbp rsp r8-r15 and the return address. */
+        {
+                static const uint8_t from_perf[N_REGS] = { 0, 3, 2, 1, 4, 5, 6, 7, 9, 10, 11, 12, 13, 14, 15, 16, 8 };
 
-        u->tid = tid;
-        u->regs = regs;
-        u->stack = stack;
-        u->stack_start = regs[UNWIND_REG_SP];
-        u->stack_size = stack_size;
-        u->pcs = ret_pcs;
-        u->n_pcs = 0;
-        u->max_pcs = max;
-        (void) dwfl_getthread_frames(u->dwfl, tid, frame_cb, u);  /* errors end the stack early */
-        if (u->n_pcs > 0)
-                return u->n_pcs;
-ip_only:
-        ret_pcs[0] = regs ? regs[UNWIND_REG_IP] : 0;
-        return 1;
+                for (unsigned r = 0; r < N_REGS; r++)
+                        set(&cur, r, regs[from_perf[r]]);
+        }
+#endif
+        m.start = cur.regs[REG_RSP];
+        ret_pcs[n++] = cur.regs[REG_RA];
+        while (n < max) {
+                uint64_t pc = cur.regs[REG_RA];
+                struct state next;
+                bool signal;
+
+                if (!step(u, find, userdata, exact ? pc : pc - 1, &cur, &m, &next, &signal))
+                        break;
+                /* The outermost frame has no return address; a loop or garbage does not go up. */
+                if (!has(&next, REG_RA) || next.regs[REG_RA] == 0 || next.regs[REG_RSP] <= cur.regs[REG_RSP])
+                        break;
+                u->stats.frames++;
+                cur = next;
+                exact = signal;
+                ret_pcs[n++] = exact ? cur.regs[REG_RA] : cur.regs[REG_RA] - 1;
+        }
+        return n;
 }

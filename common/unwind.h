@@ -1,11 +1,14 @@
-/* DWARF unwinding of a copied user stack (PERF_SAMPLE_STACK_USER + PERF_SAMPLE_REGS_USER) with
- * libdwfl: the only way to see the callers of code built without frame pointers, such as
- * everything inside Debian's glibc. One unwinder per process address space. */
+/* DWARF unwinding of a copied user stack (PERF_SAMPLE_STACK_USER + PERF_SAMPLE_REGS_USER): the
+ * only way to see the callers of code built without frame pointers, such as everything inside
+ * Debian's glibc. One unwinder serves every process: what it learns of a module (the CFI rows
+ * of the addresses it has met) is kept under the module's key, so a library shared by a
+ * thousand processes is learnt once. */
 #pragma once
 
 #include <stddef.h>
 #include <stdint.h>
-#include <sys/types.h>
+
+#include <elfutils/libdw.h>
 
 #include "cleanup.h"
 
@@ -25,22 +28,38 @@
 #define UNWIND_REG_IP 0
 #endif
 
+/* Where a run-time address lies, as the caller's view of the address space knows. */
+struct unwind_module {
+        uint32_t key;           /* names the module's contents (the symbolizer's index) */
+        Dwarf_CFI *cfi;         /* its .eh_frame; NULL if it has none */
+        uint64_t bias;          /* run-time address minus ELF address */
+};
+
+/* Fills *ret for the module that holds run-time address PC. Returns 0, or a negative errno when
+ * no module does (anonymous memory, a file that would not load). */
+typedef int (*unwind_find_t)(void *userdata, uint64_t pc, struct unwind_module *ret);
+
+struct unwind_stats {
+        uint64_t frames;        /* frames unwound */
+        uint64_t by_fp;         /* of which by the frame pointer, for want of CFI */
+        uint64_t complex;       /* of which by a DWARF expression evaluated from libdw */
+        uint64_t rows;          /* CFI rows learnt from libdw */
+        uint64_t memory;        /* bytes held by the rows */
+};
+
 struct unwinder;
 
 /* NULL: no memory. */
-struct unwinder *unwinder_new(pid_t pid);
+struct unwinder *unwinder_new(void);
 struct unwinder *unwinder_free(struct unwinder *u);
 DEFINE_CLEANUP(struct unwinder *, unwinder_free);
 
-/* Reports the ELF file FD (duplicated) named NAME, mapped at [START, END) from file offset
- * PGOFF with load bias BIAS. All modules must be added before the first unwind. Returns 0,
- * -EBADMSG if libdwfl refuses it, -ENOMEM. */
-int unwinder_add_module(struct unwinder *u, const char *name, int fd, uint64_t bias, uint64_t start,
-                        uint64_t end, uint64_t pgoff);
+/* Unwinds from REGS (UNWIND_N_REGS values in the sample's order) and the STACK_SIZE bytes
+ * copied from its stack pointer, finding modules through FIND. Fills RET_PCS[0..n) innermost
+ * first with the IP, then return addresses minus one (so each points into the call
+ * instruction), at most MAX. Returns n >= 1 (the IP alone if nothing else could be unwound).
+ * Once the rows it meets are known, it allocates nothing and makes no system call. */
+size_t unwinder_unwind(struct unwinder *u, unwind_find_t find, void *userdata, const uint64_t *regs,
+                       const uint8_t *stack, size_t stack_size, uint64_t *ret_pcs, size_t max);
 
-/* Unwinds thread TID from REGS (UNWIND_N_REGS values in sample order) and the STACK_SIZE bytes
- * copied from its stack pointer. Fills RET_PCS[0..n) innermost first with the IP, then return
- * addresses minus one (so each points into the call instruction), at most MAX. Returns n >= 1
- * (the IP alone if nothing else could be unwound). */
-size_t unwinder_unwind(struct unwinder *u, pid_t tid, const uint64_t *regs, const uint8_t *stack,
-                       size_t stack_size, uint64_t *ret_pcs, size_t max);
+void unwinder_stats(const struct unwinder *u, struct unwind_stats *ret);

@@ -1,6 +1,6 @@
 /* Symbolizing and DWARF-unwinding this very program: its address space from /proc/self/maps,
  * its own ELF file and libc through the symbolizer, and a stack captured by hand in a chain of
- * functions built without frame pointers (see meson.build), unwound by libdwfl. */
+ * functions built without frame pointers (see meson.build), unwound through glibc's CFI. */
 #include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -143,28 +143,32 @@ static int cmp(const void *a, const void *b) {
         return (*(const int *) a > *(const int *) b) - (*(const int *) a < *(const int *) b);
 }
 
+static int find_module(void *userdata, uint64_t pc, struct unwind_module *ret) {
+        const struct mapping *m = proc_maps_find(maps, pc);
+        struct module *mod;
+        uint64_t bias;
+
+        if (!m || m->module == SYMBOLIZER_NO_MODULE)
+                return -ENOENT;
+        mod = symbolizer_get_module(sym, m->module);
+        if (symbolizer_load(sym, m->module, getpid(), m->start, m->end) < 0 ||
+            module_bias(mod, m->start, m->pgoff, &bias) < 0)
+                return -ENOENT;
+        *ret = (struct unwind_module) { .key = m->module, .cfi = module_cfi(mod), .bias = bias };
+        return 0;
+}
+
 static void test_unwind(void) {
-        _cleanup_(unwinder_freep) struct unwinder *u = unwinder_new(getpid());
-        uint64_t pcs[64];
+        _cleanup_(unwinder_freep) struct unwinder *u = unwinder_new();
+        struct unwind_stats stats;
+        uint64_t pcs[64], again[64];
         char buf[512], all[4096] = "";
         int v[2] = { 2, 1 };
         size_t n;
 
         /* Through qsort, so the chain crosses glibc, which has no frame pointers. */
         qsort(v, 2, sizeof *v, cmp);
-        for (size_t i = 0; i < maps->n; i++) {
-                const struct mapping *m = &maps->mappings[i];
-                struct module *mod;
-                uint64_t bias;
-
-                if (m->module == SYMBOLIZER_NO_MODULE)
-                        continue;
-                mod = symbolizer_get_module(sym, m->module);
-                symbolizer_load(sym, m->module, getpid(), m->start, m->end);
-                if (mod->load_error == 0 && module_bias(mod, m->start, m->pgoff, &bias) == 0)
-                        unwinder_add_module(u, mod->path, mod->fd, bias, m->start, m->end, m->pgoff);
-        }
-        n = unwinder_unwind(u, gettid(), regs, stack_copy, stack_len, pcs, 64);
+        n = unwinder_unwind(u, find_module, NULL, regs, stack_copy, stack_len, pcs, 64);
         for (size_t i = 0; i < n; i++) {
                 strncat(all, names_at(pcs[i], buf, sizeof buf), sizeof all - strlen(all) - 2);
                 strcat(all, " ");
@@ -175,6 +179,23 @@ static void test_unwind(void) {
         ok(strstr(all, "qsort_r") != NULL, "through glibc's qsort_r, which has no frame pointers");
         ok(strstr(all, "test_unwind") != NULL && strstr(all, " main ") != NULL,
            "and on to the caller of qsort, and main");
+
+        /* A second time every row is known: the same frames, and nothing more learnt. */
+        unwinder_stats(u, &stats);
+        {
+                uint64_t rows = stats.rows;
+                size_t m = unwinder_unwind(u, find_module, NULL, regs, stack_copy, stack_len, again, 64);
+
+                unwinder_stats(u, &stats);
+                ok(m == n && memcmp(again, pcs, n * sizeof *pcs) == 0 && stats.rows == rows,
+                   "unwound again from the rows learnt: the same %zu frames, %llu rows", m,
+                   (unsigned long long) rows);
+        }
+        /* A stack cut short ends the chain early, and a stack of nothing leaves the IP. */
+        ok(unwinder_unwind(u, find_module, NULL, regs, stack_copy, 64, again, 64) < n,
+           "64 bytes of stack: fewer frames");
+        ok(unwinder_unwind(u, find_module, NULL, regs, NULL, 0, again, 64) >= 1 && again[0] == regs[UNWIND_REG_IP],
+           "no stack: the IP alone, or what the registers reach");
 }
 
 static void test_symbolize(void) {

@@ -12,8 +12,8 @@
  * (between FINISHED_ROUND records); they are sorted by time per round, as perf report does,
  * before the collector sees them: a sample must come after the mmap of its code.
  *
- * Samples are rewritten into the collector's layout (record.h: IDENTIFIER first; the user
- * registers it unwinds with, in its order) since perf asks for more fields and registers. The
+ * Samples are decoded here and handed to the collector as struct record_sample, with the user
+ * registers it unwinds with picked out of perf's larger set; their stacks are not copied. The
  * binaries are read from this machine, by the paths in the recording, as perf report does. */
 #include "cppctl.h"
 
@@ -44,8 +44,7 @@ struct import_event {
 
 struct item {
         uint64_t time;
-        uint64_t seq;                   /* file order, for ties */
-        const struct perf_event_header *h;
+        uint64_t offset;                /* in the data section: file order, for ties */
 };
 
 static int item_cmp(const void *a, const void *b) {
@@ -53,7 +52,7 @@ static int item_cmp(const void *a, const void *b) {
 
         if (x->time != y->time)
                 return x->time < y->time ? -1 : 1;
-        return x->seq < y->seq ? -1 : x->seq > y->seq;
+        return x->offset < y->offset ? -1 : x->offset > y->offset;
 }
 
 /* The event's name without perf's modifiers ("cycles:u" -> "cycles"), or one made of its type. */
@@ -90,55 +89,46 @@ static const char *event_unit(const struct perf_data_event *e, const char *name)
         return known ? known->unit : "1 event";
 }
 
-/* Rewrites sample S of event E into the collector's layout in BUF (64 KiB, a record's most).
- * Returns the record, or NULL if it cannot be (then it is counted as bad). */
-static const struct perf_event_header *rewrite(const struct import_event *ie, const struct perf_data_sample *s,
-                                               bool dwarf, uint8_t *buf) {
-        struct perf_event_header *h = (void *) buf;
-        uint8_t *p = buf + sizeof *h, *end = buf + 65535;
-        uint64_t mask = ie->event->attr.sample_regs_user, stack = 0;
-        bool regs = dwarf && s->regs && s->abi != 0 && (mask & UNWIND_REGS_MASK) == UNWIND_REGS_MASK;
+/* Sample S of event IE as the collector takes it: its id, and the user registers it unwinds with,
+ * picked out of perf's set into REGS (UNWIND_N_REGS) in UNWIND_REGS_MASK's order. The stack is
+ * not copied: it points into the record. */
+static void to_record_sample(const struct import_event *ie, const struct perf_data_sample *s, bool dwarf,
+                             uint64_t *regs, struct record_sample *ret) {
+        uint64_t mask = ie->event->attr.sample_regs_user;
+        bool have = dwarf && s->regs && s->abi != 0 && (mask & UNWIND_REGS_MASK) == UNWIND_REGS_MASK;
+        unsigned n = 0;
 
-#define PUT(v) do { uint64_t v_ = (v); memcpy(p, &v_, 8); p += 8; } while (0)
-        if ((size_t) (end - p) < 8 * (5 + s->nr) + 8 * (2 + UNWIND_N_REGS) + 16)
-                return NULL;
-        PUT(ie->id);
-        PUT(s->ip);
-        PUT((uint64_t) s->tid << 32 | s->pid);
-        PUT(s->time);
-        PUT(s->nr);
-        memcpy(p, s->ips, s->nr * 8);
-        p += s->nr * 8;
-        /* REGS_USER and STACK_USER always, as the collector's offline events declare them;
-         * empty without DWARF. */
-        {
-                PUT(regs ? s->abi : 0);
-                for (unsigned bit = 0; regs && bit < 64; bit++)
-                        if (UNWIND_REGS_MASK & (UINT64_C(1) << bit))
-                                PUT(s->regs[__builtin_popcountll(mask & ((UINT64_C(1) << bit) - 1))]);
-                if (regs && s->stack)
-                        stack = MIN(s->stack_size, (uint64_t) (end - p - 16) & ~UINT64_C(7));
-                PUT(stack);
-                if (stack > 0) {
-                        memcpy(p, s->stack, stack);
-                        p += stack;
-                        PUT(MIN(s->dyn_size, stack));
-                }
-        }
-#undef PUT
-        *h = (struct perf_event_header) { .type = PERF_RECORD_SAMPLE, .size = (uint16_t) (p - buf) };
-        return h;
+        for (unsigned bit = 0; have && bit < 64; bit++)
+                if (UNWIND_REGS_MASK & (UINT64_C(1) << bit))
+                        regs[n++] = s->regs[__builtin_popcountll(mask & ((UINT64_C(1) << bit) - 1))];
+        *ret = (struct record_sample) {
+                .id = ie->id,
+                .ip = s->ip,
+                .pid = s->pid,
+                .tid = s->tid,
+                .time = s->time,
+                .nr = s->nr,
+                .ips = s->ips,
+                .abi = have ? s->abi : 0,
+                .regs = have ? regs : NULL,
+                .stack_size = have && s->stack ? s->stack_size : 0,
+                .stack = have ? s->stack : NULL,
+                .dyn_size = have && s->stack ? s->dyn_size : 0,
+        };
 }
 
-/* Feeds the records of ITEMS[0..n) to the collector in time order. */
+/* Feeds the records of ITEMS[0..n), all held in D's window, to the collector in time order. */
 static int feed_round(struct collector *c, struct perf_data *d, struct import_event *events, struct item *items,
-                      size_t n, bool dwarf, uint8_t *buf, uint64_t *bad) {
+                      size_t n, bool dwarf, uint64_t *bad) {
+        uint64_t regs[UNWIND_N_REGS + 1];
+
         qsort(items, n, sizeof *items, item_cmp);
         for (size_t i = 0; i < n; i++) {
-                const struct perf_event_header *h = items[i].h;
+                const struct perf_event_header *h = perf_data_record(d, items[i].offset);
                 const struct perf_data_event *e;
                 struct import_event *ie;
                 struct perf_data_sample s;
+                struct record_sample rs;
                 uint64_t hits;
                 int r;
 
@@ -171,13 +161,9 @@ static int feed_round(struct collector *c, struct perf_data *d, struct import_ev
                 ie->carry -= hits * ie->period;
                 if (hits == 0)
                         continue;
-                h = rewrite(ie, &s, dwarf, buf);
-                if (!h) {
-                        (*bad)++;
-                        continue;
-                }
+                to_record_sample(ie, &s, dwarf, regs, &rs);
                 ie->hits += hits;
-                r = collector_feed(c, h, hits);
+                r = collector_feed_sample(c, &rs, hits);
                 if (r < 0)
                         return r;
         }
@@ -190,18 +176,15 @@ int import_perf_data(const char *path, const char *db, bool kernel, const char *
         _cleanup_(collector_freep) struct collector *c = NULL;
         _cleanup_free_ struct import_event *events = NULL;
         _cleanup_free_ struct item *items = NULL;
-        _cleanup_free_ uint8_t *buf = malloc(65536);
         struct collector_config config = COLLECTOR_CONFIG_DEFAULT;
         struct collector_stats stats;
         size_t n_items = 0, cap_items = 0;
-        uint64_t offset = 0, seq = 0, first = 0, last = 0, bad = 0, total_samples = 0;
+        uint64_t offset = 0, first = 0, last = 0, bad = 0, total_samples = 0;
         const struct perf_event_header *h;
         bool dwarf = false;
         struct stat st;
         int r;
 
-        if (!buf)
-                return exit_status(log_error_errno(ENOMEM, "Out of memory"));
         r = perf_data_open(path, &d);
         if (r == -ENOENT || r == -EACCES)
                 return exit_status(log_error_errno(EIO, "%s: %s", path, strerror(-r)));
@@ -287,14 +270,16 @@ int import_perf_data(const char *path, const char *db, bool kernel, const char *
         if (r < 0)
                 return exit_status(log_error_errno(r, "Out of memory"));
 
-        /* Second pass: round by round, in time order. */
+        /* Second pass: round by round, in time order, each round held in the reader's window. */
         offset = 0;
-        while ((r = perf_data_next(d, &offset, &h)) > 0) {
+        perf_data_hold(d, 0);
+        for (uint64_t at = 0; (r = perf_data_next(d, &offset, &h)) > 0; at = offset) {
                 if (h->type == PERF_RECORD_FINISHED_ROUND) {
-                        r = feed_round(c, d, events, items, n_items, dwarf, buf, &bad);
+                        r = feed_round(c, d, events, items, n_items, dwarf, &bad);
                         if (r < 0)
                                 break;
                         n_items = 0;
+                        perf_data_hold(d, offset);
                         continue;
                 }
                 if (n_items == cap_items) {
@@ -306,10 +291,10 @@ int import_perf_data(const char *path, const char *db, bool kernel, const char *
                         items = a;
                         cap_items = cap;
                 }
-                items[n_items++] = (struct item) { perf_data_record_time(d, h), seq++, h };
+                items[n_items++] = (struct item) { perf_data_record_time(d, h), at };
         }
         if (r >= 0)
-                r = feed_round(c, d, events, items, n_items, dwarf, buf, &bad);
+                r = feed_round(c, d, events, items, n_items, dwarf, &bad);
         if (r < 0) {
                 log_error_errno(r, "Cannot import %s: %m; nothing was stored", path);
                 return EXIT_FAILURE_;

@@ -1297,30 +1297,18 @@ static uint64_t raw_field(const struct record_sample *s, const struct cevent *e,
         return (uint64_t) (int64_t) v32;
 }
 
-static int handle_sample(struct collector *c, const struct perf_event_header *h) {
-        const struct cevent *e;
-        struct record_sample s;
+/* Sample S of event E: its thread, its stack, and its hits into the bucket. */
+static int handle_parsed_sample(struct collector *c, const struct cevent *e, const struct record_sample *s) {
         struct thread *t;
-        uint64_t *slot, id, hits = 1, v;
+        uint64_t hits = 1, v;
         int64_t node, leaf = -1;
         bool ok;
         int r;
 
-        if (h->size < sizeof *h + 8)
-                return -EBADMSG;
-        memcpy(&id, h + 1, 8);
-        slot = idmap_get(c->event_ids, id);
-        if (!slot)
-                return -EBADMSG;
-        e = &c->events[*slot];
-        if (e->resource == NO_RESOURCE)
-                return 0;
-        if (record_parse_sample(h, e->attr.sample_type, UNWIND_N_REGS, &s) < 0)
-                return -EBADMSG;
-        r = flush_before(c, s.time);
+        r = flush_before(c, s->time);
         if (r < 0)
                 return r;
-        t = thread_get(c, s.pid, s.tid);
+        t = thread_get(c, s->pid, s->tid);
         if (!t)
                 return -ENOMEM;
         c->stats.samples++;
@@ -1334,7 +1322,7 @@ static int handle_sample(struct collector *c, const struct perf_event_header *h)
                 char name[64];
                 const char *sc;
 
-                v = raw_field(&s, e, &ok);
+                v = raw_field(s, e, &ok);
                 if (!ok)
                         return -EBADMSG;
                 sc = syscall_name(v);
@@ -1351,7 +1339,7 @@ static int handle_sample(struct collector *c, const struct perf_event_header *h)
                 struct cresource *res = &c->resources[e->resource];
                 uint64_t *remaining = &t->process->bytes_remaining[e->resource];
 
-                v = raw_field(&s, e, &ok);
+                v = raw_field(s, e, &ok);
                 if (!ok)
                         return -EBADMSG;
                 if ((int64_t) v <= 0)
@@ -1381,12 +1369,12 @@ static int handle_sample(struct collector *c, const struct perf_event_header *h)
                 break;
         }
         case ROLE_OFFCPU:
-                node = sample_stack(c, &s, t, -1);
+                node = sample_stack(c, s, t, -1);
                 if (node < 0)
                         return node;
                 t->offcpu_pending = true;
                 t->offcpu_node = node;
-                t->offcpu_since = s.time;
+                t->offcpu_since = s->time;
                 if (c->switches_via_offcpu != NO_RESOURCE) {
                         unsigned sw = c->switches_via_offcpu;
                         uint64_t *remaining = &t->process->bytes_remaining[sw];
@@ -1394,15 +1382,32 @@ static int handle_sample(struct collector *c, const struct perf_event_header *h)
                         if (--*remaining > 0)
                                 return 0;
                         *remaining = draw_period(c, c->resources[sw].period);
-                        return aggregate(c, sw, t, node, 1, s.time);
+                        return aggregate(c, sw, t, node, 1, s->time);
                 }
                 return 0;
         }
 
-        node = sample_stack(c, &s, t, leaf);
+        node = sample_stack(c, s, t, leaf);
         if (node < 0)
                 return node;
-        return aggregate(c, e->resource, t, node, hits, s.time);
+        return aggregate(c, e->resource, t, node, hits, s->time);
+}
+
+static int handle_sample(struct collector *c, const struct perf_event_header *h) {
+        struct record_sample s;
+        uint64_t *slot, id;
+
+        if (h->size < sizeof *h + 8)
+                return -EBADMSG;
+        memcpy(&id, h + 1, 8);
+        slot = idmap_get(c->event_ids, id);
+        if (!slot)
+                return -EBADMSG;
+        if (c->events[*slot].resource == NO_RESOURCE)
+                return 0;
+        if (record_parse_sample(h, c->events[*slot].attr.sample_type, UNWIND_N_REGS, &s) < 0)
+                return -EBADMSG;
+        return handle_parsed_sample(c, &c->events[*slot], &s);
 }
 
 /* A thread came back on a CPU: charge the time since its switch out to real-time. */
@@ -2037,6 +2042,21 @@ int collector_feed(struct collector *c, const struct perf_event_header *h, uint6
 
         c->feed_hits = hits;
         r = handle_record(c, h);
+        c->feed_hits = 0;
+        if (r == -EBADMSG)
+                c->stats.bad_records++;
+        return r == -EBADMSG ? 0 : r;
+}
+
+int collector_feed_sample(struct collector *c, const struct record_sample *s, uint64_t hits) {
+        uint64_t *slot = idmap_get(c->event_ids, s->id);
+        int r;
+
+        if (!slot || c->events[*slot].resource == NO_RESOURCE)
+                return 0;
+        c->stats.records++;
+        c->feed_hits = hits;
+        r = handle_parsed_sample(c, &c->events[*slot], s);
         c->feed_hits = 0;
         if (r == -EBADMSG)
                 c->stats.bad_records++;

@@ -10,6 +10,7 @@
 #include <linux/perf_event.h>
 
 #include "cleanup.h"
+#include "record.h"
 #include "resource.h"
 #include "store.h"
 
@@ -136,12 +137,15 @@ void collector_set_run(struct collector *c, const char *kind, const char *comman
  * samples must carry: PERF_SAMPLE_IDENTIFIER first, then RECORD_SAMPLE_TYPE's fields, then,
  * for DWARF unwinding, REGS_USER (UNWIND_REGS_MASK) and STACK_USER. From then on the collector
  * reads nothing of /proc: the processes are the file's, long gone or their pids reused.
- * collector_feed() handles one record, a sample as HITS hits. collector_set_origin() says where
+ * collector_feed() handles one record, a sample as HITS hits; collector_feed_sample() one sample
+ * already decoded (its id one of ours, its registers in UNWIND_REGS_MASK's order), which spares
+ * a copy of its stack into the record layout. collector_set_origin() says where
  * and when the records were taken: HOST (NULL: this machine), the run's start (unix seconds),
  * and the wall-clock time of perf's clock 0 (ns), for the samples' time buckets. */
 int collector_add_offline_resource(struct collector *c, const char *name, const char *unit, const char *event,
                                    uint64_t period, uint64_t *ret_id);
 int collector_feed(struct collector *c, const struct perf_event_header *h, uint64_t hits);
+int collector_feed_sample(struct collector *c, const struct record_sample *s, uint64_t hits);
 int collector_set_origin(struct collector *c, const char *host, int64_t started, int64_t realtime_offset_ns);
 
 void collector_get_stats(const struct collector *c, struct collector_stats *ret);

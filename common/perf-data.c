@@ -10,6 +10,7 @@
  *     features  after the data section: one (offset, size) per feature bit set, in bit order */
 #include "perf-data.h"
 
+#include <assert.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
@@ -30,6 +31,7 @@
 #define FEATURE_EVENT_DESC 12
 #define RECORD_COMPRESSED 81
 #define RECORD_USER_FIRST 64            /* perf's own records (FINISHED_ROUND...) from here */
+#define WINDOW_READ (4u << 20)          /* bytes read at a time: few system calls, little memory */
 
 static _Thread_local char last_error[256];
 
@@ -242,7 +244,10 @@ static int parse(struct perf_data *d) {
 }
 
 static int finish_open(struct perf_data *d, struct perf_data **ret) {
-        int r = parse(d);
+        int r;
+
+        d->hold = UINT64_MAX;           /* nothing held: the window slides on */
+        r = parse(d);
 
         if (r < 0) {
                 snprintf(last_error, sizeof last_error, "%s", d->error);
@@ -261,6 +266,7 @@ int perf_data_open_buffer(const void *buf, size_t size, struct perf_data **ret) 
                 return -ENOMEM;
         d->data = buf;
         d->size = size;
+        d->fd = -1;
         return finish_open(d, ret);
 }
 
@@ -286,18 +292,22 @@ int perf_data_open(const char *path, struct perf_data **ret) {
                 snprintf(last_error, sizeof last_error, "the file is empty");
                 return -EBADMSG;
         }
+        /* Mapped for the header, attributes and features, a few pages; records are read. */
         map = mmap(NULL, st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
-        close(fd);
-        if (map == MAP_FAILED)
+        if (map == MAP_FAILED) {
+                close(fd);
                 return -errno;
+        }
         d = calloc(1, sizeof *d);
         if (!d) {
                 munmap(map, st.st_size);
+                close(fd);
                 return -ENOMEM;
         }
         d->map = map;
         d->data = map;
         d->size = st.st_size;
+        d->fd = fd;
         return finish_open(d, ret);
 }
 
@@ -311,13 +321,72 @@ struct perf_data *perf_data_free(struct perf_data *d) {
         free(d->cmdline);
         if (d->map)
                 munmap(d->map, d->size);
+        if (d->fd >= 0)
+                close(d->fd);
+        free(d->window);
         free(d);
         return NULL;
+}
+
+/* Points *ret at data section bytes [OFFSET, OFFSET + N), which lie inside the section: in the
+ * buffer, or read into the window, which drops what lies before the held records and grows to
+ * hold them all. Returns 0, -EIO, -ENOMEM. */
+static int window_get(struct perf_data *d, uint64_t offset, uint64_t n, const uint8_t **ret) {
+        uint64_t keep = MIN(d->hold, offset), need;
+
+        if (d->fd < 0) {
+                *ret = d->data + d->data_offset + offset;
+                return 0;
+        }
+        if (offset >= d->window_start && offset + n <= d->window_start + d->window_len) {
+                *ret = d->window + (offset - d->window_start);
+                return 0;
+        }
+        if (keep < d->window_start || keep > d->window_start + d->window_len) {
+                d->window_start = keep;         /* a jump back (a second pass) or past the window */
+                d->window_len = 0;
+        } else {
+                size_t drop = keep - d->window_start;
+
+                memmove(d->window, d->window + drop, d->window_len - drop);
+                d->window_start = keep;
+                d->window_len -= drop;
+        }
+        need = offset + n - d->window_start;
+        if (need > d->window_cap) {
+                size_t cap = MAX(d->window_cap * 2, need + WINDOW_READ);
+                uint8_t *w = realloc(d->window, cap);
+
+                if (!w)
+                        return -ENOMEM;
+                d->window = w;
+                d->window_cap = cap;
+        }
+        while (d->window_len < need) {
+                uint64_t at = d->window_start + d->window_len;
+                size_t want = MIN(d->window_cap - d->window_len, d->data_size - at);
+                ssize_t k = pread(d->fd, d->window + d->window_len, MIN(want, (size_t) WINDOW_READ),
+                                  (off_t) (d->data_offset + at));
+
+                if (k < 0 && errno == EINTR)
+                        continue;
+                if (k < 0)
+                        return -errno;
+                if (k == 0) {
+                        bad(d, "the file ended at data offset %" PRIu64 " while being read: truncated meanwhile?", at);
+                        return -EIO;
+                }
+                d->window_len += k;
+        }
+        *ret = d->window + (offset - d->window_start);
+        return 0;
 }
 
 int perf_data_next(struct perf_data *d, uint64_t *offset, const struct perf_event_header **ret) {
         const struct perf_event_header *h;
         uint64_t at = d->data_offset + *offset;
+        const uint8_t *p;
+        int r;
 
         if (*offset >= d->data_size)
                 return 0;
@@ -325,7 +394,10 @@ int perf_data_next(struct perf_data *d, uint64_t *offset, const struct perf_even
                 return bad(d, "a record header at offset %" PRIu64 " is cut off by the end of the data", at);
         if (at % 8 != 0)
                 return bad(d, "a record at offset %" PRIu64 " is not aligned", at);
-        h = (const struct perf_event_header *) (d->data + at);
+        r = window_get(d, *offset, sizeof *h, &p);
+        if (r < 0)
+                return r;
+        h = (const struct perf_event_header *) p;
         if (h->size < sizeof *h || h->size > d->data_size - *offset)
                 return bad(d, "the record at offset %" PRIu64 " claims %u bytes%s", at, h->size,
                            h->size < sizeof *h ? "" : ", past the end of the data");
@@ -334,9 +406,23 @@ int perf_data_next(struct perf_data *d, uint64_t *offset, const struct perf_even
                          "decompress with 'perf inject -i FILE -o FILE2'");
                 return -EOPNOTSUPP;
         }
-        *offset += h->size;
-        *ret = h;
+        r = window_get(d, *offset, h->size, &p);
+        if (r < 0)
+                return r;
+        *offset += ((const struct perf_event_header *) p)->size;
+        *ret = (const struct perf_event_header *) p;
         return 1;
+}
+
+void perf_data_hold(struct perf_data *d, uint64_t offset) {
+        d->hold = offset;
+}
+
+const struct perf_event_header *perf_data_record(const struct perf_data *d, uint64_t offset) {
+        if (d->fd < 0)
+                return (const struct perf_event_header *) (d->data + d->data_offset + offset);
+        assert(offset >= d->window_start && offset - d->window_start < d->window_len);
+        return (const struct perf_event_header *) (d->window + (offset - d->window_start));
 }
 
 static const struct perf_data_event *event_by_id(const struct perf_data *d, uint64_t id) {

@@ -19,9 +19,14 @@ struct perf_data_event {
 };
 
 struct perf_data {
-        const uint8_t *data;            /* the whole file */
+        const uint8_t *data;            /* the whole file: a buffer, or mapped for the headers */
         size_t size;
         void *map;                      /* for munmap(), NULL for a buffer */
+        int fd;                         /* a file's records are read, not mapped; -1 for a buffer */
+        uint8_t *window;                /* data section bytes [window_start, + window_len) */
+        size_t window_len, window_cap;
+        uint64_t window_start;
+        uint64_t hold;                  /* records from here on stay in the window */
         struct perf_data_event *events;
         size_t n_events;
         uint64_t data_offset, data_size;
@@ -42,9 +47,19 @@ DEFINE_CLEANUP(struct perf_data *, perf_data_free);
 const char *perf_data_last_error(void);
 
 /* The next record of the data section from *OFFSET (start at 0; advanced). Returns 1 and sets
- * *ret, 0 at the end, -EBADMSG for a record that does not fit (d->error says where), or
- * -EOPNOTSUPP for a compressed record (perf record -z). */
+ * *ret, valid until the next call; 0 at the end; -EBADMSG for a record that does not fit
+ * (d->error says where), -EOPNOTSUPP for a compressed record (perf record -z), -EIO or
+ * -ENOMEM. A file's records are read into a window that slides on (page faults on a mapping
+ * of the whole file cost more than reading it, twice over on a VM); a record is copied once. */
 int perf_data_next(struct perf_data *d, uint64_t *offset, const struct perf_event_header **ret);
+
+/* Keeps the records from data offset OFFSET on readable by perf_data_record() (a round of them,
+ * to be sorted) until the next call. */
+void perf_data_hold(struct perf_data *d, uint64_t offset);
+
+/* The record at OFFSET, read by perf_data_next() since perf_data_hold() of an offset at or
+ * before it: valid until the next perf_data_next(). */
+const struct perf_event_header *perf_data_record(const struct perf_data *d, uint64_t offset);
 
 /* The event of sample H: by its PERF_SAMPLE_IDENTIFIER or PERF_SAMPLE_ID, or the only event.
  * NULL when it cannot be told. */

@@ -324,7 +324,7 @@ static int render_text_diff(FILE *f, const struct diff *d, double threshold) {
                 text_path(f, d, r);
                 fputc('\n', f);
         }
-        return render_text_finish(f, d->n_omitted, threshold, paths ? "call path" : "function");
+        return render_text_finish(f, d->n_omitted, false, threshold, paths ? "call path" : "function");
 }
 
 /* ", KEY: VALUE" where VALUE is set. */

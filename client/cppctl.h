@@ -124,6 +124,24 @@ void query_args_done(struct query_args *q);
  * sample matches the filters). */
 int query_load(struct query_args *q, struct sample_tree **ret);
 
+/* What a view reads: a tree index, and the trees it was built from when it was not mapped from
+ * the cache (its header is one of them). */
+struct view_data {
+        struct sample_tree *tree, *inverted;
+        struct tree_index *index;
+};
+void view_data_done(struct view_data *v);
+
+/* The index of the tree Q selects (of its INVERTED tree, for upward views): from the cache of
+ * big stores' indexes when Q has no filter (index-cache.c), else built from the tree loaded.
+ * Errors are logged as query_load()'s; returns 0 or a negative errno. */
+int query_load_index(struct query_args *q, bool inverted, struct view_data *ret);
+
+/* The index of S's tree for filter F, which must select a resource and nothing else: mapped
+ * from the cache directory when it is current, else built from the store (and kept there if the
+ * tree is big). Returns 0 and sets *ret, or store_load_tree()'s errors. */
+int index_cache_load(struct store *s, const struct store_filter *f, bool inverted, struct view_data *ret);
+
 /* As query_load(), with the labels interned in NAMES (see store_load_tree_shared()), so that
  * trees of two stores compare by name id. */
 int query_load_shared(struct query_args *q, struct name_table *names, struct sample_tree **ret);

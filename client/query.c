@@ -388,6 +388,48 @@ int query_load_shared(struct query_args *q, struct name_table *names, struct sam
         return 0;
 }
 
+/* Whether Q selects a resource's whole tree, as the cached indexes hold it. */
+static bool unfiltered(const struct query_args *q) {
+        const struct store_filter *f = &q->filter;
+
+        return f->run_id == 0 && !f->unit && f->pid == 0 && !f->comm && !f->exe && !f->host && f->since == 0 &&
+               f->until == 0 && f->by == STORE_BY_FUNCTION && !f->fold_inline && !f->focus && !f->ignore && !f->hide;
+}
+
+int query_load_index(struct query_args *q, bool inverted, struct view_data *ret) {
+        _cleanup_(store_closep) struct store *s = NULL;
+        _cleanup_(view_data_done) struct view_data v = {};
+        struct store_filter f;
+        int r;
+
+        r = store_open(q->db, STORE_READ, &s);
+        if (r < 0)
+                return log_store_error(r, q->db, s);
+        r = pick_resource(q, s);
+        if (r < 0)
+                return r;
+        f = q->filter;
+        f.resource = q->resource;
+        if (unfiltered(q))
+                r = index_cache_load(s, &f, inverted, &v);
+        else {
+                r = store_load_tree(s, &f, &v.tree);
+                if (r >= 0 && inverted)
+                        r = sample_tree_invert(v.tree, &v.inverted);
+                if (r >= 0)
+                        r = tree_index_build(inverted ? v.inverted : v.tree, &v.index);
+        }
+        if (r < 0)
+                return log_store_error(r, q->db, s);
+        if (v.index->header->total == 0) {
+                log_error("no samples of %s in %s match the filters", q->resource, q->db);
+                return -ENODATA;
+        }
+        *ret = v;
+        v = (struct view_data) {};
+        return 0;
+}
+
 int query_load_many(struct query_args *q, struct name_table **ret_names, struct sample_tree ***ret_trees,
                     size_t *ret_n) {
         _cleanup_(store_closep) struct store *s = NULL;
@@ -596,11 +638,27 @@ finish:
         return r > 0 ? r : exit_status(r);
 }
 
+static int compute_index_profile(const struct tree_index *x, enum profile_kind kind, const char *root,
+                                 uint64_t min_hits, struct profile **ret) {
+        switch (kind) {
+        case PROFILE_DOWN:
+                return profile_down_index(x, root, min_hits, ret);
+        case PROFILE_UP:
+                return profile_up_index(x, root, min_hits, ret);
+        case PROFILE_FUNCTION:
+                return profile_function_index(x, min_hits, ret);
+        case PROFILE_BODY:
+                return profile_body_index(x, min_hits, ret);
+        }
+        return -EINVAL;
+}
+
 int query_profile_command(int argc, char **argv, const char *name, const char *usage, enum profile_kind kind) {
         bool rooted = kind == PROFILE_DOWN || kind == PROFILE_UP;
-        _cleanup_(sample_tree_freep) struct sample_tree *t = NULL;
+        _cleanup_(view_data_done) struct view_data v = {};
         _cleanup_(profile_freep) struct profile *p = NULL;
         _cleanup_(query_args_done) struct query_args q = {};
+        const struct sample_tree *header;
         int r;
 
         r = query_args_parse(&q, argc, argv, name, usage, (rooted ? QUERY_NEEDS_ROOT : 0) | QUERY_MANY_RESOURCES);
@@ -611,13 +669,14 @@ int query_profile_command(int argc, char **argv, const char *name, const char *u
                 return exit_status(r);
         if (q.resources && q.resources[1])
                 return table_command(&q, kind);
-        r = query_load(&q, &t);
+        r = query_load_index(&q, kind == PROFILE_UP, &v);
         if (r < 0)
                 return exit_status(r);
 
-        r = query_compute_profile(t, kind, q.root, profile_min_hits(t->total, q.threshold), &p);
+        header = v.index->header;
+        r = compute_index_profile(v.index, kind, q.root, profile_min_hits(header->total, q.threshold), &p);
         if (r == -ENOENT && rooted)
-                return query_missing_root(&q, kind, t);
+                return query_missing_root(&q, kind, v.index->header);
         if (r < 0) {
                 log_error_errno(r, "Cannot compute the profile: %m");
                 return EXIT_FAILURE_;

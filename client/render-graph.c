@@ -149,7 +149,7 @@ int render_text_graph(FILE *f, const struct call_graph *g, const bool *roots, do
                         sample_tree_name(g->tree, node->name));
                 text_links(f, g, callees, n_callees, true, (double) node->total, threshold, &links_omitted);
         }
-        render_text_finish(f, omitted, threshold, "function");
+        render_text_finish(f, omitted, false, threshold, "function");
         if (links_omitted)
                 fprintf(f, "(%zu caller and callee line%s below the threshold %g not shown)\n", links_omitted,
                         links_omitted == 1 ? "" : "s", threshold);

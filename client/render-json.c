@@ -105,7 +105,9 @@ int render_json_profile(FILE *f, const struct profile *p, double threshold) {
                 }
                 fputs("]}", f);
         }
-        fprintf(f, "\n], \"omitted\": %zu}\n", omitted);
+        /* omitted_exact: false where the view stopped at its threshold and counted only those it
+         * saw (at least this many). */
+        fprintf(f, "\n], \"omitted\": %zu, \"omitted_exact\": %s}\n", omitted, p->omitted_partial ? "false" : "true");
         return ferror(f) ? -EIO : 0;
 }
 

@@ -164,7 +164,7 @@ int render_text_table(FILE *f, const struct profile_join *j, bool ratio, double 
         omitted = j->n_rows - (size_t) n;
         for (size_t c = 0; c < j->n_columns; c++)       /* entries the views left out already */
                 omitted += j->columns[c]->n_omitted;
-        return render_text_finish(f, omitted, threshold, paths ? "call path" : "function");
+        return render_text_finish(f, omitted, false, threshold, paths ? "call path" : "function");
 }
 
 static void json_facts(FILE *f, const struct sample_tree *t) {

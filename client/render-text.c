@@ -60,11 +60,11 @@ void render_text_header(FILE *f, const char *title, const struct sample_tree *t,
 }
 
 /* WHAT names one entry; a plural "s" is added when needed. */
-int render_text_finish(FILE *f, size_t omitted, double threshold, const char *what) {
+int render_text_finish(FILE *f, size_t omitted, bool at_least, double threshold, const char *what) {
         fprintf(f, "%s\n", RULE);
         if (omitted)
-                fprintf(f, "(%zu %s%s below the threshold %g not shown)\n", omitted, what,
-                        omitted == 1 ? "" : "s", threshold);
+                fprintf(f, "(%s%zu %s%s below the threshold %g not shown)\n", at_least ? "at least " : "", omitted,
+                        what, omitted == 1 && !at_least ? "" : "s", threshold);
         return ferror(f) ? -EIO : 0;
 }
 
@@ -90,7 +90,7 @@ int render_text_profile(FILE *f, const struct profile *p, double threshold) {
                 fprintf(f, "%s [%" PRIu64 " ±%.0f]\n", paths ? ")" : "", e->hits,
                         ceil(profile_hits_error(e->hits, p->total)));
         }
-        return render_text_finish(f, omitted, threshold, paths ? "call path" : "function");
+        return render_text_finish(f, omitted, p->omitted_partial, threshold, paths ? "call path" : "function");
 }
 
 int render_text_tree(FILE *f, struct sample_tree *t, double threshold) {
@@ -128,5 +128,5 @@ int render_text_tree(FILE *f, struct sample_tree *t, double threshold) {
                 for (int i = k; i > 0; i--)
                         stack[depth++] = children[i - 1];
         }
-        return render_text_finish(f, omitted, threshold, "subtree");
+        return render_text_finish(f, omitted, false, threshold, "subtree");
 }

@@ -51,11 +51,12 @@ int render_csv_table(FILE *f, const struct profile_join *j, bool ratio, double t
 
 /* The parts every text view shares: the header (title, resource, samples, period, losses, the
  * format line and a rule) and the closing rule with the count of entries left out (WHAT names
- * one, "s" is added). render_text_finish() returns 0 or -EIO. */
+ * one, "s" is added; AT_LEAST: the count is a lower bound, as a view that stopped at its
+ * threshold did not see them all). render_text_finish() returns 0 or -EIO. */
 void render_text_header(FILE *f, const char *title, const struct sample_tree *t, const char *format);
 /* The header's second line alone: samples, period and unit, losses, unsymbolized frames. */
 void render_text_facts(FILE *f, const struct sample_tree *t);
-int render_text_finish(FILE *f, size_t omitted, double threshold, const char *what);
+int render_text_finish(FILE *f, size_t omitted, bool at_least, double threshold, const char *what);
 
 /* Opens a JSON view object with T's facts: {"profile": VIEW, "resource": ..., "threshold": T
  * (left open for the view's own fields). */

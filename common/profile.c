@@ -133,34 +133,55 @@ int64_t profile_hits(const struct profile *p, const char *path) {
         return -1;
 }
 
-int profile_roots(const struct sample_tree *t, const char *root, bool **ret, uint32_t *ret_first) {
-        size_t n_names = name_table_size(t->names), len = strlen(root);
+/* The names of NAMES below N_NAMES that PRESENT marks (a node has them) and ROOT stands for. */
+static int roots_of(const struct name_table *names, size_t n_names, const bool *present, const char *root,
+                    bool **ret, uint32_t *ret_first) {
+        size_t len = strlen(root);
         _cleanup_free_ bool *roots = calloc(n_names + 1, sizeof *roots);
-        uint32_t exact = name_table_find(t->names, root), first = NAME_NONE;
+        uint32_t exact = name_table_find(names, root), first = NAME_NONE;
         int n = 0;
 
         if (!roots)
                 return -ENOMEM;
-        for (size_t i = 1; i < t->n_nodes; i++) {
-                uint32_t name = t->nodes[i].name;
-                const char *label = name_table_get(t->names, name);
+        if (exact != NAME_NONE && exact < n_names && present[exact]) {
+                roots[exact] = true;
+                n = 1;
+                first = exact;
+        } else
+                for (uint32_t name = 0; name < n_names; name++) {
+                        const char *label = name_table_get(names, name);
 
-                if (roots[name])
-                        continue;
-                if (name == exact || (exact == NAME_NONE && strncmp(label, root, len) == 0 &&
-                                      label[len] == ' ' && label[len + 1] == '(')) {
-                        roots[name] = true;
-                        first = first == NAME_NONE ? name : first;
-                        n++;
+                        if (present[name] && strncmp(label, root, len) == 0 && label[len] == ' ' &&
+                            label[len + 1] == '(') {
+                                roots[name] = true;
+                                first = first == NAME_NONE ? name : first;
+                                n++;
+                        }
                 }
-        }
-        /* A name that labels a node outranks labels it is only the prefix of. */
-        if (exact != NAME_NONE && roots[exact])
-                for (size_t i = 0; i < n_names; i++)
-                        roots[i] = i == exact;
         *ret = take_ptr(&roots);
         *ret_first = first;
         return n;
+}
+
+int profile_roots(const struct sample_tree *t, const char *root, bool **ret, uint32_t *ret_first) {
+        size_t n_names = name_table_size(t->names);
+        _cleanup_free_ bool *present = calloc(n_names + 1, sizeof *present);
+
+        if (!present)
+                return -ENOMEM;
+        for (size_t i = 1; i < t->n_nodes; i++)
+                present[t->nodes[i].name] = true;
+        return roots_of(t->names, n_names, present, root, ret, ret_first);
+}
+
+int profile_roots_index(const struct tree_index *x, const char *root, bool **ret, uint32_t *ret_first) {
+        _cleanup_free_ bool *present = calloc(x->n_names + 1, sizeof *present);
+
+        if (!present)
+                return -ENOMEM;
+        for (uint32_t name = 0; name < x->n_names; name++)
+                present[name] = x->occ_start[name + 1] > x->occ_start[name];
+        return roots_of(x->header->names, x->n_names, present, root, ret, ret_first);
 }
 
 #define Z95 1.959963984540054

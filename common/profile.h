@@ -8,6 +8,7 @@
 
 #include "cleanup.h"
 #include "sample-tree.h"
+#include "tree-index.h"
 
 enum profile_kind {
         PROFILE_DOWN,           /* call paths starting at the root function (paper §4.3) */
@@ -32,7 +33,8 @@ struct profile {
         size_t n_names, cap_names;
         uint64_t total;                 /* the tree's total hits: fractions divide by it */
         uint64_t min_hits;              /* entries with fewer hits were left out... */
-        size_t n_omitted;               /* ...and counted here */
+        size_t n_omitted;               /* ...and counted here... */
+        bool omitted_partial;           /* ...or some, below paths under min_hits, not even seen */
 };
 
 /* Allocates an empty profile of KIND over T (which must outlive it). NULL: no memory. */
@@ -78,19 +80,32 @@ uint64_t profile_min_hits(uint64_t total, double threshold);
 /* The views. Each weighs T, computes its profile sorted by hits, keeping the entries with at
  * least MIN_HITS (0: all) and counting the others, and returns 0 with *ret set, or -ENOMEM.
  * profile_down() and profile_up() return -ENOENT, and set nothing, when ROOT (a function
- * name; see profile_roots()) appears in no sample. */
+ * name; see profile_roots()) appears in no sample. The profile's tree is T, which must outlive
+ * it. */
 int profile_down(struct sample_tree *t, const char *root, uint64_t min_hits, struct profile **ret);
 int profile_up(struct sample_tree *t, const char *root, uint64_t min_hits, struct profile **ret);
 int profile_function(struct sample_tree *t, uint64_t min_hits, struct profile **ret);
 int profile_body(struct sample_tree *t, uint64_t min_hits, struct profile **ret);
 
+/* The same views of a tree index (upward: of the index of the inverted tree), as above; the
+ * profile's tree is the index's header, and the index must outlive it. -EBADMSG for an index
+ * that does not add up. */
+int profile_down_index(const struct tree_index *x, const char *root, uint64_t min_hits, struct profile **ret);
+int profile_up_index(const struct tree_index *inverted, const char *root, uint64_t min_hits, struct profile **ret);
+int profile_function_index(const struct tree_index *x, uint64_t min_hits, struct profile **ret);
+int profile_body_index(const struct tree_index *x, uint64_t min_hits, struct profile **ret);
+
 /* Runs the appendix's algorithm on T from the names marked in ROOTS (indexed by name id; one
- * name, or the call sites of one function) and adds one entry per canonical call path to P, in
- * T's order (root first) or REVERSEd. Used by profile_down() on the sample tree and by
- * profile_up() on the inverted tree. Returns 0 or -ENOMEM. */
-int callpath_summarize(struct sample_tree *t, const bool *roots, bool reverse, struct profile *p);
+ * name, or the call sites of one function) and adds one entry per canonical call path with at
+ * least MIN_HITS hits to P, in T's order (root first) or REVERSEd, counting the others in
+ * n_omitted (and setting omitted_partial where it left paths below MIN_HITS unseen). Used by
+ * the downward view on the sample tree's index and the upward view on the inverted tree's.
+ * Returns 0, -ENOMEM, or -EBADMSG for an index that does not add up. */
+int callpath_summarize(const struct tree_index *t, const bool *roots, uint64_t min_hits, bool reverse,
+                       struct profile *p);
 
 /* Marks in *ret (indexed by name id, malloc()ed) the names ROOT stands for: the name itself if a
  * node has it, else every label "ROOT (...)" (the call sites of function ROOT with --by line).
  * Sets *ret_first to one of them. Returns how many, 0 if none, or -ENOMEM. */
 int profile_roots(const struct sample_tree *t, const char *root, bool **ret, uint32_t *ret_first);
+int profile_roots_index(const struct tree_index *x, const char *root, bool **ret, uint32_t *ret_first);

@@ -166,6 +166,15 @@ int sample_tree_invert(struct sample_tree *t, struct sample_tree **ret) {
                 }
                 sample_tree_add_hits(inv, node, t->nodes[i].self);
         }
+        /* What the header states is T's. */
+        if (sample_tree_set_resource(inv, t->info.resource, t->info.unit) < 0)
+                return -ENOMEM;
+        inv->info.period = t->info.period;
+        inv->info.samples = t->info.samples;
+        inv->info.lost = t->info.lost;
+        inv->info.frames = t->info.frames;
+        inv->info.frames_unsymbolized = t->info.frames_unsymbolized;
+        sample_tree_weigh(inv);
         *ret = take_ptr(&inv);
         return 0;
 }

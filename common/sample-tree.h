@@ -72,7 +72,8 @@ void sample_tree_weigh(struct sample_tree *t);
 
 /* Builds the inverted (callee -> caller) tree: each stack inserted leaf first, so that an
  * upward profile is a downward profile of this tree (appendix, "symmetric"). The result shares
- * T's name table and must not outlive T. Returns 0 and sets *ret, or -ENOMEM. */
+ * T's name table and must not outlive T; its header info is T's. Returns 0 and sets *ret, or
+ * -ENOMEM. */
 int sample_tree_invert(struct sample_tree *t, struct sample_tree **ret);
 
 /* Fills *ret with the names of NODE's stack, root first; RET must hold NODE's depth entries.

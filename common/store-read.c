@@ -387,7 +387,9 @@ int store_list_resources(struct store *s, char ***ret) {
         int rc, n = 0;
 
         rc = sqlite3_prepare_v2(s->db,
-                                "SELECT name FROM resource WHERE id IN (SELECT DISTINCT resource_id FROM sample) "
+                                /* EXISTS: one probe of sample's primary key per resource, not a scan */
+                                "SELECT name FROM resource AS r "
+                                "WHERE EXISTS (SELECT 1 FROM sample AS s WHERE s.resource_id = r.id) "
                                 "ORDER BY name", -1, &st, NULL);
         if (rc != SQLITE_OK)
                 return store_errno(s, rc);

@@ -425,3 +425,54 @@ void store_rollback(struct store *s) {
         /* Ids handed out in the transaction no longer exist. The name strings may stay. */
         store_forget_caches(s);
 }
+
+int store_identity(struct store *s, struct store_identity *ret) {
+        struct store_identity id = {};
+        const char *path = sqlite3_db_filename(s->db, "main");
+        sqlite3_stmt *st = NULL;
+        struct stat stat_buf;
+        int rc;
+
+        rc = sqlite3_prepare_v2(s->db, "SELECT uuid, generation FROM store_state WHERE id = 1", -1, &st, NULL);
+        if (rc != SQLITE_OK)
+                return store_errno(s, rc);
+        rc = sqlite3_step(st);
+        if (rc == SQLITE_ROW) {
+                const char *uuid = (const char *) sqlite3_column_text(st, 0);
+
+                if (!uuid || strlen(uuid) >= sizeof id.uuid || strspn(uuid, "0123456789abcdef") != strlen(uuid)) {
+                        sqlite3_finalize(st);
+                        return -EBADMSG;
+                }
+                strcpy(id.uuid, uuid);
+                id.generation = sqlite3_column_int64(st, 1);
+        }
+        sqlite3_finalize(st);
+        if (rc == SQLITE_DONE)
+                return -EBADMSG;
+        if (rc != SQLITE_ROW)
+                return store_errno(s, rc);
+        if (!path || !*path || stat(path, &stat_buf) < 0)
+                return path && *path ? -errno : -ENOENT;
+        id.dev = stat_buf.st_dev;
+        id.ino = stat_buf.st_ino;
+        *ret = id;
+        return 0;
+}
+
+int store_resource_id(struct store *s, const char *name, int64_t *ret) {
+        sqlite3_stmt *st = NULL;
+        int rc;
+
+        rc = sqlite3_prepare_v2(s->db, "SELECT id FROM resource WHERE name = ?", -1, &st, NULL);
+        if (rc != SQLITE_OK)
+                return store_errno(s, rc);
+        store_bind_text(st, 1, name);
+        rc = sqlite3_step(st);
+        if (rc == SQLITE_ROW)
+                *ret = sqlite3_column_int64(st, 0);
+        sqlite3_finalize(st);
+        if (rc == SQLITE_DONE)
+                return -ENOENT;
+        return rc == SQLITE_ROW ? 0 : store_errno(s, rc);
+}

@@ -172,3 +172,18 @@ int store_size(struct store *s, uint64_t *ret_live, uint64_t *ret_file);
 /* Returns the number of resources with samples and sets *ret to a NULL-terminated array of
  * their names, sorted (free with strv_free()). */
 int store_list_resources(struct store *s, char ***ret);
+
+/* What tells this store, as it is now, from any other: caches of what was derived from it
+ * (tree indexes) are keyed by it. */
+struct store_identity {
+        char uuid[33];                  /* store_state.uuid: random, made with the store */
+        int64_t generation;             /* store_state.generation: bumped by every change */
+        uint64_t dev, ino;              /* the file, so that a copy is another store */
+};
+
+/* Fills *ret. Returns 0, -EBADMSG for a store without a sane store_state row, or an errno of
+ * stat(2) on the store's file. */
+int store_identity(struct store *s, struct store_identity *ret);
+
+/* The id of resource NAME: 0 with *ret set, -ENOENT if the store has none of that name. */
+int store_resource_id(struct store *s, const char *name, int64_t *ret);

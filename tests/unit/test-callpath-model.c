@@ -15,7 +15,7 @@
 
 #define N_STACKS 1500
 #define MAX_DEPTH 12
-#define ALPHABET "abcde"
+#define ALPHABET "abcdefghijklmnop"
 
 struct sample {
         char names[MAX_DEPTH];
@@ -24,6 +24,7 @@ struct sample {
 };
 
 static uint64_t rng_state;
+static unsigned n_partial;       /* profiles that left paths below their threshold unseen */
 
 static uint32_t rng(uint32_t bound) {
         rng_state = rng_state * 6364136223846793005ULL + 1442695040888963407ULL;
@@ -87,23 +88,37 @@ static void model_down_sample(struct model *m, const char *names, int n, char ro
         }
 }
 
-static int compare(struct model *m, const struct profile *p, const char *what) {
-        size_t n = name_table_size(m->paths);
+/* The profile must hold exactly the model's paths with at least MIN_HITS hits, with the
+ * model's hits, and count the others (all of them, unless it says some went unseen). */
+static int compare(struct model *m, const struct profile *p, uint64_t min_hits, const char *what) {
+        size_t n = name_table_size(m->paths), kept = 0, below = 0;
         int wrong = 0;
 
-        if (n != profile_n_paths(p)) {
-                printf("# %s: model has %zu paths, profile %zu\n", what, n, profile_n_paths(p));
-                wrong++;
-        }
         for (size_t i = 0; i < n; i++) {
                 const char *path = name_table_get(m->paths, i);
                 int64_t got = profile_hits(p, path);
 
-                if (got != (int64_t) m->hits[i]) {
-                        if (wrong++ < 5)
-                                printf("# %s: (%s) model %llu, profile %lld\n", what, path,
-                                       (unsigned long long) m->hits[i], (long long) got);
+                if (m->hits[i] < min_hits) {
+                        below++;
+                        if (got >= 0 && wrong++ < 5)
+                                printf("# %s: (%s) has %llu hits, below %llu, yet shown\n", what, path,
+                                       (unsigned long long) m->hits[i], (unsigned long long) min_hits);
+                        continue;
                 }
+                kept++;
+                if (got != (int64_t) m->hits[i] && wrong++ < 5)
+                        printf("# %s: (%s) model %llu, profile %lld\n", what, path,
+                               (unsigned long long) m->hits[i], (long long) got);
+        }
+        if (kept != profile_n_paths(p)) {
+                printf("# %s: model has %zu paths at or above %llu, profile %zu\n", what, kept,
+                       (unsigned long long) min_hits, profile_n_paths(p));
+                wrong++;
+        }
+        if (p->n_omitted > below || (!p->omitted_partial && p->n_omitted != below)) {
+                printf("# %s: %zu paths below %llu, profile counts %zu%s\n", what, below,
+                       (unsigned long long) min_hits, p->n_omitted, p->omitted_partial ? " at least" : "");
+                wrong++;
         }
         return wrong;
 }
@@ -114,7 +129,10 @@ static void model_reset(struct model *m) {
         memset(m->hits, 0, sizeof m->hits);
 }
 
-static void run(uint64_t seed) {
+/* Random stacks over the first N_LETTERS of the alphabet (few: deep recursion everywhere; many:
+ * fresh subtrees, which the threshold lets the algorithm leave for later), checked with every
+ * root at thresholds 0 (every path), 0.5% and 3% of the hits. */
+static void run(uint64_t seed, int n_letters) {
         static struct sample samples[N_STACKS];
         static struct model m;
         _cleanup_(sample_tree_freep) struct sample_tree *t = sample_tree_new(NULL);
@@ -128,24 +146,31 @@ static void run(uint64_t seed) {
                 s->n = 1 + rng(MAX_DEPTH);
                 s->hits = 1 + rng(5);
                 for (int j = 0; j < s->n; j++) {
-                        s->names[j] = ALPHABET[rng(sizeof ALPHABET - 1)];
+                        s->names[j] = ALPHABET[rng(n_letters)];
                         ids[j] = name_table_intern(t->names, &s->names[j], 1);
                 }
                 sample_tree_add(t, ids, s->n, s->hits);
         }
 
-        for (const char *r = ALPHABET; *r; r++) {
-                _cleanup_(profile_freep) struct profile *down = NULL, *up = NULL;
+        sample_tree_weigh(t);
+        for (const char *r = ALPHABET; r < ALPHABET + n_letters; r++) {
                 char root[2] = { *r, '\0' }, reversed[MAX_DEPTH];
 
                 model_reset(&m);
                 for (int i = 0; i < N_STACKS; i++)
                         model_down_sample(&m, samples[i].names, samples[i].n, *r, samples[i].hits, false);
-                ok(profile_down(t, root, 0, &down) == 0, "seed %llu: downward from %s computed",
-                   (unsigned long long) seed, root);
-                wrong = compare(&m, down, "down");
-                ok(wrong == 0, "seed %llu: downward from %s matches the model on %zu paths",
-                   (unsigned long long) seed, root, name_table_size(m.paths));
+                for (int k = 0; k < 3; k++) {
+                        _cleanup_(profile_freep) struct profile *down = NULL;
+                        uint64_t min_hits = profile_min_hits(t->total, (double[]) { 0, 0.005, 0.03 }[k]);
+
+                        ok(profile_down(t, root, min_hits, &down) == 0, "seed %llu, %d names: downward from %s "
+                           "computed (at least %llu hits)", (unsigned long long) seed, n_letters, root,
+                           (unsigned long long) min_hits);
+                        wrong = compare(&m, down, min_hits, "down");
+                        n_partial += down->omitted_partial;
+                        ok(wrong == 0, "seed %llu: downward from %s matches the model on %zu paths",
+                           (unsigned long long) seed, root, name_table_size(m.paths));
+                }
 
                 model_reset(&m);
                 for (int i = 0; i < N_STACKS; i++) {
@@ -153,10 +178,18 @@ static void run(uint64_t seed) {
                                 reversed[j] = samples[i].names[samples[i].n - 1 - j];
                         model_down_sample(&m, reversed, samples[i].n, *r, samples[i].hits, true);
                 }
-                ok(profile_up(t, root, 0, &up) == 0, "seed %llu: upward to %s computed", (unsigned long long) seed, root);
-                wrong = compare(&m, up, "up");
-                ok(wrong == 0, "seed %llu: upward to %s matches the model on %zu paths",
-                   (unsigned long long) seed, root, name_table_size(m.paths));
+                for (int k = 0; k < 3; k++) {
+                        _cleanup_(profile_freep) struct profile *up = NULL;
+                        uint64_t min_hits = profile_min_hits(t->total, (double[]) { 0, 0.005, 0.03 }[k]);
+
+                        ok(profile_up(t, root, min_hits, &up) == 0, "seed %llu, %d names: upward to %s computed "
+                           "(at least %llu hits)", (unsigned long long) seed, n_letters, root,
+                           (unsigned long long) min_hits);
+                        wrong = compare(&m, up, min_hits, "up");
+                        n_partial += up->omitted_partial;
+                        ok(wrong == 0, "seed %llu: upward to %s matches the model on %zu paths",
+                           (unsigned long long) seed, root, name_table_size(m.paths));
+                }
         }
 
         {
@@ -165,12 +198,12 @@ static void run(uint64_t seed) {
 
                 model_reset(&m);
                 for (int i = 0; i < N_STACKS; i++)
-                        for (const char *r = ALPHABET; *r; r++)
+                        for (const char *r = ALPHABET; r < ALPHABET + n_letters; r++)
                                 if (memchr(samples[i].names, *r, samples[i].n)) {
                                         name[0] = *r;
                                         model_add(&m, name, samples[i].hits);
                                 }
-                ok(profile_function(t, 0, &fn) == 0 && compare(&m, fn, "function") == 0,
+                ok(profile_function(t, 0, &fn) == 0 && compare(&m, fn, 0, "function") == 0,
                    "seed %llu: function profile matches the model", (unsigned long long) seed);
 
                 model_reset(&m);
@@ -178,7 +211,7 @@ static void run(uint64_t seed) {
                         name[0] = samples[i].names[samples[i].n - 1];
                         model_add(&m, name, samples[i].hits);
                 }
-                ok(profile_body(t, 0, &body) == 0 && compare(&m, body, "body") == 0,
+                ok(profile_body(t, 0, &body) == 0 && compare(&m, body, 0, "body") == 0,
                    "seed %llu: body profile matches the model", (unsigned long long) seed);
         }
         name_table_free(m.paths);
@@ -186,8 +219,12 @@ static void run(uint64_t seed) {
 }
 
 int main(void) {
-        run(1);
-        run(42);
-        run(20261122);
+        run(1, 5);
+        run(42, 5);
+        run(20261122, 5);
+        run(7, 16);
+        run(20261123, 16);
+        /* Else the threshold's shortcut (callpath.c) went untested. */
+        ok(n_partial > 0, "%u profiles left light subtrees unwalked, and still match the model", n_partial);
         return tap_done();
 }

@@ -226,9 +226,42 @@ static void test_migration(void) {
         ok(geteuid() == 0 || store_open(path("v1.db"), STORE_READ, &s) == -EPROTO,
            "reading an older schema that may not be written: -EPROTO");
         chmod(path("v1.db"), 0644);
-        ok(store_open(path("v1.db"), STORE_READ, &s) == 0 && store_version(s) == 2,
-           "reading one that may be written upgrades it to 2");
+        ok(store_open(path("v1.db"), STORE_READ, &s) == 0 &&
+           store_version(s) == store_migrations[n_store_migrations - 1].version,
+           "reading one that may be written upgrades it to the latest");
         ok(count("v1.db", "sqlite_schema WHERE name = 'sample_bucket'") == 1, "with the new index");
+        ok(count("v1.db", "store_state") == 1, "and an identity");
+}
+
+/* store_state: an id of its own per store, a generation that every change to samples moves. */
+static void test_identity(void) {
+        _cleanup_(store_closep) struct store *s = NULL, *t = NULL;
+        struct store_identity a, b, c;
+        int64_t run, res, thr, rid;
+
+        ok(store_open(path("id.db"), STORE_WRITE, &s) == 0 && store_identity(s, &a) == 0 && strlen(a.uuid) == 32,
+           "a new store has a random id: %s", a.uuid);
+        ok(store_begin(s) == 0 && add_run(s, "cpu-time", 1, &run, &res, &thr) == 0 &&
+           add_stack(s, res, thr, "main;f", 3) == 0 && store_commit(s) == 0 && store_identity(s, &b) == 0,
+           "samples stored");
+        ok(streq(a.uuid, b.uuid) && b.generation > a.generation && b.dev == a.dev && b.ino == a.ino,
+           "they move its generation (%lld to %lld), not its id", (long long) a.generation, (long long) b.generation);
+        ok(store_begin(s) == 0 && add_stack(s, res, thr, "main;f", 1) == 0 && store_commit(s) == 0 &&
+           store_identity(s, &c) == 0 && c.generation > b.generation, "adding to a row moves it too");
+        {
+                sqlite3 *db = NULL;
+
+                ok(sqlite3_open(path("id.db"), &db) == SQLITE_OK &&
+                   sqlite3_exec(db, "DELETE FROM sample", NULL, NULL, NULL) == SQLITE_OK &&
+                   store_identity(s, &b) == 0 && b.generation > c.generation, "as does a hand's DELETE");
+                ok(sqlite3_exec(db, "DELETE FROM store_state", NULL, NULL, NULL) != SQLITE_OK,
+                   "the identity row cannot be deleted");
+                sqlite3_close(db);
+        }
+        ok(store_resource_id(s, "cpu-time", &rid) == 0 && rid == res && store_resource_id(s, "nope", &rid) == -ENOENT,
+           "resource ids by name");
+        ok(store_open(path("id2.db"), STORE_WRITE, &t) == 0 && store_identity(t, &c) == 0 && !streq(a.uuid, c.uuid),
+           "another store, another id");
 }
 
 static void test_rollback(void) {
@@ -393,6 +426,7 @@ int main(void) {
         test_reader_beside_writer();
         test_filters_and_expiry();
         test_migration();
+        test_identity();
         {
                 char cmd[300];
 

@@ -1,0 +1,148 @@
+/* Tree indexes of big stores, kept between views. Loading a tree from SQLite costs about a
+ * microsecond per stored stack node (seconds for a store of millions), while a view at its
+ * threshold visits a few thousand nodes of the index; so the index of a resource's whole tree
+ * (no filters: filtered trees are small and many) is written to a cache directory once and
+ * mapped by the views after, as long as the store is that store, unchanged (its store_state
+ * uuid and generation, and its file's device and inode, are the index's key). Small trees are
+ * not cached: they load in milliseconds. The cache is only a cache: a missing, stale or damaged
+ * index is built again, and one that cannot be written (a read-only home, a full disk) is used
+ * from memory this once.
+ *
+ * Where: $CPPD_INDEX_DIR, else $XDG_CACHE_HOME/cppd, else ~/.cache/cppd; files
+ * "<uuid>-<dev>-<ino>-<resource id>.down" and ".up" (the inverted tree, for upward views),
+ * mode 0600: profiles show what runs on a host. */
+#include "cppctl.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "log.h"
+
+/* Trees at least this big are worth an index file (about 3 MiB at 16 bytes a node). */
+#define INDEX_MIN_NODES 200000
+
+void view_data_done(struct view_data *v) {
+        v->index = tree_index_free(v->index);
+        v->inverted = sample_tree_free(v->inverted);
+        v->tree = sample_tree_free(v->tree);
+}
+
+/* The cache directory, made if missing, into BUF. Returns 0, or a negative errno if there is
+ * none to use. */
+static int index_dir(char *buf, size_t size) {
+        const char *dir = getenv("CPPD_INDEX_DIR"), *base = getenv("XDG_CACHE_HOME"), *home = getenv("HOME");
+        int n;
+
+        if (dir && *dir)
+                n = snprintf(buf, size, "%s", dir);
+        else if (base && *base == '/')
+                n = snprintf(buf, size, "%s/cppd", base);
+        else if (home && *home == '/') {
+                n = snprintf(buf, size, "%s/.cache", home);
+                if (n > 0 && (size_t) n < size && mkdir(buf, 0700) < 0 && errno != EEXIST)
+                        return -errno;
+                n = snprintf(buf, size, "%s/.cache/cppd", home);
+        } else
+                return -ENOENT;
+        if (n < 0 || (size_t) n >= size)
+                return -ENAMETOOLONG;
+        if (mkdir(buf, 0700) < 0 && errno != EEXIST)
+                return -errno;
+        return 0;
+}
+
+static int index_path(const struct tree_index_key *key, char *buf, size_t size) {
+        char dir[4096];
+        int n, r;
+
+        r = index_dir(dir, sizeof dir);
+        if (r < 0)
+                return r;
+        n = snprintf(buf, size, "%s/%s-%" PRIu64 "-%" PRIu64 "-%" PRId64 ".%s", dir, key->store_id, key->dev, key->ino,
+                     key->resource_id, key->inverted ? "up" : "down");
+        return n < 0 || (size_t) n >= size ? -ENAMETOOLONG : 0;
+}
+
+/* Writes X to PATH through a new file renamed over it, so that a reader never maps a half. */
+static int index_save(const struct tree_index *x, const struct tree_index_key *key, const char *path) {
+        char tmp[4200];
+        int fd, r;
+
+        if ((size_t) snprintf(tmp, sizeof tmp, "%s.XXXXXX", path) >= sizeof tmp)
+                return -ENAMETOOLONG;
+        fd = mkostemp(tmp, O_CLOEXEC);
+        if (fd < 0)
+                return -errno;
+        r = tree_index_write(x, key, fd);
+        if (close(fd) < 0 && r >= 0)
+                r = -errno;
+        if (r >= 0 && rename(tmp, path) < 0)
+                r = -errno;
+        if (r < 0)
+                unlink(tmp);
+        return r;
+}
+
+int index_cache_load(struct store *s, const struct store_filter *f, bool inverted, struct view_data *ret) {
+        _cleanup_(view_data_done) struct view_data v = {};
+        struct store_identity id;
+        struct tree_index_key key = { .inverted = inverted };
+        char path[4200];
+        bool cached;
+        int r;
+
+        /* Without an identity (a store edited by hand) or a cache directory, no cache. */
+        r = store_identity(s, &id);
+        if (r >= 0)
+                r = store_resource_id(s, f->resource, &key.resource_id);
+        if (r >= 0) {
+                snprintf(key.store_id, sizeof key.store_id, "%s", id.uuid);
+                key.dev = id.dev;
+                key.ino = id.ino;
+                key.generation = id.generation;
+                r = index_path(&key, path, sizeof path);
+        }
+        cached = r >= 0;
+        if (cached) {
+                int fd = open(path, O_RDONLY | O_CLOEXEC);
+
+                if (fd >= 0) {
+                        r = tree_index_open(fd, &key, &v.index);
+                        close(fd);              /* the mapping stays */
+                        if (r >= 0) {
+                                *ret = v;
+                                v = (struct view_data) {};
+                                return 0;
+                        }
+                        if (r == -ENOMEM)
+                                return r;
+                        log_debug("%s: %s; building it again", path, r == -ESTALE ? "the store changed" : "damaged");
+                }
+        }
+
+        r = store_load_tree(s, f, &v.tree);
+        if (r < 0)
+                return r;
+        if (inverted) {
+                r = sample_tree_invert(v.tree, &v.inverted);
+                if (r < 0)
+                        return r;
+        }
+        r = tree_index_build(inverted ? v.inverted : v.tree, &v.index);
+        if (r < 0)
+                return r;
+        if (cached && v.index->n >= INDEX_MIN_NODES) {
+                r = index_save(v.index, &key, path);
+                if (r < 0)
+                        log_debug("Cannot keep the tree index in %s: %s", path, strerror(-r));
+        }
+        *ret = v;
+        v = (struct view_data) {};
+        return 0;
+}

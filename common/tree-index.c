@@ -1,0 +1,358 @@
+/* Tree indexes: building one from a sample tree, and the file that keeps it.
+ *
+ * Building is one depth-first walk that numbers the nodes in preorder and, on the way, keeps per
+ * name the depth of its nearest ancestor carrying it: a node whose name an ancestor carries
+ * "repeats" at that depth, and a subtree is fresh when nothing in it repeats at or above the
+ * subtree's own root. Sizes and freshness are summed up in one backward pass over the preorder
+ * numbers, names' node lists are a counting sort, and function hits come from the same walk
+ * (a name counts at its outermost occurrence on each stack).
+ *
+ * The file: a fixed header (the key it was built under, the counts, the profile header's
+ * numbers), then the strings (resource, unit, every name, NUL-terminated), then the arrays as
+ * they lie in memory, each 8-byte aligned. Its size follows from the counts and must match. */
+#include "tree-index.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#define MAGIC "CPPDTIX"
+#define VERSION 1
+
+struct file_header {
+        char magic[8];
+        uint32_t version;
+        uint32_t inverted;
+        char store_id[40];
+        uint64_t dev, ino;
+        int64_t generation, resource_id;
+        uint32_t n, n_names, max_depth, reserved;
+        uint64_t total, period, samples, lost, frames, frames_unsymbolized;
+        uint64_t strings_size;          /* bytes, a multiple of 8 */
+};
+
+/* Where each array lies in an index of N nodes and N_NAMES names, after HEAD bytes. */
+struct layout {
+        uint64_t nodes, function_hits, body_hits, occ_start, occ, end;
+};
+
+static int layout_of(uint64_t head, uint64_t n, uint64_t n_names, struct layout *ret) {
+        if (n == 0 || n > TREE_INDEX_MAX_NODES || n_names >= UINT32_MAX || head % 8 != 0)
+                return -EBADMSG;
+        ret->nodes = head;
+        ret->function_hits = ret->nodes + n * sizeof(struct tree_index_node);
+        ret->body_hits = ret->function_hits + n_names * 8;
+        ret->occ_start = ret->body_hits + n_names * 8;
+        ret->occ = ret->occ_start + ((n_names + 1) * 4 + 7) / 8 * 8;
+        ret->end = ret->occ + (n * 4 + 7) / 8 * 8;
+        return 0;
+}
+
+static void point_arrays(struct tree_index *x, uint8_t *base, const struct layout *l) {
+        x->nodes = (const struct tree_index_node *) (base + l->nodes);
+        x->function_hits = (const uint64_t *) (base + l->function_hits);
+        x->body_hits = (const uint64_t *) (base + l->body_hits);
+        x->occ_start = (const uint32_t *) (base + l->occ_start);
+        x->occ = (const uint32_t *) (base + l->occ);
+}
+
+struct tree_index *tree_index_free(struct tree_index *x) {
+        if (!x)
+                return NULL;
+        if (x->own_header)
+                sample_tree_free(x->header);
+        if (x->map)
+                munmap(x->map, x->map_size);
+        free(x->memory);
+        free(x);
+        return NULL;
+}
+
+/* Scratch of the build: per preorder number, the parent's number, the depth, and the
+ * shallowest depth at which something in the subtree repeats (UINT32_MAX: nowhere). */
+struct build {
+        uint32_t *parent, *depth, *repeat, *saved_last;
+        uint32_t *stack, *path, *active, *last;
+};
+
+static void build_done(struct build *b) {
+        free(b->parent);
+        free(b->depth);
+        free(b->repeat);
+        free(b->saved_last);
+        free(b->stack);
+        free(b->path);
+        free(b->active);
+        free(b->last);
+}
+
+int tree_index_build(struct sample_tree *t, struct tree_index **ret) {
+        _cleanup_(tree_index_freep) struct tree_index *x = NULL;
+        _cleanup_(build_done) struct build b = {};
+        size_t n = t->n_nodes, n_names = name_table_size(t->names), sp = 0, pd = 0, k = 0;
+        struct tree_index_node *nodes;
+        uint32_t *occ_start, *occ;
+        uint64_t *function_hits, *body_hits;
+        struct layout l;
+        int r;
+
+        if (n > TREE_INDEX_MAX_NODES)
+                return -E2BIG;
+        r = layout_of(0, n, n_names, &l);
+        if (r < 0)
+                return r;
+        sample_tree_weigh(t);
+        x = calloc(1, sizeof *x);
+        if (!x)
+                return -ENOMEM;
+        x->memory = calloc(1, l.end);
+        b.parent = malloc(n * sizeof *b.parent);
+        b.depth = malloc(n * sizeof *b.depth);
+        b.repeat = malloc(n * sizeof *b.repeat);
+        b.saved_last = malloc(n * sizeof *b.saved_last);
+        b.stack = malloc(2 * n * sizeof *b.stack);      /* each node: enter, leave */
+        b.path = malloc((n + 1) * sizeof *b.path);
+        b.active = calloc(n_names + 1, sizeof *b.active);
+        b.last = calloc(n_names + 1, sizeof *b.last);
+        if (!x->memory || !b.parent || !b.depth || !b.repeat || !b.saved_last || !b.stack || !b.path ||
+            !b.active || !b.last)
+                return -ENOMEM;
+        point_arrays(x, x->memory, &l);
+        nodes = (struct tree_index_node *) x->nodes;
+        function_hits = (uint64_t *) x->function_hits;
+        body_hits = (uint64_t *) x->body_hits;
+        occ_start = (uint32_t *) x->occ_start;
+        occ = (uint32_t *) x->occ;
+        x->n = n;
+        x->n_names = n_names;
+        x->header = t;
+
+        /* Preorder walk; a node is pushed twice, the second time (top bit) to leave it. Node ids
+         * fit in 31 bits (TREE_INDEX_MAX_NODES). Depths are 1 and up below the root, so a last
+         * depth of 0 means "no ancestor carries the name". */
+        b.stack[sp++] = SAMPLE_TREE_ROOT;
+        while (sp > 0) {
+                uint32_t node = b.stack[--sp], name, i;
+                const struct sample_tree_node *s;
+
+                if (node & 0x80000000u) {
+                        i = b.path[--pd];
+                        name = nodes[i].name;
+                        if (i > 0) {
+                                b.last[name] = b.saved_last[i];
+                                b.active[name]--;
+                        }
+                        continue;
+                }
+                s = &t->nodes[node];
+                i = k++;
+                name = s->name;
+                nodes[i] = (struct tree_index_node) { .name = name, .size = 1, .weight = s->weight };
+                b.parent[i] = pd > 0 ? b.path[pd - 1] : 0;
+                b.depth[i] = pd;
+                x->max_depth = MAX(x->max_depth, (uint32_t) pd);
+                b.repeat[i] = UINT32_MAX;
+                if (i > 0) {
+                        if (b.last[name] > 0)
+                                b.repeat[i] = b.last[name];
+                        b.saved_last[i] = b.last[name];
+                        b.last[name] = pd;
+                        if (b.active[name]++ == 0)
+                                function_hits[name] += s->weight;
+                        body_hits[name] += s->self;
+                        occ_start[name + 1]++;
+                }
+                b.path[pd++] = i;
+                b.stack[sp++] = node | 0x80000000u;
+                for (uint32_t c = s->first_child; c != SAMPLE_TREE_NONE; c = t->nodes[c].next_sibling)
+                        b.stack[sp++] = c;
+        }
+
+        /* Sizes and repeats summed into parents, children (higher numbers) first. */
+        for (size_t i = n - 1; i > 0; i--) {
+                uint32_t p = b.parent[i];
+
+                nodes[p].size += nodes[i].size;
+                b.repeat[p] = MIN(b.repeat[p], b.repeat[i]);
+                if (b.repeat[i] == UINT32_MAX || b.repeat[i] >= b.depth[i])
+                        nodes[i].size |= TREE_INDEX_FRESH;
+        }
+
+        /* Each name's nodes, in preorder: a counting sort. */
+        for (size_t name = 0; name < n_names; name++)
+                occ_start[name + 1] += occ_start[name];
+        {
+                _cleanup_free_ uint32_t *fill = malloc((n_names + 1) * sizeof *fill);
+
+                if (!fill)
+                        return -ENOMEM;
+                memcpy(fill, occ_start, (n_names + 1) * sizeof *fill);
+                for (size_t i = 1; i < n; i++)
+                        occ[fill[nodes[i].name]++] = i;
+        }
+        *ret = take_ptr(&x);
+        return 0;
+}
+
+static int write_all(int fd, const void *buf, size_t size) {
+        const uint8_t *p = buf;
+
+        while (size > 0) {
+                ssize_t k = write(fd, p, size);
+
+                if (k < 0 && errno == EINTR)
+                        continue;
+                if (k < 0)
+                        return -errno;
+                p += k;
+                size -= k;
+        }
+        return 0;
+}
+
+int tree_index_write(const struct tree_index *x, const struct tree_index_key *key, int fd) {
+        const struct sample_tree *t = x->header;
+        _cleanup_free_ char *strings = NULL;
+        struct file_header h = {
+                .magic = MAGIC,
+                .version = VERSION,
+                .inverted = key->inverted,
+                .dev = key->dev,
+                .ino = key->ino,
+                .generation = key->generation,
+                .resource_id = key->resource_id,
+                .n = x->n,
+                .n_names = x->n_names,
+                .max_depth = x->max_depth,
+                .total = t->total,
+                .period = t->info.period,
+                .samples = t->info.samples,
+                .lost = t->info.lost,
+                .frames = t->info.frames,
+                .frames_unsymbolized = t->info.frames_unsymbolized,
+        };
+        const char *resource = t->info.resource ?: "", *unit = t->info.unit ?: "";
+        size_t size = strlen(resource) + strlen(unit) + 2, at = 0;
+        struct layout l;
+        int r;
+
+        snprintf(h.store_id, sizeof h.store_id, "%s", key->store_id);
+        for (uint32_t i = 0; i < x->n_names; i++)
+                size += strlen(name_table_get(t->names, i)) + 1;
+        h.strings_size = (size + 7) / 8 * 8;
+        strings = calloc(1, h.strings_size);
+        if (!strings)
+                return -ENOMEM;
+        at = stpcpy(strings, resource) - strings + 1;
+        at = stpcpy(strings + at, unit) - strings + 1;
+        for (uint32_t i = 0; i < x->n_names; i++)
+                at = stpcpy(strings + at, name_table_get(t->names, i)) - strings + 1;
+
+        r = layout_of(sizeof h + h.strings_size, x->n, x->n_names, &l);
+        if (r < 0)
+                return r;
+        /* The arrays lie in one block in the layout's order, whether built or mapped. */
+        r = write_all(fd, &h, sizeof h);
+        if (r >= 0)
+                r = write_all(fd, strings, h.strings_size);
+        if (r >= 0)
+                r = write_all(fd, x->nodes, l.end - l.nodes);
+        return r;
+}
+
+/* Interns the strings section's names into a new header tree. Returns 0 or -EBADMSG, -ENOMEM. */
+static int read_header(struct tree_index *x, const struct file_header *h, const char *strings) {
+        const char *p = strings, *end = strings + h->strings_size, *resource, *unit;
+        struct sample_tree *t;
+
+        resource = p;
+        p = memchr(p, '\0', end - p);
+        if (!p)
+                return -EBADMSG;
+        unit = ++p;
+        p = p < end ? memchr(p, '\0', end - p) : NULL;
+        if (!p)
+                return -EBADMSG;
+        p++;
+        t = x->header = sample_tree_new(NULL);
+        if (!t)
+                return -ENOMEM;
+        x->own_header = true;
+        if (sample_tree_set_resource(t, resource, unit) < 0)
+                return -ENOMEM;
+        for (uint32_t i = 0; i < h->n_names; i++) {
+                const char *z = p < end ? memchr(p, '\0', end - p) : NULL;
+                int64_t id;
+
+                if (!z)
+                        return -EBADMSG;
+                id = name_table_intern(t->names, p, z - p);
+                if (id == -ENOMEM)
+                        return -ENOMEM;
+                if (id != (int64_t) i)
+                        return -EBADMSG;        /* a name twice, or one the table refuses */
+                p = z + 1;
+        }
+        /* The header tree has the root alone, holding every hit, so that it weighs right. */
+        t->nodes[SAMPLE_TREE_ROOT].self = h->total;
+        t->nodes[SAMPLE_TREE_ROOT].weight = h->total;
+        t->total = h->total;
+        t->weighed = true;
+        t->info.period = h->period;
+        t->info.samples = h->samples;
+        t->info.lost = h->lost;
+        t->info.frames = h->frames;
+        t->info.frames_unsymbolized = h->frames_unsymbolized;
+        return 0;
+}
+
+int tree_index_open(int fd, const struct tree_index_key *key, struct tree_index **ret) {
+        _cleanup_(tree_index_freep) struct tree_index *x = NULL;
+        const struct file_header *h;
+        struct layout l;
+        struct stat st;
+        int r;
+
+        if (fstat(fd, &st) < 0)
+                return -errno;
+        if ((uint64_t) st.st_size < sizeof *h)
+                return -EBADMSG;
+        x = calloc(1, sizeof *x);
+        if (!x)
+                return -ENOMEM;
+        x->map = mmap(NULL, st.st_size, PROT_READ, MAP_SHARED, fd, 0);
+        if (x->map == MAP_FAILED) {
+                x->map = NULL;
+                return -errno;
+        }
+        x->map_size = st.st_size;
+        h = x->map;
+        if (memcmp(h->magic, MAGIC, sizeof h->magic) != 0 || h->version != VERSION)
+                return -EBADMSG;
+        if (key && (strncmp(h->store_id, key->store_id, sizeof h->store_id) != 0 || h->dev != key->dev ||
+                    h->ino != key->ino || h->generation != key->generation ||
+                    h->resource_id != key->resource_id || h->inverted != (uint32_t) key->inverted))
+                return -ESTALE;
+        if (h->strings_size % 8 != 0 || h->strings_size > (uint64_t) st.st_size ||
+            layout_of(sizeof *h + h->strings_size, h->n, h->n_names, &l) < 0 || l.end != (uint64_t) st.st_size ||
+            h->max_depth >= h->n)
+                return -EBADMSG;
+        point_arrays(x, x->map, &l);
+        x->n = h->n;
+        x->n_names = h->n_names;
+        x->max_depth = h->max_depth;
+        /* Names' node lists must be ranges of occ: views index by them. */
+        if (x->occ_start[0] != 0 || x->occ_start[x->n_names] != x->n - 1)
+                return -EBADMSG;
+        for (uint32_t i = 0; i < x->n_names; i++)
+                if (x->occ_start[i] > x->occ_start[i + 1])
+                        return -EBADMSG;
+        r = read_header(x, h, (const char *) x->map + sizeof *h);
+        if (r < 0)
+                return r;
+        *ret = take_ptr(&x);
+        return 0;
+}

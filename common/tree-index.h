@@ -1,0 +1,77 @@
+/* A sample tree laid out for the views that a threshold lets stop early: downward and upward
+ * call path profiles, function and body profiles. Nodes are in preorder, so that a subtree is a
+ * range and a node's next sibling lies just past its subtree; each node says whether its
+ * subtree is "fresh" (no name in it also labels an ancestor), which tells the call path
+ * algorithm it may leave a light subtree for later (callpath.c); each name lists its nodes, so a
+ * root's occurrences are found without a walk. The layout is plain numbers, written to a file
+ * as it is and mapped back, so a view of a big store reads only the nodes it visits. */
+#pragma once
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "cleanup.h"
+#include "sample-tree.h"
+
+/* In tree_index_node.size: no name of the subtree labels one of the node's ancestors. */
+#define TREE_INDEX_FRESH (UINT32_C(1) << 31)
+#define TREE_INDEX_SIZE_MASK (TREE_INDEX_FRESH - 1)
+/* Trees are at most this big, so that a size leaves the top bit free. */
+#define TREE_INDEX_MAX_NODES TREE_INDEX_SIZE_MASK
+
+struct tree_index_node {
+        uint32_t name;                  /* name id; NAME_NONE for the root */
+        uint32_t size;                  /* nodes in the subtree, itself included; | TREE_INDEX_FRESH */
+        uint64_t weight;                /* hits of samples at or below it */
+};
+
+/* What a cached index was built from: the store (its random id and its file), the generation of
+ * its contents, the resource, and which tree. An index is used only where all of it matches. */
+struct tree_index_key {
+        char store_id[33];              /* store_state.uuid, hex */
+        uint64_t dev, ino;              /* the store file */
+        int64_t generation;             /* store_state.generation */
+        int64_t resource_id;
+        bool inverted;                  /* the tree of stacks read leaf first (upward profiles) */
+};
+
+struct tree_index {
+        const struct tree_index_node *nodes;    /* nodes[0] is the root */
+        uint32_t n;                     /* nodes */
+        uint32_t n_names;               /* name ids are below it */
+        uint32_t max_depth;             /* of any node; the root's is 0 */
+        const uint32_t *occ_start;      /* by name: its nodes are occ[occ_start[x]..occ_start[x + 1]) */
+        const uint32_t *occ;            /* every node but the root, grouped by name, in preorder */
+        const uint64_t *function_hits;  /* by name: hits of samples whose stack holds it */
+        const uint64_t *body_hits;      /* by name: hits of samples whose stack ends in it */
+        struct sample_tree *header;     /* names, total and header info; nodes: the root alone,
+                                         * or the tree it was built from */
+        bool own_header;
+        void *map;                      /* a mapped file, or NULL */
+        size_t map_size;
+        void *memory;                   /* the arrays of a built index, one allocation */
+};
+
+static inline uint32_t tree_index_size(const struct tree_index *x, uint32_t node) {
+        return x->nodes[node].size & TREE_INDEX_SIZE_MASK;
+}
+
+static inline bool tree_index_fresh(const struct tree_index *x, uint32_t node) {
+        return x->nodes[node].size & TREE_INDEX_FRESH;
+}
+
+/* Lays out T (weighed here) as an index. T is borrowed as the header and must outlive the
+ * index. Returns 0 and sets *ret, -ENOMEM, or -E2BIG past TREE_INDEX_MAX_NODES. */
+int tree_index_build(struct sample_tree *t, struct tree_index **ret);
+
+/* Writes X to FD (a new file) under KEY. Returns 0 or a negative errno (-ENOSPC...). */
+int tree_index_write(const struct tree_index *x, const struct tree_index_key *key, int fd);
+
+/* Maps the index in file FD and checks it was written under KEY. Returns 0 and sets *ret;
+ * -ESTALE for another key (the store changed since), -EBADMSG for a file that does not add up
+ * (its sizes are checked; what a node says is checked where it is used), -ENOMEM. */
+int tree_index_open(int fd, const struct tree_index_key *key, struct tree_index **ret);
+
+struct tree_index *tree_index_free(struct tree_index *x);
+DEFINE_CLEANUP(struct tree_index *, tree_index_free);

@@ -1,0 +1,41 @@
+/* Fuzz target: a tree index file from the cache directory (client/index-cache.c), which a
+ * damaged disk, a killed writer or another program may have left as anything. tree_index_open()
+ * checks the sizes; the views check each node they use. The input is the whole file, opened
+ * without a key (so that any key the input holds is taken), then every view of it: each name as
+ * the root of a downward and an upward profile at two thresholds, the function and body
+ * profiles. */
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include "fuzz.h"
+#include "profile.h"
+#include "tree-index.h"
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
+        struct tree_index *x = NULL;
+        int fd = memfd_create("fuzz-tree-index", MFD_CLOEXEC);
+
+        if (fd < 0 || (size > 0 && write(fd, data, size) != (ssize_t) size))
+                abort();        /* the harness cannot do its job: not a finding */
+        if (tree_index_open(fd, NULL, &x) == 0) {
+                struct profile *p = NULL;
+
+                for (uint32_t name = 0; name < x->n_names && name < 64; name++) {
+                        const char *root = name_table_get(x->header->names, name);
+
+                        for (uint64_t min_hits = 0; min_hits < 2; min_hits++) {
+                                if (profile_down_index(x, root, min_hits * (x->header->total / 10), &p) == 0)
+                                        p = profile_free(p);
+                                if (profile_up_index(x, root, min_hits * (x->header->total / 10), &p) == 0)
+                                        p = profile_free(p);
+                        }
+                }
+                if (profile_function_index(x, 0, &p) == 0)
+                        p = profile_free(p);
+                if (profile_body_index(x, 0, &p) == 0)
+                        p = profile_free(p);
+                tree_index_free(x);
+        }
+        close(fd);
+        return 0;
+}

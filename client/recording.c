@@ -28,6 +28,8 @@
 
 #define FLUSH_INTERVAL_NS (5ULL * 1000000000ULL)
 #define STATUS_INTERVAL_NS (500ULL * 1000000ULL)
+/* Longest a turn of the loop spends on samples, so that status lines and flushes keep time. */
+#define DRAIN_BUDGET_NS (100ULL * 1000000ULL)
 #define POLL_TIMEOUT_MS 100
 
 struct recording {
@@ -408,7 +410,7 @@ int recording_run(struct recording *rec, pid_t child, int pidfd, int *ret_status
                 if (pidfd >= 0 && pfd[n - 1].revents & POLLIN)
                         done = true;
 
-                r = collector_drain(rec->collector);
+                r = collector_drain(rec->collector, DRAIN_BUDGET_NS);
                 if (r < 0) {
                         log_error_errno(r, "Cannot process the samples: %m");
                         return EXIT_FAILURE_;
@@ -427,7 +429,7 @@ int recording_run(struct recording *rec, pid_t child, int pidfd, int *ret_status
         }
         rec->ended_ns = now_ns();
         collector_stop(rec->collector);
-        r = collector_drain(rec->collector);
+        r = collector_drain(rec->collector, 0);
         if (r < 0) {
                 log_error_errno(r, "Cannot process the samples: %m");
                 return EXIT_FAILURE_;

@@ -36,6 +36,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/eventfd.h>
 #include <sys/ioctl.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
@@ -154,6 +155,8 @@ struct collector {
         int n_ring_fds;
         struct ring_buffer **ring_list; /* the rings that exist, for the reader */
         struct ring_reader *reader;
+        const uint8_t *queue;           /* records taken from the reader, handled up to queue_off */
+        size_t queue_size, queue_off;
         /* Units of processes seen to exec, read by the reader thread while they lived:
          * pid -> unit name (malloc()ed), under exec_units_lock. */
         pthread_mutex_t exec_units_lock;
@@ -1624,28 +1627,45 @@ static void rejitter(struct collector *c) {
         }
 }
 
-int collector_drain(struct collector *c) {
-        const uint8_t *buf;
-        size_t size, off = 0;
+int collector_drain(struct collector *c, uint64_t budget_ns) {
+        uint64_t deadline = budget_ns ? now_ns(CLOCK_MONOTONIC) + budget_ns : 0;
+        bool took = false;
         int n = 0, r;
 
         if (!c->reader)
                 return 0;
-        r = ring_reader_take(c->reader, &buf, &size);
-        if (r < 0)
-                return r;
-        while (off + sizeof(struct perf_event_header) <= size) {
-                const struct perf_event_header *h = (const void *) (buf + off);
+        for (;;) {
+                const struct perf_event_header *h;
 
-                if (h->size < sizeof *h || off + h->size > size)
-                        break;          /* the reader only queues whole records */
-                off += h->size;
+                if (c->queue_off + sizeof *h > c->queue_size) {
+                        if (took)
+                                break;          /* what was queued when we were called: done */
+                        r = ring_reader_take(c->reader, &c->queue, &c->queue_size);
+                        if (r < 0)
+                                return r;
+                        c->queue_off = 0;
+                        took = true;
+                        continue;
+                }
+                h = (const void *) (c->queue + c->queue_off);
+                if (h->size < sizeof *h || c->queue_off + h->size > c->queue_size) {
+                        c->queue_off = c->queue_size;   /* the reader only queues whole records */
+                        continue;
+                }
+                c->queue_off += h->size;
                 n++;
                 r = handle_record(c, h);
                 if (r == -ENOMEM || r == -ENOSPC || r == -EIO)
                         return r;
                 if (r < 0)
                         c->stats.bad_records++;
+                /* Out of time: the rest waits, and the reader's fd is made readable again so that
+                 * the loop comes back after its timers. */
+                if (deadline && n % 16 == 0 && now_ns(CLOCK_MONOTONIC) >= deadline) {
+                        if (c->queue_off < c->queue_size)
+                                (void) eventfd_write(ring_reader_fd(c->reader), 1);
+                        break;
+                }
         }
         if (c->config.jitter)
                 rejitter(c);

@@ -108,11 +108,14 @@ int collector_attach_cgroup(struct collector *c, int cgroup_fd, uint32_t *ret_un
 /* A file descriptor that polls readable when records wait to be handled; -1 before attach. */
 int collector_fd(struct collector *c);
 
-/* Handles every record the reader thread has taken from the rings. Returns the number
- * handled, or -ENOMEM. Bad records are counted, not fatal. */
-int collector_drain(struct collector *c);
+/* Handles the records the reader thread has taken from the rings: all of them with BUDGET_NS 0,
+ * else until BUDGET_NS of time is spent, leaving the rest for the next call (collector_fd()
+ * stays readable), so that an event loop's timers (the flush) are not kept waiting by a slow
+ * stretch (the first samples of a library, whose debug information is read). Returns the
+ * number handled, or -ENOMEM, -ENOSPC, -EIO. Bad records are counted, not fatal. */
+int collector_drain(struct collector *c, uint64_t budget_ns);
 
-/* Stops the reader thread after a last pass over the rings; collector_drain() then handles
+/* Stops the reader thread after a last pass over the rings; collector_drain(c, 0) then handles
  * the rest. */
 void collector_stop(struct collector *c);
 

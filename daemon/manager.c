@@ -34,7 +34,7 @@
 
 static int on_collector(sd_event_source *src, int fd, uint32_t revents, void *userdata) {
         struct manager *m = userdata;
-        int r = collector_drain(m->collector);
+        int r = collector_drain(m->collector, MANAGER_DRAIN_BUDGET_NS);
 
         if (r < 0)
                 log_warning_errno(r, "Cannot handle samples: %m");
@@ -102,7 +102,7 @@ static int stop_collector(struct manager *m) {
                 return 0;
         m->collector_source = sd_event_source_disable_unref(m->collector_source);
         collector_stop(m->collector);
-        r = collector_drain(m->collector);
+        r = collector_drain(m->collector, 0);
         if (r >= 0)
                 r = collector_flush(m->collector, true);
         if (r < 0)

@@ -17,6 +17,8 @@
 /* Bytes of records a collector may hold between its rings and its handling: always on, the
  * daemon keeps less than cppctl record (whose runs are short and can afford bursts). */
 #define MANAGER_QUEUE_SIZE (32u << 20)
+/* Longest the loop spends on samples before it looks at its timers (the flush) again. */
+#define MANAGER_DRAIN_BUDGET_NS (50ULL * 1000 * 1000)
 /* How often STATUS= and the retention check run. */
 #define MANAGER_STATUS_INTERVAL_USEC (10 * 1000000ULL)
 #define MANAGER_RETENTION_INTERVAL_USEC (3600 * 1000000ULL)

@@ -20,7 +20,7 @@
 
 static int on_io(sd_event_source *src, int fd, uint32_t revents, void *userdata) {
         struct session *s = userdata;
-        int r = collector_drain(s->collector);
+        int r = collector_drain(s->collector, MANAGER_DRAIN_BUDGET_NS);
 
         if (r < 0)
                 log_warning_errno(r, "session %" PRIu64 " (%s): cannot handle its samples: %m", s->id, s->target);
@@ -182,7 +182,7 @@ int session_end(struct session *s) {
         int r;
 
         collector_stop(s->collector);
-        r = collector_drain(s->collector);
+        r = collector_drain(s->collector, 0);
         if (r >= 0)
                 r = collector_flush(s->collector, true);
         if (r < 0)

@@ -59,16 +59,26 @@ def memory_ok(what, sizes):
            % (what, BOUND_MIB, max(sizes) / 1024))
 
 
-def fork_storm(d):
+def storm(seconds):
+    """Runs the fork storm workload for SECONDS; returns (its exit status, processes, processes a second)."""
+    p = subprocess.run([os.path.join(workloads, 'forkstorm-nofp'), str(int(seconds * 1000)), '8'],
+                       stdout=subprocess.PIPE, text=True)
+    n, rate = (int(float(x)) for x in p.stdout.split())
+    return p.returncode, n, rate
+
+
+def fork_storm(d, unprofiled):
     st0 = d.status_lines()
     base_processes = int(st0['state']['live_processes'])
     watch = RssWatch(d)
-    p = subprocess.run([os.path.join(workloads, 'forkstorm-nofp'), str(SECONDS * 1000), '8'],
-                       stdout=subprocess.PIPE, text=True)
+    status, n, rate = storm(SECONDS)
     sizes = watch.stop()
-    n, rate = (int(float(x)) for x in p.stdout.split())
-    print('# fork storm: %d processes in %d s, %d a second' % (n, SECONDS, rate))
-    ok(p.returncode == 0 and rate >= 1000, 'a fork/exit storm of %d processes a second for %d s' % (rate, SECONDS))
+    print('# fork storm: %d processes in %d s, %d a second (%d without cppd)' % (n, SECONDS, rate, unprofiled))
+    # Thousands a second where the machine forks that fast (9,000-10,000 on some of these VMs,
+    # under 1,000 on others, whose page tables are shadowed): the daemon must not be what slows it.
+    want = min(1000, 0.5 * unprofiled)
+    ok(status == 0 and rate >= want, 'a fork/exit storm of %d processes a second for %d s (at least %d: half the '
+       'machine\'s own rate, or 1000)' % (rate, SECONDS, want))
     time.sleep(2 * FLUSH)
     reply = d.request('flush\n').strip()
     st = d.status_lines()
@@ -119,10 +129,11 @@ def main():
     os.chmod(tmp, 0o755)
     d = None
     try:
+        _, _, unprofiled = storm(5)       # what this machine does without cppd
         d = Daemon(cppd, tmp, 'load', 'cpu-time/1, page-faults/64, context-switches/16', flush=FLUSH)
         if not ok(d.ready(), 'the daemon starts', d.log_text()):
             return
-        fork_storm(d)
+        fork_storm(d, unprofiled)
         many_threads(d)
         run_id = int(d.status_lines()['daemon']['run'])
         status = d.stop()

@@ -60,6 +60,8 @@
 #define KEY_RESOURCE_BITS 5
 #define KEY_SLOT_BITS 27
 #define NS_PER_MS 1000000ULL
+/* How often a process's perf map (JIT symbols) is looked at again for a PC it lacks. */
+#define JIT_RECHECK_NS 1000000000ULL
 /* The resource of events that count none (the side band's dummy). */
 #define NO_RESOURCE COLLECTOR_MAX_RESOURCES
 
@@ -125,6 +127,7 @@ struct process {
                                          * next period boundary (bytes, shared switches) */
         struct symtab *jit;             /* /tmp/perf-PID.map, read when a PC falls outside modules */
         off_t jit_size;
+        uint64_t jit_checked;           /* CLOCK_MONOTONIC ns of the last look at the map's size */
 };
 
 struct trie_node {
@@ -157,8 +160,9 @@ struct collector {
         struct ring_reader *reader;
         const uint8_t *queue;           /* records taken from the reader, handled up to queue_off */
         size_t queue_size, queue_off;
-        /* Units of processes seen to exec, read by the reader thread while they lived:
-         * pid -> unit name (malloc()ed), under exec_units_lock. */
+
+        /* Units of processes seen to exec, learned by the reader thread while they lived:
+         * pid -> unit name or EXEC_UNIT_*, under exec_units_lock. */
         pthread_mutex_t exec_units_lock;
         struct idmap *exec_units;
         struct idmap *event_ids;        /* kernel event id -> index in events */
@@ -200,6 +204,15 @@ struct collector {
         uint64_t pcs[COLLECTOR_MAX_STACK];
         uint32_t stack[COLLECTOR_MAX_STACK];   /* frame indexes, innermost first */
 };
+
+/* Values of exec_units: a unit name (malloc()ed), or one of these. */
+#define EXEC_UNIT_TAKEN 0               /* handled: the map cannot delete */
+#define EXEC_UNIT_NONE 1                /* looked at the exec, and the process had none */
+
+static void exec_unit_free(uint64_t v) {
+        if (v > EXEC_UNIT_NONE)
+                free((char *) (uintptr_t) v);
+}
 
 static uint64_t now_ns(clockid_t clock) {
         struct timespec ts;
@@ -285,7 +298,7 @@ struct collector *collector_free(struct collector *c) {
         if (c->exec_units) {
                 i = 0;
                 while (idmap_next(c->exec_units, &i, &key, &value))
-                        free((char *) (uintptr_t) value);
+                        exec_unit_free(value);
                 idmap_free(c->exec_units);
                 pthread_mutex_destroy(&c->exec_units_lock);
                 i = 0;
@@ -629,11 +642,11 @@ static int list_threads(pid_t pid, pid_t **ret) {
 static struct process *process_get(struct collector *c, uint32_t pid, bool from_proc);
 
 /* The reader thread's hook: at an exec, learn the process's unit while it surely lives (systemd
- * moves a service's process into its cgroup before the exec). */
+ * moves a service's process into its cgroup before the exec), or that it has none. */
 static void on_exec_record(void *userdata, const struct perf_event_header *h) {
         struct collector *c = userdata;
         struct record_comm m;
-        uint64_t *slot = NULL;
+        uint64_t *slot = NULL, v;
         char *unit = NULL;
         int r;
 
@@ -641,31 +654,33 @@ static void on_exec_record(void *userdata, const struct perf_event_header *h) {
             record_parse_comm(h, &m) < 0 || m.pid != m.tid)
                 return;
         if (sd_pid_get_unit(m.pid, &unit) < 0 && sd_pid_get_user_unit(m.pid, &unit) < 0)
-                return;
+                unit = NULL;
+        v = unit ? (uintptr_t) unit : EXEC_UNIT_NONE;
         pthread_mutex_lock(&c->exec_units_lock);
-        r = idmap_put(c->exec_units, m.pid, (uintptr_t) unit, &slot);
+        r = idmap_put(c->exec_units, m.pid, v, &slot);
         if (r == 0) {
-                free((char *) (uintptr_t) *slot);       /* an older exec's, not handled yet */
-                *slot = (uintptr_t) unit;
+                exec_unit_free(*slot);          /* an older exec's, not handled yet */
+                *slot = v;
         }
         pthread_mutex_unlock(&c->exec_units_lock);
         if (r < 0)
                 free(unit);
 }
 
-/* Takes the unit the reader thread learned for PID at its exec: a string to free, or NULL. */
-static char *take_exec_unit(struct collector *c, uint32_t pid) {
-        uint64_t *slot;
-        char *unit = NULL;
+/* What the reader thread learned of PID's unit at its exec: 1 and *ret (a string to free, or
+ * NULL: it had none), or 0 if it did not look. */
+static int take_exec_unit(struct collector *c, uint32_t pid, char **ret) {
+        uint64_t *slot, v = EXEC_UNIT_TAKEN;
 
         pthread_mutex_lock(&c->exec_units_lock);
         slot = idmap_get(c->exec_units, pid);
         if (slot) {
-                unit = (char *) (uintptr_t) *slot;
-                *slot = 0;      /* the map cannot delete; 0 is "taken" */
+                v = *slot;
+                *slot = EXEC_UNIT_TAKEN;
         }
         pthread_mutex_unlock(&c->exec_units_lock);
-        return unit;
+        *ret = v > EXEC_UNIT_NONE ? (char *) (uintptr_t) v : NULL;
+        return v != EXEC_UNIT_TAKEN;
 }
 
 /* Starts the thread that empties the rings, telling it each event's sample layout. */
@@ -1052,14 +1067,22 @@ static int64_t trie_child(struct collector *c, uint32_t parent, uint32_t frame) 
         return c->n_nodes++;
 }
 
-/* Looks PC up in P's JIT map, reading /tmp/perf-PID.map again if it has grown. */
+/* Looks PC up in P's JIT map, reading /tmp/perf-PID.map again if it has grown (looked at once a
+ * second at most). */
 static const char *jit_lookup(struct collector *c, struct process *p, uint64_t pc) {
         const struct symtab_entry *e = p->jit ? symtab_lookup(p->jit, pc) : NULL;
         char path[128];
         struct stat st;
+        uint64_t now;
 
         if (e)
                 return name_table_get(c->sym->names, e->name);
+        /* At most once a second a process: PCs outside every module come by the thousand (a
+         * frame-pointer walk through code built without them), and each look is two stat()s. */
+        now = now_ns(CLOCK_MONOTONIC);
+        if (p->jit_checked && now - p->jit_checked < JIT_RECHECK_NS)
+                return NULL;
+        p->jit_checked = now;
         /* The process's own /tmp first: it may be private (PrivateTmp=, a container), or ours. */
         snprintf(path, sizeof path, "/proc/%u/root/tmp/perf-%u.map", p->pid, p->pid);
         if (p->exited || stat(path, &st) < 0) {
@@ -1510,16 +1533,20 @@ static int handle_comm(struct collector *c, const struct perf_event_header *h) {
                 proc_maps_clear(t->process->maps);
                 t->process->jit = symtab_free(t->process->jit);
                 t->process->jit_size = 0;
+                t->process->jit_checked = 0;
                 t->process->store_id = 0;       /* a new process row: it runs another program */
                 t->process->exe_pending = true;
                 {
-                        char *unit = take_exec_unit(c, m.pid);
+                        char *unit;
 
-                        if (unit) {
+                        /* Asked twice for a process in no unit, systemd's library reads the
+                         * cgroup file four times: once is enough. */
+                        if (take_exec_unit(c, m.pid, &unit) == 0)
+                                read_unit(t->process);
+                        else if (unit) {
                                 free(t->process->unit);
                                 t->process->unit = unit;
-                        } else
-                                read_unit(t->process);
+                        }
                 }
         }
         return 0;
@@ -1910,8 +1937,8 @@ static void reap(struct collector *c) {
                 _cleanup_(idmap_freep) struct idmap *pending = idmap_new();
 
                 while (pending && idmap_next(c->exec_units, &i, &key, &value))
-                        if (value && idmap_put(pending, key, value, &slot) < 0)
-                                free((char *) (uintptr_t) value);
+                        if (value != EXEC_UNIT_TAKEN && idmap_put(pending, key, value, &slot) < 0)
+                                exec_unit_free(value);
                 if (pending) {
                         idmap_free(c->exec_units);
                         c->exec_units = take_ptr(&pending);

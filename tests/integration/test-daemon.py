@@ -87,7 +87,10 @@ def main():
            'samples of the workload in %s land under its unit' % unit_b, sorted(fb.items())[:20])
         fp = functions(d.store, '--pid', str(a.pid))
         ok(fp.get('recurse', 0) > 100 and 'name_field_lt' not in fp, 'and under its pid')
-        rows = store_query(d.store, "SELECT DISTINCT unit FROM process WHERE pid = %d" % b.pid)
+        # The program's row: before its exec the child was Python's, in no unit until moved, and a
+        # flush between its first samples and the exec gives that a row of its own.
+        rows = store_query(d.store, "SELECT DISTINCT unit FROM process WHERE pid = %d AND exe = '%s'"
+                           % (b.pid, process_db))
         ok(rows == [(unit_b,)], 'the process row names the unit', rows)
 
         # Sessions: a pid, then a unit. The workloads outlast both (killed at the end): under

@@ -364,9 +364,10 @@ int query_load(struct query_args *q, struct sample_tree **ret) {
         return query_load_shared(q, NULL, ret);
 }
 
-int query_load_shared(struct query_args *q, struct name_table *names, struct sample_tree **ret) {
+/* Opens Q's store for reading into *ret and fills *ret_filter with Q's filter and resource (the
+ * store's only one when Q names none). Errors are logged. */
+static int open_store(struct query_args *q, struct store **ret, struct store_filter *ret_filter) {
         _cleanup_(store_closep) struct store *s = NULL;
-        struct store_filter f;
         int r;
 
         r = store_open(q->db, STORE_READ, &s);
@@ -375,8 +376,20 @@ int query_load_shared(struct query_args *q, struct name_table *names, struct sam
         r = pick_resource(q, s);
         if (r < 0)
                 return r;
-        f = q->filter;
-        f.resource = q->resource;
+        *ret_filter = q->filter;
+        ret_filter->resource = q->resource;
+        *ret = take_ptr(&s);
+        return 0;
+}
+
+int query_load_shared(struct query_args *q, struct name_table *names, struct sample_tree **ret) {
+        _cleanup_(store_closep) struct store *s = NULL;
+        struct store_filter f;
+        int r;
+
+        r = open_store(q, &s, &f);
+        if (r < 0)
+                return r;
         r = store_load_tree_shared(s, &f, names, ret);
         if (r < 0)
                 return log_store_error(r, q->db, s);
@@ -402,14 +415,9 @@ int query_load_index(struct query_args *q, bool inverted, struct view_data *ret)
         struct store_filter f;
         int r;
 
-        r = store_open(q->db, STORE_READ, &s);
-        if (r < 0)
-                return log_store_error(r, q->db, s);
-        r = pick_resource(q, s);
+        r = open_store(q, &s, &f);
         if (r < 0)
                 return r;
-        f = q->filter;
-        f.resource = q->resource;
         if (unfiltered(q))
                 r = index_cache_load(s, &f, inverted, &v);
         else {

@@ -1155,7 +1155,11 @@ static int find_module(void *userdata, uint64_t pc, struct unwind_module *ret) {
                                        m->start, m->end);
         if (mod->load_error < 0 || module_bias(mod, m->start, m->pgoff, &bias) < 0)
                 return -ENOENT;
-        *ret = (struct unwind_module) { .key = m->module, .cfi = module_cfi(mod), .bias = bias };
+        *ret = (struct unwind_module) {
+                .key = symbolizer_canonical(x->collector->sym, m->module),
+                .cfi = module_cfi(mod),
+                .bias = bias,
+        };
         return 0;
 }
 
@@ -2032,6 +2036,10 @@ int collector_flush(struct collector *c, bool final) {
         reap(c);
         trim(c);
         return 0;
+}
+
+void collector_release_memory(struct collector *c) {
+        symbolizer_release_pages(c->sym);
 }
 
 int64_t collector_run_id(const struct collector *c) {

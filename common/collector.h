@@ -115,6 +115,11 @@ int collector_fd(struct collector *c);
  * number handled, or -ENOMEM, -ENOSPC, -EIO. Bad records are counted, not fatal. */
 int collector_drain(struct collector *c, uint64_t budget_ns);
 
+/* Gives back memory the collector can do without until it needs it again: the resident pages
+ * of the files its modules mapped (symbol tables, debug sections), read again when used. For a
+ * long-running collector, now and then (each such page costs a fault when next used). */
+void collector_release_memory(struct collector *c);
+
 /* Stops the reader thread after a last pass over the rings; collector_drain(c, 0) then handles
  * the rest. */
 void collector_stop(struct collector *c);

@@ -68,6 +68,7 @@ void module_unload(struct module *m) {
         m->dwmod = NULL;
         m->cfi = NULL;
         m->cfi_tried = false;
+        m->images[0] = m->images[1] = NULL;
         if (m->fd >= 0)
                 close(m->fd);
         m->fd = -1;
@@ -173,6 +174,8 @@ static int read_symbols(struct module *m, struct name_table *names) {
                 if (!name || !*name || (type != STT_FUNC && type != STT_GNU_IFUNC) ||
                     shndx == SHN_UNDEF || addr == 0)
                         continue;
+                if (elf && elf != m->images[0] && elf != m->images[1])
+                        m->images[m->images[0] ? 1 : 0] = elf;
                 len = strcspn(name, "@");       /* versions: "qsort_r@@GLIBC_2.2.5" */
                 if (len == 0)
                         continue;
@@ -182,7 +185,29 @@ static int read_symbols(struct module *m, struct name_table *names) {
                         return r;
         }
         symtab_sort(m->symbols);
+        module_release_pages(m);        /* the symbol tables are ours now */
         return 0;
+}
+
+void module_release_pages(struct module *m) {
+        long page = sysconf(_SC_PAGESIZE);
+
+        for (size_t i = 0; i < ELEMENTSOF(m->images); i++) {
+                GElf_Ehdr ehdr;
+                size_t size = 0;
+                char *image;
+                uintptr_t start;
+
+                /* Relocatable objects are relocated in place by libdwfl; ours are never such. */
+                if (!m->images[i] || !gelf_getehdr(m->images[i], &ehdr) ||
+                    (ehdr.e_type != ET_DYN && ehdr.e_type != ET_EXEC))
+                        continue;
+                image = elf_rawfile(m->images[i], &size);
+                if (!image || size == 0)
+                        continue;
+                start = (uintptr_t) image & ~(uintptr_t) (page - 1);
+                (void) madvise((void *) start, size + ((uintptr_t) image - start), MADV_DONTNEED);
+        }
 }
 
 static int load_fd(struct module *m, int fd, struct name_table *names) {

@@ -38,6 +38,7 @@ struct module {
         Dwfl_Module *dwmod;
         Dwarf_CFI *cfi;                 /* .eh_frame, for unwinding; see module_cfi() */
         bool cfi_tried;
+        Elf *images[2];                 /* libdwfl's mappings of the file and its debug file */
         struct module_segment *segments;
         size_t n_segments;
         bool is_dyn;                    /* ET_DYN: loaded at a bias */
@@ -62,6 +63,11 @@ int module_load(struct module *m, const char *const *candidates, struct name_tab
 /* Frees what module_load() built (file, libdw session, symbols), so that the next use loads
  * the module again. */
 void module_unload(struct module *m);
+
+/* Gives back the pages of the module's mapped files that are resident (the symbol tables read at
+ * load, debug sections read since): they are read again from the page cache when used. The
+ * files are mapped read-only and never written, so nothing is lost. */
+void module_release_pages(struct module *m);
 
 /* The module's call frame information from .eh_frame (libdwfl's, valid while the module stays
  * loaded), read on first use; NULL if it has none or is not loaded. */

@@ -30,6 +30,8 @@
 /* The niceness the consuming thread takes, below the reader's. */
 #define RING_READER_CONSUMER_NICE 10
 #define POLL_MS 50
+/* A queue buffer's size at first and after a burst; a buffer grown past it is freed again. */
+#define QUEUE_KEEP_BYTES (1u << 20)
 
 struct entry {
         uint64_t time;
@@ -149,7 +151,7 @@ static bool append(struct ring_reader *r, const struct perf_event_header *h, siz
         if (r->fill_size + size > limit)
                 return false;
         if (r->fill_size + size > r->fill_cap) {
-                size_t cap = r->fill_cap ? r->fill_cap * 2 : 1 << 20;
+                size_t cap = r->fill_cap ? r->fill_cap * 2 : QUEUE_KEEP_BYTES;
                 uint8_t *a;
 
                 while (cap < r->fill_size + size)
@@ -316,6 +318,13 @@ int ring_reader_take(struct ring_reader *r, const uint8_t **ret, size_t *ret_siz
         r->fill_size = 0;
         r->work = b;
         r->work_cap = cap;
+        /* The buffer to fill next (the one handled last, done with) grew in a burst: let it go
+         * once the queue is back to a quarter of it, rather than hold it for the next. */
+        if (r->fill_cap > QUEUE_KEEP_BYTES && size < r->fill_cap / 4) {
+                free(r->fill);
+                r->fill = NULL;
+                r->fill_cap = 0;
+        }
         pthread_mutex_unlock(&r->lock);
         *ret = b;
         *ret_size = size;

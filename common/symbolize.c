@@ -38,6 +38,8 @@ struct symbolizer *symbolizer_free(struct symbolizer *s) {
         for (size_t i = 0; i < s->n_modules; i++)
                 module_free(s->modules[i]);
         free(s->modules);
+        free(s->canonical);
+        free(s->key_modules);
         free(s->frames);
         idmap_free(s->chains);
         idmap_free(s->kernel_frames);
@@ -48,12 +50,30 @@ struct symbolizer *symbolizer_free(struct symbolizer *s) {
         return NULL;
 }
 
+/* Records that key ID names module INDEX; the ids come in order. Returns 0 or -ENOMEM. */
+static int add_key(struct symbolizer *s, int64_t id, uint32_t index) {
+        if ((size_t) id != s->n_keys)
+                return -EINVAL;
+        if (s->n_keys == s->cap_keys) {
+                size_t cap = s->cap_keys ? s->cap_keys * 2 : 64;
+                uint32_t *a = realloc(s->key_modules, cap * sizeof *a);
+
+                if (!a)
+                        return -ENOMEM;
+                s->key_modules = a;
+                s->cap_keys = cap;
+        }
+        s->key_modules[s->n_keys++] = index;
+        return 0;
+}
+
 int symbolizer_module(struct symbolizer *s, const char *path, const uint8_t *build_id, size_t build_id_len,
                       uint64_t dev, uint64_t ino, uint32_t *ret_index) {
         bool vdso = streq(path, "[vdso]");
+        struct module *m;
         char key[4200];
         int64_t id;
-        int n;
+        int n, r;
 
         if (vdso)
                 n = snprintf(key, sizeof key, "[vdso]");
@@ -69,34 +89,69 @@ int symbolizer_module(struct symbolizer *s, const char *path, const uint8_t *bui
         id = name_table_intern(s->module_keys, key, n);
         if (id < 0)
                 return id;
-        if ((size_t) id >= 0xffff)
-                return -E2BIG;          /* the chain key has 16 bits for it */
-        if ((size_t) id == s->n_modules) {
-                struct module *m;
-
-                if (s->n_modules == s->cap_modules) {
-                        size_t cap = s->cap_modules ? s->cap_modules * 2 : 64;
-                        struct module **a = realloc(s->modules, cap * sizeof *a);
-
-                        if (!a)
-                                return -ENOMEM;
-                        s->modules = a;
-                        s->cap_modules = cap;
-                }
-                m = module_new(vdso ? MODULE_VDSO : MODULE_ELF, path, build_id, build_id_len);
-                if (!m)
-                        return -ENOMEM;
-                s->modules[s->n_modules++] = m;
+        if ((size_t) id < s->n_keys) {
+                *ret_index = s->key_modules[id];
+                return 0;
         }
-        *ret_index = id;
+        r = add_key(s, id, s->n_modules);
+        if (r < 0)
+                return r;
+        if (s->n_modules >= 0xffff)
+                return -E2BIG;          /* the chain key has 16 bits for it */
+        if (s->n_modules == s->cap_modules) {
+                size_t cap = s->cap_modules ? s->cap_modules * 2 : 64;
+                struct module **a = realloc(s->modules, cap * sizeof *a);
+                uint32_t *c;
+
+                if (!a)
+                        return -ENOMEM;
+                s->modules = a;
+                c = realloc(s->canonical, cap * sizeof *c);
+                if (!c)
+                        return -ENOMEM;
+                s->canonical = c;
+                s->cap_modules = cap;
+        }
+        m = module_new(vdso ? MODULE_VDSO : MODULE_ELF, path, build_id, build_id_len);
+        if (!m)
+                return -ENOMEM;
+        s->canonical[s->n_modules] = s->n_modules;
+        s->modules[s->n_modules++] = m;
+        *ret_index = s->key_modules[id];
         return 0;
 }
 
-int symbolizer_load(struct symbolizer *s, uint32_t index, pid_t pid, uint64_t start, uint64_t end) {
+/* After module INDEX loaded: if another module has its build id (it was known by its path), INDEX
+ * becomes that one's alias and lets its own copy go; else its build id becomes a key of INDEX,
+ * so that MMAP2 records naming it by build id find it. Returns the index that stands for it. */
+static uint32_t unify(struct symbolizer *s, uint32_t index) {
         struct module *m = s->modules[index];
+        char key[64];
+        int64_t id;
+
+        if (m->kind != MODULE_ELF || !m->build_id[0])
+                return index;
+        snprintf(key, sizeof key, "b:%s", m->build_id);
+        id = name_table_intern(s->module_keys, key, strlen(key));
+        if (id < 0)
+                return index;                   /* no memory: two copies, no harm */
+        if ((size_t) id == s->n_keys) {
+                (void) add_key(s, id, index);   /* no memory: later MMAP2s make a second copy */
+                return index;
+        }
+        if (s->key_modules[id] == index)
+                return index;
+        s->canonical[index] = s->key_modules[id];
+        module_unload(m);
+        return s->canonical[index];
+}
+
+int symbolizer_load(struct symbolizer *s, uint32_t index, pid_t pid, uint64_t start, uint64_t end) {
+        struct module *m = s->modules[s->canonical[index]];
         char by_map[128], by_root[4200];
         const char *candidates[4];
         size_t n = 0;
+        int r;
 
         m->last_used = ++s->clock;
         if (m->loaded)
@@ -109,7 +164,12 @@ int symbolizer_load(struct symbolizer *s, uint32_t index, pid_t pid, uint64_t st
         }
         candidates[n++] = m->path;
         candidates[n] = NULL;
-        return module_load(m, candidates, s->names);
+        r = module_load(m, candidates, s->names);
+        if (r < 0)
+                return r;
+        index = unify(s, s->canonical[index]);
+        return s->modules[index]->loaded ? s->modules[index]->load_error :
+                                           symbolizer_load(s, index, pid, start, end);
 }
 
 static int add_frame(struct symbolizer *s, const struct frame *f) {
@@ -143,11 +203,13 @@ static int64_t unknown_name(struct symbolizer *s, const char *path, uint64_t off
 
 int symbolizer_resolve(struct symbolizer *s, uint32_t index, uint64_t offset, uint32_t *ret_first, uint32_t *ret_n) {
         struct module_location loc[MODULE_MAX_INLINE];
-        struct module *m = s->modules[index];
+        struct module *m;
         uint64_t *slot, vaddr = offset;
         int64_t first = -1, name;
         int n = 0, r;
 
+        index = s->canonical[index];
+        m = s->modules[index];
         s->lookups++;
         slot = idmap_get(s->chains, CHAIN_KEY(index, offset));
         if (slot) {
@@ -302,4 +364,10 @@ void symbolizer_trim_modules(struct symbolizer *s, size_t max_loaded) {
         lru_modules = NULL;
         for (size_t i = 0; i < n - max_loaded; i++)
                 module_unload(s->modules[loaded[i]]);
+}
+
+void symbolizer_release_pages(struct symbolizer *s) {
+        for (size_t i = 0; i < s->n_modules; i++)
+                if (s->modules[i]->loaded && s->modules[i]->load_error == 0)
+                        module_release_pages(s->modules[i]);
 }

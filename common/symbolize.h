@@ -35,8 +35,11 @@ struct frame {
 
 struct symbolizer {
         struct name_table *names;       /* functions, files */
-        struct name_table *module_keys;
-        struct module **modules;        /* by index = key id */
+        struct name_table *module_keys; /* "b:BUILD_ID", "p:PATH DEV INO" or "[vdso]" */
+        uint32_t *key_modules;          /* by key id: the module's index */
+        size_t n_keys, cap_keys;
+        struct module **modules;        /* by index */
+        uint32_t *canonical;            /* by index: itself, or the module with the same contents */
         size_t n_modules, cap_modules;
         struct frame *frames;
         size_t n_frames, cap_frames;
@@ -54,12 +57,19 @@ struct symbolizer *symbolizer_free(struct symbolizer *s);
 DEFINE_CLEANUP(struct symbolizer *, symbolizer_free);
 
 /* Finds or adds the module mapped from PATH. The key is the build id when known (BUILD_ID_LEN >
- * 0), else the path with DEV and INO. "[vdso]" is the vdso. Returns 0 and sets *ret_index. */
+ * 0), else the path with DEV and INO. "[vdso]" is the vdso. Returns 0 and sets *ret_index. A
+ * module known by its path first (a process found in /proc) and by its build id later (MMAP2)
+ * is one module once loaded: the later index is an alias of the first (symbolizer_canonical()). */
 int symbolizer_module(struct symbolizer *s, const char *path, const uint8_t *build_id, size_t build_id_len,
                       uint64_t dev, uint64_t ino, uint32_t *ret_index);
 
+/* The index that stands for module INDEX: itself, or the module with the same contents. */
+static inline uint32_t symbolizer_canonical(const struct symbolizer *s, uint32_t index) {
+        return s->canonical[index];
+}
+
 static inline struct module *symbolizer_get_module(const struct symbolizer *s, uint32_t index) {
-        return s->modules[index];
+        return s->modules[s->canonical[index]];
 }
 
 /* Loads module INDEX if not yet, opening its file through process PID's view of the file
@@ -83,6 +93,9 @@ int64_t symbolizer_jit(struct symbolizer *s, const char *name);
  * unloads the modules used least recently. Bounds memory in a long-running collector. */
 void symbolizer_forget_frames(struct symbolizer *s);
 void symbolizer_trim_modules(struct symbolizer *s, size_t max_loaded);
+
+/* module_release_pages() of every loaded module. */
+void symbolizer_release_pages(struct symbolizer *s);
 
 /* A frame with a made-up NAME: "[unknown]", "syscall:read". UNKNOWN marks it unsymbolized. */
 int64_t symbolizer_synthetic(struct symbolizer *s, const char *name, bool unknown);

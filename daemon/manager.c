@@ -195,9 +195,18 @@ static int on_flush(sd_event_source *src, uint64_t usec, void *userdata) {
         if (manager_flush(m) >= 0 && m->config.max_size && store_size(m->store, &live, &file) >= 0 &&
             live > m->config.max_size)
                 manager_expire(m);
-        /* Unwinders of exited processes (libdw's state, hundreds of KiB each) are freed among
-         * long-lived small blocks; glibc returns such free pages to the kernel only when asked. */
-        malloc_trim(0);
+        /* What a burst grew (the queue, the aggregates) is freed among long-lived small blocks,
+         * and glibc returns such free pages to the kernel only when asked; the modules' mapped
+         * files stay resident once read. Each page given back faults in again at its next use
+         * (a microsecond or two on a VM), so not at every flush. */
+        if (monotonic_usec() - m->trimmed_usec >= MANAGER_TRIM_INTERVAL_USEC) {
+                if (m->collector)
+                        collector_release_memory(m->collector);
+                for (unsigned i = 0; i < m->n_sessions; i++)
+                        collector_release_memory(m->sessions[i]->collector);
+                malloc_trim(0);
+                m->trimmed_usec = monotonic_usec();
+        }
         /* While the store fails, not more often than MANAGER_FLUSH_RETRY_USEC. */
         rearm(src, m->store_failing && m->config.flush_interval < MANAGER_FLUSH_RETRY_USEC ?
                    MANAGER_FLUSH_RETRY_USEC : m->config.flush_interval);

@@ -15,8 +15,10 @@
 
 #define MANAGER_MAX_SESSIONS 1024
 /* Bytes of records a collector may hold between its rings and its handling: always on, the
- * daemon keeps less than cppctl record (whose runs are short and can afford bursts). */
-#define MANAGER_QUEUE_SIZE (32u << 20)
+ * daemon keeps less than cppctl record (whose runs are short and can afford bursts). The queue
+ * is two buffers (one filling, one handled), each up to this; 8 MiB is seconds of samples
+ * (DWARF stacks are cut to what the kernel filled), and past it records wait in the rings. */
+#define MANAGER_QUEUE_SIZE (8u << 20)
 /* Longest the loop spends on samples before it looks at its timers (the flush) again. */
 #define MANAGER_DRAIN_BUDGET_NS (50ULL * 1000 * 1000)
 /* How often STATUS= and the retention check run. */
@@ -25,6 +27,8 @@
 /* While the store fails, the flush timer tries again at most this often: a failed flush does all
  * its work before the disk says no, and the loop must keep draining the rings meanwhile. */
 #define MANAGER_FLUSH_RETRY_USEC (2 * 1000000ULL)
+/* Free memory is given back to the kernel at most this often (malloc_trim()). */
+#define MANAGER_TRIM_INTERVAL_USEC (60 * 1000000ULL)
 
 struct session;
 struct control;
@@ -44,6 +48,7 @@ struct manager {
         struct control *control;
         uint64_t started_usec;
         bool store_failing;                     /* the last flush failed: said once */
+        uint64_t trimmed_usec;                  /* CLOCK_MONOTONIC of the last malloc_trim() */
         uint64_t flush_failures;
         uint64_t flushes, flush_usec_last, flush_usec_max;     /* successful ones, how long they took */
         uint64_t last_samples, last_status_usec;/* for rates in STATUS= */

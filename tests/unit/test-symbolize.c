@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "proc-maps.h"
@@ -262,8 +263,59 @@ static void test_modules(void) {
         }
 }
 
+/* Hex digits of a build id into bytes; returns how many. */
+static size_t unhex(const char *h, uint8_t *ret, size_t max) {
+        size_t n = 0;
+
+        for (; n < max && h[2 * n] && h[2 * n + 1]; n++) {
+                unsigned v;
+
+                sscanf(h + 2 * n, "%2x", &v);
+                ret[n] = v;
+        }
+        return n;
+}
+
+/* One file named by its path (a process found in /proc) and by its build id (an MMAP2 record)
+ * is one module, loaded once, whichever came first. */
+static void test_one_module_two_keys(void) {
+        _cleanup_(symbolizer_freep) struct symbolizer *s = symbolizer_new();
+        char self[4096];
+        uint8_t id[20];
+        uint32_t by_path, by_id, again, first_a, first_b, n_a, n_b;
+        struct stat st;
+        size_t len;
+        ssize_t n;
+
+        n = readlink("/proc/self/exe", self, sizeof self - 1);
+        self[n > 0 ? n : 0] = '\0';
+        ok(stat(self, &st) == 0 && symbolizer_module(s, self, NULL, 0, st.st_dev, st.st_ino, &by_path) == 0 &&
+           symbolizer_load(s, by_path, 0, 0, 0) == 0, "this program, by its path, loaded");
+        len = unhex(symbolizer_get_module(s, by_path)->build_id, id, sizeof id);
+        ok(len > 0 && symbolizer_module(s, self, id, len, 0, 0, &by_id) == 0 && by_id == by_path,
+           "by its build id after: the same module");
+        ok(symbolizer_resolve(s, by_path, 0x1000, &first_a, &n_a) == 0 &&
+           symbolizer_resolve(s, by_id, 0x1000, &first_b, &n_b) == 0 && first_a == first_b, "and the same frames");
+
+        /* The other way round, in a new symbolizer: by build id first, loaded; then by path. */
+        s = symbolizer_free(s);
+        s = symbolizer_new();
+        ok(symbolizer_module(s, self, id, len, 0, 0, &by_id) == 0 && symbolizer_load(s, by_id, 0, 0, 0) == 0,
+           "by its build id first, loaded");
+        ok(symbolizer_module(s, self, NULL, 0, st.st_dev, st.st_ino, &by_path) == 0 && by_path != by_id &&
+           symbolizer_load(s, by_path, 0, 0, 0) == 0, "then by its path: another index, loaded");
+        ok(symbolizer_canonical(s, by_path) == by_id && symbolizer_get_module(s, by_path) == symbolizer_get_module(s, by_id) &&
+           !s->modules[by_path]->loaded, "which stands for the first, its own copy let go");
+        ok(symbolizer_resolve(s, by_path, 0x1000, &first_a, &n_a) == 0 &&
+           symbolizer_resolve(s, by_id, 0x1000, &first_b, &n_b) == 0 && first_a == first_b &&
+           s->frames[first_a].module == by_id, "its addresses resolve through the first");
+        ok(symbolizer_module(s, self, NULL, 0, st.st_dev, st.st_ino, &again) == 0 && again == by_path,
+           "and its path still finds it");
+}
+
 int main(void) {
         load_self();
+        test_one_module_two_keys();
 #if defined(__x86_64__) && !defined(__SANITIZE_ADDRESS__)
         test_symbolize();
         test_unwind();

@@ -1777,6 +1777,7 @@ static int store_module(struct collector *c, uint32_t index, int64_t *ret) {
 
 static int store_frame(struct collector *c, uint32_t index, int64_t *ret) {
         struct frame *f = &c->sym->frames[index];
+        bool located = !c->config.function_frames && f->module != SYMBOLIZER_NO_MODULE && f->module != SYMBOLIZER_JIT;
         int64_t module, function;
         int r;
 
@@ -1788,11 +1789,9 @@ static int store_frame(struct collector *c, uint32_t index, int64_t *ret) {
                                       &function);
                 if (r < 0)
                         return r;
-                r = store_frame_id(c->store, function,
-                                   f->module == SYMBOLIZER_NO_MODULE || f->module == SYMBOLIZER_JIT ?
-                                           -1 : (int64_t) f->address,
-                                   f->file == NAME_NONE ? NULL : name_table_get(c->sym->names, f->file),
-                                   f->line, f->inlined, &f->store_id);
+                r = store_frame_id(c->store, function, located ? (int64_t) f->address : -1,
+                                   located && f->file != NAME_NONE ? name_table_get(c->sym->names, f->file) : NULL,
+                                   located ? f->line : 0, f->inlined, &f->store_id);
                 if (r < 0)
                         return r;
         }

@@ -27,6 +27,9 @@ struct collector_config {
         bool jitter;                    /* randomize periods around their mean (paper §7.1) */
         unsigned bucket_seconds;        /* samples are summed per time bucket of this size */
         size_t queue_size;              /* bytes of records read from the rings, not yet handled */
+        bool function_frames;           /* store frames as functions, without address, file and
+                                         * line: one stack per path of functions, not per path of
+                                         * call sites (recursion makes the latter without end) */
 };
 
 #define COLLECTOR_CONFIG_DEFAULT_STACK 16384u

@@ -156,6 +156,15 @@ static int set(struct config *c, const char *section, const char *key, char *val
                 c->retention = u;
                 return 0;
         }
+        if (KEY("store", "granularity")) {
+                if (streq(value, "function"))
+                        c->lines = false;
+                else if (streq(value, "line"))
+                        c->lines = true;
+                else
+                        return fail(error, size, "granularity must be function or line");
+                return 0;
+        }
         if (KEY("store", "max_size")) {
                 if (parse_size(value, &u) < 0)
                         return fail(error, size, "max_size must be a size (0: unbounded)");

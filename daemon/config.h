@@ -34,6 +34,7 @@ struct config {
         uint64_t bucket;                /* µs, whole seconds */
         uint64_t retention;             /* µs; 0: keep everything */
         uint64_t max_size;              /* bytes of live store; 0: unbounded */
+        bool lines;                     /* granularity = line: frames keep address, file, line */
         /* [control] */
         char socket_path[108];          /* sizeof(sun_path) */
         char group[64];                 /* members may query; "" for none */

@@ -49,6 +49,7 @@ void manager_collector_config(const struct manager *m, struct collector_config *
         ret->ring_size = m->config.ring_size;
         ret->bucket_seconds = m->config.bucket / 1000000;
         ret->queue_size = MANAGER_QUEUE_SIZE;
+        ret->function_frames = !m->config.lines;
 }
 
 /* Creates the system-wide collector for the configuration and opens its events. */

@@ -92,6 +92,9 @@ def main():
         rows = store_query(d.store, "SELECT DISTINCT unit FROM process WHERE pid = %d AND exe = '%s'"
                            % (b.pid, process_db))
         ok(rows == [(unit_b,)], 'the process row names the unit', rows)
+        located = store_query(d.store, "SELECT count(*) FROM frame WHERE address IS NOT NULL OR line IS NOT NULL")
+        ok(located == [(0,)], 'frames are stored as functions, without addresses or lines (granularity = function)',
+           located)
 
         # Sessions: a pid, then a unit. The workloads outlast both (killed at the end): under
         # AddressSanitizer the first session alone took longer than 6 s, their length here.

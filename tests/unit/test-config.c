@@ -34,6 +34,7 @@ int main(void) {
                  "bucket = 10s\n"
                  "retention = 30d\n"
                  "max_size = 512M\n"
+                 "granularity = line\n"
                  "[control]\n"
                  "socket = /run/x.sock\n"
                  "group = wheel\n"
@@ -43,8 +44,12 @@ int main(void) {
            "resources with and without periods, and an event");
         ok(c.unwind == UNWIND_FP && c.kernel && c.stack_size == 4096 && c.ring_size == 2u << 20, "[collect]");
         ok(strcmp(c.store_path, "/srv/cppd.db") == 0 && c.flush_interval == 250000 && c.bucket == 10000000 &&
-           c.retention == 30 * 86400 * 1000000ULL && c.max_size == 512u << 20, "[store], values stripped");
+           c.retention == 30 * 86400 * 1000000ULL && c.max_size == 512u << 20 && c.lines, "[store], values stripped");
         ok(strcmp(c.socket_path, "/run/x.sock") == 0 && strcmp(c.group, "wheel") == 0 && c.max_sessions == 3, "[control]");
+        ok(!d.lines, "frames are functions by default");
+        c = d;
+        ok(parse("[store]\ngranularity = file\n", &c, &line, error) == -EBADMSG &&
+           strstr(error, "granularity must be function or line"), "another granularity: %s", error);
 
         c = d;
         ok(parse("[collect]\nresources = cpu-tim\n", &c, &line, error) == -EBADMSG && line == 2 &&

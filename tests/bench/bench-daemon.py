@@ -11,7 +11,6 @@ perf report's to get the same profiles), and cppd's resident memory. Never fails
 Usage: sudo tests/bench/bench-daemon.py [BUILD_DIR] [--repeat 3] [--quick]"""
 import argparse
 import os
-import shutil
 import signal
 import socket
 import statistics
@@ -19,6 +18,9 @@ import subprocess
 import sys
 import tempfile
 import time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from perfcheck import working_perf  # noqa: E402
 
 
 def cpu_of_pid(pid):
@@ -46,7 +48,7 @@ def main():
     wl = os.path.join(a.build, 'tests', 'workloads')
     timed = os.path.join(a.build, 'tests', 'bench', 'timed')
     cppd = os.path.join(a.build, 'daemon', 'cppd')
-    perf = shutil.which('perf')
+    perf = working_perf()
     rounds = 2 if a.quick else 8
     if a.quick:
         a.repeat = 1

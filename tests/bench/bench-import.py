@@ -16,6 +16,9 @@ import sys
 import tempfile
 import time
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from perfcheck import working_perf  # noqa: E402
+
 
 def timed(argv):
     """Runs ARGV; returns wall seconds, CPU seconds, max RSS MiB of the child."""
@@ -42,6 +45,9 @@ def main():
         a.seconds = 0.3
     if os.geteuid() != 0:
         print('bench-import: needs root for perf events; skipped')
+        return 0
+    if not working_perf():
+        print('bench-import: nothing to import without perf; skipped')
         return 0
     cppctl = os.path.join(a.build, 'client', 'cppctl')
     workload = os.path.join(a.build, 'tests', 'workloads', 'recursive-fp' if a.fp else 'recursive-nofp')

@@ -13,11 +13,13 @@ Usage: tests/bench/bench-record.py [BUILD_DIR] [--repeat 5] [--quick]"""
 import argparse
 import os
 import re
-import shutil
 import statistics
 import subprocess
 import sys
 import tempfile
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from perfcheck import working_perf  # noqa: E402
 
 
 def cpu_run(argv):
@@ -50,7 +52,7 @@ def main():
     cppctl = os.path.join(a.build, 'client', 'cppctl')
     timed = os.path.join(a.build, 'tests', 'bench', 'timed')
     wl = os.path.join(a.build, 'tests', 'workloads')
-    perf = shutil.which('perf')
+    perf = working_perf()
     # Each configuration has a short and a long run of one workload: overheads are measured on
     # the long one, and the cost of a sample is the difference in profiler CPU time between the
     # two over the difference in samples, so that fixed costs (loading libc's debug information:

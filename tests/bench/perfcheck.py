@@ -20,6 +20,6 @@ def working_perf():
             p = subprocess.run(argv, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
             if p.returncode != 0:
                 print('%s fails here (%d): %s; no comparison' % (' '.join(argv[:2]), p.returncode,
-                                                                   p.stderr.strip()[-200:]))
+                                                                   (p.stderr.strip().splitlines() or [''])[-1][-200:]))
                 return None
     return perf

@@ -295,10 +295,13 @@ def test_against_perf(tmp):
     data, db = os.path.join(tmp, 'perf.data'), os.path.join(tmp, 'vs-perf.db')
     # perf itself may not work here (perf 6.1 aborts reading kallsyms once the kernel lists an
     # ftrace trampoline, "[__builtin__ftrace]"): then there is nothing to compare with.
-    probe = run(['perf', 'record', '-q', '-o', os.path.join(tmp, 'probe.data'), '-e', 'cpu-clock', 'true'])
-    if probe.returncode != 0:
-        ok(True, '# SKIP perf record cannot run here: %s' % probe.stderr.strip()[-200:])
-        return
+    for argv in (['perf', 'record', '-q', '-o', os.path.join(tmp, 'probe.data'), '-e', 'cpu-clock', 'true'],
+                 ['perf', 'script', '-i', os.path.join(tmp, 'probe.data')]):
+        probe = run(argv)
+        if probe.returncode != 0:
+            ok(True, '# SKIP %s cannot run here: %s' % (' '.join(argv[:2]),
+                                                       (probe.stderr.strip().splitlines() or [''])[-1][-200:]))
+            return
     # -m: perf's default 512 KiB buffer drops bursts of 16 KiB samples, which skews its shares.
     p = run(['perf', 'record', '-q', '-m', '8M', '-o', data, '-e', 'page-faults', '-c', '4',
              '--call-graph', 'dwarf,16384', '--', workload('process_db-nofp')])

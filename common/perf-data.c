@@ -348,7 +348,8 @@ static int window_get(struct perf_data *d, uint64_t offset, uint64_t n, const ui
         } else {
                 size_t drop = keep - d->window_start;
 
-                memmove(d->window, d->window + drop, d->window_len - drop);
+                if (d->window_len > drop)       /* the window may not exist yet */
+                        memmove(d->window, d->window + drop, d->window_len - drop);
                 d->window_start = keep;
                 d->window_len -= drop;
         }

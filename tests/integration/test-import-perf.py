@@ -51,14 +51,18 @@ def main():
     if not shutil.which('perf'):
         skip_all('perf is not installed')
     tmp = tempfile.mkdtemp()
-    # perf itself may not work here: not allowed, or perf 6.1 aborting on kallsyms once the kernel
-    # lists an ftrace trampoline ("[__builtin__ftrace]").
-    for argv in (['perf', 'record', '-o', os.path.join(tmp, 'probe.data'), '-e', 'cpu-clock', 'true'],
-                 ['perf', 'report', '-i', os.path.join(tmp, 'probe.data'), '--stdio']):
-        probe = run(argv)
-        if probe.returncode != 0:
-            skip_all('%s cannot run here: %s' % (' '.join(argv[:2]),
-                                                 (probe.stderr.strip().splitlines() or [''])[-1][-200:]))
+    # perf itself may not work here: not allowed to record, or perf 6.1 aborting on kallsyms once
+    # the kernel lists an ftrace trampoline ("[__builtin__ftrace]"). Where only perf report fails
+    # the recordings are still imported and checked; only the comparison is left out.
+    probe_data = os.path.join(tmp, 'probe.data')
+    probe = run(['perf', 'record', '-o', probe_data, '-e', 'cpu-clock', 'true'])
+    if probe.returncode != 0:
+        skip_all('perf record cannot run here: %s' % (probe.stderr.strip().splitlines() or [''])[-1][-200:])
+    probe = run(['perf', 'report', '-i', probe_data, '--stdio'])
+    report_works = probe.returncode == 0
+    if not report_works:
+        print('# perf report cannot run here (%s): imports are checked without comparing'
+              % (probe.stderr.strip().splitlines() or [''])[-1][-200:])
 
     for mode, args, exe in (('frame pointers', ['-g'], 'process_db-fp'),
                             ('DWARF', ['--call-graph', 'dwarf', '-m', '8M'], 'process_db-nofp')):
@@ -69,12 +73,20 @@ def main():
         p = run([cppctl, 'import', data, '--db', db])
         ok(p.returncode == 0 and re.search(r'cpu-clock +\d+ samples', p.stdout),
            'cppctl import of the %s recording' % mode, p.stdout + p.stderr)
-        ours, theirs = functions(db, 'cpu-clock'), perf_children(data)
-        for f in FUNCTIONS[mode]:
-            a, b = ours.get(f, 0), theirs.get(f, 0)
-            ok(b > 0.05 and abs(a - b) <= TOLERANCE,
-               '%s: %s %.4f here, %.4f in perf report --children' % (mode, f, a, b),
-               sorted(theirs.items(), key=lambda x: -x[1])[:15])
+        ours = functions(db, 'cpu-clock')
+        if report_works:
+            theirs = perf_children(data)
+            for f in FUNCTIONS[mode]:
+                a, b = ours.get(f, 0), theirs.get(f, 0)
+                ok(b > 0.05 and abs(a - b) <= TOLERANCE,
+                   '%s: %s %.4f here, %.4f in perf report --children' % (mode, f, a, b),
+                   sorted(theirs.items(), key=lambda x: -x[1])[:15])
+        else:
+            # Without perf report to compare with: main holds nearly every sample and every
+            # workload function is seen.
+            ok(ours.get('main', 0) > 0.9 and all(ours.get(f, 0) > 0.05 for f in FUNCTIONS[mode]),
+               '%s: main %.4f and %s all seen' % (mode, ours.get('main', 0), ', '.join(FUNCTIONS[mode][1:])),
+               sorted(ours.items(), key=lambda x: -x[1])[:15])
         if mode == 'DWARF':
             p = run([cppctl, 'down', 'main', '--db', db, '-r', 'cpu-clock', '-t', '0.05'])
             ok('(main uniquify_db qsort_r)' in p.stdout,

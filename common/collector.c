@@ -2,9 +2,12 @@
  *
  * Events. Each resource becomes one or more perf events (resource.h), opened per CPU with
  * inherit=1 for the target (the kernel cannot mmap an inherited per-task event with cpu=-1),
- * all events of a CPU writing into that CPU's one ring buffer (PERF_EVENT_IOC_SET_OUTPUT).
- * The first event of each (thread, CPU) also carries the side band: MMAP2 (with build ids),
- * COMM, FORK/EXIT. Samples never ask for PERF_SAMPLE_PERIOD, which would make the kernel
+ * all sampling events of a CPU writing into that CPU's sample ring (PERF_EVENT_IOC_SET_OUTPUT).
+ * The side band (MMAP2 with build ids, COMM, FORK/EXIT) rides on dummy events that write into a
+ * second, smaller ring per CPU: samples with copied stacks fill a ring a hundred times faster
+ * than processes come and go, and when the rings are not emptied in time the kernel drops what
+ * does not fit; in a ring of their own, the records every later sample is attributed by are not
+ * dropped with the samples. Samples never ask for PERF_SAMPLE_PERIOD, which would make the kernel
  * sample every software event and tracepoint; a sample is worth one period.
  *
  * Reading. A thread (ring-reader.c) empties the rings into memory in time order across CPUs, so
@@ -153,9 +156,9 @@ struct collector {
         struct cfd *fds;
         size_t n_fds, cap_fds;
         int n_cpus;
-        struct ring_buffer **rings;     /* by CPU; NULL until the CPU's first event opens */
-        int *ring_fds;                  /* the rings' owners */
-        int n_ring_fds;
+        struct ring_buffer **rings;     /* by CPU the sample rings, then the side band's; NULL until
+                                         * their owners (dummy events) open */
+        int n_ring_list;
         struct ring_buffer **ring_list; /* the rings that exist, for the reader */
         struct ring_reader *reader;
         const uint8_t *queue;           /* records taken from the reader, handled up to queue_off */
@@ -252,19 +255,18 @@ int collector_new(const struct collector_config *config, struct store *store, st
         c->n_cpus = n_cpus;
         c->sym = symbolizer_new();
         c->unwinder = unwinder_new();
-        c->rings = calloc(n_cpus, sizeof *c->rings);
-        c->ring_fds = calloc(n_cpus, sizeof *c->ring_fds);
+        c->rings = calloc(2 * n_cpus, sizeof *c->rings);
         c->event_ids = idmap_new();
         c->processes = idmap_new();
         c->threads = idmap_new();
         c->trie = idmap_new();
         c->agg_index = idmap_new();
-        c->ring_list = calloc(n_cpus, sizeof *c->ring_list);
+        c->ring_list = calloc(2 * n_cpus, sizeof *c->ring_list);
         c->exec_units = idmap_new();
         pthread_mutex_init(&c->exec_units_lock, NULL);
         c->cap_nodes = 1024;
         c->nodes = malloc(c->cap_nodes * sizeof *c->nodes);
-        if (!c->sym || !c->unwinder || !c->rings || !c->ring_fds || !c->event_ids || !c->processes || !c->threads ||
+        if (!c->sym || !c->unwinder || !c->rings || !c->event_ids || !c->processes || !c->threads ||
             !c->trie || !c->agg_index || !c->ring_list || !c->exec_units || !c->nodes)
                 return -ENOMEM;
         c->nodes[0] = (struct trie_node) {};
@@ -306,10 +308,9 @@ struct collector *collector_free(struct collector *c) {
         for (size_t f = 0; f < c->n_fds; f++)
                 close(c->fds[f].fd);
         free(c->fds);
-        for (int cpu = 0; c->rings && cpu < c->n_cpus; cpu++)
-                ring_buffer_free(c->rings[cpu]);
+        for (int k = 0; c->rings && k < 2 * c->n_cpus; k++)
+                ring_buffer_free(c->rings[k]);
         free(c->rings);
-        free(c->ring_fds);
         if (c->processes)
                 while (idmap_next(c->processes, &i, &key, &value))
                         process_free((struct process *) (uintptr_t) value);
@@ -502,6 +503,11 @@ fail:
         return r;
 }
 
+/* Bytes of a sample ring, or of a side band ring: a quarter of the samples' (at least 64 KiB). */
+static size_t ring_size(const struct collector *c, bool side_band) {
+        return side_band ? MAX(c->config.ring_size / 4, 65536u) : c->config.ring_size;
+}
+
 /* Fills E's attr for opening: what every event shares, from the configuration. */
 static void prepare_attr(struct collector *c, struct cevent *e, bool side_band, bool inherit, bool enable_on_exec) {
         struct perf_event_attr *a = &e->attr;
@@ -529,7 +535,7 @@ static void prepare_attr(struct collector *c, struct cevent *e, bool side_band, 
         a->use_clockid = 1;
         a->clockid = CLOCK_MONOTONIC;
         a->watermark = 1;
-        a->wakeup_watermark = c->config.ring_size / 4;
+        a->wakeup_watermark = ring_size(c, side_band) / 4;
         a->context_switch = e->role == ROLE_OFFCPU;
         a->mmap = a->mmap2 = a->comm = a->comm_exec = a->task = a->build_id = side_band;
 }
@@ -558,9 +564,12 @@ struct targets {
         bool enable_on_exec;
 };
 
-/* Opens event EV on target ID, CPU, into that CPU's ring. Returns 0 or a negative errno. */
+/* Opens event EV on target ID, CPU, into that CPU's sample ring or, for the SIDE_BAND, its side
+ * band ring: the first event opened into a ring maps it (the dummy events of open_rings()).
+ * Returns 0 or a negative errno. */
 static int open_one(struct collector *c, unsigned ev, const struct targets *t, pid_t id_, int cpu, bool side_band) {
         struct cevent *e = &c->events[ev];
+        struct ring_buffer **ring = &c->rings[side_band ? c->n_cpus + cpu : cpu];
         _cleanup_close_ int fd = -1;
         uint64_t id, *slot;
         int r;
@@ -573,22 +582,21 @@ static int open_one(struct collector *c, unsigned ev, const struct targets *t, p
                 return -errno;
         if (ioctl(fd, PERF_EVENT_IOC_ID, &id) < 0)
                 return -errno;
-        if (!c->rings[cpu]) {
-                size_t size = c->config.ring_size;
+        if (!*ring) {
+                size_t size = ring_size(c, side_band);
 
                 /* Without CAP_IPC_LOCK the locked-memory budget may be small: halve until the
                  * ring fits, down to 64 KiB. */
                 for (;;) {
-                        r = ring_buffer_map(fd, size, &c->rings[cpu]);
+                        r = ring_buffer_map(fd, size, ring);
                         if (r != -EPERM || size <= 65536)
                                 break;
                         size /= 2;
                 }
                 if (r < 0)
                         return r;
-                c->ring_list[c->n_ring_fds] = c->rings[cpu];
-                c->ring_fds[c->n_ring_fds++] = fd;
-        } else if (ioctl(fd, PERF_EVENT_IOC_SET_OUTPUT, c->rings[cpu]->fd) < 0)
+                c->ring_list[c->n_ring_list++] = *ring;
+        } else if (ioctl(fd, PERF_EVENT_IOC_SET_OUTPUT, (*ring)->fd) < 0)
                 return -errno;
         r = idmap_put(c->event_ids, id, ev, &slot);
         if (r < 0)
@@ -689,7 +697,7 @@ static int start_reader(struct collector *c) {
         size_t i = 0;
         int r;
 
-        c->reader = ring_reader_new(c->ring_list, c->n_ring_fds, c->config.queue_size);
+        c->reader = ring_reader_new(c->ring_list, c->n_ring_list, c->config.queue_size);
         if (!c->reader)
                 return -ENOMEM;
         ring_reader_set_hook(c->reader, on_exec_record, c);
@@ -723,19 +731,27 @@ static void share_context_switches(struct collector *c) {
         c->switches_via_offcpu = c->events[switches].resource;
 }
 
-/* The side band (MMAP2, COMM, FORK/EXIT) rides on a dummy software event per target and CPU,
- * opened first so that it also owns the CPU's ring: resources come and go (an unsupported one
- * is closed again) without the side band or the rings depending on them. */
-static int open_side_band(struct collector *c, const struct targets *t) {
-        unsigned ev = c->n_events;
+/* The rings' owners, opened before any resource so that resources come and go (an unsupported
+ * one is closed again) without the rings depending on them: per CPU, a dummy software event that
+ * maps the sample ring, and per target and CPU a dummy event that carries the side band (MMAP2,
+ * COMM, FORK/EXIT) into the side band's ring. */
+static int open_rings(struct collector *c, const struct targets *t) {
+        unsigned owner = c->n_events, side = c->n_events + 1;
         int r;
 
         r = add_event(c, NO_RESOURCE, ROLE_SAMPLE, PERF_TYPE_SOFTWARE, PERF_COUNT_SW_DUMMY, 1, NULL);
+        if (r >= 0)
+                r = add_event(c, NO_RESOURCE, ROLE_SAMPLE, PERF_TYPE_SOFTWARE, PERF_COUNT_SW_DUMMY, 1, NULL);
         if (r < 0)
                 return r;
+        for (int cpu = 0; cpu < c->n_cpus; cpu++) {
+                r = open_one(c, owner, t, t->ids[0], cpu, false);
+                if (r < 0)
+                        return r;
+        }
         for (int i = 0; i < t->n; i++)
                 for (int cpu = 0; cpu < c->n_cpus; cpu++) {
-                        r = open_one(c, ev, t, t->ids[i], cpu, true);
+                        r = open_one(c, side, t, t->ids[i], cpu, true);
                         if (r == -ESRCH && i > 0)
                                 break;  /* a thread exited meanwhile */
                         if (r < 0)
@@ -756,7 +772,7 @@ static int open_events(struct collector *c, const struct targets *t, uint32_t *r
         if (c->reader)
                 return -EBUSY;          /* one target set per collector */
         share_context_switches(c);
-        r = open_side_band(c, t);
+        r = open_rings(c, t);
         if (r < 0)
                 return r;
 

@@ -95,6 +95,7 @@ def fork_storm(d, unprofiled):
 def many_threads(d):
     st0 = d.status_lines()
     base_threads = int(st0['state']['live_threads'])
+    cpu0 = st0['resource:cpu-time']
     threads, burn, rounds = 400, 10, 3
     watch = RssWatch(d, 0.5)
     p = subprocess.Popen([os.path.join(workloads, 'manythreads-nofp'), str(threads), str(burn), str(rounds)],
@@ -112,11 +113,20 @@ def many_threads(d):
     run_id = int(st['daemon']['run'])
     tids = store_query(d.store, "SELECT count(DISTINCT t.tid) FROM sample s JOIN thread t ON t.id = s.thread_id "
                        "JOIN process p ON p.id = t.process_id WHERE p.pid = ? AND p.run_id = ?", (p.pid, run_id))[0][0]
+    # Each thread burns 10 ms at cpu-time/1: about 10 samples. Where the daemon falls behind (its
+    # handling yields the CPU to the workload; under AddressSanitizer it is several times slower)
+    # the kernel drops samples, counted, in bursts that take a thread's few samples together: a
+    # thread is expected stored unless its samples went in the share lost.
+    cpu = st['resource:cpu-time']
+    took = int(cpu['samples']) - int(cpu0['samples'])
+    lost = int(cpu['lost']) - int(cpu0['lost'])
+    share_lost = lost / (took + lost) if took + lost else 0
     print('# many threads: %d made, %d with samples stored, at most %d followed at once (status every 0.2 s); '
-          '%s samples lost' % (threads * rounds, tids, peak_threads, st['daemon']['lost']))
-    # Each thread burns 10 ms at cpu-time/1: about 10 samples, but the kernel may drop some.
-    ok(tids >= 0.75 * threads * rounds, 'the threads\' samples are stored under each (%d threads of %d)'
-       % (tids, threads * rounds))
+          '%d CPU-time samples taken, %d lost (%.0f%%)' % (threads * rounds, tids, peak_threads, took, lost,
+                                                           100 * share_lost))
+    ok(tids >= 0.75 * (1 - share_lost) * threads * rounds,
+       'the threads\' samples are stored under each (%d threads of %d, %.0f%% of samples lost)'
+       % (tids, threads * rounds, 100 * share_lost))
     live = int(st['state']['live_threads'])
     ok(live <= base_threads + 50, 'and forgot them once stored: %d threads in memory, %d before' % (live, base_threads))
     memory_ok('many threads', sizes)

@@ -30,6 +30,10 @@ void config_defaults(struct config *c) {
                 .unwind = UNWIND_DWARF,
                 .stack_size = 8192,
                 .ring_size = 1u << 20,
+                /* Always on, the daemon keeps less than cppctl record (whose runs are short and
+                 * can afford bursts): 8 MiB is seconds of samples (DWARF stacks are cut to what
+                 * the kernel filled), and past it records wait in the rings. */
+                .queue_size = 8u << 20,
                 .flush_interval = 5 * 1000000ULL,
                 .bucket = 60 * 1000000ULL,
                 .retention = 7 * 86400 * 1000000ULL,
@@ -130,6 +134,12 @@ static int set(struct config *c, const char *section, const char *key, char *val
                 if (parse_size(value, &u) < 0 || u < 65536 || u > (1u << 30) || (u & (u - 1)))
                         return fail(error, size, "ring_size must be a power of two from 64K to 1G");
                 c->ring_size = u;
+                return 0;
+        }
+        if (KEY("collect", "queue_size")) {
+                if (parse_size(value, &u) < 0 || u < (1u << 20) || u > (1u << 30))
+                        return fail(error, size, "queue_size must be from 1M to 1G");
+                c->queue_size = u;
                 return 0;
         }
         if (KEY("store", "path")) {

@@ -28,6 +28,7 @@ struct config {
         bool kernel;
         uint32_t stack_size;            /* bytes */
         uint32_t ring_size;             /* bytes per CPU, a power of two */
+        uint32_t queue_size;            /* bytes of records read from the rings, not yet handled */
         /* [store] */
         char store_path[4096];
         uint64_t flush_interval;        /* µs */

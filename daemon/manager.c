@@ -48,7 +48,7 @@ void manager_collector_config(const struct manager *m, struct collector_config *
         ret->stack_size = m->config.stack_size;
         ret->ring_size = m->config.ring_size;
         ret->bucket_seconds = m->config.bucket / 1000000;
-        ret->queue_size = MANAGER_QUEUE_SIZE;
+        ret->queue_size = m->config.queue_size;
         ret->function_frames = !m->config.lines;
 }
 

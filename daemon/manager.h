@@ -14,11 +14,6 @@
 #include "store.h"
 
 #define MANAGER_MAX_SESSIONS 1024
-/* Bytes of records a collector may hold between its rings and its handling: always on, the
- * daemon keeps less than cppctl record (whose runs are short and can afford bursts). The queue
- * is two buffers (one filling, one handled), each up to this; 8 MiB is seconds of samples
- * (DWARF stacks are cut to what the kernel filled), and past it records wait in the rings. */
-#define MANAGER_QUEUE_SIZE (8u << 20)
 /* Longest the loop spends on samples before it looks at its timers (the flush) again. */
 #define MANAGER_DRAIN_BUDGET_NS (50ULL * 1000 * 1000)
 /* How often STATUS= and the retention check run. */

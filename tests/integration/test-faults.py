@@ -103,7 +103,7 @@ def full_disk(tmp):
            'belong to' % (held_max, live))
         # 2000 exited processes kept with their unwinders took 700 MiB; without, 20 to 46 MiB
         # (10 runs), most of it the records queued from the rings while a failed flush runs
-        # (MANAGER_QUEUE_SIZE, 32 MiB at most), which malloc_trim() after each flush returns.
+        # (queue_size, 8 MiB by default), which malloc_trim() after each flush returns.
         if ASAN:
             ok(True, '# SKIP memory bound: AddressSanitizer keeps freed memory in quarantine')
         else:
@@ -349,7 +349,9 @@ def syscall_storm(tmp):
                              text=True)
         out, _ = p.communicate()
         calls = int(out.strip())
-        ok(p.returncode == 0 and calls > 1000000, 'the storm: %d calls in 3 s' % calls)
+        # How many calls the storm gets through under profiling depends on the machine (this is
+        # no timing test); what matters is that the rings overflow, checked below.
+        ok(p.returncode == 0 and calls > 100000, 'the storm: %d calls in 3 s' % calls)
         time.sleep(2 * FLUSH)
         # The rest of the system makes system calls too, and loses some all along: the losses
         # stored by a flush lie between those counted before it and after it.

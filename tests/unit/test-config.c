@@ -28,6 +28,7 @@ int main(void) {
                  "kernel = yes\n"
                  "stack_size = 4K\n"
                  "ring_size = 2M\n"
+                 "queue_size = 16M\n"
                  "[store]\n"
                  "  path = /srv/cppd.db  \n"
                  "flush_interval = 250ms\n"
@@ -42,7 +43,8 @@ int main(void) {
         ok(c.n_resources == 3 && c.resources[0].period == 1 && strcmp(c.resources[1].name, "syscalls") == 0 &&
            c.resources[1].period == 0 && c.resources[2].event && strcmp(c.resources[2].name, "cpu-migrations") == 0,
            "resources with and without periods, and an event");
-        ok(c.unwind == UNWIND_FP && c.kernel && c.stack_size == 4096 && c.ring_size == 2u << 20, "[collect]");
+        ok(c.unwind == UNWIND_FP && c.kernel && c.stack_size == 4096 && c.ring_size == 2u << 20 &&
+           c.queue_size == 16u << 20, "[collect]");
         ok(strcmp(c.store_path, "/srv/cppd.db") == 0 && c.flush_interval == 250000 && c.bucket == 10000000 &&
            c.retention == 30 * 86400 * 1000000ULL && c.max_size == 512u << 20 && c.lines, "[store], values stripped");
         ok(strcmp(c.socket_path, "/run/x.sock") == 0 && strcmp(c.group, "wheel") == 0 && c.max_sessions == 3, "[control]");
@@ -65,6 +67,8 @@ int main(void) {
            "a line without =");
         ok(parse("[collect]\nstack_size = 100\n", &c, &line, error) == -EBADMSG, "stack_size not a multiple of 8");
         ok(parse("[collect]\nring_size = 3M\n", &c, &line, error) == -EBADMSG, "ring_size not a power of two");
+        ok(parse("[collect]\nqueue_size = 64K\n", &c, &line, error) == -EBADMSG && strstr(error, "queue_size"),
+           "queue_size below 1M");
         ok(parse("[store]\npath = relative.db\n", &c, &line, error) == -EBADMSG, "a relative store path");
         ok(parse("[store]\nbucket = 1500ms\n", &c, &line, error) == -EBADMSG, "a bucket of a fraction of a second");
         ok(parse("[store]\nflush_interval = 1ms\n", &c, &line, error) == -EBADMSG, "a flush interval too short");

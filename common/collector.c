@@ -65,6 +65,8 @@
 #define NS_PER_MS 1000000ULL
 /* How often a process's perf map (JIT symbols) is looked at again for a PC it lacks. */
 #define JIT_RECHECK_NS 1000000000ULL
+/* How often the tasks followed are checked for being gone when no loss said to. */
+#define GONE_CHECK_NS 10000000000ULL
 /* The resource of events that count none (the side band's dummy). */
 #define NO_RESOURCE COLLECTOR_MAX_RESOURCES
 
@@ -200,6 +202,7 @@ struct collector {
         int64_t run_started;            /* offline: when the recording began */
         bool offline;                   /* records come from a file: never read /proc */
         uint64_t lost_checked;          /* stats.lost when mark_gone() last looked */
+        uint64_t gone_checked_ns;       /* and when (CLOCK_MONOTONIC) */
         uint64_t feed_hits;             /* offline: the hits of the sample being fed */
         bool run_ended;
         struct collector_stats stats;
@@ -1921,15 +1924,17 @@ static int flush_rows(struct collector *c, bool final) {
         return 0;
 }
 
-/* Exit records are lost with a full ring like any other (PERF_RECORD_LOST): after a loss, asks
- * the kernel which of the tasks followed are gone, or they would stay for ever. */
+/* Exit records are lost with a full ring like any other (PERF_RECORD_LOST): after a loss, and
+ * at least every GONE_CHECK_NS whatever the rings said, asks the kernel which of the tasks
+ * followed are gone, or they would stay for ever. */
 static void mark_gone(struct collector *c) {
-        uint64_t key, value;
+        uint64_t key, value, now = now_ns(CLOCK_MONOTONIC);
         size_t i = 0;
 
-        if (c->offline || c->stats.lost == c->lost_checked)
+        if (c->offline || (c->stats.lost == c->lost_checked && now - c->gone_checked_ns < GONE_CHECK_NS))
                 return;
         c->lost_checked = c->stats.lost;
+        c->gone_checked_ns = now;
         for (size_t s = 0; s < c->n_slots; s++) {
                 struct thread *t = c->slots[s];
 

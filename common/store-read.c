@@ -276,8 +276,8 @@ int store_load_tree(struct store *s, const struct store_filter *f, struct sample
         return store_load_tree_shared(s, f, NULL, ret);
 }
 
-int store_load_tree_shared(struct store *s, const struct store_filter *f, struct name_table *names,
-                           struct sample_tree **ret) {
+static int load_tree(struct store *s, const struct store_filter *f, struct name_table *names,
+                     struct sample_tree **ret) {
         _cleanup_(sample_tree_freep) struct sample_tree *tree = NULL;
         _cleanup_(stack_table_done) struct stack_table t = {};
         _cleanup_free_ uint32_t *scratch = NULL;
@@ -379,6 +379,20 @@ int store_load_tree_shared(struct store *s, const struct store_filter *f, struct
         sample_tree_weigh(tree);
         *ret = take_ptr(&tree);
         return 0;
+}
+
+/* The tree is read from five tables in as many statements: one read transaction makes them one
+ * snapshot, else a writer committing in between (the daemon's flush) leaves samples that name
+ * stacks past those read, and a live store looks damaged. Inside a caller's transaction or
+ * statement (an SQL function) the snapshot is already the caller's. */
+int store_load_tree_shared(struct store *s, const struct store_filter *f, struct name_table *names,
+                           struct sample_tree **ret) {
+        bool own = sqlite3_get_autocommit(s->db) && sqlite3_exec(s->db, "BEGIN", NULL, NULL, NULL) == SQLITE_OK;
+        int r = load_tree(s, f, names, ret);
+
+        if (own)
+                (void) sqlite3_exec(s->db, "COMMIT", NULL, NULL, NULL);
+        return r;
 }
 
 int store_list_resources(struct store *s, char ***ret) {

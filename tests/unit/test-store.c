@@ -11,6 +11,7 @@
 
 #include "profile.h"
 #include "store-migrations.h"
+#include "store-internal.h"
 #include "store.h"
 #include "tap.h"
 
@@ -395,6 +396,61 @@ static void test_reader_beside_writer(void) {
            "the reader's next load sees it");
 }
 
+/* A writer commits in the middle of a reader's load (from SQLite's progress handler, at the
+ * K-th callback, for each K): the load is one snapshot, before the commit or after it, never
+ * stacks from before and samples from after (which would look like a damaged store). */
+static struct {
+        struct store *w;
+        int64_t res, thr;
+        int calls, at, k;
+} mid;
+
+static int commit_mid_load(void *userdata) {
+        char names[64];
+
+        if (++mid.calls != mid.at)
+                return 0;
+        snprintf(names, sizeof names, "main;new%d;deeper%d", mid.k, mid.k);
+        if (store_begin(mid.w) < 0 || add_stack(mid.w, mid.res, mid.thr, names, 2) < 0 || store_commit(mid.w) < 0)
+                mid.k = -1000;
+        return 0;
+}
+
+static void test_writer_commits_mid_load(void) {
+        _cleanup_(store_closep) struct store *w = NULL, *r = NULL;
+        uint64_t total = 3;
+        int64_t run;
+        int bad = 0, fired = 0;
+
+        ok(store_open(path("m.db"), STORE_WRITE, &w) == 0 && store_begin(w) == 0 &&
+           add_run(w, "cpu-time", 1, &run, &mid.res, &mid.thr) == 0 && add_stack(w, mid.res, mid.thr, "main;a", 3) == 0 &&
+           store_commit(w) == 0 && store_open(path("m.db"), STORE_READ, &r) == 0, "a store, a writer and a reader");
+        mid.w = w;
+        sqlite3_progress_handler(r->db, 4, commit_mid_load, NULL);
+        for (mid.k = 1; mid.k <= 60; mid.k++) {
+                _cleanup_(sample_tree_freep) struct sample_tree *t = NULL;
+                int q;
+
+                mid.calls = 0;
+                mid.at = mid.k;
+                q = store_load_tree(r, &(struct store_filter) { .resource = "cpu-time" }, &t);
+                fired += mid.calls >= mid.at;
+                if (q < 0 || mid.k < 0 || (t->total != total && t->total != total + 2)) {
+                        char line[128];
+
+                        snprintf(line, sizeof line, "commit at callback %d: load %d, total %lld of %lld", mid.at, q,
+                                 q < 0 ? -1LL : (long long) t->total, (long long) total);
+                        diag(line);
+                        bad++;
+                }
+                if (mid.calls >= mid.at)
+                        total += 2;
+        }
+        sqlite3_progress_handler(r->db, 0, NULL, NULL);
+        ok(fired > 10, "commits came at %d points of the loads", fired);
+        is_int(bad, 0, "every load read one snapshot: before the commit or after it");
+}
+
 /* A new store is 0640 whatever the umask, and so are its -wal and -shm files while open. */
 static void test_modes(void) {
         struct store *s = NULL;
@@ -424,6 +480,7 @@ int main(void) {
         test_refusals();
         test_corrupt();
         test_reader_beside_writer();
+        test_writer_commits_mid_load();
         test_filters_and_expiry();
         test_migration();
         test_identity();

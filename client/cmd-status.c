@@ -124,10 +124,15 @@ int cmd_status(int argc, char **argv) {
                         printf("store %s: %.1f MiB (%.1f MiB in use), run %s, unwinding %s\n", get(m, "store"),
                                get_u64(m, "store_bytes") / 1048576.0, get_u64(m, "store_live_bytes") / 1048576.0,
                                get(m, "run"), get(m, "unwind"));
-                        printf("%s samples/s; %s samples, %s lost; %s processes, %s modules; %s failed flushes\n\n",
+                        printf("%s samples/s; %s samples, %s lost; %s processes, %s modules; %s failed flushes\n",
                                get(m, "samples_per_second"), get(m, "samples"), get(m, "lost"), get(m, "processes"),
                                get(m, "modules"), get(m, "flush_failures"));
-                        printf("%-20s %8s %10s %12s %12s %10s\n", "resource", "period", "samples/s", "samples",
+                } else if (streq(m->word, "state")) {
+                        /* A tenth of a second is the reader's own rhythm; past it, handling is behind. */
+                        if (get_u64(m, "lag_ms") >= 100)
+                                printf("handling lags %.1f s behind the kernel (it yields the CPU to the programs "
+                                       "profiled)\n", get_u64(m, "lag_ms") / 1000.0);
+                        printf("\n%-20s %8s %10s %12s %12s %10s\n", "resource", "period", "samples/s", "samples",
                                "hits", "lost");
                 } else if (streq(m->word, "resource")) {
                         if (streq(get(m, "active"), "yes"))

@@ -25,6 +25,7 @@
 #include "perf-event.h"
 #include "profile.h"
 #include "resource.h"
+#include "time-util.h"
 
 #define FLUSH_INTERVAL_NS (5ULL * 1000000000ULL)
 #define STATUS_INTERVAL_NS (500ULL * 1000000ULL)
@@ -39,13 +40,6 @@ struct recording {
         bool status_line;               /* stderr is a terminal: show a live status line */
         uint64_t started_ns, ended_ns;
 };
-
-static uint64_t now_ns(void) {
-        struct timespec ts;
-
-        clock_gettime(CLOCK_MONOTONIC, &ts);
-        return (uint64_t) ts.tv_sec * 1000000000ULL + ts.tv_nsec;
-}
 
 /* Parses "NAME[/PERIOD]" (one spec) into S. */
 static int parse_spec(const char *text, bool event, struct recording_spec *s) {
@@ -331,7 +325,7 @@ int recording_attach(struct recording *rec, pid_t pid, bool enable_on_exec) {
 
 static void status(struct recording *rec, bool final) {
         struct collector_stats st;
-        double secs = (now_ns() - rec->started_ns) / 1e9;
+        double secs = (now_ns(CLOCK_MONOTONIC) - rec->started_ns) / 1e9;
 
         if (!rec->status_line)
                 return;
@@ -368,7 +362,7 @@ int recording_run(struct recording *rec, pid_t child, int pidfd, int *ret_status
                 log_error_errno(errno, "signalfd: %m");
                 return EXIT_FAILURE_;
         }
-        rec->started_ns = last_flush = last_status = now_ns();
+        rec->started_ns = last_flush = last_status = now_ns(CLOCK_MONOTONIC);
         if (rec->args.duration > 0)
                 deadline = rec->started_ns + (uint64_t) (rec->args.duration * 1e9);
 
@@ -415,7 +409,7 @@ int recording_run(struct recording *rec, pid_t child, int pidfd, int *ret_status
                         log_error_errno(r, "Cannot process the samples: %m");
                         return EXIT_FAILURE_;
                 }
-                now = now_ns();
+                now = now_ns(CLOCK_MONOTONIC);
                 if (deadline && now >= deadline)
                         done = true;
                 if (now - last_flush >= FLUSH_INTERVAL_NS) {
@@ -427,7 +421,7 @@ int recording_run(struct recording *rec, pid_t child, int pidfd, int *ret_status
                         last_status = now;
                 }
         }
-        rec->ended_ns = now_ns();
+        rec->ended_ns = now_ns(CLOCK_MONOTONIC);
         collector_stop(rec->collector);
         r = collector_drain(rec->collector, 0);
         if (r < 0) {

@@ -57,6 +57,7 @@
 #include "ring-reader.h"
 #include "symbolize.h"
 #include "syscall-names.h"
+#include "time-util.h"
 #include "unwind.h"
 
 /* Field widths of an aggregation key: resource, thread slot, trie node. */
@@ -218,13 +219,6 @@ struct collector {
 static void exec_unit_free(uint64_t v) {
         if (v > EXEC_UNIT_NONE)
                 free((char *) (uintptr_t) v);
-}
-
-static uint64_t now_ns(clockid_t clock) {
-        struct timespec ts;
-
-        clock_gettime(clock, &ts);
-        return (uint64_t) ts.tv_sec * 1000000000ULL + ts.tv_nsec;
 }
 
 /* xorshift64*: the jitter needs speed and independence from the program, not secrecy. */
@@ -1722,6 +1716,26 @@ int collector_drain(struct collector *c, uint64_t budget_ns) {
         return n;
 }
 
+int collector_catch_up(struct collector *c, uint64_t timeout_ns) {
+        uint64_t end = now_ns(CLOCK_MONOTONIC) + timeout_ns, now;
+        int r, q;
+
+        if (!c->reader)
+                return 0;
+        do {
+                now = now_ns(CLOCK_MONOTONIC);
+                if (now >= end)
+                        return -ETIMEDOUT;
+                r = ring_reader_sync(c->reader, (unsigned) ((end - now + 999999) / 1000000));
+                if (r < 0)
+                        return r;
+                q = collector_drain(c, 0);
+                if (q < 0)
+                        return q;
+        } while (r == 0);       /* the queue was full: more waits in the rings */
+        return 0;
+}
+
 /* ---- flushing to the store ---- */
 
 /* Whether the cached id of a run, process or thread row must go after retention: when its row
@@ -2160,9 +2174,21 @@ void collector_set_run(struct collector *c, const char *kind, const char *comman
 void collector_get_stats(const struct collector *c, struct collector_stats *ret) {
         *ret = c->stats;
         ret->modules = c->sym->n_modules;
+        ret->addresses = c->sym->misses;
         ret->live_processes = idmap_size(c->processes);
         ret->live_threads = c->n_slots;
         ret->held = c->n_agg;
+        ret->lag_ns = 0;
+        if (c->reader) {
+                uint64_t t = 0, now = now_ns(CLOCK_MONOTONIC);
+
+                if (c->queue_off + sizeof(struct perf_event_header) <= c->queue_size)
+                        (void) record_time((const struct perf_event_header *) (c->queue + c->queue_off), &t);
+                else
+                        t = ring_reader_oldest(c->reader);
+                if (t && now > t)
+                        ret->lag_ns = now - t;
+        }
 }
 
 unsigned collector_n_resources(const struct collector *c) {

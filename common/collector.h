@@ -69,9 +69,11 @@ struct collector_stats {
         uint64_t frames, frames_unknown;
         uint64_t unwind_ns, symbolize_ns;       /* time spent per phase, for benchmarks */
         uint64_t processes, threads, modules, stack_nodes;
+        uint64_t addresses;                     /* distinct user addresses symbolized (cache misses) */
         /* Now, not since the start: what is in memory. */
         uint64_t live_processes, live_threads;  /* followed, exited ones until their hits are stored */
         uint64_t held;                          /* distinct hits not yet stored (COLLECTOR_MAX_HELD) */
+        uint64_t lag_ns;                        /* age of the oldest record not yet handled; 0: none */
 };
 
 /* Creates a collector writing to STORE (borrowed; may be NULL until collector_flush). Returns
@@ -117,6 +119,12 @@ int collector_fd(struct collector *c);
  * stretch (the first samples of a library, whose debug information is read). Returns the
  * number handled, or -ENOMEM, -ENOSPC, -EIO. Bad records are counted, not fatal. */
 int collector_drain(struct collector *c, uint64_t budget_ns);
+
+/* Handles every record the kernel wrote before the call (collector_drain() handles only what
+ * the reader has queued, which lags behind on a busy machine), spending at most TIMEOUT_NS:
+ * for a flush that must hold everything up to now. Returns 0, -ETIMEDOUT when time ran out
+ * first, or collector_drain()'s errors. */
+int collector_catch_up(struct collector *c, uint64_t timeout_ns);
 
 /* Gives back memory the collector can do without until it needs it again: the resident pages
  * of the files its modules mapped (symbol tables, debug sections), read again when used. For a

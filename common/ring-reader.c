@@ -20,23 +20,29 @@
 #include <string.h>
 #include <sys/eventfd.h>
 #include <sys/resource.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "idmap.h"
 #include "record.h"
+#include "time-util.h"
 
 /* Records sorted per pass. */
 #define PASS_RECORDS 65536
 /* The niceness the consuming thread takes, below the reader's. */
 #define RING_READER_CONSUMER_NICE 10
 #define POLL_MS 50
-/* A queue buffer's size at first and after a burst; a buffer grown past it is freed again. */
+/* A queue buffer's size at first and after a burst; a buffer grown past it is freed again once
+ * no take has needed more for QUEUE_SHRINK_NS: growing it again costs page faults (and copies)
+ * at every cycle of a sustained high rate. */
 #define QUEUE_KEEP_BYTES (1u << 20)
+#define QUEUE_SHRINK_NS (5 * 1000000000ULL)
 
 struct entry {
         uint64_t time;
         uint64_t pos;
         uint32_t ring;
+        bool hook;              /* not a sample, and not given to the hook before */
 };
 
 struct ring_reader {
@@ -50,6 +56,7 @@ struct ring_reader {
         int wake_fd;                    /* wakes the thread to stop */
         struct entry *entries;
         uint64_t *reached;              /* by ring: the first record not yet copied */
+        uint64_t *hooked;               /* by ring: the first record not yet given to the hook */
         ring_reader_hook hook;
         void *hook_userdata;
 
@@ -58,13 +65,19 @@ struct ring_reader {
         size_t fill_size, fill_cap;
         bool stop;
         struct ring_reader_stats stats;
+        uint64_t sync_asked, sync_done; /* passes asked for by ring_reader_sync(), and done */
+        bool sync_full;                 /* the last pass done was stopped by the queue bound */
+        pthread_cond_t synced;          /* sync_done moved */
+        pthread_cond_t kicked;          /* for the thread: a take, a sync asked, or stop */
 
         uint8_t *work;                  /* the consumer's: the last queue taken */
         size_t work_cap;
+        uint64_t big_ns;                /* when a take last held more than QUEUE_KEEP_BYTES */
 };
 
 struct ring_reader *ring_reader_new(struct ring_buffer *const *rings, int n_rings, size_t max_queued) {
         struct ring_reader *r = calloc(1, sizeof *r);
+        pthread_condattr_t ca;
 
         if (!r)
                 return NULL;
@@ -75,10 +88,16 @@ struct ring_reader *ring_reader_new(struct ring_buffer *const *rings, int n_ring
         r->events = idmap_new();
         r->entries = malloc(PASS_RECORDS * sizeof *r->entries);
         r->reached = calloc(n_rings ? n_rings : 1, sizeof *r->reached);
+        r->hooked = calloc(n_rings ? n_rings : 1, sizeof *r->hooked);
         r->notify_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
         r->wake_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
         pthread_mutex_init(&r->lock, NULL);
-        if (!r->events || !r->entries || !r->reached || r->notify_fd < 0 || r->wake_fd < 0)
+        pthread_condattr_init(&ca);
+        pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+        pthread_cond_init(&r->synced, &ca);
+        pthread_cond_init(&r->kicked, &ca);
+        pthread_condattr_destroy(&ca);
+        if (!r->events || !r->entries || !r->reached || !r->hooked || r->notify_fd < 0 || r->wake_fd < 0)
                 return ring_reader_free(r);
         return r;
 }
@@ -88,9 +107,12 @@ struct ring_reader *ring_reader_free(struct ring_reader *r) {
                 return NULL;
         ring_reader_stop(r);
         pthread_mutex_destroy(&r->lock);
+        pthread_cond_destroy(&r->synced);
+        pthread_cond_destroy(&r->kicked);
         idmap_free(r->events);
         free(r->entries);
         free(r->reached);
+        free(r->hooked);
         free(r->fill);
         free(r->work);
         if (r->notify_fd >= 0)
@@ -205,11 +227,28 @@ static size_t pass(struct ring_reader *r, bool final, bool *ret_more, bool *ret_
                                 pos = ring->head;
                                 break;
                         }
-                        r->entries[n++] = (struct entry) { .time = time, .pos = pos, .ring = i };
+                        r->entries[n++] = (struct entry) {
+                                .time = time, .pos = pos, .ring = i,
+                                .hook = h->type != PERF_RECORD_SAMPLE && pos >= r->hooked[i],
+                        };
                 }
                 r->reached[i] = pos;
         }
         qsort(r->entries, n, sizeof *r->entries, entry_cmp);
+
+        /* The hook first, outside the lock (it reads /proc: a take must not wait on it), and once
+         * a record: one that a full queue leaves in the rings is hooked in the pass that first
+         * meets it, while its process more surely lives, and not again when copied later. */
+        for (size_t i = 0; r->hook && i < n; i++) {
+                const struct entry *e = &r->entries[i];
+                const struct perf_event_header *h;
+                uint64_t next;
+
+                if (!e->hook || ring_buffer_at(r->rings[e->ring], e->pos, &h, &next) <= 0)
+                        continue;
+                r->hook(r->hook_userdata, h);
+                r->hooked[e->ring] = next;
+        }
 
         pthread_mutex_lock(&r->lock);
         for (size_t i = 0; i < n; i++) {
@@ -218,8 +257,6 @@ static size_t pass(struct ring_reader *r, bool final, bool *ret_more, bool *ret_
 
                 if (ring_buffer_at(r->rings[r->entries[i].ring], r->entries[i].pos, &h, &next) <= 0)
                         continue;
-                if (r->hook && h->type != PERF_RECORD_SAMPLE)
-                        r->hook(r->hook_userdata, h);
                 if (!append(r, h, final ? SIZE_MAX : r->max_queued)) {
                         /* Leave this record and every later one in the rings. Per ring the
                          * sorted entries are in ring order, so the first left is the lowest. */
@@ -254,22 +291,40 @@ static void *thread_main(void *arg) {
 
         for (;;) {
                 bool stopping, more, full;
-                uint64_t one = 1;
+                uint64_t one = 1, asked, count;
                 size_t queued = 0;
 
                 (void) poll(pfd, r->n_rings + 1, POLL_MS);
+                if (pfd[r->n_rings].revents & POLLIN)
+                        (void) !read(r->wake_fd, &count, sizeof count);
                 pthread_mutex_lock(&r->lock);
                 stopping = r->stop;
+                asked = r->sync_asked;
                 pthread_mutex_unlock(&r->lock);
                 do
                         queued += pass(r, stopping, &more, &full);
                 while (more && !full);
                 if (queued > 0)
                         (void) !write(r->notify_fd, &one, sizeof one);
+                pthread_mutex_lock(&r->lock);
+                r->sync_done = asked;
+                r->sync_full = full;
+                pthread_cond_broadcast(&r->synced);
+                pthread_mutex_unlock(&r->lock);
                 if (stopping)
                         break;
-                if (full)
-                        usleep(1000);   /* the consumer is behind: give it the CPU */
+                if (full) {
+                        /* The consumer is behind: sleep until it takes the queue (or a sync or
+                         * stop asks), rather than pass again and again, sorting the rings'
+                         * records for nothing, on the CPU the consumer lacks. */
+                        struct timespec end = monotonic_in(POLL_MS * 1000000ULL);
+                        int e = 0;
+
+                        pthread_mutex_lock(&r->lock);
+                        while (r->fill_size > 0 && !r->stop && r->sync_asked == asked && e == 0)
+                                e = pthread_cond_timedwait(&r->kicked, &r->lock, &end);
+                        pthread_mutex_unlock(&r->lock);
+                }
         }
         free(pfd);
         return NULL;
@@ -299,6 +354,7 @@ int ring_reader_take(struct ring_reader *r, const uint8_t **ret, size_t *ret_siz
         uint64_t count;
         uint8_t *b;
         size_t cap, size;
+        uint64_t now;
 
         (void) !read(r->notify_fd, &count, sizeof count);
         if (!r->started) {
@@ -316,11 +372,15 @@ int ring_reader_take(struct ring_reader *r, const uint8_t **ret, size_t *ret_siz
         r->fill = r->work;
         r->fill_cap = r->work_cap;
         r->fill_size = 0;
+        pthread_cond_signal(&r->kicked);
         r->work = b;
         r->work_cap = cap;
         /* The buffer to fill next (the one handled last, done with) grew in a burst: let it go
-         * once the queue is back to a quarter of it, rather than hold it for the next. */
-        if (r->fill_cap > QUEUE_KEEP_BYTES && size < r->fill_cap / 4) {
+         * once the burst is seconds past, rather than hold it for the next. */
+        now = now_ns(CLOCK_MONOTONIC);
+        if (size > QUEUE_KEEP_BYTES)
+                r->big_ns = now;
+        if (r->fill_cap > QUEUE_KEEP_BYTES && now - r->big_ns > QUEUE_SHRINK_NS) {
                 free(r->fill);
                 r->fill = NULL;
                 r->fill_cap = 0;
@@ -331,6 +391,36 @@ int ring_reader_take(struct ring_reader *r, const uint8_t **ret, size_t *ret_siz
         return 0;
 }
 
+int ring_reader_sync(struct ring_reader *r, unsigned timeout_ms) {
+        struct timespec end = monotonic_in(timeout_ms * 1000000ULL);
+        uint64_t one = 1, gen;
+        int e = 0, ret;
+
+        if (!r->started)
+                return 1;       /* ring_reader_take() reads the rings itself */
+        pthread_mutex_lock(&r->lock);
+        gen = ++r->sync_asked;
+        pthread_cond_signal(&r->kicked);
+        pthread_mutex_unlock(&r->lock);
+        (void) !write(r->wake_fd, &one, sizeof one);
+        pthread_mutex_lock(&r->lock);
+        while (r->sync_done < gen && e == 0)
+                e = pthread_cond_timedwait(&r->synced, &r->lock, &end);
+        ret = r->sync_done < gen ? -ETIMEDOUT : !r->sync_full;
+        pthread_mutex_unlock(&r->lock);
+        return ret;
+}
+
+uint64_t ring_reader_oldest(struct ring_reader *r) {
+        uint64_t time = 0;
+
+        pthread_mutex_lock(&r->lock);
+        if (r->fill_size >= sizeof(struct perf_event_header))
+                (void) record_time((const struct perf_event_header *) r->fill, &time);
+        pthread_mutex_unlock(&r->lock);
+        return time;
+}
+
 void ring_reader_stop(struct ring_reader *r) {
         uint64_t one = 1;
 
@@ -338,6 +428,7 @@ void ring_reader_stop(struct ring_reader *r) {
                 return;
         pthread_mutex_lock(&r->lock);
         r->stop = true;
+        pthread_cond_signal(&r->kicked);
         pthread_mutex_unlock(&r->lock);
         (void) !write(r->wake_fd, &one, sizeof one);
         pthread_join(r->thread, NULL);

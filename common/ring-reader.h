@@ -24,10 +24,11 @@ DEFINE_CLEANUP(struct ring_reader *, ring_reader_free);
  * Returns 0 or -ENOMEM. */
 int ring_reader_add_event(struct ring_reader *r, uint64_t id, uint64_t sample_type, unsigned n_regs);
 
-/* Sets a function the reader thread calls for every record it queues, before the consumer sees
- * it: for what must be learned while it is still true, such as an exec'd process's cgroup (it
- * may be gone by the time the record is handled). It must be quick and thread-safe. Before
- * ring_reader_start() only. */
+/* Sets a function the reader thread calls for every record but samples, once, in the first pass
+ * that meets it (before the consumer sees it, and even when a full queue leaves it in the rings
+ * for later), without the queue's lock: for what must be learned while it is still true, such
+ * as an exec'd process's cgroup (it may be gone by the time the record is handled). It must be
+ * quick and thread-safe. Before ring_reader_start() only. */
 typedef void (*ring_reader_hook)(void *userdata, const struct perf_event_header *h);
 void ring_reader_set_hook(struct ring_reader *r, ring_reader_hook hook, void *userdata);
 
@@ -41,6 +42,14 @@ int ring_reader_fd(const struct ring_reader *r);
 /* Takes everything queued, in time order: sets *ret to the records, one after another, and
  * *ret_size to their bytes; valid until the next call. Returns 0. */
 int ring_reader_take(struct ring_reader *r, const uint8_t **ret, size_t *ret_size);
+
+/* Makes the thread empty the rings now, and waits at most TIMEOUT_MS for it: then
+ * ring_reader_take() gets every record the kernel wrote before the call. Returns 1, or 0 when
+ * the queue bound left records in the rings (take, handle, and call again), or -ETIMEDOUT. */
+int ring_reader_sync(struct ring_reader *r, unsigned timeout_ms);
+
+/* The time (perf clock) of the oldest record queued and not yet taken; 0 when none is. */
+uint64_t ring_reader_oldest(struct ring_reader *r);
 
 /* Empties the rings one last time and stops the thread; then ring_reader_take() gets the
  * rest. Idempotent. */

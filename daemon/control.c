@@ -187,7 +187,7 @@ static void do_status(struct connection *c) {
         reply(c, "state", "held", num(&nb, st.held), "live_processes", num(&nb, st.live_processes),
               "live_threads", num(&nb, st.live_threads), "flushes", num(&nb, m->flushes),
               "flush_ms_last", num(&nb, m->flush_usec_last / 1000), "flush_ms_max", num(&nb, m->flush_usec_max / 1000),
-              NULL);
+              "addresses", num(&nb, st.addresses), "lag_ms", num(&nb, st.lag_ns / 1000000), NULL);
         for (unsigned i = 0; i < collector_n_resources(m->collector); i++) {
                 nb.n = 0;
                 collector_resource_stats(m->collector, i, &rs);
@@ -338,6 +338,8 @@ static void handle(struct connection *c, const struct protocol_message *req) {
         else if (streq(req->word, "flush")) {
                 if (!may_query(c))
                         reply_error(c, EACCES, "flush is for root and members of group %s", m->config.group);
+                else if ((r = manager_catch_up(m)) < 0 && r != -ETIMEDOUT)
+                        reply_error(c, r, "the samples could not be handled: %s", strerror(-r));
                 else if ((r = manager_flush(m)) < 0)
                         reply_error(c, r, "the store refused the flush: %s", strerror(-r));
                 else

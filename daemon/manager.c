@@ -31,6 +31,7 @@
 #include "log.h"
 #include "perf-event.h"
 #include "session.h"
+#include "time-util.h"
 
 static int on_collector(sd_event_source *src, int fd, uint32_t revents, void *userdata) {
         struct manager *m = userdata;
@@ -122,15 +123,24 @@ static int stop_collector(struct manager *m) {
         return r < 0 ? r : 0;
 }
 
-static uint64_t monotonic_usec(void) {
-        struct timespec ts;
+int manager_catch_up(struct manager *m) {
+        uint64_t end = now_ns(CLOCK_MONOTONIC) + MANAGER_CATCH_UP_NS, now;
+        int r = 0;
 
-        clock_gettime(CLOCK_MONOTONIC, &ts);
-        return (uint64_t) ts.tv_sec * 1000000 + (uint64_t) ts.tv_nsec / 1000;
+        if (m->collector)
+                r = collector_catch_up(m->collector, MANAGER_CATCH_UP_NS);
+        for (unsigned i = 0; i < m->n_sessions && r >= 0; i++) {
+                now = now_ns(CLOCK_MONOTONIC);
+                r = now < end ? collector_catch_up(m->sessions[i]->collector, end - now) : -ETIMEDOUT;
+        }
+        if (r == -ETIMEDOUT)
+                log_notice("Handling samples lags more than %llu s behind the kernel: a flush stores what was "
+                           "handled", MANAGER_CATCH_UP_NS / 1000000000ULL);
+        return r;
 }
 
 int manager_flush(struct manager *m) {
-        uint64_t start = monotonic_usec(), end;
+        uint64_t start = now_ns(CLOCK_MONOTONIC) / 1000, end;
         int r = 0, q;
 
         if (m->collector)
@@ -149,7 +159,7 @@ int manager_flush(struct manager *m) {
                 m->store_failing = true;
                 return r;
         }
-        end = monotonic_usec();
+        end = now_ns(CLOCK_MONOTONIC) / 1000;
         m->flushes++;
         m->flush_usec_last = end > start ? end - start : 0;
         if (m->flush_usec_last > m->flush_usec_max)
@@ -200,13 +210,13 @@ static int on_flush(sd_event_source *src, uint64_t usec, void *userdata) {
          * and glibc returns such free pages to the kernel only when asked; the modules' mapped
          * files stay resident once read. Each page given back faults in again at its next use
          * (a microsecond or two on a VM), so not at every flush. */
-        if (monotonic_usec() - m->trimmed_usec >= MANAGER_TRIM_INTERVAL_USEC) {
+        if (now_ns(CLOCK_MONOTONIC) / 1000 - m->trimmed_usec >= MANAGER_TRIM_INTERVAL_USEC) {
                 if (m->collector)
                         collector_release_memory(m->collector);
                 for (unsigned i = 0; i < m->n_sessions; i++)
                         collector_release_memory(m->sessions[i]->collector);
                 malloc_trim(0);
-                m->trimmed_usec = monotonic_usec();
+                m->trimmed_usec = now_ns(CLOCK_MONOTONIC) / 1000;
         }
         /* While the store fails, not more often than MANAGER_FLUSH_RETRY_USEC. */
         rearm(src, m->store_failing && m->config.flush_interval < MANAGER_FLUSH_RETRY_USEC ?

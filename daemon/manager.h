@@ -16,6 +16,8 @@
 #define MANAGER_MAX_SESSIONS 1024
 /* Longest the loop spends on samples before it looks at its timers (the flush) again. */
 #define MANAGER_DRAIN_BUDGET_NS (50ULL * 1000 * 1000)
+/* Longest a flush asked for waits to catch up with the rings: well under WatchdogSec=. */
+#define MANAGER_CATCH_UP_NS (5ULL * 1000 * 1000 * 1000)
 /* How often STATUS= and the retention check run. */
 #define MANAGER_STATUS_INTERVAL_USEC (10 * 1000000ULL)
 #define MANAGER_RETENTION_INTERVAL_USEC (3600 * 1000000ULL)
@@ -63,6 +65,12 @@ int manager_run(struct manager *m);
 
 /* Flushes the system collector and every session to the store. Returns 0 or the first error. */
 int manager_flush(struct manager *m);
+
+/* Handles, in every collector, what the kernel wrote before the call, for at most
+ * MANAGER_CATCH_UP_NS in all (the loop waits meanwhile): before a flush asked for, so that it
+ * stores everything up to now however far handling lags. Returns 0, -ETIMEDOUT (what was
+ * handled stays handled), or a collector's error. */
+int manager_catch_up(struct manager *m);
 
 /* Re-reads the configuration; on an error keeps the old one. Returns 0 or a negative errno. */
 int manager_reload(struct manager *m);

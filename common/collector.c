@@ -171,6 +171,11 @@ struct collector {
          * pid -> unit name or EXEC_UNIT_*, under exec_units_lock. */
         pthread_mutex_t exec_units_lock;
         struct idmap *exec_units;
+        /* The reader thread's: each /proc/PID/cgroup text seen at an exec and its unit, as
+         * libsystemd read it (strdup()ed, or NULL: none). A unit is a function of the cgroup. */
+        struct name_table *cgroups;
+        char **cgroup_units;            /* by id in cgroups */
+        size_t cap_cgroup_units;
         struct idmap *event_ids;        /* kernel event id -> index in events */
         unsigned switches_via_offcpu;   /* context-switches counted from real-time's switch
                                          * samples, or NO_RESOURCE */
@@ -287,6 +292,8 @@ static void process_free(struct process *p) {
         free(p);
 }
 
+static void forget_cgroups(struct collector *c);
+
 struct collector *collector_free(struct collector *c) {
         uint64_t key, value;
         size_t i = 0;
@@ -302,6 +309,8 @@ struct collector *collector_free(struct collector *c) {
                 pthread_mutex_destroy(&c->exec_units_lock);
                 i = 0;
         }
+        forget_cgroups(c);
+        free(c->cgroup_units);
         for (size_t f = 0; f < c->n_fds; f++)
                 close(c->fds[f].fd);
         free(c->fds);
@@ -646,20 +655,103 @@ static int list_threads(pid_t pid, pid_t **ret) {
 
 static struct process *process_get(struct collector *c, uint32_t pid, bool from_proc);
 
+/* PID's systemd unit from its cgroup, through libsystemd: a system unit, else a user unit
+ * ("app.service" under user@1000.service). strdup()ed; NULL: none, or PID is gone. */
+static char *systemd_unit(uint32_t pid) {
+        char *unit = NULL;
+
+        if (sd_pid_get_unit(pid, &unit) < 0 && sd_pid_get_user_unit(pid, &unit) < 0)
+                return NULL;
+        return unit;
+}
+
+/* Reads /proc/PID/cgroup into BUF (SIZE bytes, NUL-terminated). Returns its length, -E2BIG if it
+ * does not fit, or a negative errno (the process is gone). */
+static ssize_t read_cgroup(uint32_t pid, char *buf, size_t size) {
+        char path[64];
+        ssize_t n;
+        int fd;
+
+        snprintf(path, sizeof path, "/proc/%u/cgroup", pid);
+        fd = open(path, O_RDONLY | O_CLOEXEC);
+        if (fd < 0)
+                return -errno;
+        n = read(fd, buf, size - 1);
+        if (n < 0)
+                n = -errno;
+        close(fd);
+        if (n < 0)
+                return n;
+        if ((size_t) n == size - 1)
+                return -E2BIG;
+        buf[n] = '\0';
+        return n;
+}
+
+/* Forgets every cgroup the reader thread has seen. */
+static void forget_cgroups(struct collector *c) {
+        for (size_t i = 0; c->cgroups && i < name_table_size(c->cgroups); i++)
+                free(c->cgroup_units[i]);
+        c->cgroups = name_table_free(c->cgroups);
+}
+
+/* systemd_unit() of PID, for the reader thread. A busy host runs thousands of short processes
+ * from a few cgroups, so the answer is kept per cgroup text, once that text is read the same
+ * before and after libsystemd's reads of it (the process did not move meanwhile): an exec then
+ * costs one read of /proc/PID/cgroup rather than two of libsystemd's. */
+static char *exec_unit(struct collector *c, uint32_t pid) {
+        char text[2048], again[sizeof text], *unit, *copy;
+        ssize_t n = read_cgroup(pid, text, sizeof text);
+        uint32_t id = NAME_NONE;
+        int64_t added;
+
+        if (n >= 0 && c->cgroups)
+                id = name_table_find(c->cgroups, text);
+        if (id != NAME_NONE)
+                return c->cgroup_units[id] ? strdup(c->cgroup_units[id]) : NULL;
+        unit = systemd_unit(pid);
+        if (n < 0 || read_cgroup(pid, again, sizeof again) != n || memcmp(text, again, n) != 0)
+                return unit;
+
+        if (c->cgroups && name_table_size(c->cgroups) >= COLLECTOR_MAX_CGROUPS)
+                forget_cgroups(c);      /* a host making cgroups without end: start over */
+        if (!c->cgroups)
+                c->cgroups = name_table_new();
+        if (!c->cgroups)
+                return unit;
+        if (name_table_size(c->cgroups) == c->cap_cgroup_units) {
+                size_t cap = c->cap_cgroup_units ? c->cap_cgroup_units * 2 : 64;
+                char **a = realloc(c->cgroup_units, cap * sizeof *a);
+
+                if (!a)
+                        return unit;
+                c->cgroup_units = a;
+                c->cap_cgroup_units = cap;
+        }
+        copy = unit ? strdup(unit) : NULL;
+        if (unit && !copy)
+                return unit;
+        added = name_table_intern(c->cgroups, text, n);
+        if (added >= 0)
+                c->cgroup_units[added] = copy;
+        else
+                free(copy);
+        return unit;
+}
+
 /* The reader thread's hook: at an exec, learn the process's unit while it surely lives (systemd
  * moves a service's process into its cgroup before the exec), or that it has none. */
 static void on_exec_record(void *userdata, const struct perf_event_header *h) {
         struct collector *c = userdata;
         struct record_comm m;
         uint64_t *slot = NULL, v;
-        char *unit = NULL;
+        char *unit;
         int r;
 
         if (h->type != PERF_RECORD_COMM || !(h->misc & PERF_RECORD_MISC_COMM_EXEC) ||
             record_parse_comm(h, &m) < 0 || m.pid != m.tid)
                 return;
-        if (sd_pid_get_unit(m.pid, &unit) < 0 && sd_pid_get_user_unit(m.pid, &unit) < 0)
-                unit = NULL;
+        unit = exec_unit(c, m.pid);
         v = unit ? (uintptr_t) unit : EXEC_UNIT_NONE;
         pthread_mutex_lock(&c->exec_units_lock);
         r = idmap_put(c->exec_units, m.pid, v, &slot);
@@ -950,12 +1042,11 @@ static int load_proc_maps(struct collector *c, struct process *p) {
         return 0;
 }
 
-/* Reads P's systemd unit from its cgroup while it lives: a system unit, else a user unit
- * ("app.service" under user@1000.service). Keeps the old one if P is gone. */
+/* Reads P's systemd unit while it lives. Keeps the old one if P is gone or has none. */
 static void read_unit(struct process *p) {
-        char *unit = NULL;
+        char *unit = systemd_unit(p->pid);
 
-        if (sd_pid_get_unit(p->pid, &unit) < 0 && sd_pid_get_user_unit(p->pid, &unit) < 0)
+        if (!unit)
                 return;
         free(p->unit);
         p->unit = unit;

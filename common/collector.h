@@ -48,6 +48,8 @@ struct collector_config {
 #define COLLECTOR_MAX_NODES (1u << 20)
 #define COLLECTOR_MAX_FRAMES (1u << 20)
 #define COLLECTOR_MAX_MODULES 128
+/* Cgroups whose units the collector remembers (a few KiB each at most). */
+#define COLLECTOR_MAX_CGROUPS 1024
 /* Distinct (resource, thread, stack) hits held while the store cannot be written (a full disk):
  * past it, samples are counted as lost, not kept. About 40 bytes each. */
 #define COLLECTOR_MAX_HELD (1u << 20)

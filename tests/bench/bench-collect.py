@@ -3,17 +3,24 @@
 same samples with DWARF stacks (issue 7's collection cost).
 
 A workload keeps every CPU busy with CPU time, page faults and system calls (recursive,
-process_db and reader from tests/workloads, side by side). cppd samples the default resources'
-events ten times as often as its defaults (cpu-time/1, page-faults/64, context-switches/16: so
-that seconds give tens of thousands of samples), with 8 KiB stacks and DWARF unwinding, then with
-frame pointers, then CPU time alone; each time the workload runs once to warm the
-daemon's caches (the workload's libraries and their debug information are read then) and once
-measured: the daemon's utime+stime from /proc and the samples it counted (its status) over that
-run give the cost of a sample: reading the ring, unwinding, symbolizing and aggregating it, and
-storing the sums. perf record takes the same CPU-time samples, with DWARF stacks of 8 KiB, of
-the same workload, and perf report --children does with them what cppd did: its CPU time over
-the samples in perf.data, past what a recording of one round costs it, is its cost of a sample.
-Prints figures; never fails on speed.
+process_db and reader from tests/workloads, side by side, a new process every few tens of ms).
+cppd samples the default resources' events ten times as often as its defaults (cpu-time/1,
+page-faults/64, context-switches/16: so that seconds give tens of thousands of samples), with
+8 KiB stacks and DWARF unwinding, then with frame pointers; then CPU time alone, every 1 ms and
+every 0.25 ms, in each mode. Each time the workload runs once to warm the daemon's caches (the
+workload's libraries and their debug information are read then) and once measured: the daemon's
+CPU time over that run (its threads' run time from /proc/PID/task/*/schedstat, in ns) and the
+samples it counted (its status) give the cost of a sample: reading the ring, unwinding,
+symbolizing and aggregating it, and storing the sums, with the work each new process and each
+new address costs shared among the samples. The two CPU-time rates take the same processes and
+addresses, so the difference between them divided by the difference in samples is the cost of a
+sample alone ("marginal").
+
+perf record takes the same CPU-time samples, with DWARF stacks of 8 KiB, of the same workload,
+and perf report --children does with them what cppd did: its CPU time over the samples of a
+recording of every round, beyond that of a recording of one round (perf report's start: kallsyms,
+every DSO's symbols) is its cost of a sample; recorded every 0.25 ms too, the difference gives
+its marginal cost the same way as cppd's. Prints figures; never fails on speed.
 
 Usage: sudo tests/bench/bench-collect.py [BUILD_DIR] [--rounds 20] [--quick]"""
 import argparse
@@ -32,12 +39,20 @@ from perfcheck import working_perf  # noqa: E402
 # The defaults' events, sampled ten times as often, so that a run of seconds has tens of
 # thousands of samples to divide by.
 RESOURCES = 'cpu-time/1, page-faults/64, context-switches/16'
+# CPU time four times as often, to tell the cost of a sample from that of processes and addresses.
+FAST = 'event:cpu-clock/250000'
 
 
 def cpu_of_pid(pid):
-    """utime + stime of process PID, all threads, in seconds."""
-    fields = open('/proc/%d/stat' % pid).read().rsplit(')', 1)[1].split()
-    return (int(fields[11]) + int(fields[12])) / os.sysconf('SC_CLK_TCK')
+    """The CPU time of process PID's threads, in seconds: schedstat's run time, in ns (utime and
+    stime in /proc/PID/stat count 10 ms ticks, too coarse for a tenth of a second)."""
+    ns = 0
+    for tid in os.listdir('/proc/%d/task' % pid):
+        try:
+            ns += int(open('/proc/%d/task/%s/schedstat' % (pid, tid)).read().split()[0])
+        except (FileNotFoundError, ProcessLookupError):
+            pass                # a thread that just ended
+    return ns / 1e9
 
 
 def cpu_run(argv):
@@ -81,7 +96,10 @@ def main():
         os.chmod(tmp, 0o755)
         for name, unwind, resources in (('cppd, all three, dwarf', 'dwarf', RESOURCES),
                                         ('cppd, all three, fp', 'fp', RESOURCES),
-                                        ('cppd, cpu-time/1, dwarf', 'dwarf', 'cpu-time/1')):
+                                        ('cppd, cpu-time/1, dwarf', 'dwarf', 'cpu-time/1'),
+                                        ('cppd, cpu-clock 0.25 ms, dwarf', 'dwarf', FAST),
+                                        ('cppd, cpu-time/1, fp', 'fp', 'cpu-time/1'),
+                                        ('cppd, cpu-clock 0.25 ms, fp', 'fp', FAST)):
             d = Daemon(cppd, tmp, 'c-' + unwind, resources, flush=5, bucket='60s',
                        extra='unwind = %s\nstack_size = 8K' % unwind)
             try:
@@ -105,8 +123,8 @@ def main():
             # the difference between a recording of one round and one of all of them.
             data = os.path.join(tmp, 'perf.data')
             runs = []
-            for w in (work_of(1), work):
-                subprocess.run([perf, 'record', '-q', '-m', '16M', '-o', data, '-e', 'cpu-clock', '-c', '1000000',
+            for w, period in ((work_of(1), 1000000), (work, 1000000), (work, 250000)):
+                subprocess.run([perf, 'record', '-q', '-m', '16M', '-o', data, '-e', 'cpu-clock', '-c', str(period),
                                 '--call-graph', 'dwarf,8192', '--'] + w,
                                check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
                 stats = subprocess.run([perf, 'report', '-i', data, '--stats'], stdout=subprocess.PIPE,
@@ -114,8 +132,10 @@ def main():
                 m = re.search(r'^\s*SAMPLE events:\s+(\d+)', stats, re.M)
                 cpu, _ = cpu_run([perf, 'report', '-i', data, '--stdio', '--children'])
                 runs.append((int(m.group(1)) if m else 0, cpu))
-                size = os.path.getsize(data)
+                if period == 1000000:
+                    size = os.path.getsize(data)
             rows.append(('perf report, cpu-clock 1 ms, dwarf', runs[1][0] - runs[0][0], runs[1][1] - runs[0][1], 0))
+            rows.append(('perf report, 0.25 ms, dwarf', runs[2][0] - runs[0][0], runs[2][1] - runs[0][1], 0))
 
     print('%-32s %10s %10s %12s' % ('', 'samples', 'CPU s', 'us/sample'))
     for name, n, cpu, _ in rows:
@@ -125,6 +145,18 @@ def main():
         print('perf report per sample over cppd per sample, the same CPU-time samples with DWARF stacks: %.1fx '
               '(perf.data: %.0f MB)' % (per['perf report, cpu-clock 1 ms, dwarf'] / per['cppd, cpu-time/1, dwarf'],
                                        size / 1e6))
+    marginal = {}
+    for label, lo, hi in (('cppd, frame pointers', 'cppd, cpu-time/1, fp', 'cppd, cpu-clock 0.25 ms, fp'),
+                          ('cppd, dwarf', 'cppd, cpu-time/1, dwarf', 'cppd, cpu-clock 0.25 ms, dwarf'),
+                          ('perf report, dwarf', 'perf report, cpu-clock 1 ms, dwarf', 'perf report, 0.25 ms, dwarf')):
+        r = {name: (n, cpu) for name, n, cpu, _ in rows}
+        if lo in r and hi in r and r[hi][0] > r[lo][0]:
+            marginal[label] = 1e6 * (r[hi][1] - r[lo][1]) / (r[hi][0] - r[lo][0])
+            print('marginal, %s: %.2f us per sample (CPU time beyond the 1 ms run over its %d more samples)'
+                  % (label, marginal[label], r[hi][0] - r[lo][0]))
+    if 'cppd, dwarf' in marginal and 'perf report, dwarf' in marginal and marginal['cppd, dwarf'] > 0:
+        print('marginal, perf report per sample over cppd per sample, DWARF: %.1fx'
+              % (marginal['perf report, dwarf'] / marginal['cppd, dwarf']))
     print("cppd: the daemon's own CPU time over a measured run after a warm-up run, per sample it counted;\n"
           "perf: perf report's CPU time over the samples of a recording of all rounds beyond one of one round\n"
           "(its start, reading symbols, not counted; nor perf record's own CPU).")

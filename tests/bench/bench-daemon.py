@@ -41,6 +41,12 @@ def main():
     ap.add_argument('build', nargs='?', default='build')
     ap.add_argument('--repeat', type=int, default=3)
     ap.add_argument('--quick', action='store_true', help='one short repetition: a smoke test')
+    ap.add_argument('--perf-limit', type=int, default=600,
+                    help='seconds the workload may take under perf record before everything is stopped (its '
+                    'slowdown is then at least that)')
+    ap.add_argument('--report-limit', type=int, default=600,
+                    help="seconds perf report may take per repetition before it is stopped (its CPU time is "
+                    "then at least that)")
     a = ap.parse_args()
     if os.geteuid() != 0:
         print('bench-daemon: needs root for system-wide perf events; skipped')
@@ -61,18 +67,31 @@ def main():
     with tempfile.TemporaryDirectory() as tmp:
         t = os.path.join(tmp, 't')
 
-        def run_work(prefix=()):
+        def run_work(prefix=(), limit=None):
             """Runs the workload (under PREFIX); returns its wall time and the CPU time of
-            everything started (the workload, and perf with it)."""
+            everything started (the workload, and perf with it). Past LIMIT seconds everything
+            started is killed and the CPU time is None; so is the wall time if the workload had
+            not finished (perf record may take long after it, reading build ids)."""
+            if os.path.exists(t):
+                os.unlink(t)
             before = os.times()
-            subprocess.run(list(prefix) + [timed, t] + work, check=True, stdout=subprocess.DEVNULL,
-                           stderr=subprocess.DEVNULL)
+            p = subprocess.Popen(list(prefix) + [timed, t] + work, stdout=subprocess.DEVNULL,
+                                 stderr=subprocess.DEVNULL, start_new_session=True)
+            try:
+                p.wait(timeout=limit)
+            except subprocess.TimeoutExpired:
+                os.killpg(p.pid, signal.SIGKILL)
+                p.wait()
+                return (float(open(t).read()) if os.path.exists(t) else None), None
+            if p.returncode != 0:
+                sys.exit('bench-daemon: the workload failed (%d)' % p.returncode)
             after = os.times()
             return float(open(t).read()), (after.children_user - before.children_user +
                                            after.children_system - before.children_system)
 
         plain, with_cppd, with_perf = [], [], []
         cppd_cpu, cppd_rss, perf_cpu, report_cpu = [], [], [], []
+        report_stopped = perf_stopped = unfinished = 0
         conf = os.path.join(tmp, 'cppd.conf')
         with open(conf, 'w') as f:
             f.write('[store]\npath = %s/cppd.db\n[control]\nsocket = %s/cppd.sock\n' % (tmp, tmp))
@@ -107,12 +126,23 @@ def main():
                 data = os.path.join(tmp, 'perf.data')
                 wall, cpu = run_work([perf, 'record', '-q', '-a', '-m', '1M', '-o', data,
                                       '-e', 'cpu-clock', '-c', '10000000', '-e', 'page-faults', '-c', '256',
-                                      '-e', 'context-switches', '-c', '64', '--call-graph', 'dwarf,8192', '--'])
+                                      '-e', 'context-switches', '-c', '64', '--call-graph', 'dwarf,8192', '--'],
+                                     limit=a.perf_limit)
+                if cpu is None:
+                    perf_stopped += 1
+                    with_perf.append(wall if wall is not None else a.perf_limit)
+                    unfinished += wall is None
+                    if os.path.exists(data):
+                        os.unlink(data)
+                    continue
                 with_perf.append(wall)
                 perf_cpu.append(max(cpu - plain_cpu[-1], 0))     # perf's own: beyond the workload's
                 before = os.times()
-                subprocess.run([perf, 'report', '-i', data, '--stdio', '--children'], stdout=subprocess.DEVNULL,
-                               stderr=subprocess.DEVNULL)
+                try:
+                    subprocess.run([perf, 'report', '-i', data, '--stdio', '--children'], stdout=subprocess.DEVNULL,
+                                   stderr=subprocess.DEVNULL, timeout=a.report_limit)
+                except subprocess.TimeoutExpired:
+                    report_stopped += 1
                 after = os.times()
                 report_cpu.append(after.children_user - before.children_user + after.children_system -
                                   before.children_system)
@@ -126,11 +156,21 @@ def main():
         print('%-34s %10.3f' % ('workload unprofiled, s', p))
         if with_perf:
             f = statistics.median(with_perf)
-            print('%-34s %10.3f %10.3f' % ('workload profiled, s', c, f))
-            print('%-34s %9.1f%% %9.1f%%' % ('slowdown', 100 * (c / p - 1), 100 * (f / p - 1)))
-            print('%-34s %10.2f %10.2f' % ('profiler CPU while it ran, s', statistics.median(cppd_cpu),
-                                            statistics.median(perf_cpu)))
-            print('%-34s %10s %10.2f' % ('perf report afterwards, CPU s', '-', statistics.median(report_cpu)))
+            at_least = '>=' if unfinished * 2 >= len(with_perf) else ''
+            print('%-34s %10.3f %10s' % ('workload profiled, s', c, '%s%.3f' % (at_least, f)))
+            print('%-34s %9.1f%% %9s%%' % ('slowdown', 100 * (c / p - 1), '%s%.1f' % (at_least, 100 * (f / p - 1))))
+            print('%-34s %10.2f %10s' % ('profiler CPU while it ran, s', statistics.median(cppd_cpu),
+                                          '%.2f' % statistics.median(perf_cpu) if perf_cpu else '-'))
+            if report_cpu:
+                print('%-34s %10s %10.2f%s' % ('perf report afterwards, CPU s', '-', statistics.median(report_cpu),
+                                                ' (stopped at %d s in %d of %d runs: at least that)'
+                                                % (a.report_limit, report_stopped, len(report_cpu))
+                                                if report_stopped else ''))
+            if perf_stopped:
+                print('perf record was stopped at %d s (--perf-limit) in %d of %d runs, %d of them before the '
+                      'workload ended (counted as %d s), the others after it (reading build ids; no perf CPU '
+                      'or report for those).' % (a.perf_limit, perf_stopped, len(with_perf), unfinished,
+                                                 a.perf_limit))
         else:
             print('%-34s %10.3f' % ('workload profiled, s', c))
             print('%-34s %9.1f%%' % ('slowdown', 100 * (c / p - 1)))

@@ -48,6 +48,10 @@ def recordings(a, tmp, perf):
         ('cpu-time 1 ms, dwarf 8 KiB', [os.path.join(wl, 'recursive-nofp'), '12', str(rounds)],
          ['-e', 'cpu-time/1', '--unwind', 'dwarf', '--stack-size', '8192'],
          ['-e', 'cpu-clock', '-c', '1000000', '--call-graph', 'dwarf,8192']),
+        # The same as the first for ten times as long: a store grows with distinct stacks and
+        # time buckets, perf.data with samples.
+        ('cpu-time 1 ms, fp, 10x longer', [os.path.join(wl, 'recursive-fp'), '12', str(10 * rounds)],
+         ['-e', 'cpu-time/1', '--unwind', 'fp'], ['-e', 'cpu-clock', '-c', '1000000', '-g']),
         ('page-faults/4, dwarf 8 KiB', [os.path.join(wl, 'process_db-nofp'), '64000' if a.quick else '512000'],
          ['-e', 'page-faults/4', '--unwind', 'dwarf', '--stack-size', '8192'],
          ['-e', 'page-faults', '-c', '4', '--call-graph', 'dwarf,8192']),

@@ -203,6 +203,9 @@ int import_perf_data(const char *path, const char *db, bool kernel, const char *
                 event_name(&d->events[i], i, events[i].name, sizeof events[i].name);
                 if (d->events[i].attr.sample_type & PERF_SAMPLE_STACK_USER)
                         dwarf = true;
+                /* Only the events that asked write build ids into MMAP2 (record.h). */
+                if (d->events[i].attr.build_id)
+                        config.mmap_build_ids = true;
         }
         while ((r = perf_data_next(d, &offset, &h)) > 0) {
                 const struct perf_data_event *e;

@@ -3,7 +3,7 @@
  * Events. Each resource becomes one or more perf events (resource.h), opened per CPU with
  * inherit=1 for the target (the kernel cannot mmap an inherited per-task event with cpu=-1),
  * all sampling events of a CPU writing into that CPU's sample ring (PERF_EVENT_IOC_SET_OUTPUT).
- * The side band (MMAP2 with build ids, COMM, FORK/EXIT) rides on dummy events that write into a
+ * The side band (MMAP2, COMM, FORK/EXIT) rides on dummy events that write into a
  * second, smaller ring per CPU: samples with copied stacks fill a ring a hundred times faster
  * than processes come and go, and when the rings are not emptied in time the kernel drops what
  * does not fit; in a ring of their own, the records every later sample is attributed by are not
@@ -543,7 +543,11 @@ static void prepare_attr(struct collector *c, struct cevent *e, bool side_band, 
         a->watermark = 1;
         a->wakeup_watermark = ring_size(c, side_band) / 4;
         a->context_switch = e->role == ROLE_OFFCPU;
-        a->mmap = a->mmap2 = a->comm = a->comm_exec = a->task = a->build_id = side_band;
+        /* Not build_id: the kernel then leaves a build-id flag in the MMAP2 records of every other
+         * event on the host (record.h), and perf record beside cppd misreads its own file. A
+         * module is known by its path, device and inode, and by the build id in its file once
+         * read (symbolize.c). */
+        a->mmap = a->mmap2 = a->comm = a->comm_exec = a->task = side_band;
 }
 
 static int add_fd(struct collector *c, int fd, unsigned event) {
@@ -1601,7 +1605,7 @@ static int handle_mmap2(struct collector *c, const struct perf_event_header *h) 
         uint32_t module = SYMBOLIZER_NO_MODULE;
         int r;
 
-        if (record_parse_mmap2(h, &m) < 0)
+        if (record_parse_mmap2(h, c->config.mmap_build_ids, &m) < 0)
                 return -EBADMSG;
         if (!(m.prot & 4 /* PROT_EXEC */) || m.len == 0 || m.addr + m.len < m.addr)
                 return 0;

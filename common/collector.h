@@ -30,6 +30,9 @@ struct collector_config {
         bool function_frames;           /* store frames as functions, without address, file and
                                          * line: one stack per path of functions, not per path of
                                          * call sites (recursion makes the latter without end) */
+        bool mmap_build_ids;            /* records fed (collector_feed) come from events that asked
+                                         * for build ids in MMAP2 (record_parse_mmap2()); the
+                                         * collector's own events never ask (collector.c) */
 };
 
 #define COLLECTOR_CONFIG_DEFAULT_STACK 16384u

@@ -127,7 +127,7 @@ static bool take_string(struct cursor *c, const char **ret) {
         return true;
 }
 
-int record_parse_mmap2(const struct perf_event_header *h, struct record_mmap2 *ret) {
+int record_parse_mmap2(const struct perf_event_header *h, bool build_ids, struct record_mmap2 *ret) {
         struct cursor c = body(h);
         struct record_mmap2 m = {};
         const uint8_t *ids;
@@ -139,7 +139,7 @@ int record_parse_mmap2(const struct perf_event_header *h, struct record_mmap2 *r
             !take_u64(&c, &m.len) || !take_u64(&c, &m.pgoff) || !take(&c, 24, &p))
                 return -EBADMSG;
         ids = p;
-        if (h->misc & PERF_RECORD_MISC_MMAP_BUILD_ID) {
+        if (build_ids && (h->misc & PERF_RECORD_MISC_MMAP_BUILD_ID)) {
                 m.has_build_id = true;
                 m.build_id_size = ids[0];
                 if (m.build_id_size > sizeof m.build_id)

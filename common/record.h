@@ -51,7 +51,14 @@ struct record_mmap2 {
         uint64_t ino;
         const char *filename;           /* NUL-terminated inside the record */
 };
-int record_parse_mmap2(const struct perf_event_header *h, struct record_mmap2 *ret);
+/* Decodes a PERF_RECORD_MMAP2 written for events that asked for build ids (attr.build_id) if
+ * BUILD_IDS, else for events that did not. The kernel marks a record that carries a build id
+ * with PERF_RECORD_MISC_MMAP_BUILD_ID, but it sets that bit in the header it shares among every
+ * event it writes the mapping to, and never clears it: once an event that asked (perf record
+ * --buildid-mmap, another profiler) has been written to, events that did not ask get the bit over
+ * the device and inode. So the bit is believed only from events that asked. Returns 0 or
+ * -EBADMSG. */
+int record_parse_mmap2(const struct perf_event_header *h, bool build_ids, struct record_mmap2 *ret);
 
 struct record_comm {
         uint32_t pid, tid;

@@ -1,9 +1,11 @@
 /* The symbolizer. Frames are kept in one array and never move (indexes are stable), so stacks
  * can be tries of frame indexes. An address resolves to a chain of frames (the function and its
  * inlined callees), cached under (module, offset): one resolution per distinct address, after
- * which a sample's frame costs one hash lookup. Modules are keyed by build id when the kernel
- * gave one (MMAP2 with build_id), so a library shared by a thousand processes is loaded once,
- * and two versions of one path (upgraded while running) are two modules. Kernel symbols come
+ * which a sample's frame costs one hash lookup. Modules are keyed by build id when the record
+ * gave one (a perf.data recorded with --buildid-mmap), else by path, device and inode (cppd's
+ * own events, record.h), and once loaded by the build id in the file too: a library shared by
+ * a thousand processes is loaded once, and two versions of one path (upgraded while running)
+ * are two modules. Kernel symbols come
  * from /proc/kallsyms, read on first use, since libdw needs a vmlinux we rarely have. */
 #include "symbolize.h"
 

@@ -34,7 +34,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
                 abort();
         (void) record_time(h, &time);
         (void) record_sample_id(h, &id, &time);
-        if (record_parse_mmap2(h, &m) == 0 && strlen(m.filename) >= h->size)
+        if (record_parse_mmap2(h, data[0] & 4, &m) == 0 && strlen(m.filename) >= h->size)
                 abort();
         if (record_parse_comm(h, &c) == 0 && strlen(c.comm) >= h->size)
                 abort();

@@ -130,14 +130,32 @@ static void test_side_band(void) {
         put2(&b, 5, 2);                 /* prot r-x, flags */
         put_string(&b, "/usr/lib/libc.so.6");
         sample_id(&b, 10, 11, 999, 42);
-        ok(record_parse_mmap2(finish(&b), &m) == 0, "MMAP2 with a build id parses");
+        ok(record_parse_mmap2(finish(&b), true, &m) == 0, "MMAP2 with a build id parses");
         ok(m.pid == 10 && m.addr == 0x7f0000000000 && m.len == 0x20000 && m.pgoff == 0x1000, "its range");
         ok(m.has_build_id && m.build_id_size == 20 && strcmp(m.filename, "/usr/lib/libc.so.6") == 0,
            "its build id and file name");
         ok(record_sample_id(header(&b), &id, &time) == 0 && id == 42 && time == 999, "its sample_id");
 
         b.buf[5] = 21;                  /* a build id longer than 20 bytes */
-        ok(record_parse_mmap2(header(&b), &m) == -EBADMSG, "a build id size over 20: -EBADMSG");
+        ok(record_parse_mmap2(header(&b), true, &m) == -EBADMSG, "a build id size over 20: -EBADMSG");
+
+        /* The kernel's stray flag: an event that did not ask for build ids gets the flag another
+         * event's record left in the shared header, over a device and an inode. */
+        start(&b, PERF_RECORD_MMAP2, PERF_RECORD_MISC_USER | PERF_RECORD_MISC_MMAP_BUILD_ID);
+        put2(&b, 10, 11);
+        put(&b, 0x7f0000000000);
+        put(&b, 0x20000);
+        put(&b, 0x1000);
+        put2(&b, 254, 1);               /* maj 254 reads as a build id of 254 bytes */
+        put(&b, 0x512109);
+        put(&b, 7);                     /* ino_generation */
+        put2(&b, 5, 2);
+        put_string(&b, "/usr/lib/libc.so.6");
+        sample_id(&b, 10, 11, 999, 42);
+        ok(record_parse_mmap2(finish(&b), false, &m) == 0 && !m.has_build_id && m.maj == 254 && m.min == 1 &&
+           m.ino == 0x512109 && m.prot == 5 && strcmp(m.filename, "/usr/lib/libc.so.6") == 0,
+           "the flag from events that did not ask: device and inode read, not a build id");
+        ok(record_parse_mmap2(header(&b), true, &m) == -EBADMSG, "read as a build id it makes no sense");
 
         start(&b, PERF_RECORD_MMAP2, 0);
         put2(&b, 10, 11);
@@ -149,7 +167,7 @@ static void test_side_band(void) {
         put(&b, 0);
         put2(&b, 5, 2);
         put(&b, 0x4141414141414141ULL); /* a name with no NUL in the record */
-        ok(record_parse_mmap2(finish(&b), &m) == -EBADMSG, "a file name without its NUL: -EBADMSG");
+        ok(record_parse_mmap2(finish(&b), false, &m) == -EBADMSG, "a file name without its NUL: -EBADMSG");
 
         start(&b, PERF_RECORD_COMM, PERF_RECORD_MISC_COMM_EXEC);
         put2(&b, 20, 21);

@@ -1,13 +1,15 @@
 /* Modules. Loading is lazy and happens once: the first address that needs the module opens
  * its file (through /proc/PID/root or map_files while the process lives, else by path, so the
  * samples of a process that already exited still symbolize), checks the build id against the
- * one the kernel reported, and builds:
+ * one the record gave, if any, and builds:
  *   - the PT_LOAD segments, to map a file offset to an ELF address;
  *   - a sorted symbol table of functions, from .symtab (the separate debug file's, found by
  *     build id, when the file is stripped) or .dynsym, since libdwfl's own lookup is a linear
  *     scan;
  *   - an offline libdwfl session at bias 0 (ELF addresses), used for source lines and the
- *     DWARF scopes that reveal inline frames (~20 µs an address: the symbolizer caches).
+ *     DWARF scopes that reveal inline frames: a scope index per compilation unit, built at the
+ *     unit's first address (scope-index.c), so that later addresses cost a search rather than a
+ *     walk of the unit (the symbolizer caches each address's answer besides).
  * The vdso has no file: it is the same image in every process of this kernel, so our own copy
  * is put in a memfd and loaded like any ELF file. */
 #include "module.h"
@@ -26,6 +28,9 @@
 #include <dwarf.h>
 #include <elfutils/libdw.h>
 #include <elfutils/libdwelf.h>
+
+#include "idmap.h"
+#include "scope-index.h"
 
 static char *debuginfo_path;
 
@@ -61,7 +66,17 @@ struct module *module_new(enum module_kind kind, const char *path, const uint8_t
         return m;
 }
 
+static void forget_scopes(struct module *m) {
+        uint64_t key, value;
+        size_t i = 0;
+
+        while (m->cu_scopes && idmap_next(m->cu_scopes, &i, &key, &value))
+                scope_index_free((struct scope_index *) (uintptr_t) value);
+        m->cu_scopes = idmap_free(m->cu_scopes);
+}
+
 void module_unload(struct module *m) {
+        forget_scopes(m);       /* their DIEs point into the libdw session */
         if (m->dwfl)
                 dwfl_end(m->dwfl);
         m->dwfl = NULL;
@@ -361,15 +376,46 @@ static const char *call_file(Dwarf_Die *cu, Dwarf_Die *die, unsigned *ret_line) 
         return dwarf_filesrc(files, idx, NULL, NULL);
 }
 
+/* The scope index of CU, built on its first address. Returns 0 and sets *ret (NULL: CU has no
+ * offset libdw can tell), or -ENOMEM. */
+static int cu_scopes(struct module *m, Dwarf_Die *cu, const struct scope_index **ret) {
+        Dwarf_Off off = dwarf_dieoffset(cu);
+        struct scope_index *x;
+        uint64_t *slot;
+        int r;
+
+        *ret = NULL;
+        if (off == (Dwarf_Off) -1)
+                return 0;
+        if (!m->cu_scopes && !(m->cu_scopes = idmap_new()))
+                return -ENOMEM;
+        slot = idmap_get(m->cu_scopes, off);
+        if (slot) {
+                *ret = (const struct scope_index *) (uintptr_t) *slot;
+                return 0;
+        }
+        r = scope_index_build(cu, &x);
+        if (r < 0)
+                return r;
+        r = idmap_put(m->cu_scopes, off, (uintptr_t) x, &slot);
+        if (r < 0) {
+                scope_index_free(x);
+                return r;
+        }
+        *ret = x;
+        return 0;
+}
+
 int module_symbolize(struct module *m, uint64_t vaddr, struct name_table *names,
                      struct module_location ret[static MODULE_MAX_INLINE]) {
         const struct symtab_entry *sym = m->symbols ? symtab_lookup(m->symbols, vaddr) : NULL;
-        Dwarf_Die *inlined[MODULE_MAX_INLINE], *scopes = NULL, *cu = NULL;
+        Dwarf_Die *inlined[MODULE_MAX_INLINE], *scopes[MODULE_MAX_INLINE], *cu = NULL;
         const char *file = NULL, *outer = NULL;
-        size_t n_inlined = 0, n = 0;
+        size_t n_inlined = 0, n_scopes = 0, n = 0;
+        const struct scope_index *x;
         Dwarf_Addr bias = 0;
         Dwfl_Line *line;
-        int lineno = 0, n_scopes = 0, r;
+        int lineno = 0, r;
 
         if (!m->dwmod)
                 return 0;
@@ -379,25 +425,24 @@ int module_symbolize(struct module *m, uint64_t vaddr, struct name_table *names,
                 file = dwfl_lineinfo(line, NULL, &lineno, NULL, NULL, NULL);
 
         cu = dwfl_module_addrdie(m->dwmod, vaddr, &bias);
-        if (cu)
-                n_scopes = dwarf_getscopes(cu, vaddr - bias, &scopes);
+        if (cu) {
+                r = cu_scopes(m, cu, &x);
+                if (r < 0)
+                        return r;
+                if (x)
+                        n_scopes = scope_index_lookup(x, vaddr - bias, scopes, MODULE_MAX_INLINE);
+        }
         /* scopes[0] is innermost. Inlined subroutines nest inside the function's subprogram. */
-        for (int i = 0; i < n_scopes; i++) {
-                int tag = dwarf_tag(&scopes[i]);
-
-                if (tag == DW_TAG_inlined_subroutine && n_inlined < MODULE_MAX_INLINE - 1)
-                        inlined[n_inlined++] = &scopes[i];
-                else if (tag == DW_TAG_subprogram) {
-                        outer = die_name(&scopes[i]);
-                        break;
-                }
+        for (size_t i = 0; i < n_scopes; i++) {
+                if (dwarf_tag(scopes[i]) == DW_TAG_inlined_subroutine)
+                        inlined[n_inlined++] = scopes[i];
+                else
+                        outer = die_name(scopes[i]);
         }
         if (sym)
                 outer = name_table_get(names, sym->name);
-        if (!outer) {
-                free(scopes);
+        if (!outer)
                 return 0;
-        }
 
         /* Outermost first: the function, at the call of the first inlined level... */
         r = intern(names, outer, &ret[n].function);
@@ -417,6 +462,5 @@ int module_symbolize(struct module *m, uint64_t vaddr, struct name_table *names,
                 r = intern(names, file, &ret[n].file);
         ret[n].line = lineno > 0 ? (uint32_t) lineno : 0;
         n++;
-        free(scopes);
         return r < 0 ? r : (int) n;
 }

@@ -43,6 +43,7 @@ struct module {
         size_t n_segments;
         bool is_dyn;                    /* ET_DYN: loaded at a bias */
         struct symtab *symbols;
+        struct idmap *cu_scopes;        /* CU DIE offset -> struct scope_index *, built on first use */
         int64_t store_id;               /* the collector's cache of the store's module id */
         uint64_t last_used;             /* the symbolizer's clock at its last load or lookup */
 };

@@ -115,6 +115,31 @@ def main():
                 d.stop()
             rows.append((name, s1 - s0, c1 - c0, wall))
 
+        # Warm caches, as on a host of long-running services: the same processes all along (the
+        # recursive workload on every CPU, built with frame pointers for the frame-pointer run),
+        # measured after they have run long enough for every address to have been seen.
+        warm_s, window_s = (1, 2) if a.quick else (3, 10)
+        for name, unwind, exe in (('cppd, warm, fp', 'fp', 'recursive-fp'), ('cppd, warm, dwarf', 'dwarf', 'recursive-nofp')):
+            d = Daemon(cppd, tmp, 'w-' + unwind, 'cpu-time/1', flush=5, bucket='60s',
+                       extra='unwind = %s\nstack_size = 8K' % unwind)
+            procs = []
+            try:
+                if not d.ready():
+                    sys.exit('bench-collect: cppd did not start: ' + d.log_text()[-1000:])
+                rounds = str((warm_s + window_s + 5) * 1000 // 15)
+                procs = [subprocess.Popen([os.path.join(wl, exe), '12', rounds, '5'], stdout=subprocess.DEVNULL)
+                         for _ in range(os.cpu_count())]
+                time.sleep(warm_s)
+                c0, s0 = cpu_of_pid(d.pid), samples_of(d)
+                time.sleep(window_s)
+                c1, s1 = cpu_of_pid(d.pid), samples_of(d)
+            finally:
+                for p in procs:
+                    p.kill()
+                    p.wait()
+                d.stop()
+            rows.append((name, s1 - s0, c1 - c0, window_s))
+
         if perf:
             # CPU time alone: perf asks for PERF_SAMPLE_PERIOD, with which the kernel samples every
             # page fault and context switch whatever -c says (env-probe.md), so those would not be
@@ -136,6 +161,21 @@ def main():
                     size = os.path.getsize(data)
             rows.append(('perf report, cpu-clock 1 ms, dwarf', runs[1][0] - runs[0][0], runs[1][1] - runs[0][1], 0))
             rows.append(('perf report, 0.25 ms, dwarf', runs[2][0] - runs[0][0], runs[2][1] - runs[0][1], 0))
+            # The warm workload too: long-running processes for 1 s and for the window's length.
+            runs = []
+            for seconds in (1, window_s):
+                rounds = str(seconds * 1000 // 15)
+                w = ['sh', '-c', ' & '.join([os.path.join(wl, 'recursive-nofp') + ' 12 %s 5' % rounds] * os.cpu_count()) +
+                     ' & wait']
+                subprocess.run([perf, 'record', '-q', '-m', '16M', '-o', data, '-e', 'cpu-clock', '-c', '1000000',
+                                '--call-graph', 'dwarf,8192', '--'] + w,
+                               check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+                stats = subprocess.run([perf, 'report', '-i', data, '--stats'], stdout=subprocess.PIPE,
+                                       stderr=subprocess.DEVNULL, text=True).stdout
+                m = re.search(r'^\s*SAMPLE events:\s+(\d+)', stats, re.M)
+                cpu, _ = cpu_run([perf, 'report', '-i', data, '--stdio', '--children'])
+                runs.append((int(m.group(1)) if m else 0, cpu))
+            rows.append(('perf report, warm, dwarf', runs[1][0] - runs[0][0], runs[1][1] - runs[0][1], 0))
 
     print('%-32s %10s %10s %12s' % ('', 'samples', 'CPU s', 'us/sample'))
     for name, n, cpu, _ in rows:
@@ -145,6 +185,10 @@ def main():
         print('perf report per sample over cppd per sample, the same CPU-time samples with DWARF stacks: %.1fx '
               '(perf.data: %.0f MB)' % (per['perf report, cpu-clock 1 ms, dwarf'] / per['cppd, cpu-time/1, dwarf'],
                                        size / 1e6))
+    if 'cppd, warm, dwarf' in per and 'perf report, warm, dwarf' in per:
+        print('warm (long-running processes): perf report per sample over cppd per sample, DWARF: %.1fx; '
+              'cppd with frame pointers: %.2f us per sample'
+              % (per['perf report, warm, dwarf'] / per['cppd, warm, dwarf'], per.get('cppd, warm, fp', float('nan'))))
     marginal = {}
     for label, lo, hi in (('cppd, frame pointers', 'cppd, cpu-time/1, fp', 'cppd, cpu-clock 0.25 ms, fp'),
                           ('cppd, dwarf', 'cppd, cpu-time/1, dwarf', 'cppd, cpu-clock 0.25 ms, dwarf'),
@@ -157,9 +201,10 @@ def main():
     if 'cppd, dwarf' in marginal and 'perf report, dwarf' in marginal and marginal['cppd, dwarf'] > 0:
         print('marginal, perf report per sample over cppd per sample, DWARF: %.1fx'
               % (marginal['perf report, dwarf'] / marginal['cppd, dwarf']))
-    print("cppd: the daemon's own CPU time over a measured run after a warm-up run, per sample it counted;\n"
+    print("cppd: the daemon's own CPU time over a measured run after a warm-up run, per sample it counted\n"
+          "(warm: over %d s of long-running processes after %d s);\n"
           "perf: perf report's CPU time over the samples of a recording of all rounds beyond one of one round\n"
-          "(its start, reading symbols, not counted; nor perf record's own CPU).")
+          "(its start, reading symbols, not counted; nor perf record's own CPU)." % (window_s, warm_s))
 
 
 if __name__ == '__main__':

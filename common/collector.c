@@ -1313,8 +1313,8 @@ static int64_t sample_stack(struct collector *c, const struct record_sample *s, 
                 struct unwind_target target = { .collector = c, .process = p };
 
                 t0 = now_ns(CLOCK_MONOTONIC);
-                n_pcs = unwinder_unwind(c->unwinder, find_module, &target, s->regs, s->stack, s->dyn_size,
-                                        c->pcs, COLLECTOR_MAX_STACK);
+                n_pcs = unwinder_unwind(c->unwinder, find_module, &target, p->maps->generation, s->regs, s->stack,
+                                        s->dyn_size, c->pcs, COLLECTOR_MAX_STACK);
                 c->stats.unwind_ns += now_ns(CLOCK_MONOTONIC) - t0;
         }
 
@@ -2132,7 +2132,8 @@ static void trim(struct collector *c) {
                 if (c->sym->n_frames > COLLECTOR_MAX_FRAMES)
                         symbolizer_forget_frames(c->sym);
         }
-        symbolizer_trim_modules(c->sym, COLLECTOR_MAX_MODULES);
+        if (symbolizer_trim_modules(c->sym, COLLECTOR_MAX_MODULES) > 0)
+                unwinder_forget_modules(c->unwinder);
 }
 
 int collector_flush(struct collector *c, bool final) {

@@ -9,8 +9,20 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* The next generation: spaces change in the collector's thread, but tests and tools may run
+ * collectors in several. */
+static uint64_t new_generation(void) {
+        static uint64_t last;
+
+        return __atomic_add_fetch(&last, 1, __ATOMIC_RELAXED);
+}
+
 struct proc_maps *proc_maps_new(void) {
-        return calloc(1, sizeof(struct proc_maps));
+        struct proc_maps *m = calloc(1, sizeof(struct proc_maps));
+
+        if (m)
+                m->generation = new_generation();
+        return m;
 }
 
 struct proc_maps *proc_maps_free(struct proc_maps *m) {
@@ -73,6 +85,7 @@ int proc_maps_add(struct proc_maps *m, uint64_t start, uint64_t end, uint64_t pg
         memmove(&m->mappings[i + 1], &m->mappings[j], (m->n - j) * sizeof *m->mappings);
         m->n = m->n - (j - i) + 1;
         m->mappings[i] = (struct mapping) { .start = start, .end = end, .pgoff = pgoff, .module = module };
+        m->generation = new_generation();
         return 0;
 }
 
@@ -98,11 +111,13 @@ struct proc_maps *proc_maps_copy(const struct proc_maps *src) {
         if (src->n > 0)
                 memcpy(m->mappings, src->mappings, src->n * sizeof *m->mappings);
         m->n = src->n;
+        m->generation = src->generation;
         return m;
 }
 
 void proc_maps_clear(struct proc_maps *m) {
         m->n = 0;
+        m->generation = new_generation();
 }
 
 int proc_maps_parse_line(char *line, struct proc_maps_line *ret) {

@@ -18,6 +18,9 @@ struct mapping {
 struct proc_maps {
         struct mapping *mappings;       /* sorted by start, not overlapping */
         size_t n, cap;
+        uint64_t generation;            /* names these mappings: every change gives a number never
+                                         * used before, in any space; a copy keeps it (the same
+                                         * mappings give the same answers) */
 };
 
 struct proc_maps *proc_maps_new(void);

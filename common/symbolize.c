@@ -350,22 +350,23 @@ static int lru_cmp(const void *a, const void *b) {
         return x < y ? -1 : x > y;
 }
 
-void symbolizer_trim_modules(struct symbolizer *s, size_t max_loaded) {
+size_t symbolizer_trim_modules(struct symbolizer *s, size_t max_loaded) {
         _cleanup_free_ uint32_t *loaded = malloc(s->n_modules * sizeof *loaded);
         size_t n = 0;
 
         if (!loaded)
-                return;
+                return 0;
         for (size_t i = 0; i < s->n_modules; i++)
                 if (s->modules[i]->loaded && s->modules[i]->load_error == 0)
                         loaded[n++] = i;
         if (n <= max_loaded)
-                return;
+                return 0;
         lru_modules = s->modules;
         qsort(loaded, n, sizeof *loaded, lru_cmp);
         lru_modules = NULL;
         for (size_t i = 0; i < n - max_loaded; i++)
                 module_unload(s->modules[loaded[i]]);
+        return n - max_loaded;
 }
 
 void symbolizer_release_pages(struct symbolizer *s) {

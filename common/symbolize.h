@@ -90,9 +90,10 @@ int64_t symbolizer_kernel(struct symbolizer *s, uint64_t addr);
 int64_t symbolizer_jit(struct symbolizer *s, const char *name);
 
 /* Forgets every frame (indexes become invalid: the caller holds none) and, beyond MAX_LOADED,
- * unloads the modules used least recently. Bounds memory in a long-running collector. */
+ * unloads the modules used least recently, returning how many (their CFI is gone). Bounds
+ * memory in a long-running collector. */
 void symbolizer_forget_frames(struct symbolizer *s);
-void symbolizer_trim_modules(struct symbolizer *s, size_t max_loaded);
+size_t symbolizer_trim_modules(struct symbolizer *s, size_t max_loaded);
 
 /* module_release_pages() of every loaded module. */
 void symbolizer_release_pages(struct symbolizer *s);

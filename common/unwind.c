@@ -10,7 +10,13 @@
  * Rows whose CFA or rules are DWARF expressions (PLT entries compute the CFA from the PC) are
  * kept as "complex" and evaluated from libdw's description each time, by a small stack
  * machine. A PC that no CFI covers (JIT code, hand-written assembly) is stepped over by the
- * frame pointer, as libdwfl does on x86_64. Memory is read from the copied stack only. */
+ * frame pointer, as libdwfl does on x86_64. Memory is read from the copied stack only.
+ *
+ * Finding a PC's row takes the caller's lookup of the module (a search of the address space,
+ * the load bias) and a search of the module's rows: most of a frame's cost. Samples come back
+ * to the same few hundred return addresses again and again, so what a PC resolved to is kept in
+ * a direct-mapped cache under (address space generation, PC): a frame seen before costs one
+ * probe and the step itself. */
 #include "unwind.h"
 
 #include <dwarf.h>
@@ -27,6 +33,8 @@
 /* Rows kept per module; past it the module's rows start over (a bound for hostile CFI). */
 #define MAX_ROWS_PER_MODULE (1u << 16)
 #define EVAL_STACK 16
+/* Entries of the PC cache (a power of two): 88 bytes each. */
+#define PC_CACHE_SIZE 1024u
 
 enum rule_kind {
         RULE_UNDEFINED,         /* the caller's value is lost */
@@ -61,9 +69,18 @@ struct module_rows {
         uint32_t n, cap;
 };
 
+/* What a lookup PC resolved to in one state of one address space. */
+struct pc_entry {
+        uint64_t space, pc;     /* space 0: empty */
+        Dwarf_CFI *cfi;         /* for a complex row */
+        uint64_t bias;
+        struct row row;         /* a copy: the module's rows move as rows are learnt */
+};
+
 struct unwinder {
         struct module_rows *modules;    /* by module key */
         size_t n_modules;
+        struct pc_entry *cache;         /* PC_CACHE_SIZE entries */
         struct unwind_stats stats;
 };
 
@@ -78,7 +95,14 @@ struct stack_mem {
 };
 
 struct unwinder *unwinder_new(void) {
-        return calloc(1, sizeof(struct unwinder));
+        struct unwinder *u = calloc(1, sizeof(struct unwinder));
+
+        if (!u)
+                return NULL;
+        u->cache = calloc(PC_CACHE_SIZE, sizeof *u->cache);
+        if (!u->cache)
+                return unwinder_free(u);
+        return u;
 }
 
 struct unwinder *unwinder_free(struct unwinder *u) {
@@ -87,13 +111,18 @@ struct unwinder *unwinder_free(struct unwinder *u) {
         for (size_t i = 0; i < u->n_modules; i++)
                 free(u->modules[i].rows);
         free(u->modules);
+        free(u->cache);
         free(u);
         return NULL;
 }
 
+void unwinder_forget_modules(struct unwinder *u) {
+        memset(u->cache, 0, PC_CACHE_SIZE * sizeof *u->cache);
+}
+
 void unwinder_stats(const struct unwinder *u, struct unwind_stats *ret) {
         *ret = u->stats;
-        ret->memory = sizeof *u + u->n_modules * sizeof *u->modules;
+        ret->memory = sizeof *u + u->n_modules * sizeof *u->modules + PC_CACHE_SIZE * sizeof *u->cache;
         for (size_t i = 0; i < u->n_modules; i++)
                 ret->memory += u->modules[i].cap * sizeof(struct row);
 }
@@ -463,29 +492,57 @@ static bool step_fp(const struct state *cur, const struct stack_mem *m, struct s
         return true;
 }
 
-/* One frame up from the frame at PC (a lookup address: already inside its call instruction).
- * Sets *ret_signal if the frame is a signal frame. */
-static bool step(struct unwinder *u, unwind_find_t find, void *userdata, uint64_t pc, const struct state *cur,
-                 const struct stack_mem *m, struct state *next, bool *ret_signal) {
+/* What lookup address PC of address space SPACE resolves to: from the cache, or found and kept
+ * there (in *SCRATCH when SPACE is 0, or when there is no memory for a new row). */
+static const struct pc_entry *resolve(struct unwinder *u, unwind_find_t find, void *userdata, uint64_t space,
+                                      uint64_t pc, struct pc_entry *scratch) {
+        struct pc_entry *e = scratch;
         struct unwind_module mod;
         const struct row *row = NULL;
 
-        *ret_signal = false;
-        if (find(userdata, pc, &mod) == 0 && mod.cfi)
+        if (space != 0) {
+                e = &u->cache[((pc ^ space * 0x9e3779b97f4a7c15ULL) * 0xff51afd7ed558ccdULL >> 54) & (PC_CACHE_SIZE - 1)];
+                if (e->space == space && e->pc == pc) {
+                        u->stats.cached++;
+                        return e;
+                }
+        }
+        if (find(userdata, pc, &mod) == 0 && mod.cfi) {
                 row = row_get(u, mod.key, mod.cfi, pc - mod.bias);
-        if (!row || row->none) {
+                if (!row)
+                        e = scratch;    /* no memory for the row: step by the frame pointer, keep nothing */
+        }
+        *e = (struct pc_entry) {
+                .space = e == scratch ? 0 : space,
+                .pc = pc,
+                .cfi = row ? mod.cfi : NULL,
+                .bias = row ? mod.bias : 0,
+                .row = row ? *row : (struct row) { .none = true },
+        };
+        return e;
+}
+
+/* One frame up from the frame at PC (a lookup address: already inside its call instruction).
+ * Sets *ret_signal if the frame is a signal frame. */
+static bool step(struct unwinder *u, unwind_find_t find, void *userdata, uint64_t space, uint64_t pc,
+                 const struct state *cur, const struct stack_mem *m, struct state *next, bool *ret_signal) {
+        struct pc_entry scratch;
+        const struct pc_entry *e = resolve(u, find, userdata, space, pc, &scratch);
+
+        *ret_signal = false;
+        if (e->row.none) {
                 u->stats.by_fp++;
                 return step_fp(cur, m, next);
         }
-        *ret_signal = row->signal;
-        if (row->complex) {
+        *ret_signal = e->row.signal;
+        if (e->row.complex) {
                 u->stats.complex++;
-                return step_dwarf(mod.cfi, pc - mod.bias, cur, m, next);
+                return step_dwarf(e->cfi, pc - e->bias, cur, m, next);
         }
-        return step_row(row, cur, m, next);
+        return step_row(&e->row, cur, m, next);
 }
 
-size_t unwinder_unwind(struct unwinder *u, unwind_find_t find, void *userdata, const uint64_t *regs,
+size_t unwinder_unwind(struct unwinder *u, unwind_find_t find, void *userdata, uint64_t space, const uint64_t *regs,
                        const uint8_t *stack, size_t stack_size, uint64_t *ret_pcs, size_t max) {
         struct stack_mem m = { .data = stack, .size = stack ? stack_size : 0 };
         struct state cur = {};
@@ -515,7 +572,7 @@ size_t unwinder_unwind(struct unwinder *u, unwind_find_t find, void *userdata, c
                 struct state next;
                 bool signal;
 
-                if (!step(u, find, userdata, exact ? pc : pc - 1, &cur, &m, &next, &signal))
+                if (!step(u, find, userdata, space, exact ? pc : pc - 1, &cur, &m, &next, &signal))
                         break;
                 /* The outermost frame has no return address; a loop or garbage does not go up. */
                 if (!has(&next, REG_RA) || next.regs[REG_RA] == 0 || next.regs[REG_RSP] <= cur.regs[REG_RSP])

@@ -41,6 +41,7 @@ typedef int (*unwind_find_t)(void *userdata, uint64_t pc, struct unwind_module *
 
 struct unwind_stats {
         uint64_t frames;        /* frames unwound */
+        uint64_t cached;        /* lookups of a PC answered by the cache */
         uint64_t by_fp;         /* of which by the frame pointer, for want of CFI */
         uint64_t complex;       /* of which by a DWARF expression evaluated from libdw */
         uint64_t rows;          /* CFI rows learnt from libdw */
@@ -55,11 +56,17 @@ struct unwinder *unwinder_free(struct unwinder *u);
 DEFINE_CLEANUP(struct unwinder *, unwinder_free);
 
 /* Unwinds from REGS (UNWIND_N_REGS values in the sample's order) and the STACK_SIZE bytes
- * copied from its stack pointer, finding modules through FIND. Fills RET_PCS[0..n) innermost
- * first with the IP, then return addresses minus one (so each points into the call
- * instruction), at most MAX. Returns n >= 1 (the IP alone if nothing else could be unwound).
- * Once the rows it meets are known, it allocates nothing and makes no system call. */
-size_t unwinder_unwind(struct unwinder *u, unwind_find_t find, void *userdata, const uint64_t *regs,
+ * copied from its stack pointer, finding modules through FIND. SPACE names the state of the
+ * address space FIND sees (proc_maps' generation: the same mappings, the same number): what FIND
+ * says of a PC is kept under (SPACE, PC) and not asked again; 0 keeps nothing. Fills
+ * RET_PCS[0..n) innermost first with the IP, then return addresses minus one (so each points
+ * into the call instruction), at most MAX. Returns n >= 1 (the IP alone if nothing else could be
+ * unwound). Once the rows it meets are known, it allocates nothing and makes no system call. */
+size_t unwinder_unwind(struct unwinder *u, unwind_find_t find, void *userdata, uint64_t space, const uint64_t *regs,
                        const uint8_t *stack, size_t stack_size, uint64_t *ret_pcs, size_t max);
+
+/* Forgets what FIND said of every PC: after modules were unloaded (their CFI is gone) or might
+ * be found differently at the same addresses. */
+void unwinder_forget_modules(struct unwinder *u);
 
 void unwinder_stats(const struct unwinder *u, struct unwind_stats *ret);

@@ -58,8 +58,26 @@ static void test_parse(void) {
         ok(proc_maps_parse_line(bad2, &l) == -EBADMSG, "start after end: -EBADMSG");
 }
 
+/* Generations name contents: every change a new number, a copy the same. */
+static void test_generation(void) {
+        _cleanup_(proc_maps_freep) struct proc_maps *a = proc_maps_new(), *b = proc_maps_new(), *copy = NULL;
+        uint64_t g;
+
+        ok(a->generation != 0 && b->generation != 0 && a->generation != b->generation,
+           "two new spaces: two generations");
+        g = a->generation;
+        ok(proc_maps_add(a, 0x1000, 0x2000, 0, 1) == 0 && a->generation != g && a->generation != b->generation,
+           "a mapping added: a new one");
+        copy = proc_maps_copy(a);
+        ok(copy && copy->generation == a->generation, "a copy keeps it");
+        g = copy->generation;
+        proc_maps_clear(copy);
+        ok(copy->generation != g && a->generation == g, "cleared: the copy gets a new one, the original keeps its");
+}
+
 int main(void) {
         test_add();
+        test_generation();
         test_parse();
         return tap_done();
 }

@@ -169,7 +169,7 @@ static void test_unwind(void) {
 
         /* Through qsort, so the chain crosses glibc, which has no frame pointers. */
         qsort(v, 2, sizeof *v, cmp);
-        n = unwinder_unwind(u, find_module, NULL, regs, stack_copy, stack_len, pcs, 64);
+        n = unwinder_unwind(u, find_module, NULL, 0, regs, stack_copy, stack_len, pcs, 64);
         for (size_t i = 0; i < n; i++) {
                 strncat(all, names_at(pcs[i], buf, sizeof buf), sizeof all - strlen(all) - 2);
                 strcat(all, " ");
@@ -185,17 +185,40 @@ static void test_unwind(void) {
         unwinder_stats(u, &stats);
         {
                 uint64_t rows = stats.rows;
-                size_t m = unwinder_unwind(u, find_module, NULL, regs, stack_copy, stack_len, again, 64);
+                size_t m = unwinder_unwind(u, find_module, NULL, 0, regs, stack_copy, stack_len, again, 64);
 
                 unwinder_stats(u, &stats);
-                ok(m == n && memcmp(again, pcs, n * sizeof *pcs) == 0 && stats.rows == rows,
-                   "unwound again from the rows learnt: the same %zu frames, %llu rows", m,
-                   (unsigned long long) rows);
+                ok(m == n && memcmp(again, pcs, n * sizeof *pcs) == 0 && stats.rows == rows && stats.cached == 0,
+                   "unwound again from the rows learnt: the same %zu frames, %llu rows, no cache without a space",
+                   m, (unsigned long long) rows);
+        }
+        /* Naming the address space: the first walk fills the PC cache, the second is answered from
+         * it, with the same frames; forgotten, it is filled again. */
+        for (int round = 0; round < 3; round++) {
+                uint64_t cached;
+                size_t m;
+
+                unwinder_stats(u, &stats);
+                cached = stats.cached;
+                m = unwinder_unwind(u, find_module, NULL, maps->generation, regs, stack_copy, stack_len, again, 64);
+                unwinder_stats(u, &stats);
+                if (round == 0)
+                        ok(m == n && memcmp(again, pcs, n * sizeof *pcs) == 0 && stats.cached == cached,
+                           "with a space: the same frames, the cache filled and not yet asked");
+                else if (round == 1)
+                        ok(m == n && memcmp(again, pcs, n * sizeof *pcs) == 0 && stats.cached >= cached + n - 1,
+                           "again: the same frames, %llu of them from the cache",
+                           (unsigned long long) (stats.cached - cached));
+                else
+                        ok(m == n && memcmp(again, pcs, n * sizeof *pcs) == 0 && stats.cached == cached,
+                           "after unwinder_forget_modules(): the same frames, none from the cache");
+                if (round == 1)
+                        unwinder_forget_modules(u);
         }
         /* A stack cut short ends the chain early, and a stack of nothing leaves the IP. */
-        ok(unwinder_unwind(u, find_module, NULL, regs, stack_copy, 64, again, 64) < n,
+        ok(unwinder_unwind(u, find_module, NULL, 0, regs, stack_copy, 64, again, 64) < n,
            "64 bytes of stack: fewer frames");
-        ok(unwinder_unwind(u, find_module, NULL, regs, NULL, 0, again, 64) >= 1 && again[0] == regs[UNWIND_REG_IP],
+        ok(unwinder_unwind(u, find_module, NULL, 0, regs, NULL, 0, again, 64) >= 1 && again[0] == regs[UNWIND_REG_IP],
            "no stack: the IP alone, or what the registers reach");
 }
 

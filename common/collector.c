@@ -118,6 +118,20 @@ struct thread {
         uint32_t offcpu_node;
         uint64_t offcpu_since;          /* ns */
         uint64_t offcpu_remaining;      /* ns to the next real-time boundary */
+        /* The user part of its last stack, outermost PC first, as far as it came from modules:
+         * the trie node each PC's frames end at, while the process's mappings (their
+         * generation) and the trie (its epoch) stay the same (sample_stack()). */
+        struct stack_step *steps;
+        uint32_t n_steps, cap_steps;
+        uint64_t steps_space, steps_epoch;
+};
+
+/* One PC of a thread's last stack: its trie node, and the frames (and unknown frames among
+ * them) from the outermost PC to it. */
+struct stack_step {
+        uint64_t pc;
+        uint32_t node;
+        uint32_t frames, unknown;
 };
 
 struct process {
@@ -188,6 +202,7 @@ struct collector {
         struct trie_node *nodes;        /* nodes[0]: the empty stack */
         size_t n_nodes, cap_nodes;
         struct idmap *trie;             /* pair(parent, frame) -> node */
+        uint64_t trie_epoch;            /* counts the trie's fresh starts (trim()) */
 
         struct idmap *agg_index;        /* key -> index in agg */
         uint64_t *agg_keys;
@@ -215,6 +230,7 @@ struct collector {
 
         uint64_t pcs[COLLECTOR_MAX_STACK];
         uint32_t stack[COLLECTOR_MAX_STACK];   /* frame indexes, innermost first */
+        uint16_t pc_frames[COLLECTOR_MAX_STACK];        /* by PC: its frames in stack (0: unstable) */
 };
 
 /* Values of exec_units: a unit name (malloc()ed), or one of these. */
@@ -294,6 +310,11 @@ static void process_free(struct process *p) {
 
 static void forget_cgroups(struct collector *c);
 
+static void thread_free(struct thread *t) {
+        free(t->steps);
+        free(t);
+}
+
 struct collector *collector_free(struct collector *c) {
         uint64_t key, value;
         size_t i = 0;
@@ -321,7 +342,7 @@ struct collector *collector_free(struct collector *c) {
                 while (idmap_next(c->processes, &i, &key, &value))
                         process_free((struct process *) (uintptr_t) value);
         for (size_t s = 0; s < c->n_slots; s++)
-                free(c->slots[s]);
+                thread_free(c->slots[s]);
         free(c->slots);
         idmap_free(c->processes);
         idmap_free(c->threads);
@@ -1214,7 +1235,9 @@ static const char *jit_lookup(struct collector *c, struct process *p, uint64_t p
         return e ? name_table_get(c->sym->names, e->name) : NULL;
 }
 
-/* Appends the frames of user address PC (innermost first) to the stack at *n. */
+/* Appends the frames of user address PC (innermost first) to the stack at *n. Returns 1 if they
+ * come from a module (the same PC in the same mappings gives the same frames), 0 if not (a JIT
+ * map may be read anew, an unknown address become known), or a negative errno. */
 static int add_user_pc(struct collector *c, struct process *p, uint64_t pc, size_t *n) {
         const struct mapping *m = proc_maps_find(p->maps, pc);
         uint32_t first, count;
@@ -1229,7 +1252,7 @@ static int add_user_pc(struct collector *c, struct process *p, uint64_t pc, size
                         return r;
                 for (uint32_t i = count; i > 0 && *n < COLLECTOR_MAX_STACK; i--)
                         c->stack[(*n)++] = first + i - 1;
-                return 0;
+                return 1;
         }
         {
                 const char *jit = jit_lookup(c, p, pc);
@@ -1241,6 +1264,41 @@ static int add_user_pc(struct collector *c, struct process *p, uint64_t pc, size
         if (*n < COLLECTOR_MAX_STACK)
                 c->stack[(*n)++] = f;
         return 0;
+}
+
+/* Appends the frames of user PCs [FROM, TO) to the stack at *n, noting each one's count and
+ * whether it is stable (STEP_UNSTABLE) in pc_frames. Returns 0 or a negative errno. */
+#define STEP_UNSTABLE 0x8000
+static int add_user_pcs(struct collector *c, struct process *p, size_t from, size_t to, size_t *n) {
+        for (size_t i = from; i < to; i++) {
+                size_t before = *n;
+                int r = add_user_pc(c, p, c->pcs[i], n);
+
+                if (r < 0)
+                        return r;
+                /* A PC cut short by the stack's bound is not its whole self: not one to keep. */
+                c->pc_frames[i] = (uint16_t) (*n - before) | (r == 0 || *n == COLLECTOR_MAX_STACK ? STEP_UNSTABLE : 0);
+        }
+        return 0;
+}
+
+/* Keeps step K of thread T's stack (the K-th PC from the outermost). False: no memory, or
+ * deeper than kept (COLLECTOR_MAX_STEPS). */
+static bool keep_step(struct thread *t, uint32_t k, const struct stack_step *step) {
+        if (k >= COLLECTOR_MAX_STEPS)
+                return false;
+        if (k >= t->cap_steps) {
+                uint32_t cap = t->cap_steps ? 2 * t->cap_steps : 32;
+                struct stack_step *a = realloc(t->steps, cap * sizeof *a);
+
+                if (!a)
+                        return false;
+                t->steps = a;
+                t->cap_steps = cap;
+        }
+        t->steps[k] = *step;
+        t->n_steps = k + 1;
+        return true;
 }
 
 struct unwind_target {
@@ -1279,8 +1337,8 @@ static bool is_context(uint64_t ip) {
  * call's name), and returns its trie node, or a negative errno. */
 static int64_t sample_stack(struct collector *c, const struct record_sample *s, struct thread *t, int64_t leaf) {
         struct process *p = t->process;
-        size_t n = 0, n_pcs = 0;
-        uint64_t context = PERF_CONTEXT_USER, t0;
+        size_t n = 0, n_pcs = 0, kept = 0, first_user, end;
+        uint64_t context = PERF_CONTEXT_USER, t0, frames = 0, unknown = 0;
         int64_t node = 0;
         int r;
 
@@ -1318,14 +1376,25 @@ static int64_t sample_stack(struct collector *c, const struct record_sample *s, 
                 c->stats.unwind_ns += now_ns(CLOCK_MONOTONIC) - t0;
         }
 
+        /* The outermost PCs this thread's last sample had too, in the same mappings and trie,
+         * end at the trie node kept for them: only the PCs below them are looked up. */
+        if (t->steps_space == p->maps->generation && t->steps_epoch == c->trie_epoch)
+                while (kept < n_pcs && kept < t->n_steps && t->steps[kept].pc == c->pcs[n_pcs - 1 - kept])
+                        kept++;
+        first_user = n;
         t0 = now_ns(CLOCK_MONOTONIC);
-        for (size_t i = 0; i < n_pcs; i++) {
-                r = add_user_pc(c, p, c->pcs[i], &n);
+        r = add_user_pcs(c, p, 0, n_pcs - kept, &n);
+        if (r < 0)
+                return r;
+        if (kept > 0 && n + t->steps[kept - 1].frames > COLLECTOR_MAX_STACK) {
+                /* Too deep for all of it: the outermost frames give way, as always. */
+                r = add_user_pcs(c, p, n_pcs - kept, n_pcs, &n);
                 if (r < 0)
                         return r;
+                kept = 0;
         }
         c->stats.symbolize_ns += now_ns(CLOCK_MONOTONIC) - t0;
-        if (n == 0) {
+        if (n == 0 && kept == 0) {
                 int64_t f = symbolizer_synthetic(c->sym, "[unknown]", true);
 
                 if (f < 0)
@@ -1333,16 +1402,45 @@ static int64_t sample_stack(struct collector *c, const struct record_sample *s, 
                 c->stack[n++] = f;
         }
 
-        /* Into the trie, outermost frame first. */
-        for (size_t i = n; i > 0; i--) {
+        /* Into the trie, outermost frame first: the user frames from the kept node, noting each
+         * stable PC's node for the next sample; then the leaf and the kernel's frames. */
+        t->n_steps = kept;
+        if (kept > 0) {
+                node = t->steps[kept - 1].node;
+                frames = t->steps[kept - 1].frames;
+                unknown = t->steps[kept - 1].unknown;
+        }
+        end = n;
+        for (size_t i = n_pcs - kept; i > 0; i--) {
+                uint16_t count = c->pc_frames[i - 1] & ~STEP_UNSTABLE;
+
+                for (; count > 0 && end > first_user; count--) {
+                        const struct frame *f = &c->sym->frames[c->stack[--end]];
+
+                        frames++;
+                        unknown += f->unknown;
+                        node = trie_child(c, node, c->stack[end]);
+                        if (node < 0)
+                                return node;
+                }
+                if (!(c->pc_frames[i - 1] & STEP_UNSTABLE) && t->n_steps == n_pcs - i)
+                        (void) keep_step(t, t->n_steps, &(struct stack_step) {
+                                        .pc = c->pcs[i - 1], .node = node, .frames = frames, .unknown = unknown,
+                                });
+        }
+        t->steps_space = p->maps->generation;
+        t->steps_epoch = c->trie_epoch;
+        for (size_t i = end; i > 0; i--) {
                 const struct frame *f = &c->sym->frames[c->stack[i - 1]];
 
-                c->stats.frames++;
-                c->stats.frames_unknown += f->unknown;
+                frames++;
+                unknown += f->unknown;
                 node = trie_child(c, node, c->stack[i - 1]);
                 if (node < 0)
                         return node;
         }
+        c->stats.frames += frames;
+        c->stats.frames_unknown += unknown;
         return node;
 }
 
@@ -2089,7 +2187,7 @@ static void reap(struct collector *c) {
                         c->slots[kept++] = t;
                         continue;
                 }
-                free(t);
+                thread_free(t);
         }
         c->n_slots = kept;
         /* The maps cannot delete: rebuild them from what is kept. */
@@ -2127,6 +2225,7 @@ static void trim(struct collector *c) {
         if (c->n_nodes > COLLECTOR_MAX_NODES || c->sym->n_frames > COLLECTOR_MAX_FRAMES) {
                 c->n_nodes = 1;
                 idmap_clear(c->trie);
+                c->trie_epoch++;        /* the nodes threads kept are gone */
                 for (size_t s = 0; s < c->n_slots; s++)
                         c->slots[s]->offcpu_pending = false;    /* its node is gone */
                 if (c->sym->n_frames > COLLECTOR_MAX_FRAMES)

@@ -46,6 +46,8 @@ struct collector_config {
 
 /* Frames a stack keeps: the kernel's callchain limit is 127; DWARF goes deeper. */
 #define COLLECTOR_MAX_STACK 512
+/* PCs of a thread's last stack whose trie nodes are kept for its next sample (24 bytes each). */
+#define COLLECTOR_MAX_STEPS 256
 /* Bounds on the caches of a long-running collector (cppd): distinct stacks (trie nodes),
  * symbolized addresses, and modules with their symbols and debug information in memory. */
 #define COLLECTOR_MAX_NODES (1u << 20)

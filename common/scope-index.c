@@ -209,6 +209,8 @@ static int sweep(struct builder *b, struct scope_index *x) {
         x->segments = malloc((2 * b->n_ranges + 1) * sizeof *x->segments);
         if (!points || !heap || !x->segments)
                 return -ENOMEM;
+        if (b->n_ranges == 0)
+                return 0;               /* a CU with no code: no segments (qsort may not be given NULL) */
         qsort(b->ranges, b->n_ranges, sizeof *b->ranges, range_cmp);
         for (size_t i = 0; i < b->n_ranges; i++) {
                 points[n_points++] = b->ranges[i].low;

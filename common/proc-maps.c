@@ -1,10 +1,15 @@
 /* Address spaces. Lookups come once per user frame of every sample and changes are rare
  * (mmap of executable code), so mappings sit in a sorted array searched by bisection, and an
- * insertion shifts the array. Only executable mappings are kept: they are what PCs fall in. */
+ * insertion shifts the array. Only executable mappings are kept: they are what PCs fall in.
+ *
+ * A fork copies its parent's space, and thousands of processes a second may fork (a build, a
+ * shell loop) while few of them change it before they exec or exit: so the array is counted and
+ * shared by copies, and a space copies it only when it changes it (an exec drops it). */
 #include "proc-maps.h"
 
 #include <errno.h>
 #include <inttypes.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -15,6 +20,26 @@ static uint64_t new_generation(void) {
         static uint64_t last;
 
         return __atomic_add_fetch(&last, 1, __ATOMIC_RELAXED);
+}
+
+/* The array behind proc_maps.mappings. */
+struct block {
+        size_t refs, cap;
+        struct mapping items[];
+};
+
+static struct block *block_of(const struct proc_maps *m) {
+        return m->mappings ? (struct block *) ((char *) m->mappings - offsetof(struct block, items)) : NULL;
+}
+
+/* Lets go of M's array: freed with its last space. */
+static void release(struct proc_maps *m) {
+        struct block *b = block_of(m);
+
+        if (b && --b->refs == 0)
+                free(b);
+        m->mappings = NULL;
+        m->n = 0;
 }
 
 struct proc_maps *proc_maps_new(void) {
@@ -28,24 +53,34 @@ struct proc_maps *proc_maps_new(void) {
 struct proc_maps *proc_maps_free(struct proc_maps *m) {
         if (!m)
                 return NULL;
-        free(m->mappings);
+        release(m);
         free(m);
         return NULL;
 }
 
+/* Makes M's array its own, with room for N mappings. Returns 0 or -ENOMEM. */
 static int reserve(struct proc_maps *m, size_t n) {
-        size_t cap = m->cap ? m->cap : 16;
-        struct mapping *a;
+        struct block *b = block_of(m), *a;
+        size_t cap = b ? b->cap : 16;
 
-        if (n <= m->cap)
+        if (b && b->refs == 1 && n <= b->cap)
                 return 0;
         while (cap < n)
                 cap *= 2;
-        a = realloc(m->mappings, cap * sizeof *a);
+        if (b && b->refs == 1)
+                a = realloc(b, sizeof *a + cap * sizeof *a->items);
+        else {
+                a = malloc(sizeof *a + cap * sizeof *a->items);
+                if (a && m->n > 0)
+                        memcpy(a->items, m->mappings, m->n * sizeof *a->items);
+                if (a && b)
+                        b->refs--;      /* the others keep it */
+        }
         if (!a)
                 return -ENOMEM;
-        m->mappings = a;
-        m->cap = cap;
+        a->refs = 1;
+        a->cap = cap;
+        m->mappings = a->items;
         return 0;
 }
 
@@ -104,18 +139,24 @@ const struct mapping *proc_maps_find(const struct proc_maps *m, uint64_t addr) {
 }
 
 struct proc_maps *proc_maps_copy(const struct proc_maps *src) {
-        struct proc_maps *m = proc_maps_new();
+        struct proc_maps *m = calloc(1, sizeof(struct proc_maps));
+        struct block *b = block_of(src);
 
-        if (!m || reserve(m, src->n) < 0)
-                return proc_maps_free(m);
-        if (src->n > 0)
-                memcpy(m->mappings, src->mappings, src->n * sizeof *m->mappings);
+        if (!m)
+                return NULL;
+        if (b)
+                b->refs++;
+        m->mappings = src->mappings;
         m->n = src->n;
         m->generation = src->generation;
         return m;
 }
 
 void proc_maps_clear(struct proc_maps *m) {
+        struct block *b = block_of(m);
+
+        if (b && b->refs > 1)
+                release(m);     /* its copies keep the array */
         m->n = 0;
         m->generation = new_generation();
 }

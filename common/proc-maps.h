@@ -16,8 +16,9 @@ struct mapping {
 };
 
 struct proc_maps {
-        struct mapping *mappings;       /* sorted by start, not overlapping */
-        size_t n, cap;
+        struct mapping *mappings;       /* sorted by start, not overlapping; read-only: shared by
+                                         * copies until one of them changes */
+        size_t n;
         uint64_t generation;            /* names these mappings: every change gives a number never
                                          * used before, in any space; a copy keeps it (the same
                                          * mappings give the same answers) */
@@ -34,7 +35,8 @@ int proc_maps_add(struct proc_maps *m, uint64_t start, uint64_t end, uint64_t pg
 /* The mapping holding ADDR, or NULL. */
 const struct mapping *proc_maps_find(const struct proc_maps *m, uint64_t addr);
 
-/* Copies SRC into a new address space (a fork). NULL: no memory. */
+/* Copies SRC into a new address space (a fork): it shares SRC's mappings until either changes.
+ * NULL: no memory. */
 struct proc_maps *proc_maps_copy(const struct proc_maps *src);
 
 /* Forgets every mapping (an exec). */

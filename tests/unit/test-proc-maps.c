@@ -37,6 +37,27 @@ static void test_add(void) {
         ok(proc_maps_add(m, 5, 5, 0, 1) == -EINVAL, "an empty range: -EINVAL");
 }
 
+/* Copies share the array until one of them changes. */
+static void test_shared(void) {
+        _cleanup_(proc_maps_freep) struct proc_maps *a = proc_maps_new(), *b = NULL, *c = NULL;
+
+        ok(proc_maps_add(a, 0x1000, 0x2000, 0, 1) == 0 && proc_maps_add(a, 0x3000, 0x4000, 0, 2) == 0, "a space");
+        b = proc_maps_copy(a);
+        c = proc_maps_copy(b);
+        ok(b && c && b->mappings == a->mappings && c->mappings == a->mappings, "two copies share its array");
+        ok(proc_maps_add(b, 0x5000, 0x6000, 0, 3) == 0 && b->mappings != a->mappings && b->n == 3 &&
+           a->n == 2 && c->n == 2 && proc_maps_find(a, 0x5000) == NULL && proc_maps_find(c, 0x5000) == NULL,
+           "a change to one copy is its own");
+        ok(proc_maps_add(a, 0x1000, 0x1800, 0, 4) == 0 && proc_maps_find(a, 0x1000)->module == 4 &&
+           proc_maps_find(c, 0x1000)->module == 1 && proc_maps_find(b, 0x1000)->module == 1,
+           "a change to the original leaves the copies");
+        a = proc_maps_free(a);
+        ok(c->n == 2 && proc_maps_find(c, 0x3000)->module == 2, "freed, the original's copies still read");
+        proc_maps_clear(c);
+        ok(c->n == 0 && proc_maps_add(c, 0x7000, 0x8000, 0, 5) == 0 && proc_maps_find(c, 0x7000)->module == 5 &&
+           b->n == 3, "cleared and mapped anew");
+}
+
 static void test_parse(void) {
         char line1[] = "7f2c4a000000-7f2c4a022000 r-xp 00028000 fe:01 1234567                    /usr/lib/x86_64-linux-gnu/libc.so.6\n";
         char line2[] = "7ffd1e5f2000-7ffd1e5f4000 r-xp 00000000 00:00 0                          [vdso]\n";
@@ -77,6 +98,7 @@ static void test_generation(void) {
 
 int main(void) {
         test_add();
+        test_shared();
         test_generation();
         test_parse();
         return tap_done();

@@ -289,6 +289,7 @@ int collector_new(const struct collector_config *config, struct store *store, st
                 return -ENOMEM;
         c->nodes[0] = (struct trie_node) {};
         c->n_nodes = 1;
+        c->sym->lines = !config->function_frames;      /* frames stored as functions need none */
         c->agg_bucket = -1;
         c->switches_via_offcpu = NO_RESOURCE;
         c->realtime_offset = (int64_t) (now_ns(CLOCK_REALTIME) - now_ns(CLOCK_MONOTONIC));
@@ -1288,7 +1289,7 @@ static bool keep_step(struct thread *t, uint32_t k, const struct stack_step *ste
         if (k >= COLLECTOR_MAX_STEPS)
                 return false;
         if (k >= t->cap_steps) {
-                uint32_t cap = t->cap_steps ? 2 * t->cap_steps : 32;
+                uint32_t cap = t->cap_steps ? 2 * t->cap_steps : 8;
                 struct stack_step *a = realloc(t->steps, cap * sizeof *a);
 
                 if (!a)

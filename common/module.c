@@ -406,7 +406,7 @@ static int cu_scopes(struct module *m, Dwarf_Die *cu, const struct scope_index *
         return 0;
 }
 
-int module_symbolize(struct module *m, uint64_t vaddr, struct name_table *names,
+int module_symbolize(struct module *m, uint64_t vaddr, bool lines, struct name_table *names,
                      struct module_location ret[static MODULE_MAX_INLINE]) {
         const struct symtab_entry *sym = m->symbols ? symtab_lookup(m->symbols, vaddr) : NULL;
         Dwarf_Die *inlined[MODULE_MAX_INLINE], *scopes[MODULE_MAX_INLINE], *cu = NULL;
@@ -420,7 +420,8 @@ int module_symbolize(struct module *m, uint64_t vaddr, struct name_table *names,
         if (!m->dwmod)
                 return 0;
         memset(ret, 0, MODULE_MAX_INLINE * sizeof *ret);
-        line = dwfl_module_getsrc(m->dwmod, vaddr);
+        /* Lines cost libdw's decoded line table of every CU met (tens of MiB for libc's). */
+        line = lines ? dwfl_module_getsrc(m->dwmod, vaddr) : NULL;
         if (line)
                 file = dwfl_lineinfo(line, NULL, &lineno, NULL, NULL, NULL);
 
@@ -447,8 +448,8 @@ int module_symbolize(struct module *m, uint64_t vaddr, struct name_table *names,
         /* Outermost first: the function, at the call of the first inlined level... */
         r = intern(names, outer, &ret[n].function);
         for (size_t i = n_inlined; r >= 0 && i > 0; i--) {
-                unsigned call_line;
-                const char *cf = call_file(cu, inlined[i - 1], &call_line);
+                unsigned call_line = 0;
+                const char *cf = lines ? call_file(cu, inlined[i - 1], &call_line) : NULL;
 
                 r = intern(names, cf, &ret[n].file);
                 ret[n].line = call_line;

@@ -91,7 +91,8 @@ struct module_location {
 
 /* Symbolizes ELF address VADDR: fills RET[0..n) outermost first (a function, then the
  * functions inlined into it down to the one holding the instruction), each with the source
- * location of the instruction or of the call to the next. Returns n, 0 if no symbol or DWARF
- * function covers VADDR. Names are interned in NAMES; a negative errno on no memory. */
-int module_symbolize(struct module *m, uint64_t vaddr, struct name_table *names,
+ * location of the instruction or of the call to the next if LINES (else none). Returns n, 0 if
+ * no symbol or DWARF function covers VADDR. Names are interned in NAMES; a negative errno on no
+ * memory. */
+int module_symbolize(struct module *m, uint64_t vaddr, bool lines, struct name_table *names,
                      struct module_location ret[static MODULE_MAX_INLINE]);

@@ -28,7 +28,7 @@
 #include "time-util.h"
 
 /* Records sorted per pass. */
-#define PASS_RECORDS 65536
+#define PASS_RECORDS 16384
 /* The niceness the consuming thread takes, below the reader's. */
 #define RING_READER_CONSUMER_NICE 10
 #define POLL_MS 50

@@ -25,6 +25,7 @@ struct symbolizer *symbolizer_new(void) {
 
         if (!s)
                 return NULL;
+        s->lines = true;
         s->names = name_table_new();
         s->module_keys = name_table_new();
         s->chains = idmap_new();
@@ -223,7 +224,7 @@ int symbolizer_resolve(struct symbolizer *s, uint32_t index, uint64_t offset, ui
         m->last_used = ++s->clock;
 
         if (m->load_error == 0 && m->n_segments > 0 && module_offset_to_vaddr(m, offset, &vaddr) == 0) {
-                n = module_symbolize(m, vaddr, s->names, loc);
+                n = module_symbolize(m, vaddr, s->lines, s->names, loc);
                 if (n < 0)
                         return n;
         }

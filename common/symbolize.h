@@ -48,6 +48,7 @@ struct symbolizer {
         struct symtab *kernel;
         int kernel_error;               /* why kernel symbols are missing, 0 if loaded */
         bool kernel_tried;
+        bool lines;                     /* find the source lines of frames (true once new) */
         uint64_t lookups, misses;       /* for statistics */
         uint64_t clock;                 /* ticks at each module load or lookup miss, for LRU */
 };

@@ -68,6 +68,11 @@
 #define JIT_RECHECK_NS 1000000000ULL
 /* How often the tasks followed are checked for being gone when no loss said to. */
 #define GONE_CHECK_NS 10000000000ULL
+/* One sample in this many has its phases timed (collector_stats.unwind_ns, symbolize_ns): the
+ * clock costs as much as the rest of a cached sample's symbolization. */
+#define TIMED_EVERY 16
+/* Bytes a thread's stack copies keep above the highest top its unwinds needed. */
+#define STACK_TOP_SLACK 64
 /* The resource of events that count none (the side band's dummy). */
 #define NO_RESOURCE COLLECTOR_MAX_RESOURCES
 
@@ -124,6 +129,11 @@ struct thread {
         struct stack_step *steps;
         uint32_t n_steps, cap_steps;
         uint64_t steps_space, steps_epoch;
+        /* Where its stacks end: the highest top its unwinds needed, as told to the ring reader
+         * (under that generation of its table), which cuts its stack copies there; OFF once a
+         * cut copy fell short (learn_stack_top()). */
+        uint64_t stack_top, stack_top_generation;
+        bool stack_top_off;
 };
 
 /* One PC of a thread's last stack: its trie node, and the frames (and unknown frames among
@@ -563,7 +573,7 @@ static void prepare_attr(struct collector *c, struct cevent *e, bool side_band, 
         a->use_clockid = 1;
         a->clockid = CLOCK_MONOTONIC;
         a->watermark = 1;
-        a->wakeup_watermark = ring_size(c, side_band) / 4;
+        a->wakeup_watermark = ring_size(c, side_band) / 2;
         a->context_switch = e->role == ROLE_OFFCPU;
         /* Not build_id: the kernel then leaves a build-id flag in the MMAP2 records of every other
          * event on the host (record.h), and perf record beside cppd misreads its own file. A
@@ -817,7 +827,8 @@ static int start_reader(struct collector *c) {
                 return -ENOMEM;
         ring_reader_set_hook(c->reader, on_exec_record, c);
         while (idmap_next(c->event_ids, &i, &id, &ev)) {
-                r = ring_reader_add_event(c->reader, id, c->events[ev].attr.sample_type, UNWIND_N_REGS);
+                r = ring_reader_add_event(c->reader, id, c->events[ev].attr.sample_type, UNWIND_N_REGS,
+                                          UNWIND_N_REGS > 0 ? UNWIND_REG_SP : -1);
                 if (r < 0)
                         return r;
         }
@@ -1334,12 +1345,41 @@ static bool is_context(uint64_t ip) {
         return ip >= (uint64_t) PERF_CONTEXT_MAX;
 }
 
+/* After sample S of thread T unwound to TOP (unwinder_unwind()): tells the ring
+ * reader where T's stack copies may end, a little above the highest top seen, so that the
+ * copies stop carrying the environment above the outermost frame. A copy that a top cut short
+ * (it ends there, and its unwind did not reach the outermost frame: the thread switched stacks,
+ * or its tid went to a new thread before the reader saw the exit) turns cutting off for T. */
+static void learn_stack_top(struct collector *c, struct thread *t, const struct record_sample *s, uint64_t top) {
+        uint64_t generation = ring_reader_stack_tops_generation(c->reader);
+
+        if (t->stack_top_off || top == 0)
+                return;
+        if (top == UNWIND_SHORT) {
+                if (t->stack_top > 0 && t->stack_top_generation == generation &&
+                    s->regs[UNWIND_REG_SP] + s->dyn_size == t->stack_top) {
+                        t->stack_top_off = true;
+                        c->stats.stacks_cut_short++;
+                        (void) ring_reader_set_stack_top(c->reader, t->tid, 0, s->time);
+                }
+                return;
+        }
+        top += STACK_TOP_SLACK;
+        if (top <= t->stack_top && t->stack_top_generation == generation)
+                return;
+        if (ring_reader_set_stack_top(c->reader, t->tid, MAX(top, t->stack_top), s->time) == 0) {
+                t->stack_top = MAX(top, t->stack_top);
+                t->stack_top_generation = generation;
+        }
+}
+
 /* Builds sample S's stack for thread T, with an optional synthetic LEAF frame (a system
  * call's name), and returns its trie node, or a negative errno. */
 static int64_t sample_stack(struct collector *c, const struct record_sample *s, struct thread *t, int64_t leaf) {
         struct process *p = t->process;
         size_t n = 0, n_pcs = 0, kept = 0, first_user, end;
         uint64_t context = PERF_CONTEXT_USER, t0, frames = 0, unknown = 0;
+        bool timed = c->stats.samples % TIMED_EVERY == 0;
         int64_t node = 0;
         int r;
 
@@ -1370,11 +1410,15 @@ static int64_t sample_stack(struct collector *c, const struct record_sample *s, 
 
         if (c->config.unwind == UNWIND_DWARF && s->regs && s->abi != PERF_SAMPLE_REGS_ABI_NONE) {
                 struct unwind_target target = { .collector = c, .process = p };
+                uint64_t top;
 
-                t0 = now_ns(CLOCK_MONOTONIC);
+                t0 = timed ? now_ns(CLOCK_MONOTONIC) : 0;
                 n_pcs = unwinder_unwind(c->unwinder, find_module, &target, p->maps->generation, s->regs, s->stack,
-                                        s->dyn_size, c->pcs, COLLECTOR_MAX_STACK);
-                c->stats.unwind_ns += now_ns(CLOCK_MONOTONIC) - t0;
+                                        s->dyn_size, c->pcs, COLLECTOR_MAX_STACK, &top);
+                if (timed)
+                        c->stats.unwind_ns += (now_ns(CLOCK_MONOTONIC) - t0) * TIMED_EVERY;
+                if (c->reader)
+                        learn_stack_top(c, t, s, top);
         }
 
         /* The outermost PCs this thread's last sample had too, in the same mappings and trie,
@@ -1383,7 +1427,7 @@ static int64_t sample_stack(struct collector *c, const struct record_sample *s, 
                 while (kept < n_pcs && kept < t->n_steps && t->steps[kept].pc == c->pcs[n_pcs - 1 - kept])
                         kept++;
         first_user = n;
-        t0 = now_ns(CLOCK_MONOTONIC);
+        t0 = timed ? now_ns(CLOCK_MONOTONIC) : 0;
         r = add_user_pcs(c, p, 0, n_pcs - kept, &n);
         if (r < 0)
                 return r;
@@ -1394,7 +1438,8 @@ static int64_t sample_stack(struct collector *c, const struct record_sample *s, 
                         return r;
                 kept = 0;
         }
-        c->stats.symbolize_ns += now_ns(CLOCK_MONOTONIC) - t0;
+        if (timed)
+                c->stats.symbolize_ns += (now_ns(CLOCK_MONOTONIC) - t0) * TIMED_EVERY;
         if (n == 0 && kept == 0) {
                 int64_t f = symbolizer_synthetic(c->sym, "[unknown]", true);
 
@@ -1740,8 +1785,11 @@ static int handle_comm(struct collector *c, const struct perf_event_header *h) {
         if (m.exec || m.pid == m.tid)
                 snprintf(t->process->comm, sizeof t->process->comm, "%s", m.comm);
         if (m.exec) {
-                /* A new program: the old mappings are gone, its own MMAP2s follow. */
+                /* A new program: the old mappings are gone, its own MMAP2s follow; a new stack
+                 * (the reader forgot its top at the same record). */
                 proc_maps_clear(t->process->maps);
+                t->stack_top = 0;
+                t->stack_top_off = false;
                 t->process->jit = symtab_free(t->process->jit);
                 t->process->jit_size = 0;
                 t->process->jit_checked = 0;
@@ -2377,7 +2425,10 @@ void collector_get_stats(const struct collector *c, struct collector_stats *ret)
         ret->lag_ns = 0;
         if (c->reader) {
                 uint64_t t = 0, now = now_ns(CLOCK_MONOTONIC);
+                struct ring_reader_stats rs;
 
+                ring_reader_get_stats(c->reader, &rs);
+                ret->stacks_cut = rs.stacks_cut;
                 if (c->queue_off + sizeof(struct perf_event_header) <= c->queue_size)
                         (void) record_time((const struct perf_event_header *) (c->queue + c->queue_off), &t);
                 else

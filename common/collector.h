@@ -74,9 +74,12 @@ struct collector_resource_stats {
 struct collector_stats {
         uint64_t records, samples, lost, bad_records;
         uint64_t frames, frames_unknown;
-        uint64_t unwind_ns, symbolize_ns;       /* time spent per phase, for benchmarks */
+        uint64_t unwind_ns, symbolize_ns;       /* time spent per phase, estimated from one
+                                                 * sample in 16, for benchmarks */
         uint64_t processes, threads, modules, stack_nodes;
         uint64_t addresses;                     /* distinct user addresses symbolized (cache misses) */
+        uint64_t stacks_cut, stacks_cut_short;  /* samples whose stack copy ended at its thread's
+                                                 * top, and threads for which that fell short */
         /* Now, not since the start: what is in memory. */
         uint64_t live_processes, live_threads;  /* followed, exited ones until their hits are stored */
         uint64_t held;                          /* distinct hits not yet stored (COLLECTOR_MAX_HELD) */

@@ -5,6 +5,12 @@
  * usually a few KiB of the 16 KiB the ring holds: the queue holds far more samples than the
  * rings, and catching up after a slow moment costs memory rather than samples.
  *
+ * Samples whose thread's stacks are known to need nothing past some address (the top of what
+ * its unwinds read, which the consumer learns: ring_reader_set_stack_top()) are cut there too:
+ * a program's outermost frames lie at the same place in every sample, and the environment and
+ * the arguments above them are copied by the kernel for nothing (6 of 8 KiB, for a small
+ * program's main thread). A thread's top is forgotten at its exit and at an exec.
+ *
  * The queue is two buffers: the thread appends to one under the lock, the consumer swaps it for
  * the other (which it has finished with) under the lock and reads it without. When the queue
  * reaches its bound the thread stops copying and leaves the rest in the rings, so memory stays
@@ -12,6 +18,7 @@
  * reports. The rings are the thread's alone once it runs. */
 #include "ring-reader.h"
 
+#include <assert.h>
 #include <errno.h>
 #include <poll.h>
 #include <pthread.h>
@@ -32,11 +39,24 @@
 /* The niceness the consuming thread takes, below the reader's. */
 #define RING_READER_CONSUMER_NICE 10
 #define POLL_MS 50
+/* The consumer is told of queued records once this many bytes or this much time have gathered
+ * (or at once for a sync, a stop or a full queue): each wakeup costs it tens of µs on a VM, and
+ * a pass comes at every ring's watermark, a few dozen samples. */
+#define NOTIFY_BYTES (256u << 10)
+#define NOTIFY_NS (100 * 1000000ULL)
 /* A queue buffer's size at first and after a burst; a buffer grown past it is freed again once
  * no take has needed more for QUEUE_SHRINK_NS: growing it again costs page faults (and copies)
  * at every cycle of a sustained high rate. */
 #define QUEUE_KEEP_BYTES (1u << 20)
 #define QUEUE_SHRINK_NS (5 * 1000000000ULL)
+/* Threads whose stack tops are kept: past it the table starts afresh (threads come and go by
+ * the thousand on a busy host, and exits that a full queue left unseen would keep theirs). */
+#define MAX_STACK_TOPS 16384
+/* An event's registers (its idmap value): the sample type, the number of user registers and
+ * the stack pointer's index among them (+1; 0: none). */
+#define EVENT_TYPE(v) ((v) & ((1ULL << 48) - 1))
+#define EVENT_SP(v) ((unsigned) ((v) >> 48 & 0xff))
+#define EVENT_N_REGS(v) ((unsigned) ((v) >> 56))
 
 struct entry {
         uint64_t time;
@@ -49,7 +69,7 @@ struct ring_reader {
         struct ring_buffer *const *rings;
         int n_rings;
         size_t max_queued;
-        struct idmap *events;           /* id -> n_regs << 56 | sample_type */
+        struct idmap *events;           /* id -> n_regs << 56 | (sp + 1) << 48 | sample_type */
         pthread_t thread;
         bool started, stopped;
         int notify_fd;                  /* readable when records are queued */
@@ -65,6 +85,9 @@ struct ring_reader {
         size_t fill_size, fill_cap;
         bool stop;
         struct ring_reader_stats stats;
+        struct idmap *stack_tops;       /* tid -> the address its stack copies are cut at; 0: none */
+        struct idmap *stack_ends;       /* tid -> the time of its last exit or exec */
+        uint64_t stack_tops_generation; /* counts the table's fresh starts (atomic reads) */
         uint64_t sync_asked, sync_done; /* passes asked for by ring_reader_sync(), and done */
         bool sync_full;                 /* the last pass done was stopped by the queue bound */
         pthread_cond_t synced;          /* sync_done moved */
@@ -86,6 +109,8 @@ struct ring_reader *ring_reader_new(struct ring_buffer *const *rings, int n_ring
         r->max_queued = max_queued;
         r->notify_fd = r->wake_fd = -1;
         r->events = idmap_new();
+        r->stack_tops = idmap_new();
+        r->stack_ends = idmap_new();
         r->entries = malloc(PASS_RECORDS * sizeof *r->entries);
         r->reached = calloc(n_rings ? n_rings : 1, sizeof *r->reached);
         r->hooked = calloc(n_rings ? n_rings : 1, sizeof *r->hooked);
@@ -97,7 +122,7 @@ struct ring_reader *ring_reader_new(struct ring_buffer *const *rings, int n_ring
         pthread_cond_init(&r->synced, &ca);
         pthread_cond_init(&r->kicked, &ca);
         pthread_condattr_destroy(&ca);
-        if (!r->events || !r->entries || !r->reached || !r->hooked || r->notify_fd < 0 || r->wake_fd < 0)
+        if (!r->events || !r->stack_tops || !r->stack_ends || !r->entries || !r->reached || !r->hooked || r->notify_fd < 0 || r->wake_fd < 0)
                 return ring_reader_free(r);
         return r;
 }
@@ -110,6 +135,8 @@ struct ring_reader *ring_reader_free(struct ring_reader *r) {
         pthread_cond_destroy(&r->synced);
         pthread_cond_destroy(&r->kicked);
         idmap_free(r->events);
+        idmap_free(r->stack_tops);
+        idmap_free(r->stack_ends);
         free(r->entries);
         free(r->reached);
         free(r->hooked);
@@ -123,12 +150,68 @@ struct ring_reader *ring_reader_free(struct ring_reader *r) {
         return NULL;
 }
 
-int ring_reader_add_event(struct ring_reader *r, uint64_t id, uint64_t sample_type, unsigned n_regs) {
+int ring_reader_add_event(struct ring_reader *r, uint64_t id, uint64_t sample_type, unsigned n_regs, int sp) {
         uint64_t *slot;
 
         if (r->started)
                 return -EBUSY;
-        return idmap_put(r->events, id, (uint64_t) n_regs << 56 | sample_type, &slot) < 0 ? -ENOMEM : 0;
+        assert(n_regs < 256 && sp < (int) n_regs && EVENT_TYPE(sample_type) == sample_type);
+        return idmap_put(r->events, id, (uint64_t) n_regs << 56 | (uint64_t) (sp + 1) << 48 | sample_type,
+                         &slot) < 0 ? -ENOMEM : 0;
+}
+
+int ring_reader_set_stack_top(struct ring_reader *r, uint32_t tid, uint64_t top, uint64_t time) {
+        uint64_t *slot, *end;
+        int q = 0;
+
+        pthread_mutex_lock(&r->lock);
+        end = idmap_get(r->stack_ends, tid);
+        if (top == 0) {
+                slot = idmap_get(r->stack_tops, tid);
+                if (slot)
+                        *slot = 0;
+        } else if (!end || *end < time) {
+                /* Not learnt from a sample older than the thread's exit or exec, which this
+                 * thread met first: that top was another program's, or another thread's. */
+                if (idmap_size(r->stack_tops) >= MAX_STACK_TOPS) {
+                        idmap_clear(r->stack_tops);
+                        __atomic_add_fetch(&r->stack_tops_generation, 1, __ATOMIC_RELAXED);
+                }
+                q = idmap_put(r->stack_tops, tid, top, &slot);
+                if (q == 0)
+                        *slot = top;
+        }
+        pthread_mutex_unlock(&r->lock);
+        return q < 0 ? -ENOMEM : 0;
+}
+
+uint64_t ring_reader_stack_tops_generation(const struct ring_reader *r) {
+        return __atomic_load_n(&r->stack_tops_generation, __ATOMIC_RELAXED);
+}
+
+/* Forgets the stack top of the thread that H ends (an exit) or starts anew (an exec), and notes
+ * when. Called with the lock held. */
+static void forget_stack_top(struct ring_reader *r, const struct perf_event_header *h) {
+        struct record_task t;
+        struct record_comm c;
+        uint64_t *slot, time;
+        uint32_t tid;
+
+        if (h->type == PERF_RECORD_EXIT && record_parse_task(h, &t) == 0)
+                tid = t.tid;
+        else if (h->type == PERF_RECORD_COMM && record_parse_comm(h, &c) == 0 && c.exec)
+                tid = c.tid;
+        else
+                return;
+        slot = idmap_get(r->stack_tops, tid);
+        if (slot)
+                *slot = 0;
+        if (record_time(h, &time) < 0)
+                return;
+        if (idmap_size(r->stack_ends) >= MAX_STACK_TOPS)
+                idmap_clear(r->stack_ends);
+        if (idmap_put(r->stack_ends, tid, time, &slot) == 0)
+                *slot = time;
 }
 
 void ring_reader_set_hook(struct ring_reader *r, ring_reader_hook hook, void *userdata) {
@@ -146,8 +229,9 @@ static int entry_cmp(const void *a, const void *b) {
         return x->pos < y->pos ? -1 : x->pos > y->pos;
 }
 
-/* Appends H to the fill buffer, cut to its filled stack if it has one. Returns false if it does
- * not fit under LIMIT (or in memory). Called with the lock held. */
+/* Appends H to the fill buffer, cut to its filled stack if it has one, and that to its
+ * thread's stack top if known. Returns false if it does not fit under LIMIT (or in memory).
+ * Called with the lock held. */
 static bool append(struct ring_reader *r, const struct perf_event_header *h, size_t limit) {
         const uint8_t *src = (const uint8_t *) h;
         struct record_sample s;
@@ -161,14 +245,23 @@ static bool append(struct ring_reader *r, const struct perf_event_header *h, siz
 
                 memcpy(&id, h + 1, 8);
                 slot = idmap_get(r->events, id);
-                type = slot ? *slot & ((1ULL << 56) - 1) : 0;
+                type = slot ? EVENT_TYPE(*slot) : 0;
                 if ((type & PERF_SAMPLE_STACK_USER) &&
-                    record_parse_sample(h, type, *slot >> 56, &s) == 0 && s.stack) {
+                    record_parse_sample(h, type, EVENT_N_REGS(*slot), &s) == 0 && s.stack) {
+                        unsigned sp = EVENT_SP(*slot);
+                        uint64_t *top = sp > 0 && s.regs && s.abi != PERF_SAMPLE_REGS_ABI_NONE ?
+                                idmap_get(r->stack_tops, s.tid) : NULL;
+
                         prefix = (const uint8_t *) s.stack - 8 - src;
+                        if (top && *top > s.regs[sp - 1] && *top - s.regs[sp - 1] < s.dyn_size) {
+                                s.dyn_size = *top - s.regs[sp - 1];
+                                r->stats.stacks_cut++;
+                        }
                         dyn8 = (s.dyn_size + 7) & ~7ULL;
                         keep = 1;
                 }
-        }
+        } else if (h->type == PERF_RECORD_EXIT || h->type == PERF_RECORD_COMM)
+                forget_stack_top(r, h);
         size = keep ? prefix + 8 + dyn8 + 8 : h->size;
         if (r->fill_size + size > limit)
                 return false;
@@ -282,6 +375,8 @@ static size_t pass(struct ring_reader *r, bool final, bool *ret_more, bool *ret_
 static void *thread_main(void *arg) {
         struct ring_reader *r = arg;
         struct pollfd *pfd = calloc(r->n_rings + 1, sizeof *pfd);
+        uint64_t notified_ns = 0, last_asked = 0;
+        bool untold = false;            /* records queued that the consumer was not told of */
 
         if (!pfd)
                 return NULL;
@@ -291,8 +386,8 @@ static void *thread_main(void *arg) {
 
         for (;;) {
                 bool stopping, more, full;
-                uint64_t one = 1, asked, count;
-                size_t queued = 0;
+                uint64_t one = 1, asked, count, now;
+                size_t queued = 0, filled;
 
                 (void) poll(pfd, r->n_rings + 1, POLL_MS);
                 if (pfd[r->n_rings].revents & POLLIN)
@@ -304,8 +399,18 @@ static void *thread_main(void *arg) {
                 do
                         queued += pass(r, stopping, &more, &full);
                 while (more && !full);
-                if (queued > 0)
+                pthread_mutex_lock(&r->lock);
+                filled = r->fill_size;
+                pthread_mutex_unlock(&r->lock);
+                now = now_ns(CLOCK_MONOTONIC);
+                untold = (untold || queued > 0) && filled > 0;
+                if (untold && (stopping || full || asked != last_asked || filled >= NOTIFY_BYTES ||
+                               now - notified_ns >= NOTIFY_NS)) {
                         (void) !write(r->notify_fd, &one, sizeof one);
+                        untold = false;
+                        notified_ns = now;
+                }
+                last_asked = asked;
                 pthread_mutex_lock(&r->lock);
                 r->sync_done = asked;
                 r->sync_full = full;

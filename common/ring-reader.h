@@ -18,11 +18,20 @@ struct ring_reader *ring_reader_new(struct ring_buffer *const *rings, int n_ring
 struct ring_reader *ring_reader_free(struct ring_reader *r);
 DEFINE_CLEANUP(struct ring_reader *, ring_reader_free);
 
-/* Declares that samples carrying event id ID have SAMPLE_TYPE, with N_REGS user registers, so
- * that their copied user stacks are cut to the part the kernel filled (dyn_size) on the way
- * into the queue: typically a tenth of the 16 KiB copied. Before ring_reader_start() only.
+/* Declares that samples carrying event id ID have SAMPLE_TYPE, with N_REGS user registers of
+ * which the stack pointer is number SP (-1: none), so that their copied user stacks are cut to
+ * the part the kernel filled (dyn_size) on the way into the queue, and to their thread's stack
+ * top. Before ring_reader_start() only. Returns 0 or -ENOMEM. */
+int ring_reader_add_event(struct ring_reader *r, uint64_t id, uint64_t sample_type, unsigned n_regs, int sp);
+
+/* Says that thread TID's samples need no stack at or above address TOP (what unwinding them
+ * reads ends below it: unwinder_unwind()), as learnt from its sample of TIME (perf clock), so
+ * that from now on their copies end there; TOP 0 forgets it. The reader forgets it too at the
+ * thread's exit or exec, and ignores tops learnt from samples older than that; it forgets every
+ * top when it keeps too many (ring_reader_stack_tops_generation() then changes). Thread-safe.
  * Returns 0 or -ENOMEM. */
-int ring_reader_add_event(struct ring_reader *r, uint64_t id, uint64_t sample_type, unsigned n_regs);
+int ring_reader_set_stack_top(struct ring_reader *r, uint32_t tid, uint64_t top, uint64_t time);
+uint64_t ring_reader_stack_tops_generation(const struct ring_reader *r);
 
 /* Sets a function the reader thread calls for every record but samples, once, in the first pass
  * that meets it (before the consumer sees it, and even when a full queue leaves it in the rings
@@ -57,5 +66,6 @@ void ring_reader_stop(struct ring_reader *r);
 
 struct ring_reader_stats {
         uint64_t records, bytes_in, bytes_queued, bad, full;  /* full: passes that found the queue full */
+        uint64_t stacks_cut;            /* samples whose stack was cut at its thread's top */
 };
 void ring_reader_get_stats(struct ring_reader *r, struct ring_reader_stats *ret);

@@ -87,11 +87,14 @@ struct unwinder {
 struct state {
         uint64_t regs[N_REGS];
         uint32_t valid;         /* bit r: regs[r] is known */
+        bool outermost;         /* the CFI says the return address is undefined: the chain's end */
 };
 
 struct stack_mem {
         const uint8_t *data;
         uint64_t start, size;   /* data holds [start, start + size) */
+        uint64_t high;          /* past the highest word read */
+        bool short_read;        /* a read fell past the end of the copy */
 };
 
 struct unwinder *unwinder_new(void) {
@@ -136,17 +139,20 @@ static bool has(const struct state *s, unsigned reg) {
         return reg < N_REGS && (s->valid & 1u << reg);
 }
 
-static bool read_word(const struct stack_mem *m, uint64_t addr, uint64_t *ret) {
-        if (addr < m->start || addr - m->start > m->size || m->size - (addr - m->start) < 8)
+static bool read_word(struct stack_mem *m, uint64_t addr, uint64_t *ret) {
+        if (addr < m->start || addr - m->start > m->size || m->size - (addr - m->start) < 8) {
+                m->short_read |= addr >= m->start;      /* below the stack pointer is no copy's fault */
                 return false;
+        }
         memcpy(ret, m->data + (addr - m->start), 8);
+        m->high = MAX(m->high, addr + 8);
         return true;
 }
 
 /* Evaluates the DWARF expression OPS[0..n) over S's registers, with CFA for
  * DW_OP_call_frame_cfa. Returns true with *ret the result: an address, or a value if the
  * expression ends in DW_OP_stack_value (*ret_value). False on anything it cannot do. */
-static bool eval(const Dwarf_Op *ops, size_t n, const struct state *s, uint64_t cfa, const struct stack_mem *m,
+static bool eval(const Dwarf_Op *ops, size_t n, const struct state *s, uint64_t cfa, struct stack_mem *m,
                  uint64_t *ret, bool *ret_value) {
         uint64_t st[EVAL_STACK], a, b;
         size_t sp = 0;
@@ -397,13 +403,14 @@ static const struct row *row_get(struct unwinder *u, uint32_t key, Dwarf_CFI *cf
         return &mr->rows[lo];
 }
 
-static bool step_row(const struct row *row, const struct state *cur, const struct stack_mem *m, struct state *next) {
+static bool step_row(const struct row *row, const struct state *cur, struct stack_mem *m, struct state *next) {
         uint64_t cfa, v;
 
         if (!has(cur, row->cfa_reg))
                 return false;
         cfa = cur->regs[row->cfa_reg] + (int64_t) row->cfa_off;
         next->valid = 0;
+        next->outermost = row->rules[N_SAVED - 1].kind == RULE_UNDEFINED;
         for (size_t k = 0; k < N_SAVED; k++) {
                 const struct rule *rule = &row->rules[k];
                 unsigned reg = saved[k];
@@ -431,7 +438,7 @@ static bool step_row(const struct row *row, const struct state *cur, const struc
 }
 
 /* A complex row: libdw's description of VADDR's rules, evaluated. */
-static bool step_dwarf(Dwarf_CFI *cfi, uint64_t vaddr, const struct state *cur, const struct stack_mem *m,
+static bool step_dwarf(Dwarf_CFI *cfi, uint64_t vaddr, const struct state *cur, struct stack_mem *m,
                        struct state *next) {
         Dwarf_Frame *frame = NULL;
         Dwarf_Op mem[3], *ops;
@@ -444,6 +451,7 @@ static bool step_dwarf(Dwarf_CFI *cfi, uint64_t vaddr, const struct state *cur, 
         if (dwarf_frame_cfa(frame, &ops, &n) != 0 || n == 0 || !eval(ops, n, cur, 0, m, &cfa, &value))
                 goto finish;
         next->valid = 0;
+        next->outermost = false;
         for (size_t k = 0; k < N_SAVED; k++) {
                 unsigned reg = saved[k];
                 int from;
@@ -453,6 +461,7 @@ static bool step_dwarf(Dwarf_CFI *cfi, uint64_t vaddr, const struct state *cur, 
                 if (n == 0) {
                         if (!ops && has(cur, reg))
                                 set(next, reg, cur->regs[reg]);
+                        next->outermost |= ops && reg == REG_RA;
                         continue;
                 }
                 from = location_register(ops, n);
@@ -477,7 +486,7 @@ finish:
 
 /* Code without CFI: the frame pointer's chain, [rbp] the caller's rbp and [rbp + 8] the return
  * address. */
-static bool step_fp(const struct state *cur, const struct stack_mem *m, struct state *next) {
+static bool step_fp(const struct state *cur, struct stack_mem *m, struct state *next) {
         uint64_t bp, saved_bp, ra;
 
         if (!has(cur, REG_RBP))
@@ -486,6 +495,7 @@ static bool step_fp(const struct state *cur, const struct stack_mem *m, struct s
         if (!read_word(m, bp, &saved_bp) || !read_word(m, bp + 8, &ra))
                 return false;
         next->valid = 0;
+        next->outermost = false;
         set(next, REG_RBP, saved_bp);
         set(next, REG_RA, ra);
         set(next, REG_RSP, bp + 16);
@@ -525,7 +535,7 @@ static const struct pc_entry *resolve(struct unwinder *u, unwind_find_t find, vo
 /* One frame up from the frame at PC (a lookup address: already inside its call instruction).
  * Sets *ret_signal if the frame is a signal frame. */
 static bool step(struct unwinder *u, unwind_find_t find, void *userdata, uint64_t space, uint64_t pc,
-                 const struct state *cur, const struct stack_mem *m, struct state *next, bool *ret_signal) {
+                 const struct state *cur, struct stack_mem *m, struct state *next, bool *ret_signal) {
         struct pc_entry scratch;
         const struct pc_entry *e = resolve(u, find, userdata, space, pc, &scratch);
 
@@ -543,12 +553,13 @@ static bool step(struct unwinder *u, unwind_find_t find, void *userdata, uint64_
 }
 
 size_t unwinder_unwind(struct unwinder *u, unwind_find_t find, void *userdata, uint64_t space, const uint64_t *regs,
-                       const uint8_t *stack, size_t stack_size, uint64_t *ret_pcs, size_t max) {
+                       const uint8_t *stack, size_t stack_size, uint64_t *ret_pcs, size_t max, uint64_t *ret_top) {
         struct stack_mem m = { .data = stack, .size = stack ? stack_size : 0 };
         struct state cur = {};
         bool exact = true;      /* the PC is not a return address: the IP, or a signal's */
         size_t n = 0;
 
+        *ret_top = 0;
         if (max == 0)
                 return 0;
         if (!UNWIND_SUPPORTED || !regs) {
@@ -575,12 +586,20 @@ size_t unwinder_unwind(struct unwinder *u, unwind_find_t find, void *userdata, u
                 if (!step(u, find, userdata, space, exact ? pc : pc - 1, &cur, &m, &next, &signal))
                         break;
                 /* The outermost frame has no return address; a loop or garbage does not go up. */
-                if (!has(&next, REG_RA) || next.regs[REG_RA] == 0 || next.regs[REG_RSP] <= cur.regs[REG_RSP])
+                if (!has(&next, REG_RA) || next.regs[REG_RA] == 0) {
+                        /* The end the CFI marks, with every word it needed in the copy. */
+                        if (next.outermost && !m.short_read)
+                                *ret_top = m.high;
+                        break;
+                }
+                if (next.regs[REG_RSP] <= cur.regs[REG_RSP])
                         break;
                 u->stats.frames++;
                 cur = next;
                 exact = signal;
                 ret_pcs[n++] = exact ? cur.regs[REG_RA] : cur.regs[REG_RA] - 1;
         }
+        if (*ret_top == 0 && m.short_read)
+                *ret_top = UNWIND_SHORT;
         return n;
 }

@@ -61,9 +61,13 @@ DEFINE_CLEANUP(struct unwinder *, unwinder_free);
  * says of a PC is kept under (SPACE, PC) and not asked again; 0 keeps nothing. Fills
  * RET_PCS[0..n) innermost first with the IP, then return addresses minus one (so each points
  * into the call instruction), at most MAX. Returns n >= 1 (the IP alone if nothing else could be
- * unwound). Once the rows it meets are known, it allocates nothing and makes no system call. */
+ * unwound). Sets *RET_TOP to the stack address past everything the unwind needed if it reached
+ * the outermost frame (whose return address is undefined): a thread's stacks reach no higher
+ * (ring-reader.h); to UNWIND_SHORT if it needed a word past the copy; else to 0. Once the rows
+ * it meets are known, it allocates nothing and makes no system call. */
+#define UNWIND_SHORT UINT64_MAX
 size_t unwinder_unwind(struct unwinder *u, unwind_find_t find, void *userdata, uint64_t space, const uint64_t *regs,
-                       const uint8_t *stack, size_t stack_size, uint64_t *ret_pcs, size_t max);
+                       const uint8_t *stack, size_t stack_size, uint64_t *ret_pcs, size_t max, uint64_t *ret_top);
 
 /* Forgets what FIND said of every PC: after modules were unloaded (their CFI is gone) or might
  * be found differently at the same addresses. */

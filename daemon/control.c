@@ -187,7 +187,8 @@ static void do_status(struct connection *c) {
         reply(c, "state", "held", num(&nb, st.held), "live_processes", num(&nb, st.live_processes),
               "live_threads", num(&nb, st.live_threads), "flushes", num(&nb, m->flushes),
               "flush_ms_last", num(&nb, m->flush_usec_last / 1000), "flush_ms_max", num(&nb, m->flush_usec_max / 1000),
-              "addresses", num(&nb, st.addresses), "lag_ms", num(&nb, st.lag_ns / 1000000), NULL);
+              "addresses", num(&nb, st.addresses), "lag_ms", num(&nb, st.lag_ns / 1000000),
+              "stacks_cut", num(&nb, st.stacks_cut), "stacks_cut_short", num(&nb, st.stacks_cut_short), NULL);
         for (unsigned i = 0; i < collector_n_resources(m->collector); i++) {
                 nb.n = 0;
                 collector_resource_stats(m->collector, i, &rs);

@@ -116,8 +116,21 @@ def main():
                             % (p.pid, recursive)), u) for p, u in short]
         ok(all(rows == [(u,)] for rows, u in got), 'each of nine short programs in turn has its own cgroup\'s unit',
            got)
-        m = re.search(r'^state .*\baddresses=(\d+)', d.request('status\n'), re.M)
+        status = d.request('status\n')
+        m = re.search(r'^state .*\baddresses=(\d+)', status, re.M)
         ok(m and int(m.group(1)) > 10, 'status counts the distinct addresses symbolized', m and m.group(0))
+        # Stack copies end at the top each thread's unwinds need (the environment above the
+        # outermost frame is not queued), and the stacks are whole all the same: every CPU-time
+        # sample of the first workload, built without frame pointers, reaches main.
+        m = re.search(r'^state .*\bstacks_cut=(\d+) stacks_cut_short=(\d+)', status, re.M)
+        ok(m and int(m.group(1)) > 100 and int(m.group(2)) == 0,
+           'DWARF stack copies are cut at their threads\' tops, and none fell short', m and m.group(0))
+        total = store_query(d.store, "SELECT sum(s.hits) FROM sample s JOIN thread t ON t.id = s.thread_id "
+                            "JOIN process p ON p.id = t.process_id JOIN resource r ON r.id = s.resource_id "
+                            "WHERE p.pid = %d AND r.name = 'cpu-time'" % a.pid)[0][0] or 0
+        ok(total > 100 and fp.get('main', 0) >= 0.99 * total,
+           'and the stacks are whole: %d of the %d CPU-time samples of pid %d reach main'
+           % (fp.get('main', 0), total, a.pid))
         located = store_query(d.store, "SELECT count(*) FROM frame WHERE address IS NOT NULL OR line IS NOT NULL")
         ok(located == [(0,)], 'frames are stored as functions, without addresses or lines (granularity = function)',
            located)

@@ -178,8 +178,117 @@ static void test_sync(void) {
         fake_ring_free(rings[0]);
 }
 
+/* Samples with user registers (two: the stack pointer second) and STACK_BYTES of stack, of
+ * which DYN filled, the stack's bytes counting up from SP: 64 stack bytes are copied per sample. */
+#define STACK_TYPE (PERF_SAMPLE_IDENTIFIER | PERF_SAMPLE_IP | PERF_SAMPLE_TID | PERF_SAMPLE_TIME | \
+                    PERF_SAMPLE_REGS_USER | PERF_SAMPLE_STACK_USER)
+#define STACK_BYTES 64
+static void put_stack_sample(struct ring_buffer *r, uint32_t tid, uint64_t time, uint64_t sp, uint64_t dyn) {
+        uint64_t rec[(8 + 8 * 4 + 8 + 16 + 8 + STACK_BYTES + 8) / 8] = {
+                0, 5, 0x1000, (uint64_t) tid << 32 | tid, time, PERF_SAMPLE_REGS_ABI_64, 0x2000, sp, STACK_BYTES,
+        };
+        struct perf_event_header h = { .type = PERF_RECORD_SAMPLE, .size = sizeof rec };
+
+        for (unsigned i = 0; i < STACK_BYTES; i++)
+                ((uint8_t *) &rec[9])[i] = (uint8_t) i;
+        rec[9 + STACK_BYTES / 8] = dyn;
+        memcpy(rec, &h, sizeof h);
+        put(r, rec, sizeof rec);
+}
+
+/* An EXIT of TID, or its COMM at an exec. */
+static void put_task_end(struct ring_buffer *r, uint32_t tid, uint64_t time, bool exec) {
+        uint64_t exit[] = { 0, (uint64_t) tid << 32 | tid, (uint64_t) tid << 32 | tid, time, (uint64_t) tid << 32 | tid,
+                            time, 9 };
+        uint64_t comm[] = { 0, (uint64_t) tid << 32 | tid, 'x', (uint64_t) tid << 32 | tid, time, 9 };
+        struct perf_event_header h = { .type = exec ? PERF_RECORD_COMM : PERF_RECORD_EXIT,
+                                       .misc = exec ? PERF_RECORD_MISC_COMM_EXEC : 0,
+                                       .size = exec ? sizeof comm : sizeof exit };
+
+        memcpy(exec ? comm : exit, &h, sizeof h);
+        put(r, exec ? (void *) comm : (void *) exit, h.size);
+}
+
+/* The queued samples' stacks: their dyn_size each, in order, and whether their bytes are the
+ * first of those put. */
+static unsigned queued_stacks(const uint8_t *q, size_t size, uint64_t *dyn, unsigned max, bool *ret_intact) {
+        unsigned n = 0;
+
+        *ret_intact = true;
+        for (size_t off = 0; off + sizeof(struct perf_event_header) <= size && n < max;) {
+                const struct perf_event_header *h = (const void *) (q + off);
+                struct record_sample s;
+
+                if (h->type == PERF_RECORD_SAMPLE && record_parse_sample(h, STACK_TYPE, 2, &s) == 0) {
+                        dyn[n++] = s.dyn_size;
+                        for (uint64_t i = 0; i < s.stack_size && i < s.dyn_size; i++)
+                                *ret_intact &= s.stack[i] == (uint8_t) i;
+                }
+                off += h->size;
+        }
+        return n;
+}
+
+/* A thread's samples are cut at the top it was given, when it lies in what the kernel filled;
+ * its exit and an exec forget the top; other threads keep theirs. */
+static void test_stack_tops(void) {
+        struct ring_buffer *rings[1] = { fake_ring() };
+        struct ring_reader *r = ring_reader_new(rings, 1, SIZE_MAX);
+        struct ring_reader_stats st;
+        uint64_t dyn[16];
+        unsigned n;
+        const uint8_t *q;
+        size_t size;
+        bool intact;
+
+        ok(ring_reader_add_event(r, 5, STACK_TYPE, 2, 1) == 0, "an event with registers and stacks");
+        ok(ring_reader_set_stack_top(r, 7, 0x8028, 0) == 0 && ring_reader_set_stack_top(r, 8, 0x9040, 0) == 0,
+           "tops for threads 7 and 8");
+        put_stack_sample(rings[0], 7, 1, 0x8000, 64);   /* cut: 0x28 of 64 */
+        put_stack_sample(rings[0], 7, 2, 0x8000, 32);   /* the kernel filled less: 32 */
+        put_stack_sample(rings[0], 7, 3, 0x8030, 16);   /* above its top (another stack): 16 */
+        put_stack_sample(rings[0], 9, 4, 0x8000, 64);   /* no top: 64 */
+        put_stack_sample(rings[0], 8, 5, 0x9000, 64);   /* top at the end of the copy: 64 */
+        put_task_end(rings[0], 7, 6, false);
+        put_stack_sample(rings[0], 7, 7, 0x8000, 64);   /* exited: 64 */
+        ring_reader_take(r, &q, &size);
+        n = queued_stacks(q, size, dyn, 16, &intact);
+        ok(n == 6 && intact, "6 samples queued, their stacks' bytes kept");
+        ok(dyn[0] == 0x28 && dyn[1] == 32 && dyn[2] == 16 && dyn[3] == 64 && dyn[4] == 64 && dyn[5] == 64,
+           "cut at the top where it lies in the filled part; not past what was filled, not above or "
+           "without a top, not after the exit (%llu %llu %llu %llu %llu %llu)", (unsigned long long) dyn[0],
+           (unsigned long long) dyn[1], (unsigned long long) dyn[2], (unsigned long long) dyn[3],
+           (unsigned long long) dyn[4], (unsigned long long) dyn[5]);
+
+        ok(ring_reader_set_stack_top(r, 7, 0x8010, 5) == 0, "thread 7's top learnt from a sample before its exit");
+        put_stack_sample(rings[0], 7, 8, 0x8000, 64);
+        ring_reader_take(r, &q, &size);
+        n = queued_stacks(q, size, dyn, 16, &intact);
+        ok(n == 1 && dyn[0] == 64, "is another thread's: not cut");
+        ok(ring_reader_set_stack_top(r, 7, 0x8010, 7) == 0, "thread 7 anew, from its own sample");
+        put_stack_sample(rings[0], 8, 8, 0x9010, 64);
+        put_stack_sample(rings[0], 7, 9, 0x8000, 64);
+        put_task_end(rings[0], 8, 10, true);
+        put_stack_sample(rings[0], 8, 11, 0x9010, 64);
+        ring_reader_take(r, &q, &size);
+        n = queued_stacks(q, size, dyn, 16, &intact);
+        ok(n == 3 && intact && dyn[0] == 0x30 && dyn[1] == 0x10 && dyn[2] == 64,
+           "7 cut at its new top; 8 kept its top until its exec: %llu %llu %llu", (unsigned long long) dyn[0],
+           (unsigned long long) dyn[1], (unsigned long long) dyn[2]);
+        ring_reader_get_stats(r, &st);
+        is_int((int) st.stacks_cut, 3, "3 copies were cut");
+        ok(ring_reader_set_stack_top(r, 7, 0, 12) == 0, "a top forgotten");
+        put_stack_sample(rings[0], 7, 12, 0x8000, 64);
+        ring_reader_take(r, &q, &size);
+        n = queued_stacks(q, size, dyn, 16, &intact);
+        ok(n == 1 && dyn[0] == 64, "then nothing is cut");
+        ring_reader_free(r);
+        fake_ring_free(rings[0]);
+}
+
 int main(void) {
         test_order_across_rings();
         test_sync();
+        test_stack_tops();
         return tap_done();
 }

@@ -162,14 +162,14 @@ static int find_module(void *userdata, uint64_t pc, struct unwind_module *ret) {
 static void test_unwind(void) {
         _cleanup_(unwinder_freep) struct unwinder *u = unwinder_new();
         struct unwind_stats stats;
-        uint64_t pcs[64], again[64];
+        uint64_t pcs[64], again[64], top, top_again;
         char buf[512], all[4096] = "";
         int v[2] = { 2, 1 };
         size_t n;
 
         /* Through qsort, so the chain crosses glibc, which has no frame pointers. */
         qsort(v, 2, sizeof *v, cmp);
-        n = unwinder_unwind(u, find_module, NULL, 0, regs, stack_copy, stack_len, pcs, 64);
+        n = unwinder_unwind(u, find_module, NULL, 0, regs, stack_copy, stack_len, pcs, 64, &top);
         for (size_t i = 0; i < n; i++) {
                 strncat(all, names_at(pcs[i], buf, sizeof buf), sizeof all - strlen(all) - 2);
                 strcat(all, " ");
@@ -180,12 +180,15 @@ static void test_unwind(void) {
         ok(strstr(all, "qsort_r") != NULL, "through glibc's qsort_r, which has no frame pointers");
         ok(strstr(all, "test_unwind") != NULL && strstr(all, " main ") != NULL,
            "and on to the caller of qsort, and main");
+        ok(top > regs[UNWIND_REG_SP] && top <= regs[UNWIND_REG_SP] + stack_len,
+           "it reached the outermost frame, whose needs end %llu bytes above the stack pointer, within the %zu copied",
+           (unsigned long long) (top - regs[UNWIND_REG_SP]), stack_len);
 
         /* A second time every row is known: the same frames, and nothing more learnt. */
         unwinder_stats(u, &stats);
         {
                 uint64_t rows = stats.rows;
-                size_t m = unwinder_unwind(u, find_module, NULL, 0, regs, stack_copy, stack_len, again, 64);
+                size_t m = unwinder_unwind(u, find_module, NULL, 0, regs, stack_copy, stack_len, again, 64, &top_again);
 
                 unwinder_stats(u, &stats);
                 ok(m == n && memcmp(again, pcs, n * sizeof *pcs) == 0 && stats.rows == rows && stats.cached == 0,
@@ -200,7 +203,8 @@ static void test_unwind(void) {
 
                 unwinder_stats(u, &stats);
                 cached = stats.cached;
-                m = unwinder_unwind(u, find_module, NULL, maps->generation, regs, stack_copy, stack_len, again, 64);
+                m = unwinder_unwind(u, find_module, NULL, maps->generation, regs, stack_copy, stack_len, again, 64,
+                                    &top_again);
                 unwinder_stats(u, &stats);
                 if (round == 0)
                         ok(m == n && memcmp(again, pcs, n * sizeof *pcs) == 0 && stats.cached == cached,
@@ -215,11 +219,19 @@ static void test_unwind(void) {
                 if (round == 1)
                         unwinder_forget_modules(u);
         }
-        /* A stack cut short ends the chain early, and a stack of nothing leaves the IP. */
-        ok(unwinder_unwind(u, find_module, NULL, 0, regs, stack_copy, 64, again, 64) < n,
-           "64 bytes of stack: fewer frames");
-        ok(unwinder_unwind(u, find_module, NULL, 0, regs, NULL, 0, again, 64) >= 1 && again[0] == regs[UNWIND_REG_IP],
-           "no stack: the IP alone, or what the registers reach");
+        /* The stack copied up to that top is enough for every frame; a stack cut short ends the
+         * chain early, without a top; a stack of nothing leaves the IP. */
+        ok(unwinder_unwind(u, find_module, NULL, 0, regs, stack_copy, top - regs[UNWIND_REG_SP], again, 64,
+                           &top_again) == n && memcmp(again, pcs, n * sizeof *pcs) == 0 && top_again == top,
+           "copied only up to that top: the same %zu frames, the same top", n);
+        ok(unwinder_unwind(u, find_module, NULL, 0, regs, stack_copy, top - regs[UNWIND_REG_SP] - 8, again, 64,
+                           &top_again) < n && top_again == UNWIND_SHORT,
+           "8 bytes short of it: fewer frames, and it says the copy fell short");
+        ok(unwinder_unwind(u, find_module, NULL, 0, regs, stack_copy, 64, again, 64, &top_again) < n &&
+           top_again == UNWIND_SHORT, "64 bytes of stack: fewer frames, short");
+        ok(unwinder_unwind(u, find_module, NULL, 0, regs, NULL, 0, again, 64, &top_again) >= 1 &&
+           again[0] == regs[UNWIND_REG_IP] && top_again == UNWIND_SHORT,
+           "no stack: the IP alone, or what the registers reach; short");
 }
 
 static void test_symbolize(void) {

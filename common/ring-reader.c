@@ -38,7 +38,7 @@
 #define PASS_RECORDS 16384
 /* The niceness the consuming thread takes, below the reader's. */
 #define RING_READER_CONSUMER_NICE 10
-#define POLL_MS 50
+#define POLL_MS 100
 /* The consumer is told of queued records once this many bytes or this much time have gathered
  * (or at once for a sync, a stop or a full queue): each wakeup costs it tens of µs on a VM, and
  * a pass comes at every ring's watermark, a few dozen samples. */

@@ -555,7 +555,7 @@ static bool step(struct unwinder *u, unwind_find_t find, void *userdata, uint64_
 size_t unwinder_unwind(struct unwinder *u, unwind_find_t find, void *userdata, uint64_t space, const uint64_t *regs,
                        const uint8_t *stack, size_t stack_size, uint64_t *ret_pcs, size_t max, uint64_t *ret_top) {
         struct stack_mem m = { .data = stack, .size = stack ? stack_size : 0 };
-        struct state cur = {};
+        struct state states[2] = {}, *cur = &states[0], *next = &states[1];
         bool exact = true;      /* the PC is not a return address: the IP, or a signal's */
         size_t n = 0;
 
@@ -573,31 +573,31 @@ size_t unwinder_unwind(struct unwinder *u, unwind_find_t find, void *userdata, u
                 static const uint8_t from_perf[N_REGS] = { 0, 3, 2, 1, 4, 5, 6, 7, 9, 10, 11, 12, 13, 14, 15, 16, 8 };
 
                 for (unsigned r = 0; r < N_REGS; r++)
-                        set(&cur, r, regs[from_perf[r]]);
+                        set(cur, r, regs[from_perf[r]]);
         }
 #endif
-        m.start = cur.regs[REG_RSP];
-        ret_pcs[n++] = cur.regs[REG_RA];
+        m.start = cur->regs[REG_RSP];
+        ret_pcs[n++] = cur->regs[REG_RA];
         while (n < max) {
-                uint64_t pc = cur.regs[REG_RA];
-                struct state next;
+                uint64_t pc = cur->regs[REG_RA];
+                struct state *t;
                 bool signal;
 
-                if (!step(u, find, userdata, space, exact ? pc : pc - 1, &cur, &m, &next, &signal))
+                if (!step(u, find, userdata, space, exact ? pc : pc - 1, cur, &m, next, &signal))
                         break;
                 /* The outermost frame has no return address; a loop or garbage does not go up. */
-                if (!has(&next, REG_RA) || next.regs[REG_RA] == 0) {
+                if (!has(next, REG_RA) || next->regs[REG_RA] == 0) {
                         /* The end the CFI marks, with every word it needed in the copy. */
-                        if (next.outermost && !m.short_read)
+                        if (next->outermost && !m.short_read)
                                 *ret_top = m.high;
                         break;
                 }
-                if (next.regs[REG_RSP] <= cur.regs[REG_RSP])
+                if (next->regs[REG_RSP] <= cur->regs[REG_RSP])
                         break;
                 u->stats.frames++;
-                cur = next;
+                t = cur, cur = next, next = t;
                 exact = signal;
-                ret_pcs[n++] = exact ? cur.regs[REG_RA] : cur.regs[REG_RA] - 1;
+                ret_pcs[n++] = exact ? cur->regs[REG_RA] : cur->regs[REG_RA] - 1;
         }
         if (*ret_top == 0 && m.short_read)
                 *ret_top = UNWIND_SHORT;

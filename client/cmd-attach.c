@@ -92,6 +92,9 @@ static int attach_via_daemon(const struct recording_args *a, pid_t pid, int pidf
                 log_error("too many resources");
                 return EXIT_USAGE;
         }
+        if (!a->config.function_frames && !a->quiet)
+                log_notice("--lines: cppd keeps frames as its [store] granularity says (cppd.conf); "
+                           "--standalone keeps call sites here");
         snprintf(pid_s, sizeof pid_s, "%d", (int) pid);
         snprintf(duration, sizeof duration, "%g", a->duration);
         r = control_call(path, "attach", (const char *const[]) {

@@ -34,6 +34,7 @@ struct import_args {
         const char *service;            /* the process's systemd unit */
         const char *perf_data;          /* cppctl import FILE: perf's recording */
         bool kernel;                    /* perf.data: keep kernel frames */
+        bool lines;                     /* perf.data: keep call sites */
         uint64_t period;
         const char *host;               /* NULL: this machine's */
         int64_t time;                   /* when the samples were taken, unix seconds; 0: now */
@@ -51,20 +52,22 @@ static int parse_args(struct import_args *a, int argc, char **argv) {
                 { "time", required_argument, NULL, 'T' },
                 { "service", required_argument, NULL, 'S' },
                 { "kernel", no_argument, NULL, 'k' },
+                { "lines", no_argument, NULL, 'l' },
                 {}
         };
         int c;
 
         *a = (struct import_args) { .db = getenv("CPPD_DB") ?: CPPCTL_DEFAULT_DB, .period = 1 };
         optind = 0;
-        while ((c = getopt_long(argc, argv, "hd:f:r:p:", options, NULL)) >= 0)
+        while ((c = getopt_long(argc, argv, "hd:f:r:p:k", options, NULL)) >= 0)
                 switch (c) {
                 case 'h':
                         printf("Usage: cppctl import --folded FILE --resource NAME [--period N] [--db FILE]\n"
-                               "       cppctl import [--db FILE] [--kernel] perf.data\n\n"
+                               "       cppctl import [--db FILE] [--kernel] [--lines] perf.data\n\n"
                                "A perf.data (perf record, frame pointers or --call-graph dwarf) becomes one run\n"
                                "with a resource per event; samples weigh their periods; its processes' binaries\n"
-                               "are symbolized from this machine, as perf report does.\n\n"
+                               "are symbolized from this machine, as perf report does; frames are stored as\n"
+                               "functions, or with --lines as call sites (address, file:line) for '--by line'.\n\n"
                                "Stores the stacks of FILE ('-': stdin), one per line, root first:\n"
                                "    main;f;g 12\n"
                                "as one run of resource NAME sampled every N gticks. Several imports may go\n"
@@ -79,6 +82,8 @@ static int parse_args(struct import_args *a, int argc, char **argv) {
                                "      --time TIME        when they were taken: '2026-11-22 10:00', '@UNIXTIME'\n"
                                "                         (default: now); the run's start and the samples' bucket\n"
                                "      --service UNIT     the systemd unit the samples' process ran in\n"
+                               "  -k, --kernel           perf.data: keep kernel frames\n"
+                               "      --lines            perf.data: keep call sites, not functions\n"
                                "  -d, --db FILE          the store (default: $CPPD_DB or ./" CPPCTL_DEFAULT_DB ")\n"
                                "  -h, --help             this help\n");
                         return 0;
@@ -105,6 +110,9 @@ static int parse_args(struct import_args *a, int argc, char **argv) {
                         break;
                 case 'k':
                         a->kernel = true;
+                        break;
+                case 'l':
+                        a->lines = true;
                         break;
                 case 'S':
                         if (!*optarg)
@@ -241,7 +249,7 @@ int cmd_import(int argc, char **argv) {
         if (r <= 0)
                 return exit_status(r);
         if (a.perf_data)
-                return import_perf_data(a.perf_data, a.db, a.kernel, a.host);
+                return import_perf_data(a.perf_data, a.db, a.kernel, a.lines, a.host);
         if (a.time > 0)
                 now = a.time;
 

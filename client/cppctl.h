@@ -42,8 +42,9 @@ int cmd_shell(int argc, char **argv);
 int cmd_sql(int argc, char **argv);
 
 /* cppctl import perf.data (import-perf-data.c): PATH into store DB, as one run; KERNEL keeps
- * kernel frames; HOST overrides the recording's host name. Returns an exit status. */
-int import_perf_data(const char *path, const char *db, bool kernel, const char *host);
+ * kernel frames; LINES keeps call sites, not functions; HOST overrides the recording's host name.
+ * Returns an exit status. */
+int import_perf_data(const char *path, const char *db, bool kernel, bool lines, const char *host);
 
 /* Runs cppctl command NAME (as "cppctl NAME ARGV[1..]"; ARGV[0] is NAME). Returns its exit
  * status. For the shell. */

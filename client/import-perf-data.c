@@ -170,7 +170,7 @@ static int feed_round(struct collector *c, struct perf_data *d, struct import_ev
         return 0;
 }
 
-int import_perf_data(const char *path, const char *db, bool kernel, const char *host) {
+int import_perf_data(const char *path, const char *db, bool kernel, bool lines, const char *host) {
         _cleanup_(perf_data_freep) struct perf_data *d = NULL;
         _cleanup_(store_closep) struct store *s = NULL;
         _cleanup_(collector_freep) struct collector *c = NULL;
@@ -233,6 +233,7 @@ int import_perf_data(const char *path, const char *db, bool kernel, const char *
 
         config.unwind = dwarf ? UNWIND_DWARF : UNWIND_FP;
         config.kernel = kernel;
+        config.function_frames = !lines;
         r = store_open(db, STORE_WRITE, &s);
         if (r < 0)
                 return exit_status(log_store_error(r, db, s));

@@ -376,6 +376,9 @@ static int open_store(struct query_args *q, struct store **ret, struct store_fil
         r = pick_resource(q, s);
         if (r < 0)
                 return r;
+        if (q->filter.by == STORE_BY_LINE && store_has_call_sites(s) == 0)
+                log_notice("%s keeps its frames as functions, so --by line shows functions; record with --lines "
+                           "(cppd: [store] granularity = line) to keep call sites", q->db);
         *ret_filter = q->filter;
         ret_filter->resource = q->resource;
         *ret = take_ptr(&s);

@@ -85,6 +85,7 @@ int recording_parse(struct recording_args *a, int argc, char **argv, const char 
                 { "kernel", no_argument, NULL, 'k' },
                 { "stack-size", required_argument, NULL, 'S' },
                 { "jitter", no_argument, NULL, 'J' },
+                { "lines", no_argument, NULL, 'l' },
                 { "db", required_argument, NULL, 'o' },
                 { "output", required_argument, NULL, 'o' },
                 { "quiet", no_argument, NULL, 'q' },
@@ -119,6 +120,9 @@ int recording_parse(struct recording_args *a, int argc, char **argv, const char 
                                "  -k, --kernel           keep kernel frames in the stacks\n"
                                "      --stack-size N     dwarf: bytes of stack copied per sample (default %u)\n"
                                "      --jitter           randomize each period around its mean (paper §7.1)\n"
+                               "      --lines            keep each frame's call site (address, file:line), which\n"
+                               "                         views show with '--by line'; by default frames are\n"
+                               "                         stored as functions\n"
                                "  -o, --db FILE          the store (default: $CPPD_DB or ./" CPPCTL_DEFAULT_DB ")\n"
                                "%s"
                                "  -q, --quiet            no status line, no summary\n"
@@ -163,6 +167,9 @@ int recording_parse(struct recording_args *a, int argc, char **argv, const char 
                         break;
                 case 'J':
                         a->config.jitter = true;
+                        break;
+                case 'l':
+                        a->config.function_frames = false;
                         break;
                 case 'o':
                         a->db = optarg;

@@ -38,6 +38,7 @@ struct collector_config {
 #define COLLECTOR_CONFIG_DEFAULT_STACK 16384u
 #define COLLECTOR_CONFIG_DEFAULT {              \
         .unwind = UNWIND_DWARF,                 \
+        .function_frames = true,                \
         .stack_size = COLLECTOR_CONFIG_DEFAULT_STACK, \
         .ring_size = 8u << 20,                  \
         .bucket_seconds = 60,                   \

@@ -476,3 +476,18 @@ int store_resource_id(struct store *s, const char *name, int64_t *ret) {
                 return -ENOENT;
         return rc == SQLITE_ROW ? 0 : store_errno(s, rc);
 }
+
+int store_has_call_sites(struct store *s) {
+        sqlite3_stmt *st = NULL;
+        int rc, has = 0;
+
+        rc = sqlite3_prepare_v2(s->db, "SELECT EXISTS (SELECT 1 FROM frame WHERE address IS NOT NULL "
+                                "OR line IS NOT NULL)", -1, &st, NULL);
+        if (rc != SQLITE_OK)
+                return store_errno(s, rc);
+        rc = sqlite3_step(st);
+        if (rc == SQLITE_ROW)
+                has = sqlite3_column_int(st, 0) != 0;
+        sqlite3_finalize(st);
+        return rc == SQLITE_ROW ? has : store_errno(s, rc);
+}

@@ -187,3 +187,8 @@ int store_identity(struct store *s, struct store_identity *ret);
 
 /* The id of resource NAME: 0 with *ret set, -ENOENT if the store has none of that name. */
 int store_resource_id(struct store *s, const char *name, int64_t *ret);
+
+/* 1 if some frame of the store keeps its call site (an address or a source line), 0 if every
+ * frame is a function (stored by function, or imported from folded stacks), or a negative
+ * errno. */
+int store_has_call_sites(struct store *s);

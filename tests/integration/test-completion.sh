@@ -45,7 +45,7 @@ is "$(complete_words cppctl up --root db_r)" "db_read_record" "the store from \$
 unset CPPD_DB
 is "$(complete_words cppctl merge --h)" "--help" "merge: not --host, which its help names in prose only"
 is "$(complete_words cppctl import --c)" "" "import: not perf's --call-graph, named in its help"
-is "$(complete_words cppctl record --li)" "--list-resources" "record: --list-resources, named in -e's help"
+is "$(complete_words cppctl record --lis)" "--list-resources" "record: --list-resources, named in -e's help"
 is "$(complete_words cppctl diff --base-u)" "--base-unit --base-until" "diff: each --base-NAME its help names"
 is "$(complete_words cppctl diff --view d)" "down" "--view"
 touch "$tmp/store one.db"

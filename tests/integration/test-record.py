@@ -14,7 +14,9 @@ Tolerances, and why:
   function's share within 0.05."""
 import json
 import os
+import re
 import shutil
+import sqlite3
 import subprocess
 import sys
 import tempfile
@@ -98,6 +100,26 @@ def test_process_db(tmp):
        'upward from name_field_lt: its faults come through (main uniquify_db ...), across glibc')
     ok(faults['lost'] == 0, 'no samples lost (%d)' % faults['lost'])
     ok(faults['frames_unsymbolized'] < 0.02, 'frames unsymbolized: %.3f' % faults['frames_unsymbolized'])
+
+    # Frames are stored as functions: no call sites, and --by line says so. With --lines the
+    # same recording keeps them, and the views can show call sites.
+    with sqlite3.connect(db) as con:
+        located = con.execute('SELECT count(*) FROM frame WHERE address IS NOT NULL OR line IS NOT NULL').fetchall()
+    ok(located == [(0,)], 'frames stored as functions by default: no addresses or lines', located)
+    p = run([cppctl, 'down', '--db', db, '-r', 'page-faults', '--root', 'uniquify_db', '--by', 'line'])
+    ok(p.returncode == 0 and 'keeps its frames as functions' in p.stderr and '--lines' in p.stderr,
+       '--by line on it: functions, and a notice that says how to keep call sites', p.stderr)
+    db_lines = os.path.join(tmp, 'pdb-lines.db')
+    p = record(db_lines, ['-e', 'page-faults/4', '--lines'], [workload('process_db-nofp')])
+    if ok(p.returncode == 0, 'record process_db --lines', p.stderr):
+        by_line = run([cppctl, 'down', '--db', db_lines, '-r', 'page-faults', '--root', 'uniquify_db', '--by', 'line',
+                       '-t', '0', '--json'])
+        entries = json.loads(by_line.stdout)['entries'] if by_line.returncode == 0 else []
+        ok(any(re.fullmatch(r'uniquify_db \(process_db\.c:\d+\)', e['path'][0]) for e in entries) and
+           'keeps its frames as functions' not in by_line.stderr,
+           '--by line shows call sites, "uniquify_db (process_db.c:N)"', [e['path'] for e in entries[:3]])
+        ok(os.path.getsize(db_lines) > os.path.getsize(db),
+           'a store with call sites is the larger (%d bytes against %d)' % (os.path.getsize(db_lines), os.path.getsize(db)))
 
     db_fp = os.path.join(tmp, 'pdb-fp.db')
     p = record(db_fp, ['-e', 'page-faults/4', '--unwind', 'fp'], [workload('process_db-fp')])

@@ -228,9 +228,9 @@ static int uint32_cmp(const void *a, const void *b) {
         return x < y ? -1 : x > y;
 }
 
-/* The outermost occurrences of the names marked in ROOTS, in preorder, into *ret (malloc()ed).
- * Returns how many, or a negative errno. */
-static int64_t outermost(const struct tree_index *t, const bool *roots, uint32_t **ret) {
+/* The outermost occurrences of the names marked in ROOTS, in preorder, into *ret (malloc()ed);
+ * without LEAVES, only those with children. Returns how many, or a negative errno. */
+static int64_t outermost(const struct tree_index *t, const bool *roots, bool leaves, uint32_t **ret) {
         _cleanup_free_ uint32_t *all = NULL;
         size_t n = 0, k = 0;
         uint32_t end = 0;
@@ -243,10 +243,14 @@ static int64_t outermost(const struct tree_index *t, const bool *roots, uint32_t
                 return -ENOMEM;
         for (uint32_t name = 0; name < t->n_names; name++)
                 for (uint32_t i = roots[name] ? t->occ_start[name] : 0; roots[name] && i < t->occ_start[name + 1]; i++) {
-                        if (t->occ[i] == 0 || t->occ[i] >= t->n)
+                        uint32_t node = t->occ[i] & ~TREE_INDEX_LEAF;
+
+                        if (node == 0 || node >= t->n)
                                 return -EBADMSG;
-                        all[k++] = t->occ[i];
+                        if (leaves || !(t->occ[i] & TREE_INDEX_LEAF))
+                                all[k++] = node;
                 }
+        n = k;
         /* One root name's nodes are in preorder already; several (call sites of a function)
          * need merging. */
         for (uint32_t name = 0, seen = 0; name < t->n_names; name++)
@@ -268,6 +272,7 @@ int callpath_summarize(const struct tree_index *t, const bool *roots, uint64_t m
                        struct profile *p) {
         _cleanup_(cp_state_done) struct cp_state s = { .t = t, .min_hits = min_hits };
         _cleanup_free_ uint32_t *tops = NULL, *path = NULL;
+        uint32_t n_roots = 0, single = 0;
         int64_t n_tops;
         int r;
 
@@ -284,8 +289,21 @@ int callpath_summarize(const struct tree_index *t, const bool *roots, uint64_t m
                 s.queue[i] = NONE;
         s.records[s.n++] = (struct cp_record) { .name = NAME_NONE, .deferred = NONE, .next_queued = NONE };
 
-        /* Summarize-below-root: from the outermost occurrence of ROOT on each stack. */
-        n_tops = outermost(t, roots, &tops);
+        /* Summarize-below-root: from the outermost occurrence of ROOT on each stack. With one
+         * root name, (ROOT)'s hits are the function profile's (the samples holding it), and an
+         * occurrence without children adds nothing else: only those with children are walked
+         * (the callers of main in an upward profile are none, in a million occurrences). */
+        for (uint32_t name = 0; name < t->n_names; name++)
+                if (roots[name] && n_roots++ == 0)
+                        single = name;
+        if (n_roots == 1) {
+                int64_t cp = record_get(&s, 0, single);
+
+                if (cp < 0)
+                        return cp;
+                s.records[cp].hits = t->function_hits[single];
+        }
+        n_tops = outermost(t, roots, n_roots != 1, &tops);
         if (n_tops < 0)
                 return n_tops;
         for (int64_t i = 0; i < n_tops; i++) {
@@ -297,7 +315,7 @@ int callpath_summarize(const struct tree_index *t, const bool *roots, uint64_t m
                 cp = record_get(&s, 0, t->nodes[tops[i]].name);
                 if (cp < 0)
                         return cp;
-                visit(&s, tops[i], end, cp, false, &s.stack[0]);
+                visit(&s, tops[i], end, cp, n_roots == 1, &s.stack[0]);
                 r = walk(&s);
                 if (r < 0)
                         return r;

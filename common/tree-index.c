@@ -20,7 +20,7 @@
 #include <unistd.h>
 
 #define MAGIC "CPPDTIX"
-#define VERSION 1
+#define VERSION 2               /* 2: leaves marked in occ */
 
 struct file_header {
         char magic[8];
@@ -191,7 +191,7 @@ int tree_index_build(struct sample_tree *t, struct tree_index **ret) {
                         return -ENOMEM;
                 memcpy(fill, occ_start, (n_names + 1) * sizeof *fill);
                 for (size_t i = 1; i < n; i++)
-                        occ[fill[nodes[i].name]++] = i;
+                        occ[fill[nodes[i].name]++] = i | (tree_index_size(x, i) == 1 ? TREE_INDEX_LEAF : 0);
         }
         *ret = take_ptr(&x);
         return 0;

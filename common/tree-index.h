@@ -17,6 +17,8 @@
 /* In tree_index_node.size: no name of the subtree labels one of the node's ancestors. */
 #define TREE_INDEX_FRESH (UINT32_C(1) << 31)
 #define TREE_INDEX_SIZE_MASK (TREE_INDEX_FRESH - 1)
+/* In tree_index.occ: the node has no children. Node numbers are below it (TREE_INDEX_MAX_NODES). */
+#define TREE_INDEX_LEAF (UINT32_C(1) << 31)
 /* Trees are at most this big, so that a size leaves the top bit free. */
 #define TREE_INDEX_MAX_NODES TREE_INDEX_SIZE_MASK
 
@@ -42,7 +44,8 @@ struct tree_index {
         uint32_t n_names;               /* name ids are below it */
         uint32_t max_depth;             /* of any node; the root's is 0 */
         const uint32_t *occ_start;      /* by name: its nodes are occ[occ_start[x]..occ_start[x + 1]) */
-        const uint32_t *occ;            /* every node but the root, grouped by name, in preorder */
+        const uint32_t *occ;            /* every node but the root, grouped by name, in preorder;
+                                         * | TREE_INDEX_LEAF for a node without children */
         const uint64_t *function_hits;  /* by name: hits of samples whose stack holds it */
         const uint64_t *body_hits;      /* by name: hits of samples whose stack ends in it */
         struct sample_tree *header;     /* names, total and header info; nodes: the root alone,

@@ -55,7 +55,12 @@ def recordings(a, tmp, perf):
         ('page-faults/4, dwarf 8 KiB', [os.path.join(wl, 'process_db-nofp'), '64000' if a.quick else '512000'],
          ['-e', 'page-faults/4', '--unwind', 'dwarf', '--stack-size', '8192'],
          ['-e', 'page-faults', '-c', '4', '--call-graph', 'dwarf,8192']),
+        # The same with every frame's call site kept (--lines), for --by line.
+        ('page-faults/4, dwarf, --lines', [os.path.join(wl, 'process_db-nofp'), '64000' if a.quick else '512000'],
+         ['-e', 'page-faults/4', '--unwind', 'dwarf', '--stack-size', '8192', '--lines'],
+         ['-e', 'page-faults', '-c', '4', '--call-graph', 'dwarf,8192']),
     ]
+    sizes = {}
     print('%-28s %12s %9s %8s %12s %9s %8s %8s' % ('recording', 'store B', 'samples', 'B/smp', 'perf.data B',
                                                   'samples', 'B/smp', 'ratio'))
     for name, work, cargs, pargs in configs:
@@ -70,9 +75,16 @@ def recordings(a, tmp, perf):
         print('%-28s %12d %9d %8.1f %12d %9d %8.1f %7.0fx' % (name, size, n, size / max(n, 1), psize, pn,
                                                               psize / max(pn, 1),
                                                               (psize / max(pn, 1)) / (size / max(n, 1))))
+        sizes[name] = (size, n, psize, pn)
         for f in (db, db + '-wal', db + '-shm', data):
             if os.path.exists(f):
                 os.unlink(f)
+    # What a sample costs beyond the floor (the schema's pages, which a short recording is mostly
+    # made of): the growth from the short frame-pointer recording to the one ten times as long.
+    (s1, n1, p1, pn1), (s10, n10, p10, pn10) = sizes['cpu-time 1 ms, fp'], sizes['cpu-time 1 ms, fp, 10x longer']
+    if n10 > n1 and pn10 > pn1:
+        print('10x longer: the store grew by %d bytes for %d more samples (%.2f a sample), perf.data by %.1f a sample'
+              % (s10 - s1, n10 - n1, (s10 - s1) / (n10 - n1), (p10 - p1) / (pn10 - pn1)))
 
 
 def daemon_day(a, tmp):

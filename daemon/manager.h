@@ -25,7 +25,7 @@
  * its work before the disk says no, and the loop must keep draining the rings meanwhile. */
 #define MANAGER_FLUSH_RETRY_USEC (2 * 1000000ULL)
 /* Free memory is given back to the kernel at most this often (malloc_trim()). */
-#define MANAGER_TRIM_INTERVAL_USEC (60 * 1000000ULL)
+#define MANAGER_TRIM_INTERVAL_USEC (15 * 1000000ULL)
 
 struct session;
 struct control;

@@ -122,7 +122,8 @@ struct ring_reader *ring_reader_new(struct ring_buffer *const *rings, int n_ring
         pthread_cond_init(&r->synced, &ca);
         pthread_cond_init(&r->kicked, &ca);
         pthread_condattr_destroy(&ca);
-        if (!r->events || !r->stack_tops || !r->stack_ends || !r->entries || !r->reached || !r->hooked || r->notify_fd < 0 || r->wake_fd < 0)
+        if (!r->events || !r->stack_tops || !r->stack_ends || !r->entries || !r->reached || !r->hooked ||
+            r->notify_fd < 0 || r->wake_fd < 0)
                 return ring_reader_free(r);
         return r;
 }

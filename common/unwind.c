@@ -373,10 +373,14 @@ static const struct row *row_get(struct unwinder *u, uint32_t key, Dwarf_CFI *cf
                 Dwarf_Addr start, end;
                 bool signal = false;
 
+                /* The row holds from VADDR to END. libdw (0.188) may report as START the
+                 * location of the row before (in nearly half of libc's addresses): a range
+                 * from it would carry this row's rules over addresses where they do not hold,
+                 * e.g. a `ret` after its `pop` seen with the CFA of the body before it. */
                 dwarf_frame_info(frame, &start, &end, &signal);
                 if (start <= vaddr && vaddr < end) {
-                        row.start = start;
-                        row.len = end - start > UINT32_MAX ? UINT32_MAX : end - start;
+                        row.start = vaddr;
+                        row.len = end - vaddr > UINT32_MAX ? UINT32_MAX : end - vaddr;
                 } else
                         row.start = vaddr, row.len = 1;
                 row.signal = signal;

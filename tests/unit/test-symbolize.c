@@ -2,6 +2,8 @@
  * its own ELF file and libc through the symbolizer, and a stack captured by hand in a chain of
  * functions built without frame pointers (see meson.build), unwound through glibc's CFI. */
 #include <dlfcn.h>
+#include <dwarf.h>
+#include <elfutils/libdw.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -257,6 +259,75 @@ static void test_symbolize(void) {
 }
 #endif
 
+#if defined(__x86_64__)
+/* The rule the CFI gives at ELF address VADDR, asked of libdw directly: CFA = rsp + *ret_cfa,
+ * the return address saved at CFA + *ret_ra. False where the rule is of another shape. */
+static bool cfi_rule(Dwarf_CFI *cfi, uint64_t vaddr, int64_t *ret_cfa, int64_t *ret_ra) {
+        Dwarf_Frame *frame = NULL;
+        Dwarf_Op mem[3], *ops;
+        size_t n;
+        bool simple;
+
+        if (dwarf_cfi_addrframe(cfi, vaddr, &frame) != 0)
+                return false;
+        simple = dwarf_frame_cfa(frame, &ops, &n) == 0 && n == 1 && ops[0].atom == DW_OP_bregx &&
+                 ops[0].number == 7;
+        if (simple)
+                *ret_cfa = (int64_t) ops[0].number2;
+        simple = simple && dwarf_frame_register(frame, 16, mem, &ops, &n) == 0 && n == 2 &&
+                 ops[0].atom == DW_OP_call_frame_cfa && ops[1].atom == DW_OP_plus_uconst;
+        if (simple)
+                *ret_ra = (int64_t) ops[1].number;     /* negative offsets come wrapped */
+        free(frame);
+        return simple;
+}
+
+/* The rows the unwinder learns hold for the addresses they were learnt for, whatever the order
+ * they are met in: every address of a stretch of libc (code without frame pointers, rows
+ * changing at each push, pop and ret), unwound from a synthetic stack whose words name their
+ * offsets, first from the stretch's end down, then up, must take its return address from where
+ * libdw says, asked directly. (libdw 0.188 reports for a row the start of the row before it;
+ * rows ranged from there carried a `ret` the CFA of the body above it.) */
+static void test_rows_in_any_order(void) {
+        _cleanup_(unwinder_freep) struct unwinder *u = unwinder_new();
+        const struct mapping *m = proc_maps_find(maps, (uint64_t) (uintptr_t) qsort);
+        struct module *mod;
+        uint64_t words[64], pcs[4], top, bias, r[UNWIND_N_REGS] = {}, base;
+        unsigned checked = 0, wrong = 0;
+
+        if (!m || m->module == SYMBOLIZER_NO_MODULE ||
+            symbolizer_load(sym, m->module, getpid(), m->start, m->end) < 0 ||
+            module_bias(mod = symbolizer_get_module(sym, m->module), m->start, m->pgoff, &bias) < 0 ||
+            !module_cfi(mod)) {
+                ok(false, "libc's CFI is loaded");
+                return;
+        }
+        for (size_t i = 0; i < 64; i++)
+                words[i] = 0x100000 + 0x100 * i;        /* no module's address: the unwind stops there */
+        base = 0x7f0000000000;
+        for (int pass = 0; pass < 2; pass++)
+                for (uint64_t k = 0; k < 0x800; k++) {
+                        uint64_t pc = (uint64_t) (uintptr_t) qsort + (pass == 0 ? 0x7ff - k : k);
+                        int64_t cfa, ra;
+                        size_t n;
+
+                        if (!cfi_rule(module_cfi(mod), pc - bias, &cfa, &ra) || cfa + ra < 0 || cfa + ra >= 64 * 8 ||
+                            (cfa + ra) % 8)
+                                continue;
+                        r[UNWIND_REG_IP] = pc;
+                        r[UNWIND_REG_SP] = base;
+                        n = unwinder_unwind(u, find_module, NULL, 0, r, (const uint8_t *) words, sizeof words, pcs,
+                                            2, &top);
+                        checked++;
+                        if (n != 2 || pcs[1] != words[(cfa + ra) / 8] - 1)
+                                wrong++;
+                }
+        ok(checked > 500 && wrong == 0,
+           "rows learnt in any order hold where they were learnt: %u of %u addresses of libc took a wrong return address",
+           wrong, checked);
+}
+#endif
+
 static void test_modules(void) {
         _cleanup_(name_table_freep) struct name_table *names = name_table_new();
         const uint8_t bogus[20] = { 1, 2, 3 };
@@ -360,6 +431,9 @@ int main(void) {
         ok(true, "# SKIP the unwinding and libc symbol tests: x86_64 without AddressSanitizer only");
         (void) test_symbolize;
         (void) test_unwind;
+#endif
+#if defined(__x86_64__)
+        test_rows_in_any_order();
 #endif
         test_modules();
         proc_maps_free(maps);

@@ -15,6 +15,7 @@ import time
 
 import daemon
 import perffile
+import stacks
 from daemon import run, store_query
 from tap import done, ok, skip_all
 
@@ -52,6 +53,34 @@ def functions(db, *filters):
     if p.returncode not in (0, 3):
         return {}
     return {e['path'][0]: e['hits'] for e in json.loads(p.stdout)['entries']} if p.returncode == 0 else {}
+
+
+def check_stacks_whole(d, tmp, pid, exe):
+    """Every CPU-time stack of PID (once it ran EXE, built without frame pointers) classified
+    (stacks.py): whole, before main, after main, or broken; no more broken than perf's DWARF
+    unwinding of the same workload at the daemon's settings (cpu-clock every 1 ms, 8 KiB of
+    stack), measured here: on a machine where perf cannot run, at most 1%. The allowance of 2
+    samples is sampling noise between two runs of ~600 samples."""
+    p = run([cppctl, 'export', '--db', d.store, '-r', 'cpu-time', '--pid', str(pid), '--exe', exe,
+             '--format', 'folded'])
+    counts, broken = stacks.tally(stacks.folded(p.stdout))
+    total = sum(counts.values())
+    theirs = None
+    if shutil.which('perf'):
+        data = os.path.join(tmp, 'whole.data')
+        q = run(['perf', 'record', '-q', '-m', '8M', '-o', data, '-e', 'cpu-clock', '-c', '1000000',
+                 '--call-graph', 'dwarf,8192', '--', exe, '12', '40'])
+        if q.returncode == 0:
+            theirs = stacks.tally(stacks.perf_script(data, os.path.basename(exe)[:15]))
+    if theirs and sum(theirs[0].values()) > 100:
+        allowed = theirs[0]['broken'] / sum(theirs[0].values()) * total + 2
+        what = 'perf, the same workload: ' + stacks.describe(*theirs)
+    else:
+        allowed = 0.01 * total
+        what = 'perf could not run here: at most 1%'
+    ok(total > 100 and counts['broken'] <= allowed,
+       'the stacks are whole: %d of %d CPU-time samples of pid %d broken, at most %.1f allowed (%s)'
+       % (counts['broken'], total, pid, allowed, what), [stacks.describe(counts, broken), p.stderr])
 
 
 def main():
@@ -120,17 +149,13 @@ def main():
         m = re.search(r'^state .*\baddresses=(\d+)', status, re.M)
         ok(m and int(m.group(1)) > 10, 'status counts the distinct addresses symbolized', m and m.group(0))
         # Stack copies end at the top each thread's unwinds need (the environment above the
-        # outermost frame is not queued), and the stacks are whole all the same: every CPU-time
-        # sample of the first workload, built without frame pointers, reaches main.
+        # outermost frame is not queued). A copy can fall short of a top learnt before (a thread
+        # that switched stacks, a tid reused before its exit was read; the daemon sees the whole
+        # machine, CI's other tests included): cutting then stops for that thread alone.
         m = re.search(r'^state .*\bstacks_cut=(\d+) stacks_cut_short=(\d+)', status, re.M)
-        ok(m and int(m.group(1)) > 100 and int(m.group(2)) == 0,
-           'DWARF stack copies are cut at their threads\' tops, and none fell short', m and m.group(0))
-        total = store_query(d.store, "SELECT sum(s.hits) FROM sample s JOIN thread t ON t.id = s.thread_id "
-                            "JOIN process p ON p.id = t.process_id JOIN resource r ON r.id = s.resource_id "
-                            "WHERE p.pid = %d AND r.name = 'cpu-time'" % a.pid)[0][0] or 0
-        ok(total > 100 and fp.get('main', 0) >= 0.99 * total,
-           'and the stacks are whole: %d of the %d CPU-time samples of pid %d reach main'
-           % (fp.get('main', 0), total, a.pid))
+        ok(m and int(m.group(1)) > 100 and int(m.group(2)) * 100 <= int(m.group(1)),
+           'DWARF stack copies are cut at their threads\' tops, and at most 1% fell short', m and m.group(0))
+        check_stacks_whole(d, tmp, a.pid, recursive)
         located = store_query(d.store, "SELECT count(*) FROM frame WHERE address IS NOT NULL OR line IS NOT NULL")
         ok(located == [(0,)], 'frames are stored as functions, without addresses or lines (granularity = function)',
            located)

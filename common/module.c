@@ -17,6 +17,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <gelf.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -169,6 +170,34 @@ static int read_elf(struct module *m, Elf *elf) {
         return m->n_segments > 0 ? 0 : -EBADMSG;
 }
 
+/* Whether ELF's image lies within one mapping of a file. libelf maps the files it opens, but
+ * an image it builds in memory lives on the heap: the MiniDebugInfo symbol table that libdwfl
+ * decompresses from .gnu_debugdata (RHEL's and Fedora's libraries, and those that PyTorch's
+ * wheels bundle, carry one), or a file that could not be mapped. Giving back the pages of such an
+ * image would zero malloc's own data around it. Reads /proc/self/maps: once per module load. */
+static bool image_is_file_mapping(Elf *elf) {
+        _cleanup_fclose_ FILE *f = NULL;
+        char line[PATH_MAX + 128];
+        size_t size = 0;
+        char *image = elf_rawfile(elf, &size);
+        uintptr_t at = (uintptr_t) image;
+
+        if (!image || size == 0)
+                return false;
+        f = fopen("/proc/self/maps", "re");
+        if (!f)
+                return false;
+        while (fgets(line, sizeof line, f)) {
+                unsigned long start, end, inode;
+
+                if (sscanf(line, "%lx-%lx %*s %*s %*s %lu", &start, &end, &inode) != 3)
+                        continue;
+                if (at >= start && at < end)
+                        return inode != 0 && size <= end - at;
+        }
+        return false;
+}
+
 static int read_symbols(struct module *m, struct name_table *names) {
         int n = dwfl_module_getsymtab(m->dwmod);
 
@@ -189,7 +218,7 @@ static int read_symbols(struct module *m, struct name_table *names) {
                 if (!name || !*name || (type != STT_FUNC && type != STT_GNU_IFUNC) ||
                     shndx == SHN_UNDEF || addr == 0)
                         continue;
-                if (elf && elf != m->images[0] && elf != m->images[1])
+                if (elf && elf != m->images[0] && elf != m->images[1] && image_is_file_mapping(elf))
                         m->images[m->images[0] ? 1 : 0] = elf;
                 len = strcspn(name, "@");       /* versions: "qsort_r@@GLIBC_2.2.5" */
                 if (len == 0)

@@ -38,7 +38,7 @@ struct module {
         Dwfl_Module *dwmod;
         Dwarf_CFI *cfi;                 /* .eh_frame, for unwinding; see module_cfi() */
         bool cfi_tried;
-        Elf *images[2];                 /* libdwfl's mappings of the file and its debug file */
+        Elf *images[2];                 /* libdwfl's mappings of the file and its debug file, to release */
         struct module_segment *segments;
         size_t n_segments;
         bool is_dyn;                    /* ET_DYN: loaded at a bias */

@@ -22,6 +22,7 @@ import sys
 import tempfile
 import time
 
+import stacks
 from tap import done, ok, skip_all
 
 cppctl, workloads = sys.argv[1], sys.argv[2]
@@ -307,26 +308,6 @@ def test_errors(tmp):
         ok(True, '# SKIP the permission test needs perf_event_paranoid >= 2 and setpriv')
 
 
-def perf_fold(data):
-    """Stacks from `perf script`, leaf first, as lists of names."""
-    out = run(['perf', 'script', '-i', data, '-F', 'comm,ip,sym']).stdout
-    stacks, cur = [], None
-    for line in out.splitlines():
-        if not line.strip():
-            if cur is not None:
-                stacks.append(cur)
-            cur = None
-        elif not line.startswith('\t') and not line.startswith(' '):
-            cur = []
-        elif cur is not None:
-            parts = line.split(None, 1)
-            if len(parts) == 2:
-                cur.append(parts[1].replace(' (inlined)', '').strip())
-    if cur is not None:
-        stacks.append(cur)
-    return stacks
-
-
 def test_against_perf(tmp):
     if not shutil.which('perf'):
         ok(True, '# SKIP perf is not installed')
@@ -346,9 +327,9 @@ def test_against_perf(tmp):
              '--call-graph', 'dwarf,16384', '--', workload('process_db-nofp')])
     if not ok(p.returncode == 0, 'perf record, page faults every 4, DWARF', p.stderr):
         return
-    stacks = perf_fold(data)
+    folds = [frames for frames, _ in stacks.perf_script(data)]
     q = record(db, ['-e', 'page-faults/4'], [workload('process_db-nofp')])
-    if not ok(q.returncode == 0 and len(stacks) > 100, 'cppctl record, the same event, period and unwinding',
+    if not ok(q.returncode == 0 and len(folds) > 100, 'cppctl record, the same event, period and unwinding',
               q.stderr):
         return
     ours = paths(profile('functions', db, 'page-faults'))
@@ -356,7 +337,7 @@ def test_against_perf(tmp):
     lines = []
     for fn in ('main', 'read_db', 'uniquify_db', 'build_db_ptrs', 'name_field_lt', 'merge_adjacent_records',
                'print_salary_list', 'extract_salary_fields', 'print_salary_stats'):
-        theirs = sum(1 for s in stacks if fn in s) / len(stacks)
+        theirs = sum(1 for s in folds if fn in s) / len(folds)
         diff = abs(theirs - ours.get(fn, 0.0))
         worst = max(worst, diff)
         lines.append('%-24s perf %.3f cppd %.3f' % (fn, theirs, ours.get(fn, 0.0)))
@@ -364,6 +345,25 @@ def test_against_perf(tmp):
        '\n'.join(lines))
     for line in lines:
         print('# ' + line)
+
+    # Stacks as whole as perf's: CPU time of the same program, every 1 ms, 16 KiB of stack each
+    # (cppctl's default), every stack classified (stacks.py); no more broken than perf's, with an
+    # allowance of 2 samples of sampling noise between two runs of ~500.
+    data, db = os.path.join(tmp, 'whole.data'), os.path.join(tmp, 'whole.db')
+    p = run(['perf', 'record', '-q', '-m', '8M', '-o', data, '-e', 'cpu-clock', '-c', '1000000',
+             '--call-graph', 'dwarf,16384', '--', workload('process_db-nofp')])
+    q = record(db, ['-e', 'cpu-time/1', '--stack-size', '16384'], [workload('process_db-nofp')])
+    if not ok(p.returncode == 0 and q.returncode == 0, 'perf record and cppctl record, CPU time, DWARF, 16 KiB',
+              p.stderr + q.stderr):
+        return
+    theirs = stacks.tally(stacks.perf_script(data, 'process_db-nofp'))
+    ours = stacks.tally(stacks.folded(run([cppctl, 'export', '--db', db, '-r', 'cpu-time', '--format',
+                                           'folded']).stdout))
+    n_theirs, n_ours = sum(theirs[0].values()), sum(ours[0].values())
+    allowed = theirs[0]['broken'] / max(n_theirs, 1) * n_ours + 2
+    ok(n_ours > 100 and n_theirs > 100 and ours[0]['broken'] <= allowed,
+       'stacks as whole as perf\'s: %d of %d broken, at most %.1f allowed (perf: %s)'
+       % (ours[0]['broken'], n_ours, allowed, stacks.describe(*theirs)), stacks.describe(*ours))
 
 
 def main():

@@ -200,6 +200,7 @@ static bool image_is_file_mapping(Elf *elf) {
 
 static int read_symbols(struct module *m, struct name_table *names) {
         int n = dwfl_module_getsymtab(m->dwmod);
+        Elf *seen[ELEMENTSOF(m->images)] = {};  /* the images asked about: one look at the maps each */
 
         m->symbols = symtab_new(names);
         if (!m->symbols)
@@ -218,8 +219,11 @@ static int read_symbols(struct module *m, struct name_table *names) {
                 if (!name || !*name || (type != STT_FUNC && type != STT_GNU_IFUNC) ||
                     shndx == SHN_UNDEF || addr == 0)
                         continue;
-                if (elf && elf != m->images[0] && elf != m->images[1] && image_is_file_mapping(elf))
-                        m->images[m->images[0] ? 1 : 0] = elf;
+                if (elf && elf != seen[0] && elf != seen[1]) {
+                        seen[seen[0] ? 1 : 0] = elf;
+                        if (image_is_file_mapping(elf))
+                                m->images[m->images[0] ? 1 : 0] = elf;
+                }
                 len = strcspn(name, "@");       /* versions: "qsort_r@@GLIBC_2.2.5" */
                 if (len == 0)
                         continue;

@@ -345,8 +345,8 @@ int import_perf_data(const char *path, const char *db, bool kernel, bool lines, 
         printf("Imported %s into %s as run %" PRId64 " (%s unwinding, %s%s):\n", path, db, collector_run_id(c),
                dwarf ? "DWARF" : "frame-pointer", d->hostname ? "recorded on " : "", d->hostname ?: "host unknown");
         for (size_t i = 0; i < d->n_events; i++)
-                printf("  %-20s %" PRIu64 " samples, %" PRIu64 " hits of %" PRIu64 " %s; %" PRIu64 " samples lost\n",
-                       events[i].name, events[i].samples, events[i].hits, events[i].period,
+                printf("  %-20s %" PRIu64 " samples, %" PRIu64 " hits of %" PRIu64 " %s; "
+                       "%" PRIu64 " samples lost\n", events[i].name, events[i].samples, events[i].hits, events[i].period,
                        event_unit(&d->events[i], events[i].name) + 2,
                        MAX(events[i].lost_records, events[i].lost_samples));
         if (bad)

@@ -414,8 +414,8 @@ static bool unfiltered(const struct query_args *q) {
         const struct store_filter *f = &q->filter;
 
         return f->run_id == 0 && !f->unit && f->pid == 0 && !f->comm && !f->exe && !f->host && f->since == 0 &&
-               f->until == 0 && f->by == STORE_BY_FUNCTION && !f->fold_inline && !f->focus && !f->ignore && !f->hide &&
-               !f->raw_names;
+               f->until == 0 && f->by == STORE_BY_FUNCTION && !f->fold_inline && !f->focus && !f->ignore &&
+               !f->hide && !f->raw_names;
 }
 
 int query_load_index(struct query_args *q, bool inverted, struct view_data *ret) {

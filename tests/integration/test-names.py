@@ -57,7 +57,8 @@ def test_cxx(tmp):
     hidden = functions(db, '--hide', r'<double>') or {}
     ok(INTEGRATE not in hidden or hidden[INTEGRATE] == 0, '--hide too', json.dumps(hidden, indent=1))
     p = run([cppctl, 'up', '--db', db, '-t', '0', '--root', ENERGY])
-    ok(p.returncode == 0 and '(main %s)' % ENERGY in p.stdout, 'up --root takes the demangled name', p.stdout + p.stderr)
+    ok(p.returncode == 0 and '(main %s)' % ENERGY in p.stdout, 'up --root takes the demangled name',
+       p.stdout + p.stderr)
 
     for fmt in ('folded', 'json', 'speedscope', 'dot', 'flame', 'html'):
         p = run([cppctl, 'export', '--db', db, '--format', fmt])

@@ -3,9 +3,11 @@
  * sibling lists; the sibling lists are kept too, for traversals, which come once per query and
  * visit every node. Nodes sit in one array and are only ever appended, so a parent's id is
  * always smaller than its children's: weights are summed in one backward pass and traversals
- * need no recursion. */
+ * need no recursion. A tree loaded from the store also knows each label's binary (path, build
+ * id), in an array by name id beside the nodes, for the exports that name binaries. */
 #include "sample-tree.h"
 
+#include <assert.h>
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
@@ -46,8 +48,57 @@ struct sample_tree *sample_tree_free(struct sample_tree *t) {
         free(t->nodes);
         free(t->info.resource);
         free(t->info.unit);
+        for (size_t i = 0; i < t->n_modules; i++) {
+                free(t->modules[i].path);
+                free(t->modules[i].build_id);
+        }
+        free(t->modules);
+        free(t->label_module);
         free(t);
         return NULL;
+}
+
+int64_t sample_tree_add_module(struct sample_tree *t, const char *path, const char *build_id) {
+        struct sample_tree_module *m;
+
+        if (t->n_modules >= UINT32_MAX - 1)
+                return -E2BIG;
+        m = reallocarray(t->modules, t->n_modules + 1, sizeof *m);
+        if (!m)
+                return -ENOMEM;
+        t->modules = m;
+        m = &t->modules[t->n_modules];
+        *m = (struct sample_tree_module) { .path = strdup(path ?: ""), .build_id = strdup(build_id ?: "") };
+        if (!m->path || !m->build_id) {
+                free(m->path);
+                free(m->build_id);
+                return -ENOMEM;
+        }
+        return t->n_modules++;
+}
+
+int sample_tree_set_label_module(struct sample_tree *t, uint32_t name, uint32_t module) {
+        assert(module < t->n_modules);
+        if (name >= t->n_label_module) {
+                size_t n = MAX((size_t) name + 1, 2 * t->n_label_module);
+                uint32_t *a = reallocarray(t->label_module, n, sizeof *a);
+
+                if (!a)
+                        return -ENOMEM;
+                for (size_t i = t->n_label_module; i < n; i++)
+                        a[i] = SAMPLE_TREE_NONE;
+                t->label_module = a;
+                t->n_label_module = n;
+        }
+        if (t->label_module[name] == SAMPLE_TREE_NONE)
+                t->label_module[name] = module;
+        return 0;
+}
+
+const struct sample_tree_module *sample_tree_label_module(const struct sample_tree *t, uint32_t name) {
+        if (name >= t->n_label_module || t->label_module[name] == SAMPLE_TREE_NONE)
+                return NULL;
+        return &t->modules[t->label_module[name]];
 }
 
 int64_t sample_tree_child(struct sample_tree *t, uint32_t parent, uint32_t name) {

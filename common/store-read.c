@@ -162,10 +162,30 @@ static int shown_names_init(struct store *s, const struct store_filter *f, struc
         return 0;
 }
 
+/* Notes that label LABEL's code lies in stored module MODULE_ID (PATH, BUILD_ID; 0: none, from
+ * a folded import), adding the module to the tree at its first frame; MODULES maps module ids up
+ * to MAX_MODULE to the tree's indexes. Returns 0, -ENOMEM, or -EBADMSG for an id past the max. */
+static int label_module(struct sample_tree *tree, uint32_t label, int64_t module_id, int64_t max_module,
+                        uint32_t *modules, const char *path, const char *build_id) {
+        if (module_id == 0)
+                return 0;
+        if (module_id < 0 || module_id > max_module || !path)
+                return -EBADMSG;
+        if (modules[module_id] == SAMPLE_TREE_NONE) {
+                int64_t i = sample_tree_add_module(tree, path, build_id);
+
+                if (i < 0)
+                        return (int) i;
+                modules[module_id] = i;
+        }
+        return sample_tree_set_label_module(tree, label, modules[module_id]);
+}
+
 static int load_frames(struct store *s, const struct store_filter *f, struct sample_tree *tree, struct stack_table *t) {
         _cleanup_(shown_names_done) struct shown_names sn = {};
+        _cleanup_free_ uint32_t *modules = NULL;      /* module id -> index in the tree's modules */
         sqlite3_stmt *st = NULL;
-        int64_t max_id = 0;
+        int64_t max_id = 0, max_module = 0;
         char label[8192];
         int rc, r;
 
@@ -182,9 +202,18 @@ static int load_frames(struct store *s, const struct store_filter *f, struct sam
         if (r < 0)
                 return r;
 
+        r = max_id_of(s, "SELECT ifnull(max(id), 0) FROM module", &max_module);
+        if (r < 0)
+                return r;
+        modules = malloc((max_module + 1) * sizeof *modules);
+        if (!modules)
+                return -ENOMEM;
+        for (int64_t i = 0; i <= max_module; i++)
+                modules[i] = SAMPLE_TREE_NONE;
+
         rc = sqlite3_prepare_v2(s->db,
                                 "SELECT fr.id, fn.name, fr.file, ifnull(fr.line, 0), ifnull(fr.address, -1), "
-                                "fr.inlined, fn.unknown, m.path, fn.id "
+                                "fr.inlined, fn.unknown, m.path, fn.id, m.id, m.build_id "
                                 "FROM frame AS fr JOIN function AS fn ON fn.id = fr.function_id "
                                 "LEFT JOIN module AS m ON m.id = fn.module_id", -1, &st, NULL);
         if (rc != SQLITE_OK)
@@ -218,6 +247,13 @@ static int load_frames(struct store *s, const struct store_filter *f, struct sam
                 fi->skip = (f->fold_inline && sqlite3_column_int(st, 5)) || matches(f->hide, label);
                 fi->focus = matches(f->focus, label);
                 fi->ignore = matches(f->ignore, label);
+                r = label_module(tree, n, sqlite3_column_int64(st, 9), max_module, modules,
+                                 (const char *) sqlite3_column_text(st, 7),
+                                 (const char *) sqlite3_column_text(st, 10));
+                if (r < 0) {
+                        sqlite3_finalize(st);
+                        return r;
+                }
         }
         sqlite3_finalize(st);
         return rc == SQLITE_DONE ? 0 : store_errno(s, rc);

@@ -28,6 +28,8 @@ struct output {
 static void append(const char *s, size_t n, void *userdata) {
         struct output *o = userdata;
 
+        if (n == 0)
+                return;         /* libiberty passes (NULL, 0) for nothing */
         if (o->overflow || n >= o->size - o->len) {
                 o->overflow = true;
                 return;

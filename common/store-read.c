@@ -125,7 +125,8 @@ static void shown_names_done(struct shown_names *sn) {
         sn->by_function = mfree(sn->by_function);
 }
 
-/* The name function FUNCTION_ID, stored as NAME, is shown under; NULL: no memory. */
+/* The name function FUNCTION_ID, stored as NAME, is shown under (NAME itself if it is not
+ * mangled); NULL: no memory. */
 static const char *shown_name(struct shown_names *sn, int64_t function_id, const char *name) {
         char buf[DEMANGLE_NAME_MAX * 2];
         size_t len;
@@ -136,7 +137,9 @@ static const char *shown_name(struct shown_names *sn, int64_t function_id, const
         if (sn->by_function[function_id] != NAME_NONE)
                 return name_table_get(sn->names, sn->by_function[function_id]);
         len = demangle(name, buf, sizeof buf);
-        id = len > 0 ? name_table_intern(sn->names, buf, len) : name_table_intern(sn->names, name, strlen(name));
+        if (len == 0)
+                return name;    /* not mangled (C, most names): two compares each time, no copy */
+        id = name_table_intern(sn->names, buf, len);
         if (id < 0)
                 return NULL;
         sn->by_function[function_id] = id;

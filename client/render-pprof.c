@@ -62,7 +62,7 @@ struct pprof {
         const struct sample_tree_module **modules;      /* by index; the trees' own */
         uint64_t *mapping_hits;         /* by index: gticks of samples ending in its functions */
         size_t n_mappings, cap_mappings;
-        uint32_t *fn_mapping;           /* by function id - 1: mapping index + 1; 0: none */
+        uint32_t *fn_mapping;           /* by name id in functions: mapping index + 1; 0: none */
         size_t cap_fn_mapping;
         uint64_t *mapping_ids;          /* by index: its Mapping id (the main binary's is 1) */
         Perftools__Profiles__Mapping *maps, **map_ptrs;
@@ -300,7 +300,7 @@ static bool main_binary_candidate(const char *path) {
 /* The Mapping rows: the main binary (the candidate whose functions end the most gticks) gets
  * id 1, the others 2, 3... in order of first sight. Placeholder ranges: [id << 40, + 2^39). */
 static int add_mappings(struct pprof *p) {
-        size_t main = SIZE_MAX, next = 2;
+        size_t main_binary = SIZE_MAX, next = 2;
 
         p->maps = calloc(p->n_mappings + 1, sizeof *p->maps);
         p->map_ptrs = calloc(p->n_mappings + 1, sizeof *p->map_ptrs);
@@ -309,10 +309,10 @@ static int add_mappings(struct pprof *p) {
                 return -ENOMEM;
         for (size_t i = 0; i < p->n_mappings; i++)
                 if (main_binary_candidate(p->modules[i]->path) &&
-                    (main == SIZE_MAX || p->mapping_hits[i] > p->mapping_hits[main]))
-                        main = i;
+                    (main_binary == SIZE_MAX || p->mapping_hits[i] > p->mapping_hits[main_binary]))
+                        main_binary = i;
         for (size_t i = 0; i < p->n_mappings; i++)
-                p->mapping_ids[i] = i == main ? 1 : main == SIZE_MAX ? i + 1 : next++;
+                p->mapping_ids[i] = i == main_binary ? 1 : main_binary == SIZE_MAX ? i + 1 : next++;
         for (size_t i = 0; i < p->n_mappings; i++) {
                 Perftools__Profiles__Mapping *m = &p->maps[p->mapping_ids[i] - 1];
 

@@ -3,7 +3,8 @@
  * that read its files expect. The trees (one per resource) become:
  *
  *     string_table  "", then each tree's resource and unit, then function names, then the
- *                   mappings' file names and build ids, each once
+ *                   stored names of those shown demangled, then the mappings' file names and
+ *                   build ids, each once
  *     sample_type   per tree (resource, unit): the unit in pprof's words, which it scales and
  *                   prints ("milliseconds", "bytes"; "count" for the rest: pprof reads a
  *                   unit such as "1 page fault" as a number to print after the value); values
@@ -18,7 +19,8 @@
  *                   build id are there for what does (-symbolize=force, Parca's debuginfo). The
  *                   store keeps no load addresses: memory ranges are placeholders, disjoint and
  *                   never adjacent (pprof merges adjacent ones), file offsets 0
- *     function      one per distinct name, ids from 1 in order of first sight
+ *     function      one per distinct name, ids from 1 in order of first sight; a C++ or Rust
+ *                   name shown demangled has its stored (mangled) name as system_name
  *     location      one per function, with the same id, its function's mapping and one line
  *                   naming it: we have neither addresses nor line numbers to tell two sites in
  *                   one function apart
@@ -63,7 +65,8 @@ struct pprof {
         uint64_t *mapping_hits;         /* by index: gticks of samples ending in its functions */
         size_t n_mappings, cap_mappings;
         uint32_t *fn_mapping;           /* by name id in functions: mapping index + 1; 0: none */
-        size_t cap_fn_mapping;
+        const char **fn_raw;            /* by name id in functions: its stored name, if another */
+        size_t cap_fn_mapping;          /* of both */
         uint64_t *mapping_ids;          /* by index: its Mapping id (the main binary's is 1) */
         Perftools__Profiles__Mapping *maps, **map_ptrs;
 
@@ -121,6 +124,7 @@ static void pprof_done(struct pprof *p) {
         free(p->modules);
         free(p->mapping_hits);
         free(p->fn_mapping);
+        free(p->fn_raw);
         free(p->mapping_ids);
         free(p->maps);
         free(p->map_ptrs);
@@ -155,21 +159,30 @@ static int64_t mapping_of(struct pprof *p, const struct sample_tree_module *m) {
         return p->n_mappings++;
 }
 
-/* Notes that function ID (a name id of p->functions) lies in the binary of T's label NAME. */
-static int note_mapping(struct pprof *p, const struct sample_tree *t, uint32_t name, uint32_t id) {
+/* Notes what T says of its label NAME for function ID (a name id of p->functions): the binary
+ * it lies in, and its stored name. */
+static int note_function(struct pprof *p, const struct sample_tree *t, uint32_t name, uint32_t id) {
         const struct sample_tree_module *m = sample_tree_label_module(t, name);
         int64_t i;
 
         if (id >= p->cap_fn_mapping) {
                 size_t cap = MAX((size_t) id + 1, 2 * p->cap_fn_mapping);
                 uint32_t *a = reallocarray(p->fn_mapping, cap, sizeof *a);
+                const char **raw;
 
                 if (!a)
                         return -ENOMEM;
                 memset(a + p->cap_fn_mapping, 0, (cap - p->cap_fn_mapping) * sizeof *a);
                 p->fn_mapping = a;
+                raw = reallocarray(p->fn_raw, cap, sizeof *raw);
+                if (!raw)
+                        return -ENOMEM;
+                memset(raw + p->cap_fn_mapping, 0, (cap - p->cap_fn_mapping) * sizeof *raw);
+                p->fn_raw = raw;
                 p->cap_fn_mapping = cap;
         }
+        if (!p->fn_raw[id])
+                p->fn_raw[id] = sample_tree_label_raw(t, name);
         if (!m || p->fn_mapping[id] != 0)
                 return 0;
         i = mapping_of(p, m);
@@ -192,7 +205,7 @@ static int merge_stack(const struct sample_tree *t, uint32_t node, const uint32_
                 if (id < 0)
                         return (int) id;
                 p->ids[i] = id;
-                r = note_mapping(p, t, path[i], id);
+                r = note_function(p, t, path[i], id);
                 if (r < 0)
                         return r;
         }
@@ -264,6 +277,9 @@ static int add_strings(struct pprof *p, struct sample_tree *const *trees) {
         }
         for (size_t i = 0; id >= 0 && i < name_table_size(p->functions); i++)
                 id = intern(p->strings, name_table_get(p->functions, i));
+        for (size_t i = 0; id >= 0 && i < name_table_size(p->functions) && i < p->cap_fn_mapping; i++)
+                if (p->fn_raw[i])
+                        id = intern(p->strings, p->fn_raw[i]);
         for (size_t i = 0; id >= 0 && i < p->n_mappings; i++) {
                 id = intern(p->strings, p->modules[i]->path);
                 if (id >= 0)
@@ -344,6 +360,8 @@ static int add_functions(struct pprof *p) {
                 perftools__profiles__function__init(&p->fns[i]);
                 p->fns[i].id = i + 1;
                 p->fns[i].name = name_table_find(p->strings, name_table_get(p->functions, i));
+                if (i < p->cap_fn_mapping && p->fn_raw[i])
+                        p->fns[i].system_name = name_table_find(p->strings, p->fn_raw[i]);
                 p->fn_ptrs[i] = &p->fns[i];
                 perftools__profiles__line__init(&p->lines[i]);
                 p->lines[i].function_id = i + 1;

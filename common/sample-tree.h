@@ -55,6 +55,10 @@ struct sample_tree {
         uint32_t *label_module;         /* by name id, below n_label_module: index in modules,
                                          * or SAMPLE_TREE_NONE */
         size_t n_label_module;
+        struct name_table *raw_names;   /* the stored names of labels shown demangled */
+        uint32_t *label_raw;            /* by name id, below n_label_raw: id in raw_names, or
+                                         * NAME_NONE: the label is the stored name */
+        size_t n_label_raw;
 };
 
 /* Allocates an empty tree with only the root. NAMES, if not NULL, is shared and must outlive
@@ -105,6 +109,13 @@ int sample_tree_set_label_module(struct sample_tree *t, uint32_t name, uint32_t 
 
 /* The module of label NAME, or NULL when unknown. */
 const struct sample_tree_module *sample_tree_label_module(const struct sample_tree *t, uint32_t name);
+
+/* Says that label NAME, a demangled name, is stored as RAW (copied; the first said stays), for
+ * exports that keep both (pprof's Function.system_name). Returns 0 or -ENOMEM. */
+int sample_tree_set_label_raw(struct sample_tree *t, uint32_t name, const char *raw);
+
+/* The stored name of label NAME, or NULL when it is the label itself. */
+const char *sample_tree_label_raw(const struct sample_tree *t, uint32_t name);
 
 static inline const char *sample_tree_name(const struct sample_tree *t, uint32_t name) {
         return name == NAME_NONE ? "" : name_table_get(t->names, name);

@@ -223,7 +223,7 @@ static int load_frames(struct store *s, const struct store_filter *f, struct sam
                 return store_errno(s, rc);
         while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
                 int64_t id = sqlite3_column_int64(st, 0), n;
-                const char *name = (const char *) sqlite3_column_text(st, 1);
+                const char *raw = (const char *) sqlite3_column_text(st, 1), *name = raw;
                 struct frame_info *fi;
 
                 if (id <= 0 || id > max_id || !name) {
@@ -250,9 +250,12 @@ static int load_frames(struct store *s, const struct store_filter *f, struct sam
                 fi->skip = (f->fold_inline && sqlite3_column_int(st, 5)) || matches(f->hide, label);
                 fi->focus = matches(f->focus, label);
                 fi->ignore = matches(f->ignore, label);
-                r = label_module(tree, n, sqlite3_column_int64(st, 9), max_module, modules,
-                                 (const char *) sqlite3_column_text(st, 7),
-                                 (const char *) sqlite3_column_text(st, 10));
+                /* pprof keeps both names of a function: its Function.system_name */
+                r = name != raw && f->by == STORE_BY_FUNCTION ? sample_tree_set_label_raw(tree, n, raw) : 0;
+                if (r >= 0)
+                        r = label_module(tree, n, sqlite3_column_int64(st, 9), max_module, modules,
+                                         (const char *) sqlite3_column_text(st, 7),
+                                         (const char *) sqlite3_column_text(st, 10));
                 if (r < 0) {
                         sqlite3_finalize(st);
                         return r;

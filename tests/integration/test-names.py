@@ -70,7 +70,12 @@ def test_cxx(tmp):
     out = os.path.join(tmp, 'cxx.pb.gz')
     p = run([cppctl, 'export', '--db', db, '-o', out])
     data = gzip.open(out).read() if p.returncode == 0 else b''
-    ok(ENERGY.encode() in data and ENERGY_RAW.encode() not in data, 'export pprof: demangled', p.stderr)
+    ok(ENERGY.encode() in data and ENERGY_RAW.encode() in data,
+       'export pprof: demangled names, the raw ones beside them (Function.system_name)', p.stderr)
+    p = run([cppctl, 'export', '--db', db, '-o', out, '--no-demangle'])
+    data = gzip.open(out).read() if p.returncode == 0 else b''
+    ok(ENERGY_RAW.encode() in data and ENERGY.encode() not in data, 'export pprof --no-demangle: raw only',
+       p.stderr)
     p = run([cppctl, 'export', '--db', db, '--format', 'folded', '--no-demangle'])
     ok(ENERGY_RAW in p.stdout and ENERGY not in p.stdout, 'export --no-demangle: raw', p.stdout + p.stderr)
 

@@ -241,10 +241,18 @@ static void test_mappings(void) {
                 if (m < 0 || sample_tree_set_label_module(t, name_table_find(t->names, where[i].name), m))
                         abort();
         }
+        if (sample_tree_set_label_raw(t, name_table_find(t->names, "h"), "_Z1hv") < 0)
+                abort();
         b = pprof(&t, 1);
         data = b.data;
         p = unpack(b);
         ok(p && p->n_mapping == 4, "a mapping per binary");
+        for (size_t i = 0; p && i < p->n_function; i++)
+                if (streq(string(p, p->function[i]->name), "h"))
+                        ok(streq(string(p, p->function[i]->system_name), "_Z1hv"),
+                           "a function shown demangled keeps its stored name as system_name");
+                else if (p->function[i]->system_name != 0)
+                        ok(false, "%s has a system_name of its own", string(p, p->function[i]->name));
         for (size_t i = 0; p && i < p->n_mapping && i < ELEMENTSOF(want); i++) {
                 const Perftools__Profiles__Mapping *m = p->mapping[i];
 

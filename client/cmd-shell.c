@@ -30,6 +30,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "demangle.h"
 #include "log.h"
 #include "parse-util.h"
 #include "pattern.h"
@@ -41,8 +42,9 @@
 /* The filter keys, which are the report options of the same names. */
 static const char *const filter_keys[] = {
         "unit", "pid", "comm", "exe", "since", "until", "host", "run", "by", "inline", "focus", "ignore", "hide",
+        "demangle",
 };
-#define FILTER_KEYS "unit pid comm exe since until host run by inline focus ignore hide"
+#define FILTER_KEYS "unit pid comm exe since until host run by inline focus ignore hide demangle"
 
 struct shell {
         char *db;
@@ -148,7 +150,11 @@ static int run_view(struct shell *s, const char *name, char **extra, int n_extra
                 argv[argc++] = s->format;
         }
         for (size_t i = 0; i < ELEMENTSOF(filter_keys); i++)
-                if (s->filters[i]) {
+                if (streq(filter_keys[i], "demangle")) {
+                        /* demangle=no is --no-demangle; yes is the default */
+                        if (s->filters[i] && streq(s->filters[i], "no"))
+                                argv[argc++] = "--no-demangle";
+                } else if (s->filters[i]) {
                         snprintf(options[i], sizeof options[i], "--%s", filter_keys[i]);
                         argv[argc++] = options[i];
                         argv[argc++] = s->filters[i];
@@ -198,9 +204,10 @@ static int list_resources(struct shell *s, char ***ret) {
         return r < 0 ? log_store_error(r, s->db, st) : r;
 }
 
-/* Reads the store's function names once, for completion and to check a root. There is no store
- * call for them, and a store we cannot read this way only costs those two conveniences (the views
- * say what is wrong with it), so failures are quiet: the list stays empty. */
+/* Reads the store's function names once, for completion and to check a root, each as stored and,
+ * for C++ and Rust, demangled as the views show it. There is no store call for them, and a store
+ * we cannot read this way only costs those two conveniences (the views say what is wrong with
+ * it), so failures are quiet: the list stays empty. */
 static char **function_names(struct shell *s) {
         sqlite3 *c = NULL;
         sqlite3_stmt *st = NULL;
@@ -210,11 +217,19 @@ static char **function_names(struct shell *s) {
         s->functions_read = true;
         if (sqlite3_open_v2(s->db, &c, SQLITE_OPEN_READONLY, NULL) == SQLITE_OK &&
             sqlite3_prepare_v2(c, "SELECT DISTINCT name FROM function ORDER BY name", -1, &st, NULL) == SQLITE_OK)
-                while (sqlite3_step(st) == SQLITE_ROW)
-                        if (strv_extend(&s->functions, (const char *) sqlite3_column_text(st, 0)) < 0) {
+                while (sqlite3_step(st) == SQLITE_ROW) {
+                        const char *name = (const char *) sqlite3_column_text(st, 0);
+                        char readable[DEMANGLE_NAME_MAX * 2];
+
+                        if (!name)
+                                continue;
+                        if (strv_extend(&s->functions, name) < 0 ||
+                            (demangle(name, readable, sizeof readable) > 0 &&
+                             strv_extend(&s->functions, readable) < 0)) {
                                 s->functions = strv_free(s->functions);
                                 break;
                         }
+                }
         sqlite3_finalize(st);
         sqlite3_close(c);
         return s->functions;
@@ -246,6 +261,9 @@ static int check_filter(const char *key, const char *value) {
         } else if (streq(key, "inline")) {
                 if (!streq(value, "show") && !streq(value, "fold"))
                         return log_error_errno(EINVAL, "filter inline=%s: expected show or fold", value);
+        } else if (streq(key, "demangle")) {
+                if (!streq(value, "yes") && !streq(value, "no"))
+                        return log_error_errno(EINVAL, "filter demangle=%s: expected yes or no", value);
         } else if (streq(key, "focus") || streq(key, "ignore") || streq(key, "hide")) {
                 char error[256];
 
@@ -387,7 +405,8 @@ static const struct {
         { "root", "FUNCTION", "the root function of down, up and graph" },
         { "threshold", "T", "leave out entries below fraction T (0.05 or 5%)" },
         { "filter", "KEY=VALUE ...", "select samples by unit pid comm exe since until host run, view\n"
-          "                          them by=function|line|module, inline=show|fold, focus ignore hide\n"
+          "                          them by=function|line|module, inline=show|fold, focus ignore hide,\n"
+          "                          demangle=yes|no\n"
           "                          (the report options of the same names); 'filter clear [KEY...]'" },
         { "format", "text|json|csv", "how views are written" },
         { "show", "", "the current settings" },

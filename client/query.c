@@ -120,6 +120,7 @@ int query_args_parse_extra(struct query_args *q, int argc, char **argv, const ch
                 { "focus", required_argument, NULL, 'F' },
                 { "ignore", required_argument, NULL, 'G' },
                 { "hide", required_argument, NULL, 'H' },
+                { "no-demangle", no_argument, NULL, 'N' },
                 { "format", required_argument, NULL, 'f' },
                 { "output", required_argument, NULL, 'o' },
                 { "ratio", required_argument, NULL, 'A' },
@@ -166,6 +167,7 @@ int query_args_parse_extra(struct query_args *q, int argc, char **argv, const ch
                                "      --focus RE         only stacks with a frame matching RE (POSIX extended)\n"
                                "      --ignore RE        no stacks with a frame matching RE\n"
                                "      --hide RE          leave frames matching RE out of the stacks\n"
+                               "      --no-demangle      C++ and Rust names as the symbol table has them\n"
                                "  -f, --format F         text (the paper's), json, csv; tree, graph and export\n"
                                "                         also folded, flame, icicle, dot, html, pprof, speedscope\n"
                                "  -j, --json             --format json\n"
@@ -256,6 +258,9 @@ int query_args_parse_extra(struct query_args *q, int argc, char **argv, const ch
                         if (!streq(optarg, "show") && !streq(optarg, "fold"))
                                 return log_error_errno(EINVAL, "--inline %s: expected show or fold", optarg);
                         q->filter.fold_inline = streq(optarg, "fold");
+                        break;
+                case 'N':
+                        q->filter.raw_names = true;
                         break;
                 case 'F':
                 case 'G':
@@ -404,12 +409,13 @@ int query_load_shared(struct query_args *q, struct name_table *names, struct sam
         return 0;
 }
 
-/* Whether Q selects a resource's whole tree, as the cached indexes hold it. */
+/* Whether Q selects a resource's whole tree, as the cached indexes hold it (names demangled). */
 static bool unfiltered(const struct query_args *q) {
         const struct store_filter *f = &q->filter;
 
         return f->run_id == 0 && !f->unit && f->pid == 0 && !f->comm && !f->exe && !f->host && f->since == 0 &&
-               f->until == 0 && f->by == STORE_BY_FUNCTION && !f->fold_inline && !f->focus && !f->ignore && !f->hide;
+               f->until == 0 && f->by == STORE_BY_FUNCTION && !f->fold_inline && !f->focus && !f->ignore &&
+               !f->hide && !f->raw_names;
 }
 
 int query_load_index(struct query_args *q, bool inverted, struct view_data *ret) {

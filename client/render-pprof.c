@@ -2,16 +2,28 @@
  * pprof's own proto/profile.proto), packed by protobuf-c and gzipped, as `pprof` and the tools
  * that read its files expect. The trees (one per resource) become:
  *
- *     string_table  "", then each tree's resource and unit, then function names, each once
+ *     string_table  "", then each tree's resource and unit, then function names, then the
+ *                   stored names of those shown demangled, then the mappings' file names and
+ *                   build ids, each once
  *     sample_type   per tree (resource, unit): the unit in pprof's words, which it scales and
  *                   prints ("milliseconds", "bytes"; "count" for the rest: pprof reads a
  *                   unit such as "1 page fault" as a number to print after the value); values
  *                   are gticks, hits times the period (a
  *                   period of 0, unknown, counts a hit as one gtick)
  *     period_type   the first tree's, with its period in gticks
- *     function      one per distinct name, ids from 1 in order of first sight
- *     location      one per function, with the same id and one line naming it: we have
- *                   neither addresses nor line numbers to tell two sites in one function apart
+ *     mapping       one per binary (path and build id) the functions lie in, where the store
+ *                   knows it (not for folded imports): the main binary first (the one not a
+ *                   shared library, "[vdso]" or such whose functions end the most samples),
+ *                   then in order of first sight. has_functions is set, since every location
+ *                   is named, so pprof never needs the binary to name it, and the file name and
+ *                   build id are there for what does (-symbolize=force, Parca's debuginfo). The
+ *                   store keeps no load addresses: memory ranges are placeholders, disjoint and
+ *                   never adjacent (pprof merges adjacent ones), file offsets 0
+ *     function      one per distinct name, ids from 1 in order of first sight; a C++ or Rust
+ *                   name shown demangled has its stored (mangled) name as system_name
+ *     location      one per function, with the same id, its function's mapping and one line
+ *                   naming it: we have neither addresses nor line numbers to tell two sites in
+ *                   one function apart
  *     sample        one per distinct stack with self hits in any tree, location ids leaf first
  *                   (pprof's order, the reverse of ours), one value per tree, 0 where that tree
  *                   has no such stack
@@ -24,6 +36,7 @@
  * command, and a profile holds one sample per distinct stack, not per raw sample. */
 #include "render.h"
 
+#include <ctype.h>
 #include <errno.h>
 #include <limits.h>
 #include <stdlib.h>
@@ -45,6 +58,17 @@ struct pprof {
         size_t tree;                    /* the tree being merged... */
         uint64_t gticks;                /* ...and its gticks per hit */
         uint32_t *ids;                  /* scratch: one stack's function ids */
+
+        /* The binaries, in order of first sight. */
+        struct name_table *mapping_keys;        /* "BUILD_ID/PATH" -> index */
+        const struct sample_tree_module **modules;      /* by index; the trees' own */
+        uint64_t *mapping_hits;         /* by index: gticks of samples ending in its functions */
+        size_t n_mappings, cap_mappings;
+        uint32_t *fn_mapping;           /* by name id in functions: mapping index + 1; 0: none */
+        const char **fn_raw;            /* by name id in functions: its stored name, if another */
+        size_t cap_fn_mapping;          /* of both */
+        uint64_t *mapping_ids;          /* by index: its Mapping id (the main binary's is 1) */
+        Perftools__Profiles__Mapping *maps, **map_ptrs;
 
         struct name_table *strings;
         char **string_table;            /* points into strings */
@@ -96,12 +120,83 @@ static void pprof_done(struct pprof *p) {
         free(p->samples);
         free(p->sample_ptrs);
         free(p->location_ids);
+        name_table_free(p->mapping_keys);
+        free(p->modules);
+        free(p->mapping_hits);
+        free(p->fn_mapping);
+        free(p->fn_raw);
+        free(p->mapping_ids);
+        free(p->maps);
+        free(p->map_ptrs);
+}
+
+/* The index of module M among the mappings, adding it at its first sight. Returns it, or
+ * -ENOMEM. */
+static int64_t mapping_of(struct pprof *p, const struct sample_tree_module *m) {
+        char key[8192];
+        int64_t i;
+        int n = snprintf(key, sizeof key, "%s/%s", m->build_id, m->path);
+
+        i = name_table_intern(p->mapping_keys, key, MIN((size_t) n, sizeof key - 1));
+        if (i < 0 || (size_t) i < p->n_mappings)
+                return i;
+        if (p->n_mappings == p->cap_mappings) {
+                size_t cap = p->cap_mappings ? 2 * p->cap_mappings : 16;
+                const struct sample_tree_module **modules = reallocarray(p->modules, cap, sizeof *modules);
+                uint64_t *hits;
+
+                if (!modules)
+                        return -ENOMEM;
+                p->modules = modules;
+                hits = reallocarray(p->mapping_hits, cap, sizeof *hits);
+                if (!hits)
+                        return -ENOMEM;
+                p->mapping_hits = hits;
+                p->cap_mappings = cap;
+        }
+        p->modules[p->n_mappings] = m;
+        p->mapping_hits[p->n_mappings] = 0;
+        return p->n_mappings++;
+}
+
+/* Notes what T says of its label NAME for function ID (a name id of p->functions): the binary
+ * it lies in, and its stored name. */
+static int note_function(struct pprof *p, const struct sample_tree *t, uint32_t name, uint32_t id) {
+        const struct sample_tree_module *m = sample_tree_label_module(t, name);
+        int64_t i;
+
+        if (id >= p->cap_fn_mapping) {
+                size_t cap = MAX((size_t) id + 1, 2 * p->cap_fn_mapping);
+                uint32_t *a = reallocarray(p->fn_mapping, cap, sizeof *a);
+                const char **raw;
+
+                if (!a)
+                        return -ENOMEM;
+                memset(a + p->cap_fn_mapping, 0, (cap - p->cap_fn_mapping) * sizeof *a);
+                p->fn_mapping = a;
+                raw = reallocarray(p->fn_raw, cap, sizeof *raw);
+                if (!raw)
+                        return -ENOMEM;
+                memset(raw + p->cap_fn_mapping, 0, (cap - p->cap_fn_mapping) * sizeof *raw);
+                p->fn_raw = raw;
+                p->cap_fn_mapping = cap;
+        }
+        if (!p->fn_raw[id])
+                p->fn_raw[id] = sample_tree_label_raw(t, name);
+        if (!m || p->fn_mapping[id] != 0)
+                return 0;
+        i = mapping_of(p, m);
+        if (i < 0)
+                return (int) i;
+        p->fn_mapping[id] = i + 1;
+        return 0;
 }
 
 static int merge_stack(const struct sample_tree *t, uint32_t node, const uint32_t *path,
                        size_t depth, void *userdata) {
         struct pprof *p = userdata;
         int64_t id;
+        int r;
 
         for (size_t i = 0; i < depth; i++) {
                 const char *name = sample_tree_name(t, path[i]);
@@ -110,7 +205,12 @@ static int merge_stack(const struct sample_tree *t, uint32_t node, const uint32_
                 if (id < 0)
                         return (int) id;
                 p->ids[i] = id;
+                r = note_function(p, t, path[i], id);
+                if (r < 0)
+                        return r;
         }
+        if (depth > 0 && p->fn_mapping[p->ids[depth - 1]] != 0)
+                p->mapping_hits[p->fn_mapping[p->ids[depth - 1]] - 1] += t->nodes[node].self * p->gticks;
         id = sample_tree_add(p->merged, p->ids, depth, 1);
         if (id < 0)
                 return (int) id;
@@ -134,7 +234,8 @@ static int merge_trees(struct pprof *p, struct sample_tree *const *trees) {
         int r;
 
         p->functions = name_table_new();
-        if (!p->functions)
+        p->mapping_keys = name_table_new();
+        if (!p->functions || !p->mapping_keys)
                 return -ENOMEM;
         p->merged = sample_tree_new(p->functions);
         for (size_t i = 0; i < p->n_trees; i++)
@@ -176,6 +277,14 @@ static int add_strings(struct pprof *p, struct sample_tree *const *trees) {
         }
         for (size_t i = 0; id >= 0 && i < name_table_size(p->functions); i++)
                 id = intern(p->strings, name_table_get(p->functions, i));
+        for (size_t i = 0; id >= 0 && i < name_table_size(p->functions) && i < p->cap_fn_mapping; i++)
+                if (p->fn_raw[i])
+                        id = intern(p->strings, p->fn_raw[i]);
+        for (size_t i = 0; id >= 0 && i < p->n_mappings; i++) {
+                id = intern(p->strings, p->modules[i]->path);
+                if (id >= 0)
+                        id = intern(p->strings, p->modules[i]->build_id);
+        }
         if (id < 0)
                 return (int) id;
 
@@ -185,6 +294,53 @@ static int add_strings(struct pprof *p, struct sample_tree *const *trees) {
                 return -ENOMEM;
         for (size_t i = 0; i < n_strings; i++)
                 p->string_table[i] = (char *) name_table_get(p->strings, i);
+        return 0;
+}
+
+/* Whether PATH is what pprof takes for its main binary: not a shared library (its libRx,
+ * "\.so$|\.so[._][0-9]"), not "[vdso]" or another bracketed pseudo-file, not empty. */
+static bool main_binary_candidate(const char *path) {
+        size_t n = strlen(path);
+        const char *so;
+
+        if (n == 0 || path[0] == '[')
+                return false;
+        if (n >= 3 && streq(path + n - 3, ".so"))
+                return false;
+        for (so = strstr(path, ".so"); so; so = strstr(so + 1, ".so"))
+                if ((so[3] == '.' || so[3] == '_') && isdigit((unsigned char) so[4]))
+                        return false;
+        return true;
+}
+
+/* The Mapping rows: the main binary (the candidate whose functions end the most gticks) gets
+ * id 1, the others 2, 3... in order of first sight. Placeholder ranges: [id << 40, + 2^39). */
+static int add_mappings(struct pprof *p) {
+        size_t main_binary = SIZE_MAX, next = 2;
+
+        p->maps = calloc(p->n_mappings + 1, sizeof *p->maps);
+        p->map_ptrs = calloc(p->n_mappings + 1, sizeof *p->map_ptrs);
+        p->mapping_ids = calloc(p->n_mappings + 1, sizeof *p->mapping_ids);
+        if (!p->maps || !p->map_ptrs || !p->mapping_ids)
+                return -ENOMEM;
+        for (size_t i = 0; i < p->n_mappings; i++)
+                if (main_binary_candidate(p->modules[i]->path) &&
+                    (main_binary == SIZE_MAX || p->mapping_hits[i] > p->mapping_hits[main_binary]))
+                        main_binary = i;
+        for (size_t i = 0; i < p->n_mappings; i++)
+                p->mapping_ids[i] = i == main_binary ? 1 : main_binary == SIZE_MAX ? i + 1 : next++;
+        for (size_t i = 0; i < p->n_mappings; i++) {
+                Perftools__Profiles__Mapping *m = &p->maps[p->mapping_ids[i] - 1];
+
+                perftools__profiles__mapping__init(m);
+                m->id = p->mapping_ids[i];
+                m->memory_start = m->id << 40;
+                m->memory_limit = m->memory_start + (UINT64_C(1) << 39);
+                m->filename = name_table_find(p->strings, p->modules[i]->path);
+                m->build_id = name_table_find(p->strings, p->modules[i]->build_id);
+                m->has_functions = true;
+                p->map_ptrs[m->id - 1] = m;
+        }
         return 0;
 }
 
@@ -204,12 +360,16 @@ static int add_functions(struct pprof *p) {
                 perftools__profiles__function__init(&p->fns[i]);
                 p->fns[i].id = i + 1;
                 p->fns[i].name = name_table_find(p->strings, name_table_get(p->functions, i));
+                if (i < p->cap_fn_mapping && p->fn_raw[i])
+                        p->fns[i].system_name = name_table_find(p->strings, p->fn_raw[i]);
                 p->fn_ptrs[i] = &p->fns[i];
                 perftools__profiles__line__init(&p->lines[i]);
                 p->lines[i].function_id = i + 1;
                 p->line_ptrs[i] = &p->lines[i];
                 perftools__profiles__location__init(&p->locs[i]);
                 p->locs[i].id = i + 1;
+                if (i < p->cap_fn_mapping && p->fn_mapping[i] != 0)
+                        p->locs[i].mapping_id = p->mapping_ids[p->fn_mapping[i] - 1];
                 p->locs[i].n_line = 1;
                 p->locs[i].line = &p->line_ptrs[i];
                 p->loc_ptrs[i] = &p->locs[i];
@@ -286,6 +446,8 @@ int render_pprof(FILE *f, struct sample_tree *const *trees, size_t n) {
         if (r >= 0)
                 r = add_strings(&p, trees);
         if (r >= 0)
+                r = add_mappings(&p);
+        if (r >= 0)
                 r = add_functions(&p);
         if (r >= 0)
                 r = add_samples(&p);
@@ -296,6 +458,8 @@ int render_pprof(FILE *f, struct sample_tree *const *trees, size_t n) {
         profile.sample_type = p.type_ptrs;
         profile.n_sample = p.n_samples;
         profile.sample = p.sample_ptrs;
+        profile.n_mapping = p.n_mappings;
+        profile.mapping = p.map_ptrs;
         profile.n_location = profile.n_function = name_table_size(p.functions);
         profile.location = p.loc_ptrs;
         profile.function = p.fn_ptrs;

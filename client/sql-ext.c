@@ -11,8 +11,14 @@
  * terms: [root,] resource, threshold (fraction; default 0: every entry), then the filters unit,
  * pid, comm, exe, since, until (unix seconds, or the times cppctl takes: '-2h', 'yesterday'),
  * run, host, by ('function', 'line', 'module'), inline ('show', 'fold'), focus, ignore, hide
- * (POSIX extended regular expressions). A NULL or absent argument is no filter; a missing
- * resource means the store's only one. Bad arguments are SQL errors that say what is wrong.
+ * (POSIX extended regular expressions), demangle ('yes', the default: C++ and Rust names
+ * readable; 'no': as stored). A NULL or absent argument is no filter; a missing resource means
+ * the store's only one. Bad arguments are SQL errors that say what is wrong.
+ *
+ * The scalar demangle(name) gives a stored name's readable form (the name itself when it is not
+ * a C++ or Rust one), for SQL over the tables, which keep raw names:
+ *
+ *     SELECT demangle(name) FROM function WHERE name LIKE '_Z%';
  *
  * Built twice: into cppctl (SQL_EXT_BUILTIN), registered on `cppctl sql`'s connection, and as
  * the loadable module cppd_sql for the stock sqlite3 shell (`.load .../cppd_sql`), which shares
@@ -30,6 +36,7 @@ SQLITE_EXTENSION_INIT1
 #include <string.h>
 #include <time.h>
 
+#include "demangle.h"
 #include "parse-util.h"
 #include "pattern.h"
 #include "profile.h"
@@ -51,7 +58,7 @@ enum {
 /* The hidden arguments after the root (down and up only), in order. */
 static const char *const arg_names[] = {
         "resource", "threshold", "unit", "pid", "comm", "exe", "since", "until", "run", "host", "by", "inline",
-        "focus", "ignore", "hide",
+        "focus", "ignore", "hide", "demangle",
 };
 #define N_ARGS (ELEMENTSOF(arg_names) + 1)     /* + root */
 
@@ -277,6 +284,11 @@ static int load(struct vtab *t, struct cursor *c) {
                         return fail(t, "inline: '%s' is not show or fold%s", text, "");
                 f.fold_inline = strcmp(text, "fold") == 0;
         }
+        if ((text = arg_text(c, v, "demangle"))) {
+                if (strcmp(text, "yes") != 0 && strcmp(text, "no") != 0)
+                        return fail(t, "demangle: '%s' is not yes or no%s", text, "");
+                f.raw_names = strcmp(text, "no") == 0;
+        }
         if (compile(t, "focus", arg_text(c, v, "focus"), &focus, &f.focus) != SQLITE_OK)
                 return SQLITE_ERROR;
         if (compile(t, "ignore", arg_text(c, v, "ignore"), &ignore, &f.ignore) != SQLITE_OK)
@@ -414,14 +426,31 @@ static const sqlite3_module module = {
         .xRowid = x_rowid,
 };
 
-int sql_ext_register(sqlite3 *db) {
-        for (size_t i = 0; i < ELEMENTSOF(views); i++) {
-                int rc = sqlite3_create_module(db, views[i].name, &module, (void *) &views[i]);
+/* demangle(name): the readable form of a C++ or Rust name, else the name; NULL for NULL. */
+static void fn_demangle(sqlite3_context *ctx, int argc, sqlite3_value **argv) {
+        const char *name = (const char *) sqlite3_value_text(argv[0]);
+        char buf[DEMANGLE_NAME_MAX * 2];
+        size_t n;
 
-                if (rc != SQLITE_OK)
-                        return rc;
+        (void) argc;
+        if (!name) {
+                sqlite3_result_null(ctx);
+                return;
         }
-        return SQLITE_OK;
+        n = demangle(name, buf, sizeof buf);
+        if (n > 0)
+                sqlite3_result_text(ctx, buf, (int) n, SQLITE_TRANSIENT);
+        else
+                sqlite3_result_value(ctx, argv[0]);
+}
+
+int sql_ext_register(sqlite3 *db) {
+        int rc = sqlite3_create_function(db, "demangle", 1, SQLITE_UTF8 | SQLITE_DETERMINISTIC | SQLITE_INNOCUOUS,
+                                         NULL, fn_demangle, NULL, NULL);
+
+        for (size_t i = 0; i < ELEMENTSOF(views) && rc == SQLITE_OK; i++)
+                rc = sqlite3_create_module(db, views[i].name, &module, (void *) &views[i]);
+        return rc;
 }
 
 #ifndef SQL_EXT_BUILTIN

@@ -5,7 +5,9 @@
  *   - the PT_LOAD segments, to map a file offset to an ELF address;
  *   - a sorted symbol table of functions, from .symtab (the separate debug file's, found by
  *     build id, when the file is stripped) or .dynsym, since libdwfl's own lookup is a linear
- *     scan;
+ *     scan; untyped symbols in code count too, as in perf: assembly entry points such as
+ *     ld.so's _start and _dl_start_user, which every program's first frames run through, are
+ *     STT_NOTYPE labels;
  *   - an offline libdwfl session at bias 0 (ELF addresses), used for source lines and the
  *     DWARF scopes that reveal inline frames: a scope index per compilation unit, built at the
  *     unit's first address (scope-index.c), so that later addresses cost a search rather than a
@@ -198,6 +200,16 @@ static bool image_is_file_mapping(Elf *elf) {
         return false;
 }
 
+/* Whether an untyped symbol NAME of section SHNDX of ELF labels code: the section holds
+ * instructions, and the name is not an assembler's local (.L) or mapping ($x, $d) symbol. */
+static bool code_label(Elf *elf, GElf_Word shndx, const char *name) {
+        GElf_Shdr shdr;
+
+        if (!elf || shndx >= SHN_LORESERVE || name[0] == '$' || strncmp(name, ".L", 2) == 0)
+                return false;
+        return gelf_getshdr(elf_getscn(elf, shndx), &shdr) && (shdr.sh_flags & SHF_EXECINSTR);
+}
+
 static int read_symbols(struct module *m, struct name_table *names) {
         int n = dwfl_module_getsymtab(m->dwmod);
         Elf *seen[ELEMENTSOF(m->images)] = {};  /* the images asked about: one look at the maps each */
@@ -216,8 +228,10 @@ static int read_symbols(struct module *m, struct name_table *names) {
                 size_t len;
                 int r;
 
-                if (!name || !*name || (type != STT_FUNC && type != STT_GNU_IFUNC) ||
-                    shndx == SHN_UNDEF || addr == 0)
+                if (!name || !*name || shndx == SHN_UNDEF || addr == 0)
+                        continue;
+                if (type != STT_FUNC && type != STT_GNU_IFUNC &&
+                    !(type == STT_NOTYPE && code_label(elf, shndx, name)))
                         continue;
                 if (elf && elf != seen[0] && elf != seen[1]) {
                         seen[seen[0] ? 1 : 0] = elf;
@@ -227,8 +241,10 @@ static int read_symbols(struct module *m, struct name_table *names) {
                 len = strcspn(name, "@");       /* versions: "qsort_r@@GLIBC_2.2.5" */
                 if (len == 0)
                         continue;
+                /* An alias that is a function names the address before a label does. */
                 r = symtab_add(m->symbols, addr, sym.st_size, name, len,
-                               bind == STB_GLOBAL ? 0 : bind == STB_WEAK ? 1 : 2);
+                               (bind == STB_GLOBAL ? 0 : bind == STB_WEAK ? 1 : 2) +
+                               (type == STT_NOTYPE ? 3 : 0));
                 if (r < 0)
                         return r;
         }

@@ -457,6 +457,40 @@ const struct perf_data_event *perf_data_sample_event(const struct perf_data *d, 
         return event_by_id(d, id);
 }
 
+int perf_data_parse_lost(const struct perf_data *d, const struct perf_event_header *h,
+                         const struct perf_data_event **ret_event, uint64_t *ret_lost) {
+        uint64_t type = d->events[0].attr.sample_type, id = 0, lost, from_end;
+        const uint8_t *body = (const uint8_t *) (h + 1);
+        bool have_id = false;
+
+        if (h->type == PERF_RECORD_LOST) {
+                /* struct { u64 id, lost; struct sample_id; } */
+                if (h->size < sizeof *h + 16)
+                        return -EBADMSG;
+                memcpy(&id, body, 8);
+                memcpy(&lost, body + 8, 8);
+                have_id = true;
+        } else if (h->type == PERF_RECORD_LOST_SAMPLES) {
+                /* struct { u64 lost; struct sample_id; }: the id from the trailer, whose fields
+                 * are TID, TIME, ID, STREAM_ID, CPU, IDENTIFIER, as set. */
+                if (h->size < sizeof *h + 8)
+                        return -EBADMSG;
+                memcpy(&lost, body, 8);
+                from_end = (type & PERF_SAMPLE_IDENTIFIER) ? 8 :
+                           8 * (!!(type & PERF_SAMPLE_STREAM_ID) + !!(type & PERF_SAMPLE_CPU) + 1);
+                if (d->events[0].attr.sample_id_all && (type & (PERF_SAMPLE_IDENTIFIER | PERF_SAMPLE_ID)) &&
+                    h->size >= sizeof *h + 8 + from_end) {
+                        memcpy(&id, (const uint8_t *) h + h->size - from_end, 8);
+                        have_id = true;
+                }
+        } else
+                return 0;
+
+        *ret_event = d->n_events == 1 ? &d->events[0] : have_id ? event_by_id(d, id) : NULL;
+        *ret_lost = lost;
+        return 1;
+}
+
 uint64_t perf_data_record_time(const struct perf_data *d, const struct perf_event_header *h) {
         uint64_t type = d->events[0].attr.sample_type, t = 0, after;
 

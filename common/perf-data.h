@@ -65,6 +65,14 @@ const struct perf_event_header *perf_data_record(const struct perf_data *d, uint
  * NULL when it cannot be told. */
 const struct perf_data_event *perf_data_sample_event(const struct perf_data *d, const struct perf_event_header *h);
 
+/* What record H says was lost, if it is a PERF_RECORD_LOST (records the kernel dropped from a
+ * full ring, charged to the event whose id it names) or a PERF_RECORD_LOST_SAMPLES (the
+ * samples an event lost, from the event's own counter, which perf record reads at the end; the
+ * event is the one its sample_id trailer names). Returns 1 and sets *ret_lost and *ret_event
+ * (NULL when no event of D has that id); 0 if H is another record; -EBADMSG if it is too short. */
+int perf_data_parse_lost(const struct perf_data *d, const struct perf_event_header *h,
+                         const struct perf_data_event **ret_event, uint64_t *ret_lost);
+
 /* The time of record H (a sample's, or the sample_id trailer of another record's with
  * sample_id_all); 0 when it has none. */
 uint64_t perf_data_record_time(const struct perf_data *d, const struct perf_event_header *h);

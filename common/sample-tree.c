@@ -3,9 +3,12 @@
  * sibling lists; the sibling lists are kept too, for traversals, which come once per query and
  * visit every node. Nodes sit in one array and are only ever appended, so a parent's id is
  * always smaller than its children's: weights are summed in one backward pass and traversals
- * need no recursion. */
+ * need no recursion. A tree loaded from the store also knows each label's binary (path, build
+ * id) and, for a name shown demangled, the stored one, in arrays by name id beside the nodes,
+ * for the exports that name binaries and keep both names. */
 #include "sample-tree.h"
 
+#include <assert.h>
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
@@ -46,8 +49,90 @@ struct sample_tree *sample_tree_free(struct sample_tree *t) {
         free(t->nodes);
         free(t->info.resource);
         free(t->info.unit);
+        for (size_t i = 0; i < t->n_modules; i++) {
+                free(t->modules[i].path);
+                free(t->modules[i].build_id);
+        }
+        free(t->modules);
+        free(t->label_module);
+        name_table_free(t->raw_names);
+        free(t->label_raw);
         free(t);
         return NULL;
+}
+
+/* Makes *A (of *N entries, by name id) hold NAME, new entries set to NONE. Returns 0 or -ENOMEM. */
+static int grow_by_name(uint32_t **a, size_t *n, uint32_t name, uint32_t none) {
+        size_t cap;
+        uint32_t *b;
+
+        if (name < *n)
+                return 0;
+        cap = MAX((size_t) name + 1, 2 * *n);
+        b = reallocarray(*a, cap, sizeof *b);
+        if (!b)
+                return -ENOMEM;
+        for (size_t i = *n; i < cap; i++)
+                b[i] = none;
+        *a = b;
+        *n = cap;
+        return 0;
+}
+
+int64_t sample_tree_add_module(struct sample_tree *t, const char *path, const char *build_id) {
+        struct sample_tree_module *m;
+
+        if (t->n_modules >= UINT32_MAX - 1)
+                return -E2BIG;
+        m = reallocarray(t->modules, t->n_modules + 1, sizeof *m);
+        if (!m)
+                return -ENOMEM;
+        t->modules = m;
+        m = &t->modules[t->n_modules];
+        *m = (struct sample_tree_module) { .path = strdup(path ?: ""), .build_id = strdup(build_id ?: "") };
+        if (!m->path || !m->build_id) {
+                free(m->path);
+                free(m->build_id);
+                return -ENOMEM;
+        }
+        return t->n_modules++;
+}
+
+int sample_tree_set_label_module(struct sample_tree *t, uint32_t name, uint32_t module) {
+        assert(module < t->n_modules);
+        if (grow_by_name(&t->label_module, &t->n_label_module, name, SAMPLE_TREE_NONE) < 0)
+                return -ENOMEM;
+        if (t->label_module[name] == SAMPLE_TREE_NONE)
+                t->label_module[name] = module;
+        return 0;
+}
+
+int sample_tree_set_label_raw(struct sample_tree *t, uint32_t name, const char *raw) {
+        int64_t id;
+
+        if (!t->raw_names && !(t->raw_names = name_table_new()))
+                return -ENOMEM;
+        if (grow_by_name(&t->label_raw, &t->n_label_raw, name, NAME_NONE) < 0)
+                return -ENOMEM;
+        if (t->label_raw[name] != NAME_NONE)
+                return 0;
+        id = name_table_intern(t->raw_names, raw, strlen(raw));
+        if (id < 0)
+                return (int) id;
+        t->label_raw[name] = id;
+        return 0;
+}
+
+const char *sample_tree_label_raw(const struct sample_tree *t, uint32_t name) {
+        if (name >= t->n_label_raw || t->label_raw[name] == NAME_NONE)
+                return NULL;
+        return name_table_get(t->raw_names, t->label_raw[name]);
+}
+
+const struct sample_tree_module *sample_tree_label_module(const struct sample_tree *t, uint32_t name) {
+        if (name >= t->n_label_module || t->label_module[name] == SAMPLE_TREE_NONE)
+                return NULL;
+        return &t->modules[t->label_module[name]];
 }
 
 int64_t sample_tree_child(struct sample_tree *t, uint32_t parent, uint32_t name) {

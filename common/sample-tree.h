@@ -35,6 +35,12 @@ struct sample_tree_info {
         uint64_t frames_unsymbolized;   /* of which no symbol was found */
 };
 
+/* A binary whose code labels lie in, for exports that name binaries (pprof's Mapping rows). */
+struct sample_tree_module {
+        char *path;                     /* as mapped: /usr/lib/.../libc.so.6, [vdso] */
+        char *build_id;                 /* lowercase hex; "" when unknown */
+};
+
 struct sample_tree {
         struct name_table *names;
         bool own_names;
@@ -44,6 +50,15 @@ struct sample_tree {
         uint64_t total;                 /* hits of all samples: the denominator of fractions */
         bool weighed;
         struct sample_tree_info info;
+        struct sample_tree_module *modules;     /* where the store knows them; none otherwise */
+        size_t n_modules;
+        uint32_t *label_module;         /* by name id, below n_label_module: index in modules,
+                                         * or SAMPLE_TREE_NONE */
+        size_t n_label_module;
+        struct name_table *raw_names;   /* the stored names of labels shown demangled */
+        uint32_t *label_raw;            /* by name id, below n_label_raw: id in raw_names, or
+                                         * NAME_NONE: the label is the stored name */
+        size_t n_label_raw;
 };
 
 /* Allocates an empty tree with only the root. NAMES, if not NULL, is shared and must outlive
@@ -82,6 +97,25 @@ size_t sample_tree_stack(const struct sample_tree *t, uint32_t node, uint32_t *r
 
 /* Sets the strings of the tree's info (copies them). Returns 0 or -ENOMEM. */
 int sample_tree_set_resource(struct sample_tree *t, const char *resource, const char *unit);
+
+/* Adds module PATH with BUILD_ID (NULL: unknown; both copied). Returns its index, or -ENOMEM,
+ * or -E2BIG past UINT32_MAX - 1 modules. */
+int64_t sample_tree_add_module(struct sample_tree *t, const char *path, const char *build_id);
+
+/* Says that label NAME's code lies in MODULE (an index sample_tree_add_module() gave); the first
+ * module said of a name stays (a name in two binaries: "main" of two programs). Returns 0 or
+ * -ENOMEM. */
+int sample_tree_set_label_module(struct sample_tree *t, uint32_t name, uint32_t module);
+
+/* The module of label NAME, or NULL when unknown. */
+const struct sample_tree_module *sample_tree_label_module(const struct sample_tree *t, uint32_t name);
+
+/* Says that label NAME, a demangled name, is stored as RAW (copied; the first said stays), for
+ * exports that keep both (pprof's Function.system_name). Returns 0 or -ENOMEM. */
+int sample_tree_set_label_raw(struct sample_tree *t, uint32_t name, const char *raw);
+
+/* The stored name of label NAME, or NULL when it is the label itself. */
+const char *sample_tree_label_raw(const struct sample_tree *t, uint32_t name);
 
 static inline const char *sample_tree_name(const struct sample_tree *t, uint32_t name) {
         return name == NAME_NONE ? "" : name_table_get(t->names, name);

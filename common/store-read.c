@@ -5,7 +5,9 @@
  * --focus/--ignore/--hide expressions against the label once), sums the selected samples per
  * stack in SQL, and maps each stack node to a tree node through a memo, so every stored node is
  * translated at most once however many samples end below it. Hidden and folded inline frames
- * map to their parent's node; focus and ignore are flags carried down the memo.
+ * map to their parent's node; focus and ignore are flags carried down the memo. Labels show
+ * C++ and Rust names demangled (unless the filter asks for the raw ones), so the filters match
+ * what users read; each function is demangled once per load, whatever its frames.
  *
  * Runs that sampled one resource at different periods are merged by weighting each run's hits
  * by period / gcd(periods), so the tree counts samples of gcd gticks; the header says so. */
@@ -17,6 +19,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "demangle.h"
 #include "name-table.h"
 #include "store-internal.h"
 
@@ -109,9 +112,83 @@ static bool matches(const regex_t *re, const char *s) {
         return re && regexec(re, s, 0, NULL, 0) == 0;
 }
 
-static int load_frames(struct store *s, const struct store_filter *f, struct sample_tree *tree, struct stack_table *t) {
-        sqlite3_stmt *st = NULL;
+/* The names of functions as shown: demangled (demangle.c) unless the filter asks for the raw
+ * ones, each function once however many frames (call sites, inline instances) it has. */
+struct shown_names {
+        struct name_table *names;       /* demangled names */
+        uint32_t *by_function;          /* function id -> id in names; NAME_NONE: not seen yet */
+        size_t n;                       /* max function id + 1 */
+};
+
+static void shown_names_done(struct shown_names *sn) {
+        sn->names = name_table_free(sn->names);
+        sn->by_function = mfree(sn->by_function);
+}
+
+/* The name function FUNCTION_ID, stored as NAME, is shown under (NAME itself if it is not
+ * mangled); NULL: no memory. */
+static const char *shown_name(struct shown_names *sn, int64_t function_id, const char *name) {
+        char buf[DEMANGLE_NAME_MAX * 2];
+        size_t len;
+        int64_t id;
+
+        if (function_id <= 0 || (size_t) function_id >= sn->n)
+                return name;    /* not cached; the loader checks ids elsewhere */
+        if (sn->by_function[function_id] != NAME_NONE)
+                return name_table_get(sn->names, sn->by_function[function_id]);
+        len = demangle(name, buf, sizeof buf);
+        if (len == 0)
+                return name;    /* not mangled (C, most names): two compares each time, no copy */
+        id = name_table_intern(sn->names, buf, len);
+        if (id < 0)
+                return NULL;
+        sn->by_function[function_id] = id;
+        return name_table_get(sn->names, id);
+}
+
+static int shown_names_init(struct store *s, const struct store_filter *f, struct shown_names *sn) {
         int64_t max_id = 0;
+        int r;
+
+        if (f->raw_names || f->by == STORE_BY_MODULE)
+                return 0;
+        r = max_id_of(s, "SELECT ifnull(max(id), 0) FROM function", &max_id);
+        if (r < 0)
+                return r;
+        sn->n = max_id + 1;
+        sn->names = name_table_new();
+        sn->by_function = malloc(sn->n * sizeof *sn->by_function);
+        if (!sn->names || !sn->by_function)
+                return -ENOMEM;
+        for (size_t i = 0; i < sn->n; i++)
+                sn->by_function[i] = NAME_NONE;
+        return 0;
+}
+
+/* Notes that label LABEL's code lies in stored module MODULE_ID (PATH, BUILD_ID; 0: none, from
+ * a folded import), adding the module to the tree at its first frame; MODULES maps module ids up
+ * to MAX_MODULE to the tree's indexes. Returns 0, -ENOMEM, or -EBADMSG for an id past the max. */
+static int label_module(struct sample_tree *tree, uint32_t label, int64_t module_id, int64_t max_module,
+                        uint32_t *modules, const char *path, const char *build_id) {
+        if (module_id == 0)
+                return 0;
+        if (module_id < 0 || module_id > max_module || !path)
+                return -EBADMSG;
+        if (modules[module_id] == SAMPLE_TREE_NONE) {
+                int64_t i = sample_tree_add_module(tree, path, build_id);
+
+                if (i < 0)
+                        return (int) i;
+                modules[module_id] = i;
+        }
+        return sample_tree_set_label_module(tree, label, modules[module_id]);
+}
+
+static int load_frames(struct store *s, const struct store_filter *f, struct sample_tree *tree, struct stack_table *t) {
+        _cleanup_(shown_names_done) struct shown_names sn = {};
+        _cleanup_free_ uint32_t *modules = NULL;      /* module id -> index in the tree's modules */
+        sqlite3_stmt *st = NULL;
+        int64_t max_id = 0, max_module = 0;
         char label[8192];
         int rc, r;
 
@@ -124,22 +201,40 @@ static int load_frames(struct store *s, const struct store_filter *f, struct sam
                 return -ENOMEM;
         for (size_t i = 0; i < t->n_frames; i++)
                 t->info[i].label = NAME_NONE;
+        r = shown_names_init(s, f, &sn);
+        if (r < 0)
+                return r;
+
+        r = max_id_of(s, "SELECT ifnull(max(id), 0) FROM module", &max_module);
+        if (r < 0)
+                return r;
+        modules = malloc((max_module + 1) * sizeof *modules);
+        if (!modules)
+                return -ENOMEM;
+        for (int64_t i = 0; i <= max_module; i++)
+                modules[i] = SAMPLE_TREE_NONE;
 
         rc = sqlite3_prepare_v2(s->db,
                                 "SELECT fr.id, fn.name, fr.file, ifnull(fr.line, 0), ifnull(fr.address, -1), "
-                                "fr.inlined, fn.unknown, m.path "
+                                "fr.inlined, fn.unknown, m.path, fn.id, m.id, m.build_id "
                                 "FROM frame AS fr JOIN function AS fn ON fn.id = fr.function_id "
                                 "LEFT JOIN module AS m ON m.id = fn.module_id", -1, &st, NULL);
         if (rc != SQLITE_OK)
                 return store_errno(s, rc);
         while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
                 int64_t id = sqlite3_column_int64(st, 0), n;
-                const char *name = (const char *) sqlite3_column_text(st, 1);
+                const char *raw = (const char *) sqlite3_column_text(st, 1), *name = raw;
                 struct frame_info *fi;
 
                 if (id <= 0 || id > max_id || !name) {
                         sqlite3_finalize(st);
                         return -EBADMSG;
+                }
+                if (sn.names && !sqlite3_column_int(st, 6))
+                        name = shown_name(&sn, sqlite3_column_int64(st, 8), name);
+                if (!name) {
+                        sqlite3_finalize(st);
+                        return -ENOMEM;
                 }
                 frame_label(f->by, name, (const char *) sqlite3_column_text(st, 2), sqlite3_column_int64(st, 3),
                             sqlite3_column_int64(st, 4), (const char *) sqlite3_column_text(st, 7),
@@ -155,6 +250,16 @@ static int load_frames(struct store *s, const struct store_filter *f, struct sam
                 fi->skip = (f->fold_inline && sqlite3_column_int(st, 5)) || matches(f->hide, label);
                 fi->focus = matches(f->focus, label);
                 fi->ignore = matches(f->ignore, label);
+                /* pprof keeps both names of a function: its Function.system_name */
+                r = name != raw && f->by == STORE_BY_FUNCTION ? sample_tree_set_label_raw(tree, n, raw) : 0;
+                if (r >= 0)
+                        r = label_module(tree, n, sqlite3_column_int64(st, 9), max_module, modules,
+                                         (const char *) sqlite3_column_text(st, 7),
+                                         (const char *) sqlite3_column_text(st, 10));
+                if (r < 0) {
+                        sqlite3_finalize(st);
+                        return r;
+                }
         }
         sqlite3_finalize(st);
         return rc == SQLITE_DONE ? 0 : store_errno(s, rc);

@@ -119,6 +119,7 @@ struct store_filter {
         int64_t since, until;           /* unix seconds, [since, until) of time buckets; 0: open */
         enum store_granularity by;
         bool fold_inline;               /* drop inline frames (their hits go to the caller) */
+        bool raw_names;                 /* C++ and Rust names as stored, not demangled */
         const regex_t *focus;           /* keep only stacks with a frame matching (pprof's -focus) */
         const regex_t *ignore;          /* drop stacks with a frame matching (-ignore) */
         const regex_t *hide;            /* drop matching frames, keep the samples (-hide) */

@@ -1,7 +1,9 @@
 /* Sorted symbol tables. Symbols are appended in any order, then sorted by start once; aliases
  * (several names for one address, e.g. qsort_r and __qsort_r) collapse to the one of lowest
- * rank, then fewest leading underscores, then shortest, which is the name users know. Lookups
- * are binary searches for the last start <= addr. */
+ * rank, then fewest leading underscores, then shortest, which is the name users know. An
+ * unsized symbol inside a sized one (a label within an assembly function) is dropped at the
+ * sort, so that it cannot take the rest of its function's addresses. Lookups are binary
+ * searches for the last start <= addr. */
 #include "symtab.h"
 
 #include <errno.h>
@@ -80,6 +82,7 @@ static int entry_cmp(const void *a, const void *b) {
 }
 
 void symtab_sort(struct symtab *t) {
+        uint64_t covered = 0;   /* the end of the sized symbols so far */
         size_t n = 0;
 
         sorting = t;
@@ -87,13 +90,18 @@ void symtab_sort(struct symtab *t) {
                 qsort(t->entries, t->n, sizeof *t->entries, entry_cmp);
         sorting = NULL;
         for (size_t i = 0; i < t->n; i++) {
-                if (n > 0 && t->entries[n - 1].start == t->entries[i].start) {
+                struct symtab_entry *e = &t->entries[i];
+
+                if (n > 0 && t->entries[n - 1].start == e->start) {
                         /* An alias: keep the preferred name, and the largest known size. */
-                        if (t->entries[i].size > t->entries[n - 1].size)
-                                t->entries[n - 1].size = t->entries[i].size;
+                        if (e->size > t->entries[n - 1].size)
+                                t->entries[n - 1].size = e->size;
+                } else if (e->size > 0 || e->start >= covered)
+                        t->entries[n++] = *e;
+                else
                         continue;
-                }
-                t->entries[n++] = t->entries[i];
+                if (e->size > 0 && e->start + e->size > covered)
+                        covered = e->start + e->size;
         }
         t->n = n;
         t->sorted = true;

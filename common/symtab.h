@@ -34,7 +34,7 @@ DEFINE_CLEANUP(struct symtab *, symtab_free);
  * (empty name, or one with a NUL). */
 int symtab_add(struct symtab *t, uint64_t start, uint64_t size, const char *name, size_t len, unsigned rank);
 
-/* Sorts and drops aliases; call once after adding. */
+/* Sorts, drops aliases and unsized symbols inside sized ones; call once after adding. */
 void symtab_sort(struct symtab *t);
 
 /* The symbol covering ADDR, or NULL. A symbol of size 0 covers up to the next symbol, at most

@@ -20,7 +20,7 @@
 #include <unistd.h>
 
 #define MAGIC "CPPDTIX"
-#define VERSION 2               /* 2: leaves marked in occ */
+#define VERSION 3               /* 2: leaves marked in occ; 3: names demangled */
 
 struct file_header {
         char magic[8];

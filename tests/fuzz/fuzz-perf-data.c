@@ -17,10 +17,14 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
         memcpy(copy, data, size);
         if (perf_data_open_buffer(copy, size, &d) == 0) {
                 while ((r = perf_data_next(d, &offset, &h)) > 0) {
-                        const struct perf_data_event *e = perf_data_sample_event(d, h);
+                        const struct perf_data_event *e = perf_data_sample_event(d, h), *le;
                         struct perf_data_sample s;
+                        uint64_t lost;
 
                         (void) perf_data_record_time(d, h);
+                        if (perf_data_parse_lost(d, h, &le, &lost) > 0 && le &&
+                            (le < d->events || le >= d->events + d->n_events))
+                                abort();
                         if (h->size > d->data_size)
                                 abort();
                         if (e && perf_data_parse_sample(e, h, &s) == 0 &&

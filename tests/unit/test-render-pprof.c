@@ -196,6 +196,90 @@ static void test_empty_stack(void) {
         perftools__profiles__profile__free_unpacked(p, NULL);
 }
 
+/* Mapping rows, worked by hand. In render_each_stack() order the binaries are first seen as
+ * libc (__libc_start_main), prog (main), [vdso], helper; the leaves end 3 gticks in prog (f 1,
+ * h 2), 4 in libc, 7 in [vdso], 2 in helper. pprof's main binary is prog: libc and [vdso]
+ * cannot be, and helper ends fewer. So: prog 1, then libc 2, [vdso] 3, helper 4. */
+static void test_mappings(void) {
+        _cleanup_(sample_tree_freep) struct sample_tree *t =
+                tree_of_resource("__libc_start_main;main;f 1\n"
+                                 "__libc_start_main;main;h 2\n"
+                                 "__libc_start_main;main;memcpy 4\n"
+                                 "__libc_start_main;main;__vdso_clock_gettime 7\n"
+                                 "helper_main 2\n"
+                                 "unknown 1\n", "cpu-time", "1 ms", 1);
+        static const struct {
+                const char *name, *path, *build_id;
+        } where[] = {
+                { "__libc_start_main", "/usr/lib/x86_64-linux-gnu/libc.so.6", "cd34" },
+                { "main", "/usr/bin/prog", "ab12" },
+                { "f", "/usr/bin/prog", "ab12" },
+                { "h", "/usr/bin/prog", "ab12" },
+                { "memcpy", "/usr/lib/x86_64-linux-gnu/libc.so.6", "cd34" },
+                { "__vdso_clock_gettime", "[vdso]", "" },
+                { "helper_main", "/usr/bin/helper", "" },
+        };
+        static const char *const want[][2] = {
+                { "/usr/bin/prog", "ab12" },
+                { "/usr/lib/x86_64-linux-gnu/libc.so.6", "cd34" },
+                { "[vdso]", "" },
+                { "/usr/bin/helper", "" },
+        };
+        _cleanup_free_ char *data = NULL;
+        Perftools__Profiles__Profile *p;
+        bool fields = true, located = true;
+        struct bytes b;
+
+        for (size_t i = 0; i < ELEMENTSOF(where); i++) {
+                int64_t m = -1;
+
+                for (size_t k = 0; k < t->n_modules; k++)
+                        if (streq(t->modules[k].path, where[i].path))
+                                m = k;
+                if (m < 0)
+                        m = sample_tree_add_module(t, where[i].path, where[i].build_id);
+                if (m < 0 || sample_tree_set_label_module(t, name_table_find(t->names, where[i].name), m))
+                        abort();
+        }
+        if (sample_tree_set_label_raw(t, name_table_find(t->names, "h"), "_Z1hv") < 0)
+                abort();
+        b = pprof(&t, 1);
+        data = b.data;
+        p = unpack(b);
+        ok(p && p->n_mapping == 4, "a mapping per binary");
+        for (size_t i = 0; p && i < p->n_function; i++)
+                if (streq(string(p, p->function[i]->name), "h"))
+                        ok(streq(string(p, p->function[i]->system_name), "_Z1hv"),
+                           "a function shown demangled keeps its stored name as system_name");
+                else if (p->function[i]->system_name != 0)
+                        ok(false, "%s has a system_name of its own", string(p, p->function[i]->name));
+        for (size_t i = 0; p && i < p->n_mapping && i < ELEMENTSOF(want); i++) {
+                const Perftools__Profiles__Mapping *m = p->mapping[i];
+
+                fields = fields && m->id == i + 1 && streq(string(p, m->filename), want[i][0]) &&
+                         streq(string(p, m->build_id), want[i][1]) && m->has_functions &&
+                         m->memory_start == (i + 1) << 40 &&
+                         m->memory_limit == m->memory_start + (UINT64_C(1) << 39);
+        }
+        ok(p && fields, "prog first, then libc, [vdso], helper in order of first sight; ranges disjoint");
+        for (size_t i = 0; p && i < p->n_location; i++) {
+                const Perftools__Profiles__Location *l = p->location[i];
+                const char *name = string(p, p->function[l->line[0]->function_id - 1]->name);
+                const char *path = NULL;
+
+                for (size_t k = 0; k < ELEMENTSOF(where); k++)
+                        if (streq(where[k].name, name))
+                                path = where[k].path;
+                if (!path)
+                        located = located && l->mapping_id == 0;
+                else
+                        located = located && l->mapping_id > 0 && l->mapping_id <= p->n_mapping &&
+                                  streq(string(p, p->mapping[l->mapping_id - 1]->filename), path);
+        }
+        ok(p && p->n_location == 8 && located, "each location names its binary's mapping; 'unknown' none");
+        perftools__profiles__profile__free_unpacked(p, NULL);
+}
+
 static int write_example(const char *path) {
         _cleanup_(sample_tree_freep) struct sample_tree *cpu = cpu_tree("main;f;g 2\nmain;h 1\n");
         _cleanup_(sample_tree_freep) struct sample_tree *faults =
@@ -217,5 +301,6 @@ int main(int argc, char **argv) {
         test_forms();
         test_empty_and_errors();
         test_empty_stack();
+        test_mappings();
         return tap_done();
 }

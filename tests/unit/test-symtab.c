@@ -35,6 +35,26 @@ static void test_symtab(void) {
         ok(strcmp(name_at(t, 0x3100 + 0x10 + 5), "(none)") == 0, "nothing after the last sized one");
 }
 
+/* ld.so's entry: _start and _dl_start_user are unsized labels before the sized _dl_start (every
+ * program's first frames); an assembler's label inside a sized function must not take its tail. */
+static void test_labels(void) {
+        _cleanup_(name_table_freep) struct name_table *names = name_table_new();
+        _cleanup_(symtab_freep) struct symtab *t = symtab_new(names);
+
+        symtab_add(t, 0x1ab70, 0, "_start", 6, 5);
+        symtab_add(t, 0x1ab78, 0, "_dl_start_user", 14, 5);
+        symtab_add(t, 0x1abb0, 0x50, "dlmopen_doit", 12, 2);
+        symtab_add(t, 0x1b770, 1862, "_dl_start", 9, 2);
+        symtab_add(t, 0x1b800, 0, "inner_label", 11, 5);
+        symtab_add(t, 0x1b770, 0, "_dl_start_alias", 15, 5);
+        symtab_sort(t);
+        ok(strcmp(name_at(t, 0x1ab77), "_start") == 0, "ld.so+0x1ab77 is _start, as perf names it");
+        ok(strcmp(name_at(t, 0x1ab9f), "_dl_start_user") == 0, "an unsized label runs to the next symbol");
+        ok(strcmp(name_at(t, 0x1b770), "_dl_start") == 0, "a sized function outranks a label at its address");
+        ok(strcmp(name_at(t, 0x1b900), "_dl_start") == 0, "a label inside a sized function is dropped");
+        ok(t->n == 4, "leaving four symbols");
+}
+
 static FILE *text(const char *s) {
         return fmemopen((void *) s, strlen(s), "r");
 }
@@ -82,6 +102,7 @@ static void test_perf_map(void) {
 
 int main(void) {
         test_symtab();
+        test_labels();
         test_kallsyms();
         test_perf_map();
         return tap_done();

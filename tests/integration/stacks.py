@@ -1,7 +1,7 @@
 """Stacks sorted by how whole they are, for comparing an unwinder with perf's on one workload.
 
 A stack is a list of function names, outermost first. Its class:
-  whole        it reaches main
+  whole        it reaches main, or a thread's start (clone3, start_thread)
   before-main  the dynamic loader (ld.so, _dl_start...), an exec, or the C runtime before main
   after-main   exit handlers once main has returned (exit, __run_exit_handlers, _dl_fini)
   broken       anything else: an unknown frame at the root, or a chain cut short
@@ -12,12 +12,13 @@ LOADER = ('_dl_start', '_dl_start_user', '_dl_start_final', '_dl_sysdep_start', 
           '_dl_relocate_object', '_dl_map_object', '_dl_catch_exception', '_dl_catch_error')
 EXEC = ('execve', '__execve', 'syscall:execve', 'execvp', 'execv')
 EXIT = ('exit', '__run_exit_handlers', '_dl_fini', '_IO_cleanup', '_exit', '__libc_atexit')
+THREAD = ('clone3', 'clone', '__clone', '__clone3', 'start_thread')
 RUNTIME = ('_start', '__libc_start_main', '__libc_start_main_impl', '__libc_start_call_main')
 CLASSES = ('whole', 'before-main', 'after-main', 'broken')
 
 
 def classify(frames):
-    if 'main' in frames:
+    if 'main' in frames or (frames and frames[0] in THREAD):
         return 'whole'
     if not frames:
         return 'broken'

@@ -17,7 +17,8 @@ Columns, per profiler:
 - top-10 diff: the largest difference between cppd's and perf's shares of a function, over the
   union of both top 10s (realprograms.compare: process and thread start frames left out).
 
-Usage: tests/bench/bench-realprograms.py [BUILD_DIR] [--repeat N] [--only PROGRAM,...]"""
+Usage: tests/bench/bench-realprograms.py [BUILD_DIR] [--repeat N] [--only PROGRAM,...] [--quick]
+(--quick: ripgrep once, a smoke test)"""
 import argparse
 import json
 import os
@@ -125,7 +126,10 @@ def main():
     ap.add_argument('build', nargs='?', default='build')
     ap.add_argument('--repeat', type=int, default=3)
     ap.add_argument('--only', default=','.join(rp.PROGRAMS))
+    ap.add_argument('--quick', action='store_true', help='ripgrep once: a smoke test')
     a = ap.parse_args()
+    if a.quick:
+        a.repeat, a.only = 1, 'ripgrep'
     if os.geteuid() != 0:
         print('bench-realprograms: needs root (perf events, the PostgreSQL server\'s user); skipped')
         return

@@ -7,22 +7,33 @@ at the same settings. TAP output; exits 77 (skipped) where the program or root i
 Usage: test-realprograms.py PROGRAM CPPD CPPCTL [--valgrind]
 
 Per recording: the profiler exits 0 (under ASan+UBSan in build-asan: no report, which would abort
-it), the program did its work, samples are there, and
+it), the program did its work, samples are there, kept and counted lost together near perf's
+count, and
 
-- the function profile (`cppctl functions`) agrees with perf's (`perf report --children`, from
-  `perf script` so that names that perf splits by module count once): the union of both sides'
-  top 10 functions, the frames that start processes and threads left out (realprograms.ROOTS:
-  their shares measure whole stacks, not time, and perf 6.1 loses _start in 30% of PyTorch's),
-  each within TOLERANCE. Why 0.10: at 1,000-3,000 samples a share's sampling error is at most
-  0.016 (one standard deviation at 0.5, n = 1,000), 0.022 for the difference of two
-  recordings; the workloads are not deterministic (pgbench's transactions and Chromium's frames
-  depend on timing, and on 2 shared vCPUs so does how much of the run is start-up), which
-  measured runs here put at 0.02-0.06 for the worst of the 10-20 names; 0.10 holds at 4.5
-  standard deviations and still catches a profiler that loses a caller (a share of 0.4 that
-  drops to 0 or a function that appears from nowhere).
-- names: none is still mangled (C++ _Z..., Rust _R...), and where the program is C++ or Rust and
-  perf shows demangled names ("ns::f"), cppd shows some too. These checks need the demangling
-  of issue 15 point 3.
+- the function profile (`cppctl functions --inline fold`) agrees with perf's (`perf report
+  --children` counts, computed from `perf script --no-inline` so that names that perf splits by
+  module count once): the union of both sides' top 10 functions, the frames that start
+  processes and threads left out (realprograms.ROOTS: their shares measure whole stacks, not
+  time), names demangled and glibc's aliases unified on both sides, each within TOLERANCE.
+  Why 0.10: at 1,000-3,000 samples a share's sampling error is at most 0.016 (one standard
+  deviation at 0.5, n = 1,000), 0.022 for the difference of two recordings; the workloads are
+  not deterministic (pgbench's transactions and Chromium's processes and frames depend on
+  timing, and on 2 shared vCPUs so does how much of the run is start-up), which measured runs
+  here put at 0.01-0.06 for the worst of the 10-20 names; 0.10 holds at 4.5 standard
+  deviations and still catches a profiler that loses a caller (a share of 0.4 that drops to 0,
+  or a function that appears from nowhere). Two allowances, each measured here: a profiler
+  whose stacks break more often (16 KiB of stack copied is less than Python's import recursion
+  or cc1plus's parser need) gives the functions near the root less, so the bound widens by the
+  difference in broken stacks (realprograms.classify) in the direction it explains (perf 6.1:
+  15-40% broken on g++, PyTorch, Chromium; cppd 1-22%); and perf's own profile varies beyond
+  sampling error (PyTorch's Py_BytesMain: 0.65 in one run, 0.92 in the next), so a second perf
+  recording is made when the first disagrees. Past 5% of samples lost (the daemon built with
+  ASan, lagging) the shares are not compared.
+- names: none is still mangled (C++ _Z..., Rust _R...), and each function that perf names
+  demangled ("at::native::matmul") at 1% or more and cppd's profile has too has a demangled name
+  in cppd's. These checks need the demangling of issue 15 point 3 and fail until it lands:
+  PyTorch's and g++'s always (libtorch_cpu and cc1plus export thousands of C++ names), Chromium's
+  at times (a few exported C++ functions, and Rust v0 names such as _RNvNv...init_wrapper).
 
 --valgrind: cppctl record and the daemon under valgrind (memcheck); 0 errors, no comparison with
 perf (suite realprograms-valgrind, not run by tests/run: README)."""
@@ -103,8 +114,9 @@ def check_profile(who, ours, samples, broken, lost, perf):
        % (who, samples, 100 * broken))
     if perf:
         # Every sample is kept or counted lost: the two together come near perf's count for the
-        # same workload (the workloads vary: Chromium's from 1,900 to 3,000 samples here).
-        ok(samples + lost >= 0.6 * perf[0]['samples'], '%s: %d samples kept and %d counted lost, '
+        # same workload (the workloads vary: Chromium's from 1,900 to 3,000 samples here, and
+        # ripgrep's doubled once when its files had left the page cache).
+        ok(samples + lost >= 0.5 * perf[0]['samples'], '%s: %d samples kept and %d counted lost, '
            'against perf\'s %d' % (who, samples, lost, perf[0]['samples']))
     if perf and lost > 0.05 * (samples + lost):
         # Lost samples are lost in bursts (a ring buffer full while the reader lags: the daemon

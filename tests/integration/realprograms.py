@@ -18,10 +18,13 @@ import subprocess
 HERE = os.path.dirname(os.path.abspath(__file__))
 DATA = os.path.join(HERE, 'data', 'realprograms')
 PROGRAMS = ('torch', 'postgres', 'chromium', 'ripgrep', 'gxx')
-PG_BIN = (sorted(glob.glob('/usr/lib/postgresql/*/bin/postgres')) or ['/usr/lib/postgresql/15/bin/postgres'])[-1][:-9]
+# The newest PostgreSQL installed (15 on Debian 12).
+PG_BIN = os.path.dirname((sorted(glob.glob('/usr/lib/postgresql/*/bin/postgres'),
+                                 key=lambda p: int(re.search(r'/(\d+)/bin/', p).group(1)))
+                          or ['/usr/lib/postgresql/15/bin/postgres'])[-1])
 
 # The frames that start a process or a thread. Their shares say how many stacks are whole (a
-# stack that does not end in one of them is broken: classified below), not where time goes, so
+# stack that holds none of them, nor main, is broken: classify() below), not where time goes, so
 # the comparison of function shares leaves them out: perf 6.1's unwinder, for one, reaches
 # _start in 70% of PyTorch's samples where cppd reaches it in 93%.
 ROOTS = ('_start', '__libc_start_main', '__libc_start_main_impl', '__libc_start_main@@GLIBC_2.34',
@@ -88,8 +91,9 @@ class Workload:
             return
         self.argv = self.wrap(['/usr/bin/python3', os.path.join(DATA, 'matmul.py'), '250'])
 
-    # PostgreSQL (15 on Debian 12): initdb and pgbench -i here (not recorded); the recording starts the server as
-    # the postgres user on a unix socket in TMP, runs pgbench for 2 s with 2 clients, stops it.
+    # PostgreSQL (15 on Debian 12): initdb and pgbench -i here (not recorded); the recording
+    # starts the server as the postgres user on a unix socket in TMP, runs pgbench for 2 s with 2
+    # clients, stops it.
     def setup_postgres(self):
         if not os.path.exists(os.path.join(PG_BIN, 'postgres')):
             self.why_not = 'PostgreSQL is not installed (packaging/install-deps)'

@@ -3,6 +3,7 @@ store, control socket and NOTIFY_SOCKET (read all the time, as systemd does), as
 control socket, stopped by signal. Shared by the daemon, fault, load and security tests."""
 import os
 import re
+import shutil
 import signal
 import socket
 import sqlite3
@@ -18,10 +19,10 @@ def run(argv, **kw):
 class Daemon:
     """cppd with the configuration made of RESOURCES, STORE, FLUSH (seconds), BUCKET, GROUP and
     EXTRA lines of [collect]; its stdout and stderr go to NAME.log in TMP. WATCHDOG: as systemd
-    with WatchdogSec=1s."""
+    with WatchdogSec=1s. WRAPPER: a command that runs cppd (valgrind and its options)."""
 
     def __init__(self, cppd, tmp, name='d', resources='cpu-time/1', store=None, flush=0.5, extra='',
-                 group='', umask=None, bucket='1s', watchdog=False):
+                 group='', umask=None, bucket='1s', watchdog=False, wrapper=()):
         self.cppd = cppd
         self.conf = os.path.join(tmp, name + '.conf')
         self.store = store or os.path.join(tmp, name + '.db')
@@ -51,7 +52,8 @@ class Daemon:
                 env.pop(k, None)
             if watchdog:
                 env.update(WATCHDOG_USEC='1000000', WATCHDOG_PID=str(os.getpid()))
-            os.execve(cppd, [cppd, '-c', self.conf], env)
+            argv = list(wrapper) + [cppd, '-c', self.conf]
+            os.execve(shutil.which(argv[0]) or argv[0], argv, env)
         logf.close()
         self.pid = pid
         self.status = None

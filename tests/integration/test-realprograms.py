@@ -1,0 +1,307 @@
+#!/usr/bin/env python3
+"""Big real programs from Debian's packages (issue 15): one of PyTorch, a PostgreSQL server under
+pgbench, Chromium headless, ripgrep, g++ (tests/integration/realprograms.py sets them up),
+recorded with `cppctl record` and by the daemon, each compared with perf on the same workload
+at the same settings. TAP output; exits 77 (skipped) where the program or root is missing.
+
+Usage: test-realprograms.py PROGRAM CPPD CPPCTL [--valgrind]
+
+Per recording: the profiler exits 0 (under ASan+UBSan in build-asan: no report, which would abort
+it), the program did its work, samples are there, kept and counted lost together near perf's
+count, and
+
+- the function profile (`cppctl functions --inline fold`) agrees with perf's (`perf report
+  --children` counts, computed from `perf script --no-inline` so that names that perf splits by
+  module count once): the union of both sides' top 10 functions, the frames that start
+  processes and threads left out (realprograms.ROOTS: their shares measure whole stacks, not
+  time), names demangled and glibc's aliases unified on both sides, each within TOLERANCE.
+  Why 0.10: at 1,000-3,000 samples a share's sampling error is at most 0.016 (one standard
+  deviation at 0.5, n = 1,000), 0.022 for the difference of two recordings; the workloads are
+  not deterministic (pgbench's transactions and Chromium's processes and frames depend on
+  timing, and on 2 shared vCPUs so does how much of the run is start-up), which measured runs
+  here put at 0.01-0.06 for the worst of the 10-20 names; 0.10 holds at 4.5 standard
+  deviations and still catches a profiler that loses a caller (a share of 0.4 that drops to 0,
+  or a function that appears from nowhere). Two allowances, each measured here: a profiler
+  whose stacks break more often (16 KiB of stack copied is less than Python's import recursion
+  or cc1plus's parser need) gives the functions near the root less, so the bound widens by the
+  difference in broken stacks (realprograms.classify) in the direction it explains (perf 6.1:
+  15-40% broken on g++, PyTorch, Chromium; cppd 1-22%); and perf's own profile varies beyond
+  sampling error (PyTorch's Py_BytesMain: 0.65 in one run, 0.92 in the next), so a second perf
+  recording is made when the first disagrees. Past 5% of samples lost (the daemon built with
+  ASan, lagging) the shares are not compared.
+- names: none is still mangled (C++ _Z..., Rust _R...), and each function that perf names
+  demangled ("at::native::matmul") at 1% or more and cppd's profile has too has a demangled name
+  in cppd's. These checks need the demangling of issue 15 point 3 and fail until it lands:
+  PyTorch's and g++'s always (libtorch_cpu and cc1plus export thousands of C++ names), Chromium's
+  at times (a few exported C++ functions, and Rust v0 names such as _RNvNv...init_wrapper).
+
+--valgrind: cppctl record and the daemon under valgrind (memcheck); 0 errors, no comparison with
+perf (suite realprograms-valgrind, not run by tests/run: README)."""
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+
+import daemon
+import realprograms as rp
+from tap import done, ok, skip_all
+
+TOLERANCE = 0.10
+MIN_SAMPLES = 300                      # each workload runs 1-3 s of CPU: 1,000-3,000 at 1 ms
+SANITIZER = re.compile(r'AddressSanitizer|LeakSanitizer|UndefinedBehaviorSanitizer|runtime error:')
+
+program, cppd, cppctl = sys.argv[1], sys.argv[2], sys.argv[3]
+valgrind = '--valgrind' in sys.argv[4:]
+
+
+def valgrind_prefix(log):
+    return ['valgrind', '-q', '--error-exitcode=99', '--log-file=' + log] if valgrind else []
+
+
+def valgrind_errors(log_pattern_dir, prefix):
+    """The valgrind reports in the logs PREFIX* of the directory (empty if none)."""
+    text = ''
+    for f in sorted(os.listdir(log_pattern_dir)):
+        if f.startswith(prefix):
+            text += open(os.path.join(log_pattern_dir, f), errors='replace').read()
+    return text.strip()
+
+
+def function_shares(db, filters=()):
+    """cppd's function profile, inlined functions folded into their callers as perf --no-inline
+    shows them: ({name: fraction}, samples, error), unsymbolized frames left out; and the fraction
+    of its stacks that are broken (realprograms.classify)."""
+    p = rp.run([cppctl, 'functions', '--db', db, '-r', 'cpu-time', '-t', '0', '--json', '--inline', 'fold'] +
+               list(filters))
+    if p.returncode != 0:
+        return {}, 0, p.stderr, 0.0, 0
+    j = json.loads(p.stdout)
+    return ({e['path'][0]: e['fraction'] for e in j['entries'] if not rp.UNSYMBOLIZED.search(e['path'][0])},
+            j['samples'], '', broken_fraction(rp.cppd_stacks(cppctl, db, filters)), j['lost'])
+
+
+def broken_fraction(stacks):
+    c = rp.classify(stacks)
+    total = sum(c.values())
+    return (c['unknown'] + c['truncated']) / total if total else 0.0
+
+
+def judge(rows, ours_broken, theirs_broken):
+    """The worst row of a comparison, as (excess over the bound, row, bound). A profiler whose
+    stacks break more often gives the functions near the root smaller shares, by up to the
+    difference in broken stacks: where cppd's share is the larger, perf's excess of broken stacks
+    widens the bound, and the other way round."""
+    worst = None
+    for n, a, b in rows:
+        bound = TOLERANCE + max(0.0, (theirs_broken - ours_broken) if a > b else (ours_broken - theirs_broken))
+        excess = abs(a - b) - bound
+        if worst is None or excess > worst[0]:
+            worst = (excess, (n, a, b), bound)
+    return worst or (1.0, ('', 0, 0), TOLERANCE)
+
+
+def check_profile(who, ours, samples, broken, lost, perf):
+    """The checks of one cppd profile OURS ({name: share}, BROKEN the fraction of its stacks
+    that are broken) against perf's (a list of {'shares', 'broken'}, one per perf recording, or
+    None)."""
+    # Under valgrind the daemon's reader falls far behind and the kernel drops most samples (it
+    # counts them): that some arrive is what can be asked.
+    ok(samples >= (1 if valgrind else MIN_SAMPLES), '%s: %d samples, %.1f%% of stacks broken'
+       % (who, samples, 100 * broken))
+    if perf:
+        # Every sample is kept or counted lost: the two together come near perf's count for the
+        # same workload (the workloads vary: Chromium's from 1,900 to 3,000 samples here, and
+        # ripgrep's doubled once when its files had left the page cache).
+        ok(samples + lost >= 0.5 * perf[0]['samples'], '%s: %d samples kept and %d counted lost, '
+           'against perf\'s %d' % (who, samples, lost, perf[0]['samples']))
+    if perf and lost > 0.05 * (samples + lost):
+        # Lost samples are lost in bursts (a ring buffer full while the reader lags: the daemon
+        # built with ASan symbolizing libtorch_cpu for seconds), which skews the shares.
+        ok(True, '%s: # SKIP %d samples lost, %d kept: the shares cannot be compared with perf\'s'
+           % (who, lost, samples))
+    elif perf:
+        # perf's own profile varies from run to run beyond sampling error (PyTorch's Py_BytesMain:
+        # 0.65 in one run, 0.92 in the next, cppd 0.91): a second perf recording is made when the
+        # first disagrees (perf_again), and cppd's profile must agree with one of them.
+        best = None
+        for i in range(2):
+            if i == len(perf):
+                perf.append(perf_again())
+            rows = rp.compare(ours, perf[i]['shares'])
+            verdict = judge(rows, broken, perf[i]['broken'])
+            if best is None or verdict[0] < best[0][0]:
+                best = (verdict, rows, i)
+            if verdict[0] <= 0:
+                break
+        (excess, (name, a, b), bound), rows, i = best
+        table = '\n'.join('%-60s cppd %.3f perf %.3f' % (n[:60], x, y) for n, x, y in rows)
+        if ok(excess <= 0, '%s: top-10 function shares agree with perf\'s recording %d (%.1f%% of its stacks broken): '
+              'worst %s, %.3f against %.3f, bound %.3f' % (who, i + 1, 100 * perf[i]['broken'], name[:50], a, b, bound),
+              table):
+            for line in table.splitlines():
+                print('#   ' + line)
+        perf = perf[i]['shares']
+    mangled = rp.mangled_names(ours)
+    ok(not mangled, '%s: no mangled names (%d, e.g. %s)' % (who, len(mangled), mangled[:3]), '\n'.join(mangled[:20]))
+    if w.language in ('c++', 'rust') and perf is not None:
+        # The functions perf names demangled ("at::native::matmul"), at 1% or more, that cppd's
+        # profile has too (by the name both agree on, realprograms.key): cppd's name must be
+        # demangled as well.
+        dm = rp.demangle_all(ours)
+        mine = {}
+        for n in ours:
+            mine.setdefault(rp.key(n, dm), []).append(n)
+        both = [(n, mine[rp.key(n)]) for n in rp.demangled_names(perf) if perf[n] >= 0.01 and rp.key(n) in mine]
+        if not both:
+            ok(True, '%s: # SKIP no function at 1%% or more that perf names demangled (%s: its symbols are '
+               'stripped)' % (who, program))
+        else:
+            wrong = [(n, m) for n, m in both if not any('::' in x for x in m)]
+            ok(not wrong, '%s: the %d functions perf names demangled at 1%% or more have demangled names (%d '
+               'do not, e.g. %s)' % (who, len(both), len(wrong), wrong[0][1][0][:80] if wrong else ''),
+               '\n'.join('%s: %s' % (n, m) for n, m in wrong[:20]))
+
+
+def record_perf(tmp):
+    """perf's function profile of the workload, or None where perf does not work here."""
+    why = rp.working_perf(tmp)
+    if why:
+        print('# no comparison with perf: %s' % why)
+        return None
+    data = os.path.join(tmp, 'perf.data')
+    w.before()
+    t0 = time.monotonic()
+    p = rp.run(rp.perf_record_argv(data) + w.argv)
+    ok(p.returncode == 0 and not w.check(), 'perf record %s (%.1f s)' % (program, time.monotonic() - t0),
+       p.stderr[-1000:] + w.check())
+    stacks = [(s, 1) for s in rp.perf_stacks(data)]
+    os.unlink(data)
+    shares, n = rp.shares(stacks)
+    print('# perf: %d samples' % n)
+    return {'shares': shares, 'broken': broken_fraction(stacks), 'samples': n} if n else None
+
+
+def perf_again():
+    return record_perf(tmp_dir) or {'shares': {}, 'broken': 0.0, 'samples': 0}
+
+
+def record_cppctl(tmp, perf):
+    db = os.path.join(tmp, 'record.db')
+    log = os.path.join(tmp, 'vg-record.%p')
+    w.before()
+    t0 = time.monotonic()
+    p = rp.run(valgrind_prefix(log) + [cppctl, 'record', '-q', '-o', db, '--'] + w.argv)
+    took = time.monotonic() - t0
+    report = SANITIZER.search(p.stderr)
+    ok(p.returncode == 0 and not report, 'cppctl record %s: exit %d (%.1f s), no sanitizer report'
+       % (program, p.returncode, took), p.stderr[-3000:])
+    why = w.check()
+    ok(not why, '%s did its work under cppctl record' % program, why)
+    if valgrind:
+        errors = valgrind_errors(tmp, 'vg-record.')
+        ok(p.returncode != 99 and not errors, 'valgrind: 0 errors in cppctl record', errors[-3000:])
+    ours, samples, err, broken, lost = function_shares(db)
+    if not ok(not err, 'cppctl functions on the recording', err):
+        return
+    check_profile('record', ours, samples, broken, lost, perf)
+
+
+def cgroup_root():
+    for d in ('/sys/fs/cgroup', '/sys/fs/cgroup/unified'):
+        if os.path.exists(os.path.join(d, 'cgroup.procs')) and \
+                rp.run(['stat', '-f', '-c', '%T', d]).stdout.strip() == 'cgroup2fs':
+            return d
+    return None
+
+
+def record_daemon(tmp, perf):
+    root = cgroup_root()
+    if not root:
+        ok(True, '# SKIP the daemon: no cgroup2 hierarchy')
+        return
+    unit = 'cppd-test-real-%s-%d.service' % (program, os.getpid())
+    cg = os.path.join(root, unit)
+    os.mkdir(cg)
+    d = None
+    try:
+        # cppctl record's settings (1 ms, DWARF, 16 KiB of stack) rather than the daemon's 8 KiB,
+        # so that one perf recording is the reference for both. Rings of 16 MiB and a queue of
+        # 256 MiB (16 s of samples of both CPUs): built with ASan, the daemon's first seconds of
+        # symbolizing these programs' libraries lag far behind.
+        d = daemon.Daemon(cppd, tmp, 'd', 'cpu-time/1', flush=0.5,
+                          extra='stack_size = 16384\nring_size = 16M\nqueue_size = 256M\n',
+                          watchdog=not valgrind, wrapper=valgrind_prefix(os.path.join(tmp, 'vg-daemon.%p')))
+        if not ok(d.ready(timeout=120 if valgrind else 30), 'the daemon is ready', d.log_text()[-2000:]):
+            return
+
+        def enter():
+            with open(os.path.join(cg, 'cgroup.procs'), 'w') as f:
+                f.write(str(os.getpid()))
+        w.before()
+        p = subprocess.run(w.argv, preexec_fn=enter, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+        why = w.check()
+        ok(p.returncode == 0 and not why, '%s did its work in %s' % (program, unit), why)
+        time.sleep(0.5)
+        try:
+            reply = d.request('flush\n', timeout=600).strip()
+        except OSError as e:
+            reply = 'no reply (%s): the daemon exited? %s' % (e, d.log_text()[-2000:])
+        if not ok(reply == 'ok', 'flush', reply):
+            return
+        ours, samples, err, broken, lost = function_shares(d.store, ['--unit', unit])
+        if ok(not err, 'cppctl functions --unit on the daemon\'s store', err):
+            check_profile('daemon', ours, samples, broken, lost, perf)
+    finally:
+        if d is not None:
+            status = d.stop()
+            log = d.log_text()
+            if not ok(os.WIFEXITED(status) and os.WEXITSTATUS(status) == 0 and not SANITIZER.search(log),
+                      'the daemon exits 0 on SIGTERM, no sanitizer report (wait status 0x%x)' % status, log[-3000:]):
+                m = SANITIZER.search(log)
+                for line in log[m.start() - 200 if m else -6000:].splitlines():
+                    print('#   ' + line)
+            if valgrind:
+                errors = valgrind_errors(tmp, 'vg-daemon.')
+                ok(not errors, 'valgrind: 0 errors in cppd', errors[-3000:])
+        # Whatever the program left running (Chromium's helpers, a server that did not stop).
+        if os.path.exists(os.path.join(cg, 'cgroup.kill')):
+            with open(os.path.join(cg, 'cgroup.kill'), 'w') as f:
+                f.write('1')
+        for _ in range(100):
+            try:
+                os.rmdir(cg)
+                break
+            except OSError:
+                time.sleep(0.05)
+
+
+def main():
+    global w, tmp_dir
+    if os.geteuid() != 0 and int(open('/proc/sys/kernel/perf_event_paranoid').read()) > 1:
+        skip_all('needs root, or perf_event_paranoid <= 1')
+    if valgrind and not shutil.which('valgrind'):
+        skip_all('valgrind is not installed')
+    tmp = tempfile.mkdtemp(prefix='cppd-real-')
+    try:
+        w = rp.Workload(program, tmp)
+        if w.why_not:
+            skip_all(w.why_not)
+        tmp_dir = tmp
+        perf = None if valgrind else record_perf(tmp)
+        perf = [perf] if perf else None
+        record_cppctl(tmp, perf)
+        if os.geteuid() == 0:
+            record_daemon(tmp, perf)
+        else:
+            ok(True, '# SKIP the daemon needs root')
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+    sys.exit(done())
+
+
+if __name__ == '__main__':
+    main()

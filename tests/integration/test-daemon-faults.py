@@ -1,0 +1,126 @@
+#!/usr/bin/env python3
+"""The daemon's own faults (issue 17), beside test-faults.py's stores and disks: a configuration
+given with -c that is missing, or names a group that does not exist, stops cppd at the start
+with the reason; a reload that finds the file missing, empty or wrong keeps the configuration in
+use. Needs root (system-wide perf events); TAP.
+
+Usage: test-daemon-faults.py CPPD CPPCTL"""
+import os
+import re
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+
+from daemon import Daemon, run
+from tap import done, ok, skip_all
+
+cppd, cppctl = sys.argv[1:3]
+
+
+def start_fails(tmp, name, text):
+    """Runs cppd -c on a file of TEXT (None: no file); returns (exit status or None if it kept
+    running, stderr)."""
+    conf = os.path.join(tmp, name + '.conf')
+    if text is not None:
+        with open(conf, 'w') as f:
+            f.write(text)
+    env = dict(os.environ)
+    for k in ('NOTIFY_SOCKET', 'INVOCATION_ID', 'JOURNAL_STREAM', 'LISTEN_FDS', 'LISTEN_PID'):
+        env.pop(k, None)
+    p = subprocess.Popen([cppd, '-c', conf], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
+    try:
+        out, err = p.communicate(timeout=30)
+        return p.returncode, err
+    except subprocess.TimeoutExpired:
+        # It runs: on the defaults, or on a configuration it should have refused.
+        p.send_signal(signal.SIGTERM)
+        out, err = p.communicate()
+        return None, err
+
+
+def start(tmp):
+    """Issue 17.3 and 17.14: what is wrong with an explicit configuration stops the start."""
+    conf = os.path.join(tmp, 'missing.conf')
+    status, err = start_fails(tmp, 'missing', None)
+    ok(status == 1 and '%s does not exist' % conf in err,
+       'cppd -c with a file that does not exist: exit 1, saying so (not the defaults)', '%s\n%s' % (status, err))
+    base = ('[collect]\nresources = cpu-time/10\n[store]\npath = %s/g.db\n[control]\nsocket = %s/g.sock\n'
+            % (tmp, tmp))
+    status, err = start_fails(tmp, 'group', base + 'group = nosuchgroup\n')
+    ok(status == 1 and re.search(r'group\.conf:7: no group .nosuchgroup.', err),
+       '[control] group = nosuchgroup: exit 1, with its line number', '%s\n%s' % (status, err))
+
+
+def status(d):
+    """The daemon's status lines, or {} if it does not answer (it died)."""
+    try:
+        return d.status_lines()
+    except OSError:
+        return {}
+
+
+def reload(tmp):
+    """Issue 17.3: a reload keeps the configuration in use when the file is gone, empty (being
+    rewritten) or names no group; a good file is then taken."""
+    d = Daemon(cppd, tmp, 'reload', resources='cpu-time/3')
+    try:
+        if not ok(d.ready(), 'a daemon on cpu-time/3', d.log_text()):
+            return
+        run_id = status(d)['daemon']['run']
+
+        def kept(what):
+            before = len(re.findall('the configuration in use stays', d.log_text()))
+            os.kill(d.pid, signal.SIGHUP)
+            end = time.monotonic() + 30
+            while time.monotonic() < end and not d.exited():
+                if len(re.findall('the configuration in use stays', d.log_text())) > before:
+                    break
+                time.sleep(0.05)
+            st = status(d)
+            ok(st.get('daemon', {}).get('run') == run_id and st['daemon']['store'] == d.store and
+               st.get('resource:cpu-time', {}).get('period') == '3' and 'resource:page-faults' not in st,
+               'SIGHUP with %s: the same run, store and resources' % what, d.log_text())
+
+        saved = d.conf + '.saved'
+        os.rename(d.conf, saved)
+        kept('the file gone')
+        ok('does not exist (being replaced?); the configuration in use stays' in d.log_text(),
+           'and the log says why')
+        open(d.conf, 'w').close()
+        kept('the file empty')
+        ok('is empty (being written?); the configuration in use stays' in d.log_text(), 'and the log says why')
+        d.group = 'nosuchgroup'
+        d.write_conf('cpu-time/5')
+        kept('group = nosuchgroup')
+        ok(re.search(r'reload\.conf:\d+: no group .nosuchgroup.*the configuration in use stays', d.log_text()),
+           'and the log names the line')
+        d.group = ''
+        d.write_conf('cpu-time/5')
+        os.kill(d.pid, signal.SIGHUP)
+        end = time.monotonic() + 30
+        while time.monotonic() < end and 'Configuration reloaded' not in d.log_text():
+            time.sleep(0.05)
+        st = status(d)
+        ok(st.get('resource:cpu-time', {}).get('period') == '5' and st['daemon']['run'] != run_id,
+           'a good file is then taken: cpu-time/5 in a new run', d.log_text())
+    finally:
+        d.stop(signal.SIGKILL)
+
+
+def main():
+    if os.geteuid() != 0:
+        skip_all('needs root: system-wide perf events')
+    tmp = tempfile.mkdtemp(prefix='cppd-daemon-faults-')
+    try:
+        start(tmp)
+        reload(tmp)
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+    sys.exit(done())
+
+
+if __name__ == '__main__':
+    main()

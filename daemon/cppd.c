@@ -3,6 +3,7 @@
  * this is its command line and its logging. */
 #include <errno.h>
 #include <getopt.h>
+#include <signal.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -83,6 +84,9 @@ int main(int argc, char **argv) {
         struct manager *m = NULL;
         int r;
 
+        /* A control client that hangs up before its reply, or a closed stderr, must cost a write
+         * its EPIPE, not the daemon its life (control.c also writes with MSG_NOSIGNAL). */
+        signal(SIGPIPE, SIG_IGN);
         setup_logging();
         r = parse_argv(argc, argv);
         if (r <= 0)

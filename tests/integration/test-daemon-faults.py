@@ -2,13 +2,16 @@
 """The daemon's own faults (issue 17), beside test-faults.py's stores and disks: a configuration
 given with -c that is missing, or names a group that does not exist, stops cppd at the start
 with the reason; a reload that finds the file missing, empty or wrong keeps the configuration in
-use. Needs root (system-wide perf events); TAP.
+use; and cppctl gives up on a daemon that is stopped (kill -STOP), even once its backlog is
+full, with a message that says so. Needs root (system-wide perf events); TAP.
 
 Usage: test-daemon-faults.py CPPD CPPCTL"""
 import os
 import re
+import resource
 import shutil
 import signal
+import socket
 import subprocess
 import sys
 import tempfile
@@ -110,6 +113,74 @@ def reload(tmp):
         d.stop(signal.SIGKILL)
 
 
+def stopped(tmp):
+    """The weak spot: cppctl status waited for a stopped daemon (and blocked for ever in
+    connect() once its backlog was full)."""
+    d = Daemon(cppd, tmp, 'stopped')
+    socks = []
+    try:
+        if not ok(d.ready(), 'a daemon', d.log_text()):
+            return
+        os.kill(d.pid, signal.SIGSTOP)
+        try:
+            t = time.monotonic()
+            try:
+                p = run([cppctl, 'status', '--socket', d.sock], timeout=120)
+                took = time.monotonic() - t
+                ok(p.returncode == 1 and 'cppd did not answer within 10 s' in p.stderr and took < 60,
+                   'cppctl status on a stopped daemon gives up, saying why (%.1f s)' % took, p.stderr)
+            except subprocess.TimeoutExpired:
+                ok(False, 'cppctl status on a stopped daemon gives up')
+            # Fill the listen backlog (somaxconn, 4096 on Debian 12), as a client storm would.
+            soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+            want = 8192 + 64
+            if soft < want:
+                resource.setrlimit(resource.RLIMIT_NOFILE, (min(want, hard), hard))
+            full = False
+            while len(socks) < want - 64:
+                s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+                s.setblocking(False)
+                try:
+                    s.connect(d.sock)
+                except BlockingIOError:
+                    s.close()
+                    full = True
+                    break
+                socks.append(s)
+            if ok(full, 'the stopped daemon\'s backlog fills (%d connections)' % len(socks)):
+                t = time.monotonic()
+                try:
+                    p = run([cppctl, 'status', '--socket', d.sock], timeout=120)
+                    took = time.monotonic() - t
+                    ok(p.returncode == 1 and 'cppd did not answer within 10 s' in p.stderr and took < 60,
+                       'with its backlog full too (%.1f s)' % took, p.stderr)
+                except subprocess.TimeoutExpired:
+                    ok(False, 'with its backlog full too: cppctl status still waits after 120 s')
+        finally:
+            for s in socks:
+                s.close()
+            socks = []
+            os.kill(d.pid, signal.SIGCONT)
+        # What waited for it (cppctl's requests, then gone) gets replies written to closed peers;
+        # the backlog drains as it accepts them.
+        end = time.monotonic() + 60
+        while True:
+            try:
+                reply = d.request('status\n', timeout=60)
+                break
+            except OSError as e:
+                reply = str(e)
+                if not isinstance(e, BlockingIOError) or time.monotonic() > end:
+                    break
+                time.sleep(0.1)
+        ok(reply.startswith('daemon ') and not d.exited(), 'continued, the daemon answers again',
+           'wait status %s\n%s\n%s' % (d.status, reply[:200], d.log_text()))
+    finally:
+        for s in socks:
+            s.close()
+        d.stop(signal.SIGKILL)
+
+
 def main():
     if os.geteuid() != 0:
         skip_all('needs root: system-wide perf events')
@@ -117,6 +188,7 @@ def main():
     try:
         start(tmp)
         reload(tmp)
+        stopped(tmp)
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
     sys.exit(done())

@@ -2,10 +2,14 @@
 """The daemon's own faults (issue 17), beside test-faults.py's stores and disks: a configuration
 given with -c that is missing, or names a group that does not exist, stops cppd at the start
 with the reason; a reload that finds the file missing, empty or wrong keeps the configuration in
-use; and cppctl gives up on a daemon that is stopped (kill -STOP), even once its backlog is
-full, with a message that says so. Needs root (system-wide perf events); TAP.
+use; cppctl gives up on a daemon that is stopped (kill -STOP), even once its backlog is full,
+with a message that says so; and the idle task's cpu-time is stored as swapper, not as
+unsymbolized [unknown], and --no-idle leaves it out of views (checked where the CPUs idle a
+little while the test sleeps; test-collector-feed.c checks it everywhere). Needs root
+(system-wide perf events); TAP.
 
 Usage: test-daemon-faults.py CPPD CPPCTL"""
+import json
 import os
 import re
 import resource
@@ -17,7 +21,7 @@ import sys
 import tempfile
 import time
 
-from daemon import Daemon, run
+from daemon import Daemon, run, store_query
 from tap import done, ok, skip_all
 
 cppd, cppctl = sys.argv[1:3]
@@ -181,6 +185,51 @@ def stopped(tmp):
         d.stop(signal.SIGKILL)
 
 
+def idle(tmp):
+    """Issue 17.9: the idle task, pid 0, was stored with no name and an empty stack, and shown as
+    [unknown] (99% of an idle host's cpu-time, read as symbolization gone wrong)."""
+    d = Daemon(cppd, tmp, 'idle')
+    try:
+        if not ok(d.ready(), 'a daemon on cpu-time/1', d.log_text()):
+            return
+        rows = []
+        end = time.monotonic() + 10
+        while time.monotonic() < end and not rows:
+            time.sleep(1)       # the CPUs idle, unless the machine is busy with other work
+            try:
+                flushed = d.request('flush\n').strip() == 'ok'
+            except OSError as e:
+                ok(False, 'the daemon flushes', 'wait status %s: %s\n%s' % (d.exited() and d.status, e,
+                                                                          d.log_text()))
+                return
+            rows = flushed and store_query(d.store, 'SELECT DISTINCT p.comm FROM process p JOIN thread t '
+                                           'ON t.process_id = p.id JOIN sample s ON s.thread_id = t.id '
+                                           'WHERE p.pid = 0') or []
+        if not rows:
+            ok(True, 'the idle task # SKIP no CPU was idle for 10 s: the machine is busy')
+            return
+        ok(rows == [('swapper',)], 'the idle task is stored as pid 0 named swapper', rows)
+
+        def functions(*extra):
+            p = run([cppctl, 'functions', '--db', d.store, '-r', 'cpu-time', '-t', '0', '--json'] + list(extra))
+            return p, (json.loads(p.stdout) if p.returncode == 0 else {})
+
+        d.stop()
+        p, shown = functions()
+        idle_hits = sum(e['hits'] for e in shown.get('entries', []) if e['path'] == ['swapper'])
+        ok(idle_hits > 0 and not any(e['path'] == ['[unknown]'] and e['hits'] == idle_hits
+                                     for e in shown['entries']),
+           'views show it as swapper (%d hits), by default as perf does' % idle_hits, p.stdout[:600] + p.stderr)
+        unknown = store_query(d.store, "SELECT count(*) FROM function WHERE name = 'swapper' AND unknown = 0")
+        ok(unknown == [(1,)], 'its frame is a known name, not counted unsymbolized', unknown)
+        p, dropped = functions('--no-idle')
+        ok(p.returncode == 0 and dropped['hits'] == shown['hits'] - idle_hits and
+           not any(e['path'] == ['swapper'] for e in dropped['entries']),
+           '--no-idle leaves its %d hits out' % idle_hits, p.stdout[:600] + p.stderr)
+    finally:
+        d.stop(signal.SIGKILL)
+
+
 def main():
     if os.geteuid() != 0:
         skip_all('needs root: system-wide perf events')
@@ -189,6 +238,7 @@ def main():
         start(tmp)
         reload(tmp)
         stopped(tmp)
+        idle(tmp)
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
     sys.exit(done())

@@ -11,6 +11,8 @@
  * other than root holds at most CONTROL_MAX_PER_UID, the users outside the group together leave
  * CONTROL_RESERVED_GROUP for root and the group, and the group leaves CONTROL_RESERVED_ROOT for
  * root. The counts are found by walking the open connections (at most 64) at each accept.
+ * Sessions likewise: a uid other than root starts at most CONTROL_MAX_SESSIONS_PER_UID, and
+ * such users leave CONTROL_RESERVED_SESSIONS of max_sessions to root.
  *
  * Who may do what, from the peer's credentials (SO_PEERCRED) at connect time:
  *   status, sessions (all), flush   root, or a member of the configured group
@@ -277,6 +279,24 @@ static void do_attach(struct connection *c, const struct protocol_message *req) 
                 sr.pid = pid;
         }
 
+        if (c->peer.uid != 0) {
+                unsigned mine = 0, users = 0;
+
+                for (unsigned i = 0; i < m->n_sessions; i++) {
+                        mine += m->sessions[i]->owner == c->peer.uid;
+                        users += m->sessions[i]->owner != 0;
+                }
+                if (mine >= CONTROL_MAX_SESSIONS_PER_UID) {
+                        reply_error(c, EBUSY, "you have %u sessions already, the most one user may have", mine);
+                        return;
+                }
+                if (m->config.max_sessions > CONTROL_RESERVED_SESSIONS &&
+                    users >= m->config.max_sessions - CONTROL_RESERVED_SESSIONS) {
+                        reply_error(c, EBUSY, "too many sessions (max_sessions=%u, %d of them kept for root)",
+                                    m->config.max_sessions, CONTROL_RESERVED_SESSIONS);
+                        return;
+                }
+        }
         r = session_start(m, &sr, &s, &what);
         if (r == -EBUSY)
                 reply_error(c, EBUSY, "too many sessions (max_sessions=%u)", m->config.max_sessions);

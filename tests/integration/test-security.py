@@ -4,7 +4,7 @@ umask, and the control socket's rules hold for real unprivileged users, in and o
 configured group (daemon/control.c's table, schemas/protocol.md). test-daemon.py checks the
 basic refusals; this covers the group, sessions, detach, flush and reload. Issue 17: a user who
 hangs up before the reply cannot kill the daemon (SIGPIPE), nor keep root and the group out by
-holding connections. Needs root; TAP.
+holding connections or sessions. Needs root; TAP.
 
 Usage: test-security.py CPPD CPPCTL WORKLOADS_DIR DATA_DIR"""
 import grp
@@ -282,6 +282,48 @@ def hogging(tmp):
         d.stop(signal.SIGKILL)
 
 
+def sessions(tmp):
+    """The sibling of 17.12: max_sessions for everyone together let one user's sessions keep
+    everyone else from attaching (CONTROL_MAX_SESSIONS_PER_UID, CONTROL_RESERVED_SESSIONS)."""
+    d = Daemon(cppd, tmp, 'sess', extra='unwind = fp')
+    procs = []
+    try:
+        if not ok(d.ready(), 'a daemon', d.log_text()):
+            return
+        sleepers = [subprocess.Popen(NOBODY + ['sleep', '300']) for _ in range(5)]
+        procs += sleepers
+        attaches = []
+        for i, s in enumerate(sleepers):
+            a = subprocess.Popen(NOBODY + [cppctl, 'attach', str(s.pid), '--duration', '120', '-q', '--socket',
+                                           d.sock], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+            procs.append(a)
+            attaches.append(a)
+            if i < 4:
+                # One at a time, so that the fifth is the one refused.
+                end = time.monotonic() + 60
+                while time.monotonic() < end and a.poll() is None and \
+                        d.request('sessions\n').count('session id=') < i + 1:
+                    time.sleep(0.05)
+        ok(d.request('sessions\n').count('session id=') >= 4, 'nobody starts 4 sessions on its own processes',
+           d.request('sessions\n') + ''.join(a.stderr.read() for a in attaches[:4] if a.poll() is not None))
+        try:
+            out, err = attaches[4].communicate(timeout=60)
+        except subprocess.TimeoutExpired:
+            out, err = '', '(still running)'
+        ok(attaches[4].returncode == 1 and 'the most one user may have' in err,
+           'a fifth is refused (CONTROL_MAX_SESSIONS_PER_UID)', err)
+        mine = subprocess.Popen(['sleep', '300'])
+        procs.append(mine)
+        p = run([cppctl, 'attach', str(mine.pid), '--duration', '0.5', '-q', '--socket', d.sock], timeout=120)
+        ok(p.returncode == 0, 'root still attaches', p.stderr)
+    finally:
+        for q in procs:
+            if q.poll() is None:
+                q.kill()
+                q.wait()
+        d.stop(signal.SIGKILL)
+
+
 def main():
     if os.geteuid() != 0:
         skip_all('needs root: the daemon, and setpriv to become another user')
@@ -294,6 +336,7 @@ def main():
         control(tmp)
         sigpipe(tmp)
         hogging(tmp)
+        sessions(tmp)
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
     sys.exit(done())

@@ -387,6 +387,9 @@ int manager_new(const char *config_path, bool required, struct manager **ret) {
                 log_error_errno(r, "Cannot read %s: %m", config_path);
                 goto fail;
         }
+        /* Only the default group can be missing (a group named in the file must exist). */
+        if (m->config.group[0] && m->config.gid == CONFIG_NO_GID)
+                log_notice("There is no group %s on this machine: only root may query cppd", m->config.group);
 
         r = sd_event_default(&m->event);
         if (r < 0)

@@ -282,6 +282,43 @@ def hogging(tmp):
         d.stop(signal.SIGKILL)
 
 
+def crowd(tmp):
+    """Many users together: eight uids holding 8 connections each would take all 64; those
+    outside the group leave 16 to root and the group (CONTROL_RESERVED_GROUP)."""
+    gid = grp.getgrnam(GROUP).gr_gid
+    member = ['setpriv', '--reuid=65533', '--regid=65533', '--groups=%d' % gid, '--inh-caps=-all']
+    d = Daemon(cppd, tmp, 'crowd', group=GROUP)
+    hogs = []
+    try:
+        if not ok(d.ready(), 'a daemon whose group is %s' % GROUP, d.log_text()):
+            return
+        for uid in range(65520, 65528):
+            hogs.append(subprocess.Popen(['setpriv', '--reuid=%d' % uid, '--regid=%d' % uid, '--clear-groups',
+                                          '--inh-caps=-all', sys.executable, '-c', HOG, d.sock, '10'],
+                                         stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                         text=True))
+        ready = [h.stdout.readline().split() for h in hogs]
+        ok(all(r and r[0] == 'ready' for r in ready), 'eight users open 10 connections each and hold them',
+           ready)
+        fails = []
+        for i in range(5):
+            for who in ([], member):
+                p = run(who + [cppctl, 'status', '--socket', d.sock])
+                if p.returncode != 0:
+                    fails.append('%s rc=%d %r' % (who[:1], p.returncode, p.stderr))
+        ok(not fails, 'root\'s and a member of %s\'s cppctl status work meanwhile, 5 of 5 each' % GROUP,
+           '\n'.join(fails))
+        for h in hogs:
+            h.communicate('', timeout=60)
+        ok(not d.exited(), 'the daemon lives on', d.log_text())
+    finally:
+        for h in hogs:
+            if h.poll() is None:
+                h.kill()
+                h.wait()
+        d.stop(signal.SIGKILL)
+
+
 def sessions(tmp):
     """The sibling of 17.12: max_sessions for everyone together let one user's sessions keep
     everyone else from attaching (CONTROL_MAX_SESSIONS_PER_UID, CONTROL_RESERVED_SESSIONS)."""
@@ -336,6 +373,7 @@ def main():
         control(tmp)
         sigpipe(tmp)
         hogging(tmp)
+        crowd(tmp)
         sessions(tmp)
     finally:
         shutil.rmtree(tmp, ignore_errors=True)

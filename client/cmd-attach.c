@@ -105,6 +105,11 @@ static int attach_via_daemon(const struct recording_args *a, pid_t pid, int pidf
                         NULL }, &reply);
         if (r == -ENOENT || r == -ECONNREFUSED)
                 return -ENOENT;
+        if (r == -ETIMEDOUT) {
+                log_error("%s: cppd did not answer within %u s: it is stopped, stuck or overloaded "
+                          "(--standalone profiles without it)", path, control_timeout_ms("attach") / 1000);
+                return EXIT_FAILURE_;
+        }
         if (r < 0) {
                 log_error_errno(r, "%s: %m", path);
                 return EXIT_FAILURE_;

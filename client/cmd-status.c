@@ -58,6 +58,11 @@ static int call(const char *socket, const char *word, const char *const *kv, str
                 log_error("%s: permission denied", path);
                 return EXIT_FAILURE_;
         }
+        if (r == -ETIMEDOUT) {
+                log_error("%s: cppd did not answer within %u s: it is stopped, stuck or overloaded", path,
+                          control_timeout_ms(word) / 1000);
+                return EXIT_FAILURE_;
+        }
         if (r < 0) {
                 log_error_errno(r, "%s: %m", path);
                 return EXIT_FAILURE_;

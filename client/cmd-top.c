@@ -107,6 +107,9 @@ static int refresh(struct query_args *q, const struct top_args *a, FILE *f, bool
                 if (r == -ENOENT || r == -ECONNREFUSED)
                         log_warning("cppd is not listening on %s: showing the store as it is",
                                     control_socket_path(a->socket));
+                else if (r == -ETIMEDOUT)
+                        log_warning("cppd did not answer a flush within %u s: the view is as fresh as its flush "
+                                    "timer", control_timeout_ms("flush") / 1000);
                 else
                         log_warning("Cannot ask cppd to flush (%s): the view is as fresh as its flush timer",
                                     r < 0 ? strerror(-r) : reply.message);

@@ -124,6 +124,7 @@ int query_args_parse_extra(struct query_args *q, int argc, char **argv, const ch
                 { "format", required_argument, NULL, 'f' },
                 { "output", required_argument, NULL, 'o' },
                 { "ratio", required_argument, NULL, 'A' },
+                { "no-idle", no_argument, NULL, 'D' },
                 {}
         };
         _cleanup_free_ struct option *all = options_with(options, extra);
@@ -155,6 +156,7 @@ int query_args_parse_extra(struct query_args *q, int argc, char **argv, const ch
                                "      --run ID           only samples of run ID\n"
                                "      --unit NAME        only samples of processes of systemd unit NAME\n"
                                "      --pid PID          only samples of process PID\n"
+                               "      --no-idle          leave out the idle task (pid 0, swapper): shown by default\n"
                                "      --comm NAME        only samples of processes or threads named NAME\n"
                                "      --exe PATH         only samples of this executable (a path or a file name)\n"
                                "      --host NAME        only samples of runs on host NAME (a store merged from several)\n"
@@ -234,6 +236,9 @@ int query_args_parse_extra(struct query_args *q, int argc, char **argv, const ch
                         if (r < 0)
                                 return log_error_errno(EINVAL, "--pid %s: expected a process id", optarg);
                         q->filter.pid = pid;
+                        break;
+                case 'D':
+                        q->filter.no_idle = true;
                         break;
                 case 'C':
                         q->filter.comm = optarg;
@@ -413,9 +418,9 @@ int query_load_shared(struct query_args *q, struct name_table *names, struct sam
 static bool unfiltered(const struct query_args *q) {
         const struct store_filter *f = &q->filter;
 
-        return f->run_id == 0 && !f->unit && f->pid == 0 && !f->comm && !f->exe && !f->host && f->since == 0 &&
-               f->until == 0 && f->by == STORE_BY_FUNCTION && !f->fold_inline && !f->focus && !f->ignore &&
-               !f->hide && !f->raw_names;
+        return f->run_id == 0 && !f->unit && f->pid == 0 && !f->no_idle && !f->comm && !f->exe && !f->host &&
+               f->since == 0 && f->until == 0 && f->by == STORE_BY_FUNCTION && !f->fold_inline && !f->focus &&
+               !f->ignore && !f->hide && !f->raw_names;
 }
 
 int query_load_index(struct query_args *q, bool inverted, struct view_data *ret) {

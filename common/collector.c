@@ -27,7 +27,12 @@
  * Resources counted in user space: bytes-read/-written take every sys_exit of their system
  * calls and credit a hit per period boundary crossed (paper §5.1); real-time adds to the
  * cpu-clock samples of on-CPU time the off-CPU time between a context switch out (whose sample
- * gives the stack) and the thread's next switch in (a PERF_RECORD_SWITCH). */
+ * gives the stack) and the thread's next switch in (a PERF_RECORD_SWITCH).
+ *
+ * The idle task. A CPU with nothing to run is in pid 0, which has no /proc entry, no name and
+ * no user stack: it is named IDLE_NAME as perf names it, and a stack of its with no kernel frame
+ * is the frame IDLE_NAME, a known one, not an unsymbolized "[unknown]" (on an idle host nearly
+ * every cpu-time sample is the idle task's, and would read as symbolization gone wrong). */
 #include "collector.h"
 
 #include <dirent.h>
@@ -75,6 +80,8 @@
 #define STACK_TOP_SLACK 64
 /* The resource of events that count none (the side band's dummy). */
 #define NO_RESOURCE COLLECTOR_MAX_RESOURCES
+/* The idle task's process, thread and frame name (perf's). */
+#define IDLE_NAME "swapper"
 
 enum event_role {
         ROLE_SAMPLE,            /* one hit a sample */
@@ -1118,7 +1125,9 @@ static struct process *process_get(struct collector *c, uint32_t pid, bool from_
         }
         for (unsigned r = 0; r < c->n_resources; r++)
                 p->bytes_remaining[r] = draw_period(c, c->resources[r].period);
-        if (from_proc && !c->offline) {
+        if (pid == 0)
+                strcpy(p->comm, IDLE_NAME);     /* the idle task: nothing in /proc to read */
+        else if (from_proc && !c->offline) {
                 char exe[4096];
                 ssize_t n;
 
@@ -1441,7 +1450,8 @@ static int64_t sample_stack(struct collector *c, const struct record_sample *s, 
         if (timed)
                 c->stats.symbolize_ns += (now_ns(CLOCK_MONOTONIC) - t0) * TIMED_EVERY;
         if (n == 0 && kept == 0) {
-                int64_t f = symbolizer_synthetic(c->sym, "[unknown]", true);
+                int64_t f = p->pid == 0 ? symbolizer_synthetic(c->sym, IDLE_NAME, false) :
+                                          symbolizer_synthetic(c->sym, "[unknown]", true);
 
                 if (f < 0)
                         return f;

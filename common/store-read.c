@@ -440,6 +440,7 @@ static int load_tree(struct store *s, const struct store_filter *f, struct name_
                                 "AND (?6 IS NULL OR p.exe = ?6 OR substr(p.exe, -length(?6) - 1) = '/' || ?6) "
                                 "AND (?7 = 0 OR s.bucket >= ?7) AND (?8 = 0 OR s.bucket < ?8) "
                                 "AND (?9 IS NULL OR p.run_id IN (SELECT id FROM run WHERE host = ?9)) "
+                                "AND (?10 = 0 OR p.pid != 0) "
                                 "GROUP BY s.stack_id, rr.period", -1, &st, NULL);
         if (rc != SQLITE_OK)
                 return store_errno(s, rc);
@@ -452,6 +453,7 @@ static int load_tree(struct store *s, const struct store_filter *f, struct name_
         sqlite3_bind_int64(st, 7, f->since);
         sqlite3_bind_int64(st, 8, f->until);
         store_bind_text(st, 9, f->host);
+        sqlite3_bind_int(st, 10, f->no_idle);
         while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
                 int64_t id = sqlite3_column_int64(st, 0);
                 int64_t hits = sqlite3_column_int64(st, 1), samples = sqlite3_column_int64(st, 2);

@@ -113,6 +113,7 @@ struct store_filter {
         int64_t run_id;                 /* 0: every run */
         const char *unit;               /* systemd unit; NULL: any */
         int64_t pid;                    /* 0: any */
+        bool no_idle;                   /* leave out the idle task, pid 0 ("swapper") */
         const char *comm;               /* process or thread name; NULL: any */
         const char *exe;                /* executable path, or its file name; NULL: any */
         const char *host;               /* run.host, the machine that collected; NULL: any */

@@ -7,6 +7,7 @@
 #include <ctype.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <grp.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -16,6 +17,22 @@
 
 #include "parse-util.h"
 #include "resource.h"
+
+/* The id of group NAME: 0 and *ret, -ENOENT if there is none, or another negative errno when the
+ * lookup itself fails (NSS). */
+static int group_id(const char *name, gid_t *ret) {
+        struct group g, *found = NULL;
+        char buf[CONFIG_GROUP_BUFFER];
+        int r;
+
+        r = getgrnam_r(name, &g, buf, sizeof buf, &found);
+        if (r != 0)
+                return -r;
+        if (!found)
+                return -ENOENT;
+        *ret = found->gr_gid;
+        return 0;
+}
 
 void config_defaults(struct config *c) {
         /* About 100 stacks a second per busy CPU and a few per faulting or switching thread:
@@ -45,6 +62,8 @@ void config_defaults(struct config *c) {
         strcpy(c->store_path, "/var/lib/cppd/cppd.db");
         strcpy(c->socket_path, "/run/cppd/cppd.sock");
         strcpy(c->group, "cppd");
+        if (group_id(c->group, &c->gid) < 0)
+                c->gid = CONFIG_NO_GID;
 }
 
 __attribute__((format(printf, 3, 4)))
@@ -189,9 +208,21 @@ static int set(struct config *c, const char *section, const char *key, char *val
                 return 0;
         }
         if (KEY("control", "group")) {
+                gid_t gid = CONFIG_NO_GID;
+                int r;
+
                 if (strlen(value) >= sizeof c->group)
                         return fail(error, size, "group name too long");
+                if (value[0]) {
+                        r = group_id(value, &gid);
+                        if (r == -ENOENT)
+                                return fail(error, size, "no group '%s' on this machine (getent group %s); "
+                                            "leave the value empty for none", value, value);
+                        if (r < 0)
+                                return fail(error, size, "cannot look up group '%s': %s", value, strerror(-r));
+                }
                 strcpy(c->group, value);
+                c->gid = gid;
                 return 0;
         }
         if (KEY("control", "max_sessions")) {
@@ -262,24 +293,42 @@ int config_parse(const char *text, size_t size, struct config *ret, unsigned *re
 int config_load(const char *path, struct config *ret, unsigned *ret_line, char *error, size_t error_size) {
         _cleanup_free_ char *text = NULL;
         _cleanup_close_ int fd = -1;
-        struct stat st;
-        ssize_t n;
+        struct stat before, after;
+        size_t n = 0;
 
         *ret_line = 0;
         fd = open(path, O_RDONLY | O_CLOEXEC);
-        if (fd < 0 && errno == ENOENT) {
-                config_defaults(ret);
-                return 0;
-        }
-        if (fd < 0 || fstat(fd, &st) < 0)
+        if (fd < 0 || fstat(fd, &before) < 0)
                 return -errno;
-        if (st.st_size > CONFIG_MAX_SIZE)
+        if (S_ISDIR(before.st_mode))
+                return -EISDIR;
+        if (before.st_size > CONFIG_MAX_SIZE)
                 return -EFBIG;
-        text = malloc(st.st_size + 1);
+        text = malloc(CONFIG_MAX_SIZE + 1);
         if (!text)
                 return -ENOMEM;
-        n = read(fd, text, st.st_size);
-        if (n < 0)
+        /* To the end, whatever fstat() said: the file may be written meanwhile. */
+        for (ssize_t k; n <= CONFIG_MAX_SIZE; n += k) {
+                k = read(fd, text + n, CONFIG_MAX_SIZE + 1 - n);
+                if (k < 0 && errno == EINTR) {
+                        k = 0;
+                        continue;
+                }
+                if (k < 0)
+                        return -errno;
+                if (k == 0)
+                        break;
+        }
+        if (n > CONFIG_MAX_SIZE)
+                return -EFBIG;
+        if (n == 0)
+                return -ENODATA;
+        /* Written while we read (an editor or a copy rewriting it in place): what we have may be
+         * half of it, which would parse as a different configuration. */
+        if (fstat(fd, &after) < 0)
                 return -errno;
+        if (S_ISREG(after.st_mode) && (after.st_size != before.st_size || (off_t) n != after.st_size ||
+            after.st_mtim.tv_sec != before.st_mtim.tv_sec || after.st_mtim.tv_nsec != before.st_mtim.tv_nsec))
+                return -ESTALE;
         return config_parse(text, n, ret, ret_line, error, error_size);
 }

@@ -4,6 +4,7 @@
 
 #include <stdbool.h>
 #include <stdint.h>
+#include <sys/types.h>
 
 #include "cleanup.h"
 #include "collector.h"
@@ -13,6 +14,10 @@
 /* Bytes of a config file, and of one of its lines: it is read whole, and is small. */
 #define CONFIG_MAX_SIZE (64 * 1024)
 #define CONFIG_MAX_LINE 1024
+/* struct config's gid when there is no group: "group =" empty, or the default group absent. */
+#define CONFIG_NO_GID ((gid_t) -1)
+/* Bytes for one group's entry (getgrnam_r()): its name and its members' names. */
+#define CONFIG_GROUP_BUFFER (64 * 1024)
 
 struct config_resource {
         char name[128];
@@ -39,18 +44,24 @@ struct config {
         /* [control] */
         char socket_path[108];          /* sizeof(sun_path) */
         char group[64];                 /* members may query; "" for none */
+        gid_t gid;                      /* the group's, looked up when parsed; CONFIG_NO_GID: none */
         unsigned max_sessions;
 };
 
-/* Sets every key to its default. */
+/* Sets every key to its default. The default group, cppd, is looked up: where there is no such
+ * group (cppd by hand, not installed), gid is CONFIG_NO_GID and only root may query. */
 void config_defaults(struct config *c);
 
 /* Parses TEXT (SIZE bytes) over the defaults into *ret. Returns 0, or -EBADMSG and sets
  * *ret_line and ERROR (of ERROR_SIZE bytes) to what is wrong where: an unknown section or key,
- * a bad value, a line over CONFIG_MAX_LINE. *ret is untouched on error. */
+ * a bad value (a group that does not exist is one), a line over CONFIG_MAX_LINE. *ret is
+ * untouched on error. */
 int config_parse(const char *text, size_t size, struct config *ret, unsigned *ret_line, char *error,
                  size_t error_size);
 
-/* Reads and parses PATH. A missing file gives the defaults (0). -EBADMSG as config_parse(), with
- * the line; -EFBIG past CONFIG_MAX_SIZE; other negative errnos from reading. */
+/* Reads and parses PATH. Returns 0; -ENOENT if there is no such file and -ENODATA if it is empty
+ * (the caller decides whether the defaults do: an empty file is also what a reload sees while
+ * the file is being rewritten); -EBADMSG as config_parse(), with the line; -EFBIG past CONFIG_MAX_SIZE;
+ * -ESTALE if the file changed while it was read (replaced or rewritten: read it again later);
+ * -EISDIR for a directory; other negative errnos from reading. */
 int config_load(const char *path, struct config *ret, unsigned *ret_line, char *error, size_t error_size);

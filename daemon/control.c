@@ -3,7 +3,16 @@
  * peer may take (CONTROL_TIMEOUT_USEC), the connections at once (CONTROL_MAX_CONNECTIONS).
  * Replies are written without blocking the loop: what the socket does not take at once waits
  * for EPOLLOUT. A malformed request gets an ERROR reply and the connection ends; nothing a peer
- * sends can stop the daemon.
+ * sends can stop the daemon, and a peer that hangs up before its reply costs only its
+ * connection: writes use MSG_NOSIGNAL (and cppd ignores SIGPIPE besides), so EPIPE comes back
+ * instead of a signal that would end the daemon.
+ *
+ * The socket is open to every local user, so no one user may take all its connections: a uid
+ * other than root holds at most CONTROL_MAX_PER_UID, the users outside the group together leave
+ * CONTROL_RESERVED_GROUP for root and the group, and the group leaves CONTROL_RESERVED_ROOT for
+ * root. The counts are found by walking the open connections (at most 64) at each accept.
+ * Sessions likewise: a uid other than root starts at most CONTROL_MAX_SESSIONS_PER_UID, and
+ * such users leave CONTROL_RESERVED_SESSIONS of max_sessions to root.
  *
  * Who may do what, from the peer's credentials (SO_PEERCRED) at connect time:
  *   status, sessions (all), flush   root, or a member of the configured group
@@ -13,7 +22,6 @@
 
 #include <errno.h>
 #include <fcntl.h>
-#include <grp.h>
 #include <inttypes.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -35,6 +43,7 @@
 
 struct connection {
         struct control *control;
+        struct connection *next;        /* in control->connections */
         int fd;
         struct ucred peer;
         bool in_group;
@@ -53,12 +62,18 @@ struct control {
         int fd;
         bool activated;                 /* passed by systemd: not ours to unlink */
         sd_event_source *listen;
+        struct connection *connections; /* open ones, newest first */
         unsigned n_connections;
 };
 
 static void connection_free(struct connection *c) {
         if (!c)
                 return;
+        for (struct connection **p = &c->control->connections; *p; p = &(*p)->next)
+                if (*p == c) {
+                        *p = c->next;
+                        break;
+                }
         sd_event_source_disable_unref(c->io);
         sd_event_source_disable_unref(c->timer);
         if (c->fd >= 0)
@@ -264,6 +279,24 @@ static void do_attach(struct connection *c, const struct protocol_message *req) 
                 sr.pid = pid;
         }
 
+        if (c->peer.uid != 0) {
+                unsigned mine = 0, users = 0;
+
+                for (unsigned i = 0; i < m->n_sessions; i++) {
+                        mine += m->sessions[i]->owner == c->peer.uid;
+                        users += m->sessions[i]->owner != 0;
+                }
+                if (mine >= CONTROL_MAX_SESSIONS_PER_UID) {
+                        reply_error(c, EBUSY, "you have %u sessions already, the most one user may have", mine);
+                        return;
+                }
+                if (m->config.max_sessions > CONTROL_RESERVED_SESSIONS &&
+                    users >= m->config.max_sessions - CONTROL_RESERVED_SESSIONS) {
+                        reply_error(c, EBUSY, "too many sessions (max_sessions=%u, %d of them kept for root)",
+                                    m->config.max_sessions, CONTROL_RESERVED_SESSIONS);
+                        return;
+                }
+        }
         r = session_start(m, &sr, &s, &what);
         if (r == -EBUSY)
                 reply_error(c, EBUSY, "too many sessions (max_sessions=%u)", m->config.max_sessions);
@@ -411,7 +444,7 @@ static int on_io(sd_event_source *src, int fd, uint32_t revents, void *userdata)
                 }
                 sd_event_source_set_io_events(c->io, EPOLLOUT);
         }
-        n = write(c->fd, c->out + c->sent, c->n_out - c->sent);
+        n = send(c->fd, c->out + c->sent, c->n_out - c->sent, MSG_DONTWAIT | MSG_NOSIGNAL);
         if (n < 0 && (errno == EAGAIN || errno == EINTR))
                 return 0;
         if (n < 0) {
@@ -451,21 +484,56 @@ static bool peer_in_group(const struct ucred *peer, gid_t gid) {
         return found;
 }
 
+/* Why a peer of credentials PEER (IN_GROUP: a member of the configured group) may not have one
+ * more connection now, or NULL if it may (the rules atop this file). */
+static const char *refusal(const struct control *ctl, const struct ucred *peer, bool in_group) {
+        unsigned same_uid = 0, outsiders = 0;
+
+        for (const struct connection *c = ctl->connections; c; c = c->next) {
+                same_uid += c->peer.uid == peer->uid;
+                outsiders += c->peer.uid != 0 && !c->in_group;
+        }
+        if (ctl->n_connections >= CONTROL_MAX_CONNECTIONS)
+                return "too many connections";
+        if (peer->uid == 0)
+                return NULL;
+        if (same_uid >= CONTROL_MAX_PER_UID)
+                return "too many connections from this user";
+        if (in_group)
+                return ctl->n_connections >= CONTROL_MAX_CONNECTIONS - CONTROL_RESERVED_ROOT ?
+                       "too many connections" : NULL;
+        return outsiders >= CONTROL_MAX_CONNECTIONS - CONTROL_RESERVED_GROUP ? "too many connections" : NULL;
+}
+
 static int on_accept(sd_event_source *src, int fd, uint32_t revents, void *userdata) {
         struct control *ctl = userdata;
+        const struct config *config = &ctl->manager->config;
         struct connection *c;
-        socklen_t len = sizeof c->peer;
-        struct group *g;
+        struct ucred peer;
+        socklen_t len = sizeof peer;
+        const char *why;
+        bool in_group;
         int cfd, r;
 
         cfd = accept4(fd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
         if (cfd < 0)
                 return 0;
-        if (ctl->n_connections >= CONTROL_MAX_CONNECTIONS) {
-                static const char busy[] = "error errno=EBUSY message=too%20many%20connections\n";
-
-                (void) !write(cfd, busy, sizeof busy - 1);
+        if (getsockopt(cfd, SOL_SOCKET, SO_PEERCRED, &peer, &len) < 0) {
                 close(cfd);
+                return 0;
+        }
+        in_group = config->gid != CONFIG_NO_GID && peer_in_group(&peer, config->gid);
+        why = refusal(ctl, &peer, in_group);
+        if (why) {
+                char busy[128];
+                int n = protocol_format(busy, sizeof busy, "error",
+                                        (const char *const[]) { "errno", "EBUSY", "message", why, NULL });
+
+                /* One try, never waiting: the peer reads it or not. */
+                if (n > 0)
+                        (void) send(cfd, busy, n, MSG_DONTWAIT | MSG_NOSIGNAL);
+                close(cfd);
+                log_debug("Connection of uid %u refused: %s", (unsigned) peer.uid, why);
                 return 0;
         }
         c = calloc(1, sizeof *c);
@@ -475,13 +543,11 @@ static int on_accept(sd_event_source *src, int fd, uint32_t revents, void *userd
         }
         c->control = ctl;
         c->fd = cfd;
+        c->peer = peer;
+        c->in_group = in_group;
+        c->next = ctl->connections;
+        ctl->connections = c;
         ctl->n_connections++;
-        if (getsockopt(cfd, SOL_SOCKET, SO_PEERCRED, &c->peer, &len) < 0) {
-                connection_free(c);
-                return 0;
-        }
-        g = ctl->manager->config.group[0] ? getgrnam(ctl->manager->config.group) : NULL;
-        c->in_group = g && peer_in_group(&c->peer, g->gr_gid);
         r = sd_event_add_io(ctl->manager->event, &c->io, cfd, EPOLLIN, on_io, c);
         if (r >= 0)
                 r = sd_event_add_time_relative(ctl->manager->event, &c->timer, CLOCK_MONOTONIC, CONTROL_TIMEOUT_USEC,
@@ -542,6 +608,8 @@ fail:
 struct control *control_free(struct control *ctl) {
         if (!ctl)
                 return NULL;
+        while (ctl->connections)
+                connection_free(ctl->connections);
         sd_event_source_disable_unref(ctl->listen);
         if (ctl->fd >= 0) {
                 if (!ctl->activated)

@@ -3,6 +3,8 @@
  * this is its command line and its logging. */
 #include <errno.h>
 #include <getopt.h>
+#include <signal.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -19,6 +21,7 @@
 #endif
 
 static const char *arg_config = CONFIG_PATH_DEFAULT;
+static bool arg_config_given;   /* -c: the file must exist */
 
 static void help(void) {
         printf("Usage: cppd [OPTIONS]\n\n"
@@ -47,6 +50,7 @@ static int parse_argv(int argc, char **argv) {
                 switch (c) {
                 case 'c':
                         arg_config = optarg;
+                        arg_config_given = true;
                         break;
                 case 'v':
                         log_set_max_level(LOG_DEBUG);
@@ -80,11 +84,14 @@ int main(int argc, char **argv) {
         struct manager *m = NULL;
         int r;
 
+        /* A control client that hangs up before its reply, or a closed stderr, must cost a write
+         * its EPIPE, not the daemon its life (control.c also writes with MSG_NOSIGNAL). */
+        signal(SIGPIPE, SIG_IGN);
         setup_logging();
         r = parse_argv(argc, argv);
         if (r <= 0)
                 return r < 0 ? 2 : 0;
-        r = manager_new(arg_config, &m);
+        r = manager_new(arg_config, arg_config_given, &m);
         if (r < 0) {
                 sd_notifyf(false, "STATUS=Failed to start: %s\nERRNO=%d", strerror(-r), -r);
                 return 1;

@@ -313,9 +313,15 @@ int manager_reload(struct manager *m) {
         unsigned line;
         int r;
 
+        /* Whatever is wrong with the file, the configuration in use goes on: a reload that fell
+         * back on the defaults would profile other resources into another store. */
         r = config_load(m->config_path, &c, &line, error, sizeof error);
         if (r == -EBADMSG)
                 return log_error_errno(r, "%s:%u: %s; the configuration in use stays", m->config_path, line, error);
+        if (r == -ENOENT || r == -ENODATA || r == -ESTALE)
+                return log_error_errno(r, "Cannot reload: %s %s; the configuration in use stays", m->config_path,
+                                       r == -ENOENT ? "does not exist (being replaced?)" :
+                                       r == -ENODATA ? "is empty (being written?)" : "changed while it was read");
         if (r < 0)
                 return log_error_errno(r, "Cannot read %s: %m; the configuration in use stays", m->config_path);
         if (!streq(c.socket_path, m->config.socket_path))
@@ -349,7 +355,7 @@ int manager_reload(struct manager *m) {
         return 0;
 }
 
-int manager_new(const char *config_path, struct manager **ret) {
+int manager_new(const char *config_path, bool required, struct manager **ret) {
         struct manager *m;
         char error[256];
         unsigned line;
@@ -365,10 +371,25 @@ int manager_new(const char *config_path, struct manager **ret) {
                 log_error("%s:%u: %s", config_path, line, error);
                 goto fail;
         }
-        if (r < 0) {
+        if (r == -ENOENT && required) {
+                log_error("%s does not exist: cppd does not start on the defaults when given a configuration",
+                          config_path);
+                goto fail;
+        }
+        if (r == -ENOENT || r == -ENODATA) {
+                /* No /etc/cppd/cppd.conf, or a file that is empty on purpose: the defaults. */
+                log_info("%s %s: the built-in defaults", config_path, r == -ENOENT ? "does not exist" : "is empty");
+                config_defaults(&m->config);
+        } else if (r == -ESTALE) {
+                log_error("%s changed while it was read: start again once it is written", config_path);
+                goto fail;
+        } else if (r < 0) {
                 log_error_errno(r, "Cannot read %s: %m", config_path);
                 goto fail;
         }
+        /* Only the default group can be missing (a group named in the file must exist). */
+        if (m->config.group[0] && m->config.gid == CONFIG_NO_GID)
+                log_notice("There is no group %s on this machine: only root may query cppd", m->config.group);
 
         r = sd_event_default(&m->event);
         if (r < 0)

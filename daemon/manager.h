@@ -55,8 +55,10 @@ struct manager {
 };
 
 /* Loads CONFIG_PATH, opens the store, starts system-wide collection and the control socket.
- * Returns 0 and sets *ret, or a negative errno after logging why. */
-int manager_new(const char *config_path, struct manager **ret);
+ * Without the file, the built-in defaults unless REQUIRED (a path given on the command line:
+ * a typo must not profile into the default store). Returns 0 and sets *ret, or a negative errno
+ * after logging why. */
+int manager_new(const char *config_path, bool required, struct manager **ret);
 struct manager *manager_free(struct manager *m);
 
 /* Runs the event loop until SIGTERM or SIGINT; flushes everything before returning. Returns 0 or
@@ -72,7 +74,8 @@ int manager_flush(struct manager *m);
  * handled stays handled), or a collector's error. */
 int manager_catch_up(struct manager *m);
 
-/* Re-reads the configuration; on an error keeps the old one. Returns 0 or a negative errno. */
+/* Re-reads the configuration; on an error keeps the old one, and so when the file is missing,
+ * empty or changed while read (being replaced: config_load()). Returns 0 or a negative errno. */
 int manager_reload(struct manager *m);
 
 /* Runs retention now (after a flush). */

@@ -47,6 +47,9 @@ class Daemon:
             os.dup2(logf.fileno(), 2)
             if umask is not None:
                 os.umask(umask)
+            # Python ignores SIGPIPE and exec keeps what is ignored: cppd gets the default, as
+            # from a shell, so that the tests see what a client hanging up does to it.
+            signal.signal(signal.SIGPIPE, signal.SIG_DFL)
             env = dict(os.environ, NOTIFY_SOCKET=self.notify_path)
             for k in ('INVOCATION_ID', 'JOURNAL_STREAM', 'WATCHDOG_USEC', 'WATCHDOG_PID'):
                 env.pop(k, None)

@@ -2,7 +2,9 @@
  * of several threads across time buckets, with threads exiting in between. A record of a later
  * bucket flushes the earlier one, and the flush forgets exited threads and renumbers the others'
  * slots: hits must land on the right thread, and nothing may use a forgotten one (the daemon
- * crashed so under bursts of short-lived processes before flush_before()). */
+ * crashed so under bursts of short-lived processes before flush_before()). And the idle task,
+ * pid 0, whose samples have no stack: it is named swapper, its frame is swapper and not an
+ * unsymbolized [unknown], and --no-idle (store_filter.no_idle) leaves it out. */
 #include <linux/perf_event.h>
 #include <sqlite3.h>
 #include <stdio.h>
@@ -11,6 +13,7 @@
 #include <unistd.h>
 
 #include "collector.h"
+#include "sample-tree.h"
 #include "store.h"
 #include "tap.h"
 
@@ -91,12 +94,14 @@ int main(void) {
         r |= collector_feed(c, task(PERF_RECORD_EXIT, 100, 103, 1 * SEC + 3), 0);
         /* Bucket 2: both gone; a new thread 104 takes the first slot. */
         r |= collector_feed(c, sample(id, 100, 104, 2 * SEC + 1), 16);
+        /* And an idle CPU: the idle task's sample, pid and tid 0, no stack. */
+        r |= collector_feed(c, sample(id, 0, 0, 2 * SEC + 2), 32);
         ok(r == 0, "every record fed");
         ok(collector_flush(c, true) == 0, "the last flush");
         c = collector_free(c);
         s = store_close(s);
 
-        is_int(query(db, "SELECT sum(hits) FROM sample"), 31, "31 hits stored");
+        is_int(query(db, "SELECT sum(hits) FROM sample"), 63, "63 hits stored: 31 of process 100, 32 idle");
         is_int(query(db, "SELECT sum(s.hits) FROM sample s JOIN thread t ON t.id = s.thread_id WHERE t.tid = 101"), 1,
                "thread 101: 1");
         is_int(query(db, "SELECT sum(s.hits) FROM sample s JOIN thread t ON t.id = s.thread_id WHERE t.tid = 102"), 2,
@@ -108,6 +113,30 @@ int main(void) {
         is_int(query(db, "SELECT count(DISTINCT bucket) FROM sample"), 3, "three buckets");
         is_int(query(db, "SELECT count(*) FROM run WHERE host = 'testhost' AND started = 1000"), 1,
                "the run has the origin's host and start");
+
+        is_int(query(db, "SELECT count(*) FROM process WHERE pid = 0 AND comm = 'swapper'"), 1,
+               "the idle task is stored as pid 0 named swapper");
+        is_int(query(db, "SELECT count(*) FROM thread WHERE tid = 0 AND comm = 'swapper'"), 1, "so is its thread");
+        is_int(query(db, "SELECT sum(s.hits) FROM sample s JOIN thread t ON t.id = s.thread_id "
+                         "JOIN stack k ON k.id = s.stack_id JOIN frame f ON f.id = k.frame_id "
+                         "JOIN function fn ON fn.id = f.function_id WHERE t.tid = 0 AND fn.name = 'swapper' AND fn.unknown = 0"), 32,
+               "its samples' stack is the frame swapper, a known name");
+        ok(store_open(db, STORE_READ, &s) == 0, "the store, to read");
+        {
+                struct store_filter f = { .resource = "cpu-clock" };
+                struct sample_tree *t = NULL;
+
+                ok(store_load_tree(s, &f, &t) == 0, "its tree");
+                is_int(t->total, 63, "every hit, the idle task's too (shown by default, as perf does)");
+                is_int(t->info.frames_unsymbolized, 31, "only process 100's [unknown] frames are unsymbolized");
+                t = sample_tree_free(t);
+                f.no_idle = true;
+                ok(store_load_tree(s, &f, &t) == 0, "its tree with no_idle");
+                is_int(t->total, 31, "no_idle leaves out the idle task's 32 hits");
+                is_int(t->info.samples, 5, "and its sample");
+                t = sample_tree_free(t);
+        }
+        s = store_close(s);
         unlink(db);
         return tap_done();
 }

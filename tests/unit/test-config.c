@@ -38,7 +38,7 @@ int main(void) {
                  "granularity = line\n"
                  "[control]\n"
                  "socket = /run/x.sock\n"
-                 "group = wheel\n"
+                 "group = root\n"
                  "max_sessions = 3\n", &c, &line, error) == 0, "every key");
         ok(c.n_resources == 3 && c.resources[0].period == 1 && strcmp(c.resources[1].name, "syscalls") == 0 &&
            c.resources[1].period == 0 && c.resources[2].event && strcmp(c.resources[2].name, "cpu-migrations") == 0,
@@ -47,7 +47,8 @@ int main(void) {
            c.queue_size == 16u << 20, "[collect]");
         ok(strcmp(c.store_path, "/srv/cppd.db") == 0 && c.flush_interval == 250000 && c.bucket == 10000000 &&
            c.retention == 30 * 86400 * 1000000ULL && c.max_size == 512u << 20 && c.lines, "[store], values stripped");
-        ok(strcmp(c.socket_path, "/run/x.sock") == 0 && strcmp(c.group, "wheel") == 0 && c.max_sessions == 3, "[control]");
+        ok(strcmp(c.socket_path, "/run/x.sock") == 0 && strcmp(c.group, "root") == 0 && c.gid == 0 &&
+           c.max_sessions == 3, "[control], the group's id looked up");
         ok(!d.lines, "frames are functions by default");
         c = d;
         ok(parse("[store]\ngranularity = file\n", &c, &line, error) == -EBADMSG &&
@@ -82,7 +83,17 @@ int main(void) {
                 memset(big, '#', sizeof big - 1);
                 ok(parse(big, &c, &line, error) == -EBADMSG && strstr(error, "longer"), "a line over the limit");
         }
-        ok(config_load("/nonexistent/cppd.conf", &c, &line, error, sizeof error) == 0 &&
-           memcmp(&c, &d, sizeof c) == 0, "a missing file: the defaults");
+        c = d;
+        ok(parse("[control]\n\ngroup = nosuchgroup\n", &c, &line, error) == -EBADMSG && line == 3 &&
+           strstr(error, "no group 'nosuchgroup'"), "a group that does not exist: line 3, %s", error);
+        ok(memcmp(&c, &d, sizeof c) == 0, "and the configuration is untouched");
+        ok(parse("[control]\ngroup =\n", &c, &line, error) == 0 && c.group[0] == '\0' && c.gid == CONFIG_NO_GID,
+           "group = (empty): no group");
+
+        c = d;
+        ok(config_load("/nonexistent/cppd.conf", &c, &line, error, sizeof error) == -ENOENT &&
+           memcmp(&c, &d, sizeof c) == 0, "a missing file: -ENOENT (cppd decides), the configuration untouched");
+        ok(config_load("/dev/null", &c, &line, error, sizeof error) == -ENODATA, "an empty file: -ENODATA");
+        ok(config_load("/", &c, &line, error, sizeof error) == -EISDIR, "a directory: -EISDIR");
         return tap_done();
 }

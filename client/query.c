@@ -279,6 +279,8 @@ int query_args_parse_extra(struct query_args *q, int argc, char **argv, const ch
                 case 'S':
                 case 'T':
                         r = parse_timestamp(optarg, time(NULL), c == 'S' ? &q->filter.since : &q->filter.until);
+                        if (r >= 0)
+                                *(c == 'S' ? &q->filter.has_since : &q->filter.has_until) = true;
                         if (r < 0)
                                 return log_error_errno(EINVAL, "--%s %s: expected a time such as '2026-11-22 10:00', "
                                                        "'-2h', 'today' or '@1700000000'",
@@ -408,8 +410,8 @@ int query_load_shared(struct query_args *q, struct name_table *names, struct sam
 static bool unfiltered(const struct query_args *q) {
         const struct store_filter *f = &q->filter;
 
-        return f->run_id == 0 && !f->unit && f->pid == 0 && !f->comm && !f->exe && !f->host && f->since == 0 &&
-               f->until == 0 && f->by == STORE_BY_FUNCTION && !f->fold_inline && !f->focus && !f->ignore && !f->hide;
+        return f->run_id == 0 && !f->unit && f->pid == 0 && !f->comm && !f->exe && !f->host && !f->has_since &&
+               !f->has_until && f->by == STORE_BY_FUNCTION && !f->fold_inline && !f->focus && !f->ignore && !f->hide;
 }
 
 int query_load_index(struct query_args *q, bool inverted, struct view_data *ret) {

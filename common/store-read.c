@@ -333,7 +333,7 @@ static int load_tree(struct store *s, const struct store_filter *f, struct name_
                                 "AND (?3 IS NULL OR p.unit = ?3) AND (?4 = 0 OR p.pid = ?4) "
                                 "AND (?5 IS NULL OR p.comm = ?5 OR t.comm = ?5) "
                                 "AND (?6 IS NULL OR p.exe = ?6 OR substr(p.exe, -length(?6) - 1) = '/' || ?6) "
-                                "AND (?7 = 0 OR s.bucket >= ?7) AND (?8 = 0 OR s.bucket < ?8) "
+                                "AND (?7 IS NULL OR s.bucket >= ?7) AND (?8 IS NULL OR s.bucket < ?8) "
                                 "AND (?9 IS NULL OR p.run_id IN (SELECT id FROM run WHERE host = ?9)) "
                                 "GROUP BY s.stack_id, rr.period", -1, &st, NULL);
         if (rc != SQLITE_OK)
@@ -344,8 +344,10 @@ static int load_tree(struct store *s, const struct store_filter *f, struct name_
         sqlite3_bind_int64(st, 4, f->pid);
         store_bind_text(st, 5, f->comm);
         store_bind_text(st, 6, f->exe);
-        sqlite3_bind_int64(st, 7, f->since);
-        sqlite3_bind_int64(st, 8, f->until);
+        if (f->has_since)
+                sqlite3_bind_int64(st, 7, f->since);
+        if (f->has_until)
+                sqlite3_bind_int64(st, 8, f->until);
         store_bind_text(st, 9, f->host);
         while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
                 int64_t id = sqlite3_column_int64(st, 0);

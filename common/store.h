@@ -116,7 +116,8 @@ struct store_filter {
         const char *comm;               /* process or thread name; NULL: any */
         const char *exe;                /* executable path, or its file name; NULL: any */
         const char *host;               /* run.host, the machine that collected; NULL: any */
-        int64_t since, until;           /* unix seconds, [since, until) of time buckets; 0: open */
+        int64_t since, until;           /* unix seconds, [since, until) of time buckets, where set */
+        bool has_since, has_until;      /* false: that side is open (0 is a time like any other) */
         enum store_granularity by;
         bool fold_inline;               /* drop inline frames (their hits go to the caller) */
         const regex_t *focus;           /* keep only stacks with a frame matching (pprof's -focus) */

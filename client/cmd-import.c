@@ -18,11 +18,10 @@
 #include "log.h"
 #include "name-table.h"
 #include "parse-util.h"
+#include "read-line.h"
 #include "resource.h"
 #include "strv.h"
 
-/* Longest line accepted: room for deep stacks of long C++ names, a bound against garbage. */
-#define IMPORT_MAX_LINE (16u * 1024 * 1024)
 /* Samples are grouped in time buckets of this many seconds (an import is one bucket). */
 #define IMPORT_BUCKET_SECONDS 60
 
@@ -204,11 +203,8 @@ static int import_file(struct import_state *st, const struct import_args *a, FIL
         ssize_t len;
         int r;
 
-        while ((len = getline(&line, &cap, f)) >= 0) {
+        while ((len = read_line(f, READ_LINE_MAX, &line, &cap)) > 0) {
                 st->lines++;
-                if ((size_t) len > IMPORT_MAX_LINE)
-                        return log_error_errno(EBADMSG, "%s:%" PRIu64 ": line longer than %u bytes",
-                                               a->file, st->lines, IMPORT_MAX_LINE);
                 r = folded_parse_line(line, len, st->frames, &n_frames, &count);
                 if (r == -E2BIG)
                         return log_error_errno(EBADMSG, "%s:%" PRIu64 ": more than %u frames",
@@ -226,7 +222,14 @@ static int import_file(struct import_state *st, const struct import_args *a, FIL
                 if (r < 0)
                         return log_store_error(r, a->db, st->store);
         }
-        if (ferror(f))
+        /* A line past the bound is refused as it is read: a newline-free stream (/dev/zero)
+         * must not take all memory before the parser sees it. */
+        if (len == -E2BIG)
+                return log_error_errno(EBADMSG, "%s:%" PRIu64 ": line longer than %u bytes",
+                                       a->file, st->lines + 1, READ_LINE_MAX);
+        if (len == -ENOMEM)
+                return log_error_errno(ENOMEM, "Out of memory");
+        if (len < 0 || ferror(f))
                 return log_error_errno(errno ?: EIO, "%s: read failed: %m", a->file);
         return 0;
 }

@@ -19,6 +19,7 @@
 #include <editline/readline.h>
 #include <errno.h>
 #include <getopt.h>
+#include <inttypes.h>
 #include <regex.h>
 #include <signal.h>
 #include <sqlite3.h>
@@ -33,6 +34,7 @@
 #include "log.h"
 #include "parse-util.h"
 #include "pattern.h"
+#include "read-line.h"
 #include "strv.h"
 
 #define MAX_WORDS 64
@@ -602,23 +604,37 @@ static void account(struct shell *s, int r) {
                 s->status = r < 0 ? exit_status(r) : r;
 }
 
-/* Runs every line of F. Returns 1 when a line asked to leave, else 0. */
-static int run_lines(struct shell *s, FILE *f) {
+/* Runs every line of F (named WHAT in errors). Returns 1 when a line asked to leave, or when
+ * reading failed (a line past READ_LINE_MAX: a command never is), else 0. */
+static int run_lines(struct shell *s, FILE *f, const char *what) {
         _cleanup_free_ char *line = NULL;
         size_t size = 0;
+        uint64_t n = 0;
         ssize_t len;
 
-        while ((len = getline(&line, &size, f)) >= 0) {
+        while ((len = read_line(f, READ_LINE_MAX, &line, &size)) > 0) {
                 int r;
 
-                if (len > 0 && line[len - 1] == '\n')
-                        line[len - 1] = '\0';
+                n++;
+                if (line[len - 1] == '\n')
+                        line[--len] = '\0';
+                if (memchr(line, '\0', len)) {
+                        account(s, log_error_errno(EINVAL, "%s:%" PRIu64 ": a NUL byte in the command", what, n));
+                        continue;
+                }
                 r = execute(s, line);
                 if (r == 1)
                         return 1;
                 account(s, r);
         }
-        return 0;
+        if (len == 0)
+                return 0;
+        if (len == -E2BIG)
+                log_error("%s:%" PRIu64 ": line longer than %u bytes; stopping here", what, n + 1, READ_LINE_MAX);
+        else
+                log_error_errno(len, "%s: read failed: %m", what);
+        s->status = EXIT_FAILURE_;
+        return 1;
 }
 
 static volatile sig_atomic_t interrupted;
@@ -736,12 +752,12 @@ int cmd_shell(int argc, char **argv) {
                         log_error_errno(errno, "Cannot open %s: %m", replay);
                         return EXIT_FAILURE_;
                 }
-                if (run_lines(&s, f) == 1 || !isatty(STDIN_FILENO))
+                if (run_lines(&s, f, replay) == 1 || !isatty(STDIN_FILENO))
                         return s.status;
         }
         if (isatty(STDIN_FILENO))
                 interact(&s);
         else
-                run_lines(&s, stdin);
+                run_lines(&s, stdin, "standard input");
         return s.status;
 }

@@ -46,11 +46,40 @@ def until_zero(tmp):
     ok(p.returncode == 0 and p.stdout.split()[-1] == '0', 'and the SQL functions\' until = 0 likewise', say(p))
 
 
+def max_rss_mib(argv, stdin_bytes):
+    """Runs ARGV with STDIN_BYTES zero bytes piped in (no newline); returns its exit status,
+    stderr and peak resident memory in MiB."""
+    feeder = subprocess.Popen(['head', '-c', str(stdin_bytes), '/dev/zero'], stdout=subprocess.PIPE)
+    errf = tempfile.TemporaryFile()
+    child = subprocess.Popen(argv, stdin=feeder.stdout, stdout=subprocess.DEVNULL, stderr=errf)
+    feeder.stdout.close()
+    _, status, usage = os.wait4(child.pid, 0)
+    child.returncode = os.waitstatus_to_exitcode(status)
+    feeder.wait()
+    errf.seek(0)
+    return child.returncode, errf.read().decode(errors='replace'), usage.ru_maxrss / 1024
+
+
+def endless_lines(tmp):
+    """A newline-free stream is refused at the 16 MiB line bound as it is read: 200 MiB of zeros
+    through import --folded and shell --replay never take more than the bound's worth of memory."""
+    db = os.path.join(tmp, 'endless.db')
+    make_store(db)
+    size = 200 << 20
+    status, err, rss = max_rss_mib([cppctl, 'import', '--folded', '-', '-r', 'cpu-time', '--db', db], size)
+    ok(status == 1 and ':1: line longer than 16777216 bytes' in err, 'import --folded of a newline-free stream: '
+       'refused, naming line 1', (status, err))
+    ok(rss < 120, 'in %.0f MiB of memory, not the stream\'s 200' % rss, (status, err))
+    status, err, rss = max_rss_mib([cppctl, 'shell', '--replay', '/dev/stdin', db], size)
+    ok(status == 1 and ':1: line longer than 16777216 bytes' in err, 'shell --replay of one: refused', (status, err))
+    ok(rss < 120, 'in %.0f MiB of memory' % rss, (status, err))
+
+
 def main():
     tmp = tempfile.mkdtemp(prefix='cppd-cli-')
     os.chmod(tmp, 0o755)
     try:
-        parts = (until_zero,)
+        parts = (until_zero, endless_lines)
         # CPPD_CLI_PARTS=until_zero,... runs only those.
         chosen = os.environ.get('CPPD_CLI_PARTS', '').split(',')
         for part in [p for p in parts if p.__name__ in chosen] if chosen != [''] else parts:

@@ -419,10 +419,12 @@ static int help(char **words, int n) {
 }
 
 static int save(struct shell *s, const char *path) {
-        _cleanup_fclose_ FILE *f = fopen(path, "we");
+        _cleanup_fclose_ FILE *f = NULL;
+        int r;
 
-        if (!f)
-                return log_error_errno(errno, "Cannot create %s: %m", path);
+        r = output_open(path, s->db, &f);
+        if (r < 0)
+                return log_output_error(r, path);
         fprintf(f, "# cppctl shell session; replay with: cppctl shell --replay %s\n", path);
         for (size_t i = 0; s->session && s->session[i]; i++)
                 fprintf(f, "%s\n", s->session[i]);

@@ -5,6 +5,7 @@ the profiled command's exit status, and errors that name their cause. TAP output
 that need root (another user, a read-only mount) skip themselves without it.
 
 Usage: test-cli.py CPPCTL DATA_DIR WORKLOADS_DIR"""
+import hashlib
 import os
 import shutil
 import sqlite3
@@ -75,11 +76,52 @@ def endless_lines(tmp):
     ok(rss < 120, 'in %.0f MiB of memory' % rss, (status, err))
 
 
+def sha256(path):
+    return hashlib.sha256(open(path, 'rb').read()).hexdigest()
+
+
+def output_never_a_store(tmp):
+    """-o is a report's file in every command, never a store: a view's -o that names a store (the
+    one it reads, another, through a symbolic link) is refused and the store left as it was;
+    record, attach and merge take the store as --db and refuse -o."""
+    db, other = os.path.join(tmp, 'o.db'), os.path.join(tmp, 'other.db')
+    make_store(db)
+    make_store(other)
+    link = os.path.join(tmp, 'link.html')
+    os.symlink(db, link)
+    before = {db: sha256(db), other: sha256(other)}
+    cases = [('functions -o the store it reads', ['functions', '--db', db, '-o', db], db),
+             ('functions -o another store', ['functions', '--db', db, '-o', other], other),
+             ('export -o a store', ['export', '--db', db, '-o', other], other),
+             ('tree --format html -o a symbolic link to a store', ['tree', '--db', db, '--format', 'html',
+                                                                    '-o', link], db),
+             ('diff -o a store', ['diff', db, other, '-o', other], other)]
+    for what, argv, target in cases:
+        p = run([cppctl] + argv)
+        ok(p.returncode == 1 and 'is a store' in p.stderr and 'never over a store' in p.stderr,
+           '%s: refused, saying why' % what, say(p))
+        ok(sha256(target) == before[target], '%s: the store is byte for byte the same' % what)
+    p = run([cppctl, 'shell', db], input='save %s\n' % other)
+    ok('is a store' in p.stderr and sha256(other) == before[other], 'the shell\'s save refuses a store too', say(p))
+    report = os.path.join(tmp, 'report.txt')
+    open(report, 'w').write('x' * 100000)
+    p = run([cppctl, 'functions', '--db', db, '-o', report])
+    ok(p.returncode == 0 and open(report).read().startswith('Body+Descendants') and
+       os.path.getsize(report) < 100000, 'a report over an old report: written, the rest cut', say(p))
+    for cmd in (['record', '-o', os.path.join(tmp, 'r.db'), '--', 'true'], ['attach', '-o', os.path.join(tmp, 'r.db'), '1'],
+                ['merge', '-o', os.path.join(tmp, 'm.db'), db]):
+        p = run([cppctl] + cmd)
+        ok(p.returncode == 2 and '--db' in p.stderr and not os.path.exists(cmd[2]),
+           '%s -o: refused, pointing at --db' % cmd[0], say(p))
+    p = run([cppctl, 'merge', '--db', os.path.join(tmp, 'm.db'), db])
+    ok(p.returncode == 0, 'merge --db OUT IN', say(p))
+
+
 def main():
     tmp = tempfile.mkdtemp(prefix='cppd-cli-')
     os.chmod(tmp, 0o755)
     try:
-        parts = (until_zero, endless_lines)
+        parts = (until_zero, endless_lines, output_never_a_store)
         # CPPD_CLI_PARTS=until_zero,... runs only those.
         chosen = os.environ.get('CPPD_CLI_PARTS', '').split(',')
         for part in [p for p in parts if p.__name__ in chosen] if chosen != [''] else parts:

@@ -255,6 +255,13 @@ int store_open(const char *path, enum store_mode mode, struct store **ret) {
                          (long long) version, latest);
                 return -EPROTONOSUPPORT;
         }
+        if (r == 0 && mode == STORE_WRITE) {
+                /* Before the first write, migrations included; readers refuse what they read of
+                 * a damaged store, so a writer must not add to it. */
+                r = store_check(s);
+                if (r < 0)
+                        return r;
+        }
         if (version < latest) {
                 if (mode == STORE_READ) {
                         struct store *w = NULL;

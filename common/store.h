@@ -23,7 +23,9 @@ enum store_mode {
 struct store;
 
 /* Opens the store at PATH. Returns 0 and sets *ret, or: -ENOENT if it does not exist (READ),
- * -EACCES without permission, -EBADMSG if the file is not a cppd store or is corrupt,
+ * -EACCES without permission, -EBADMSG if the file is not a cppd store or is corrupt (WRITE
+ * checks an existing store whole with store_check() before it writes anything: SQLite would
+ * write on around the damage, and every reader after would see the mix),
  * -EPROTONOSUPPORT if a newer cppd wrote it, -EPROTO if READ finds an older schema it may not
  * upgrade (a reader that may write the file upgrades it first), -ENOSPC, -EIO, -ENOMEM. store_error() then has SQLite's words, if any. */
 int store_open(const char *path, enum store_mode mode, struct store **ret);

@@ -219,6 +219,40 @@ def refused_stores(tmp):
            'and it is still the same (any WAL beside it empty)', sorted(os.listdir(dirs)))
 
 
+def damaged_writes(tmp):
+    """A store with one damaged leaf page of sample, which a view reads and refuses: import,
+    record and merge refuse to write into it too (store_open() checks before any write), and
+    leave it byte for byte as it was."""
+    folded = os.path.join(tmp, 'wide.folded')
+    with open(folded, 'w') as f:
+        for i in range(3000):
+            f.write('main;worker_%d;leaf_%d %d\n' % (i % 50, i, i + 1))
+    good = os.path.join(tmp, 'wide.db')
+    p = run([cppctl, 'import', '--folded', folded, '-r', 'cpu-time', '--db', good])
+    assert p.returncode == 0, p.stderr
+    page_size = store_query(good, 'PRAGMA page_size')[0][0]
+    leaves = [r[0] for r in store_query(good, "SELECT pageno FROM dbstat WHERE name = 'sample' AND "
+                                              "pagetype = 'leaf' ORDER BY pageno")]
+    if not ok(len(leaves) >= 3, 'the sample table spans several leaf pages', leaves):
+        return
+    path = os.path.join(tmp, 'damaged-leaf.db')
+    shutil.copy(good, path)
+    with open(path, 'r+b') as f:
+        f.seek((leaves[len(leaves) // 2] - 1) * page_size + 8)
+        f.write(b'\xa5' * (page_size - 8))
+    before = sha256(path)
+    p = run([cppctl, 'functions', '--db', path])
+    ok(p.returncode == 1 and 'damaged' in p.stderr, 'a view refuses the damaged store', p.stdout[-300:] + p.stderr)
+    for what, argv in (('import', [cppctl, 'import', '--folded', os.path.join(data, 'process_db.folded'),
+                                   '-r', 'page-faults', '--db', path]),
+                       ('record', [cppctl, 'record', '-q', '--db', path, '--', 'true']),
+                       ('merge', [cppctl, 'merge', '--db', path, good])):
+        p = run(argv)
+        ok(p.returncode == 1 and path in p.stderr and 'damaged' in p.stderr and 'left untouched' in p.stderr,
+           '%s refuses to write into it, naming it and why' % what, p.stdout[-300:] + p.stderr)
+        ok(sha256(path) == before, 'and the store is byte for byte as it was')
+
+
 def kills(tmp):
     """kill -9 at random times and right as a flush writes, KILLS times over one store."""
     store = os.path.join(tmp, 'kill.db')
@@ -404,7 +438,7 @@ def main():
     tmp = tempfile.mkdtemp(prefix='cppd-faults-')
     os.chmod(tmp, 0o755)
     try:
-        parts = (refused_stores, full_disk, long_reader, syscall_storm, kills)
+        parts = (refused_stores, damaged_writes, full_disk, long_reader, syscall_storm, kills)
         # CPPD_FAULT_PARTS=full_disk,kills runs only those.
         chosen = os.environ.get('CPPD_FAULT_PARTS', '').split(',')
         for part in [p for p in parts if p.__name__ in chosen] if chosen != [''] else parts:

@@ -117,11 +117,27 @@ def output_never_a_store(tmp):
     ok(p.returncode == 0, 'merge --db OUT IN', say(p))
 
 
+def record_status(tmp):
+    """record exits with the profiled command's status, as perf record and time do, once the run
+    is stored; 128 + N when signal N killed it."""
+    db = os.path.join(tmp, 'status.db')
+    p = run([cppctl, 'record', '-q', '--db', db, '--', 'true'])
+    if p.returncode != 0:
+        ok(True, '# SKIP record cannot open perf events here: ' + p.stderr.strip()[-200:])
+        return
+    p = run([cppctl, 'record', '-q', '--db', db, '--', 'sh', '-c', 'exit 3'])
+    ok(p.returncode == 3 and 'exited with status 3' in p.stderr, 'a command that exits 3: record exits 3', say(p))
+    p = run([cppctl, 'record', '-q', '--db', db, '--', 'sh', '-c', 'kill -TERM $$'])
+    ok(p.returncode == 128 + 15, 'one killed by SIGTERM: 143', say(p))
+    runs = sqlite3.connect(db).execute("SELECT count(*) FROM run WHERE ended IS NOT NULL").fetchone()[0]
+    ok(runs == 3, 'and every run is stored, ended', runs)
+
+
 def main():
     tmp = tempfile.mkdtemp(prefix='cppd-cli-')
     os.chmod(tmp, 0o755)
     try:
-        parts = (until_zero, endless_lines, output_never_a_store)
+        parts = (until_zero, endless_lines, output_never_a_store, record_status)
         # CPPD_CLI_PARTS=until_zero,... runs only those.
         chosen = os.environ.get('CPPD_CLI_PARTS', '').split(',')
         for part in [p for p in parts if p.__name__ in chosen] if chosen != [''] else parts:

@@ -117,6 +117,9 @@ static int merge_one(struct store *out, const char *out_path, const char *path) 
         if (r == -EEXIST)
                 return log_error_errno(EEXIST, "%s: its run %" PRId64 " is already in %s (same host, start and "
                                        "command): merged before; nothing of it was merged again", path, run, out_path);
+        if (r == -EOVERFLOW)
+                return log_error_errno(EOVERFLOW, "%s: with it, %s would hold more than 2^62 gticks of %s, past what "
+                                       "views can sum; nothing of it was merged", path, out_path, store_error(out));
         if (r == -EBADMSG || r == -EPROTO || r == -EPROTONOSUPPORT)
                 return log_error_errno(EBADMSG, "%s: damaged, or not a cppd store of this version: %s; nothing of "
                                        "it was merged and %s is as it was", path, store_error(out), out_path);

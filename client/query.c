@@ -46,6 +46,9 @@ int log_store_error(int r, const char *path, const struct store *s) {
                 return log_error_errno(EIO, "%s: no space left on the device; nothing was changed", path);
         case -EBUSY:
                 return log_error_errno(EIO, "%s: locked by another writer for too long", path);
+        case -EOVERFLOW:
+                return log_error_errno(EIO, "%s: %s, past cppd's bound of 2^62 gticks per resource (written by "
+                                       "hand, or by an older cppd); left untouched", path, detail);
         default:
                 return log_error_errno(r, "%s: %m%s%s", path, *detail ? ": " : "", detail);
         }

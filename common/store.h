@@ -145,6 +145,17 @@ struct store_merge_stats {
         uint64_t stacks_new;            /* stack rows the store did not have yet */
 };
 
+/* The most gticks of one resource a store holds: its hits times their run's period, summed over
+ * every run. Writers refuse what would pass it, so that every sum a view takes (a path's hits,
+ * a tree's total, both sides of a diff) fits in a signed 64-bit integer with room to spare.
+ * 2^62 is 146 years of CPU time counted in nanoseconds. */
+#define STORE_MAX_GTICKS (UINT64_C(1) << 62)
+
+/* The gticks of resource NAME that S holds (0 if it has none), saturated at UINT64_MAX, summed
+ * in floating point so that a store written past the bound is measured, not refused. Reads
+ * every sample of the resource. Returns 0 and sets *ret, or a negative errno. */
+int store_resource_gticks(struct store *s, const char *name, uint64_t *ret);
+
 /* Copies every run of the cppd store at PATH into S, with its resources, processes, threads,
  * samples and the stacks, frames, functions and modules they need, in one transaction: runs,
  * processes and threads get new ids; resources, modules, functions, frames and stacks are found
@@ -153,7 +164,8 @@ struct store_merge_stats {
  * with store_open() first for errors in words. Returns 0 and fills *ret (may be NULL), or, with S
  * as it was: -EEXIST if a run of PATH is already in S (same host, kind, start, command, source,
  * kernel, version and unwinder: merged before), *ret_run (may be NULL) then set to its id in PATH;
- * -EBADMSG if PATH is damaged or its rows do not hold together; -EPROTO or -EPROTONOSUPPORT if
+ * -EBADMSG if PATH is damaged or its rows do not hold together; -EOVERFLOW if a resource of S
+ * would hold more than STORE_MAX_GTICKS (its name in store_error()); -EPROTO or -EPROTONOSUPPORT if
  * its schema is older or newer than S's; -E2BIG past 32-bit ids; -ENOSPC,
  * -EBUSY, -ENOMEM. */
 int store_merge(struct store *s, const char *path, struct store_merge_stats *ret, int64_t *ret_run);

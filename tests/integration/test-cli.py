@@ -133,11 +133,60 @@ def record_status(tmp):
     ok(runs == 3, 'and every run is stored, ended', runs)
 
 
+def counts_bounded(tmp):
+    """No sum of hits can wrap: a resource holds at most 2^62 gticks (hits times period) in a
+    store; import refuses the line that would pass it, merge the store, and a view of a store
+    edited past it says so rather than wrap."""
+    big = os.path.join(tmp, 'big.folded')
+    open(big, 'w').write('main;f 3000000000000000000\n')
+    db = os.path.join(tmp, 'big.db')
+    p = run([cppctl, 'import', '--folded', big, '-r', 'cpu-time', '--db', db])
+    ok(p.returncode == 0, 'an import of 3e18 hits', say(p))
+    open(big, 'w').write('main;g 1\nmain;f 3000000000000000000\n')
+    p = run([cppctl, 'import', '--folded', big, '-r', 'cpu-time', '--db', db])
+    ok(p.returncode == 1 and 'big.folded:2: the counts would add up to more than 2^62' in p.stderr,
+       'a second one: refused, naming the line that would overflow', say(p))
+    p = run([cppctl, 'functions', '--db', db])
+    ok(p.returncode == 0 and '3000000000000000000 samples' in p.stdout,
+       'and the store holds the first alone', say(p))
+
+    periods = os.path.join(tmp, 'periods.db')
+    small = os.path.join(tmp, 'small.folded')
+    open(small, 'w').write('main;f 2\nmain;g 1\n')
+    p = run([cppctl, 'import', '--folded', small, '-r', 'cpu-time', '--period', '1000000000000000000', '--db', periods])
+    ok(p.returncode == 0, 'three samples at period 1e18', say(p))
+    p = run([cppctl, 'import', '--folded', small, '-r', 'cpu-time', '--period', '1000000000000000000', '--db', periods])
+    ok(p.returncode == 1 and 'small.folded:1:' in p.stderr, 'three more would pass 2^62 gticks: refused', say(p))
+    p = run([cppctl, 'import', '--folded', small, '-r', 'cpu-time', '--period', '3', '--db', periods])
+    p = run([cppctl, 'functions', '--db', periods])
+    ok(p.returncode == 0 and '3000000000000000009 hits in 6 samples' in p.stdout,
+       'periods 1e18 and 3 mixed: the total is exact, not wrapped', say(p))
+
+    other = os.path.join(tmp, 'big2.db')
+    open(big, 'w').write('main;h 2000000000000000000\n')
+    make_store(other, big)
+    out = os.path.join(tmp, 'fleet.db')
+    p = run([cppctl, 'merge', '--db', out, db, other])
+    ok(p.returncode == 1 and 'more than 2^62 gticks of cpu-time' in p.stderr and 'nothing of it was merged' in p.stderr,
+       'merge refuses the store that would pass the bound', say(p))
+    p = run([cppctl, 'functions', '--db', out])
+    ok(p.returncode == 0 and '3000000000000000000 samples' in p.stdout, 'and keeps the first', say(p))
+
+    c = sqlite3.connect(other)
+    c.execute('UPDATE sample SET hits = 9000000000000000000')
+    c.execute("INSERT INTO sample SELECT resource_id, bucket + 60, thread_id, stack_id, hits, samples FROM sample")
+    c.commit()
+    c.close()
+    p = run([cppctl, 'functions', '--db', other])
+    ok(p.returncode == 1 and 'more than 2^63' in p.stderr and 'bound of 2^62' in p.stderr,
+       'a store edited past the bound: the view says so', say(p))
+
+
 def main():
     tmp = tempfile.mkdtemp(prefix='cppd-cli-')
     os.chmod(tmp, 0o755)
     try:
-        parts = (until_zero, endless_lines, output_never_a_store, record_status)
+        parts = (until_zero, endless_lines, output_never_a_store, record_status, counts_bounded)
         # CPPD_CLI_PARTS=until_zero,... runs only those.
         chosen = os.environ.get('CPPD_CLI_PARTS', '').split(',')
         for part in [p for p in parts if p.__name__ in chosen] if chosen != [''] else parts:

@@ -93,7 +93,13 @@ static char *string_at(struct perf_data *d, uint64_t *offset, uint64_t end) {
         return strdup(s);
 }
 
-static int read_attrs(struct perf_data *d, uint64_t attr_entry, uint64_t offset, uint64_t size) {
+/* Whether [A, A + A_SIZE) and [B, B + B_SIZE), both inside the file, share a byte. */
+static bool overlap(uint64_t a, uint64_t a_size, uint64_t b, uint64_t b_size) {
+        return a_size > 0 && b_size > 0 && a < b + b_size && b < a + a_size;
+}
+
+static int read_attrs(struct perf_data *d, uint64_t attr_entry, uint64_t offset, uint64_t size,
+                      uint64_t header_size) {
         uint64_t attr_size;
 
         if (attr_entry <= 16 || attr_entry > 4096)
@@ -104,6 +110,11 @@ static int read_attrs(struct perf_data *d, uint64_t attr_entry, uint64_t offset,
         if (!in_file(d, offset, size) || size % attr_entry != 0 || size == 0)
                 return bad(d, "the attrs section (%" PRIu64 " bytes at offset %" PRIu64 ") does not fit the file",
                            size, offset);
+        /* perf writes the header, then the sections apart: attrs read out of the header or the
+         * data would be numbers of something else, taken for events (perf refuses such files). */
+        if (offset < header_size || overlap(offset, size, d->data_offset, d->data_size))
+                return bad(d, "the attrs section (%" PRIu64 " bytes at offset %" PRIu64 ") overlaps the header "
+                           "or the data section", size, offset);
         d->n_events = size / attr_entry;
         d->events = calloc(d->n_events, sizeof *d->events);
         if (!d->events)
@@ -113,9 +124,15 @@ static int read_attrs(struct perf_data *d, uint64_t attr_entry, uint64_t offset,
                 uint64_t at = offset + i * attr_entry, ids_offset, ids_size;
 
                 memcpy(&e->attr, d->data + at, MIN(attr_size, sizeof e->attr));
+                /* The attr's own size: 0 (perf reads it as the first version's) or what the file
+                 * has room for. */
+                if (e->attr.size > attr_size || (e->attr.size != 0 && e->attr.size < PERF_ATTR_SIZE_VER0))
+                        return bad(d, "event %zu's attributes say they are %u bytes, in entries of %" PRIu64,
+                                   i, e->attr.size, attr_size);
                 ids_offset = u64_at(d, at + attr_size);
                 ids_size = u64_at(d, at + attr_size + 8);
-                if (!in_file(d, ids_offset, ids_size) || ids_size % 8 != 0)
+                if (!in_file(d, ids_offset, ids_size) || ids_size % 8 != 0 ||
+                    (ids_size > 0 && ids_offset < header_size))
                         return bad(d, "event %zu's ids (%" PRIu64 " bytes at offset %" PRIu64 ") do not fit the file",
                                    i, ids_size, ids_offset);
                 if (ids_offset % 8 != 0 && ids_size > 0)
@@ -227,7 +244,7 @@ static int parse(struct perf_data *d) {
                          "convert it with 'perf inject -i FILE -o FILE2' first");
                 return -EPROTONOSUPPORT;
         }
-        if (header_size < HEADER_SIZE || d->size < HEADER_SIZE)
+        if (header_size < HEADER_SIZE || d->size < HEADER_SIZE || header_size > d->size)
                 return bad(d, "a header of %" PRIu64 " bytes in a file of %zu", header_size, d->size);
         attr_entry = u64_at(d, 16);
         d->data_offset = u64_at(d, 40);
@@ -236,9 +253,12 @@ static int parse(struct perf_data *d) {
                 return bad(d, "the data section (%" PRIu64 " bytes at offset %" PRIu64 ") does not fit the "
                            "file of %zu bytes: truncated, or still being written", d->data_size, d->data_offset,
                            d->size);
+        if (d->data_offset < header_size)
+                return bad(d, "the data section at offset %" PRIu64 " overlaps the %" PRIu64 "-byte header",
+                           d->data_offset, header_size);
         for (int i = 0; i < 4; i++)
                 features[i] = u64_at(d, 72 + 8 * i);
-        if (read_attrs(d, attr_entry, u64_at(d, 24), u64_at(d, 32)) < 0)
+        if (read_attrs(d, attr_entry, u64_at(d, 24), u64_at(d, 32), header_size) < 0)
                 return -EBADMSG;
         return read_features(d, features);
 }

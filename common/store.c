@@ -440,18 +440,21 @@ int store_identity(struct store *s, struct store_identity *ret) {
         struct stat stat_buf;
         int rc;
 
-        rc = sqlite3_prepare_v2(s->db, "SELECT uuid, generation FROM store_state WHERE id = 1", -1, &st, NULL);
+        rc = sqlite3_prepare_v2(s->db, "SELECT uuid, generation, token FROM store_state WHERE id = 1", -1, &st, NULL);
         if (rc != SQLITE_OK)
                 return store_errno(s, rc);
         rc = sqlite3_step(st);
         if (rc == SQLITE_ROW) {
                 const char *uuid = (const char *) sqlite3_column_text(st, 0);
+                const char *token = (const char *) sqlite3_column_text(st, 2);
 
-                if (!uuid || strlen(uuid) >= sizeof id.uuid || strspn(uuid, "0123456789abcdef") != strlen(uuid)) {
+                if (!uuid || strlen(uuid) >= sizeof id.uuid || strspn(uuid, "0123456789abcdef") != strlen(uuid) ||
+                    !token || strlen(token) >= sizeof id.token || strspn(token, "0123456789abcdef") != strlen(token)) {
                         sqlite3_finalize(st);
                         return -EBADMSG;
                 }
                 strcpy(id.uuid, uuid);
+                strcpy(id.token, token);
                 id.generation = sqlite3_column_int64(st, 1);
         }
         sqlite3_finalize(st);

@@ -193,6 +193,8 @@ int store_list_resources(struct store *s, char ***ret);
 struct store_identity {
         char uuid[33];                  /* store_state.uuid: random, made with the store */
         int64_t generation;             /* store_state.generation: bumped by every change */
+        char token[17];                 /* store_state.token: drawn at random by every change, so
+                                         * that copies which took alike changes differ */
         uint64_t dev, ino;              /* the file, so that a copy is another store */
 };
 

@@ -210,7 +210,7 @@ static char **function_names(struct shell *s) {
         if (s->functions_read)
                 return s->functions;
         s->functions_read = true;
-        if (sqlite3_open_v2(s->db, &c, SQLITE_OPEN_READONLY, NULL) == SQLITE_OK &&
+        if (store_sqlite_open_read(s->db, 0, &c) == SQLITE_OK &&
             sqlite3_prepare_v2(c, "SELECT DISTINCT name FROM function ORDER BY name", -1, &st, NULL) == SQLITE_OK)
                 while (sqlite3_step(st) == SQLITE_ROW)
                         if (strv_extend(&s->functions, (const char *) sqlite3_column_text(st, 0)) < 0) {

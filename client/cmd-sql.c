@@ -257,7 +257,8 @@ int cmd_sql(int argc, char **argv) {
                 return EXIT_FAILURE_;
         }
 
-        rc = sqlite3_open_v2(db, &c, SQLITE_OPEN_READONLY, NULL);
+        /* As the views open a store: read-only, immutable where a -shm cannot be made. */
+        rc = store_sqlite_open_read(db, 0, &c);
         if (rc == SQLITE_OK)
                 rc = sql_ext_register(c);
         /* Connecting an eponymous table for the first time declares it in the schema, which the

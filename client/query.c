@@ -34,7 +34,9 @@ int log_store_error(int r, const char *path, const struct store *s) {
                 return log_error_errno(EIO, "%s: no such store (make one with 'cppctl import' or pass --db)", path);
         case -EACCES:
         case -EPERM:
-                return log_error_errno(EIO, "%s: permission denied", path);
+                return log_error_errno(EIO, "%s: permission denied%s%s", path, *detail ? ": " : "", detail);
+        case -EROFS:
+                return log_error_errno(EIO, "%s: %s", path, *detail ? detail : "read-only to this user");
         case -EBADMSG:
                 return log_error_errno(EIO, "%s: not a cppd store, or a damaged one%s%s; left untouched",
                                        path, *detail ? ": " : "", detail);

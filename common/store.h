@@ -30,10 +30,17 @@ struct store;
  * upgrade (a reader that may write the file upgrades it first), -ENOSPC, -EIO, -ENOMEM. store_error() then has SQLite's words, if any. */
 int store_open(const char *path, enum store_mode mode, struct store **ret);
 
+/* Opens the SQLite file PATH read-only (SQLITE_OPEN_READONLY, with FLAGS) into *ret, as
+ * store_open(STORE_READ) does, for readers of their own (cppctl sql): a WAL store whose -shm
+ * cannot be made beside it (a directory the reader may not write, a read-only file system) is
+ * opened immutable when its write-ahead log holds nothing. Returns an SQLite result code; *ret
+ * is set whenever SQLite made a connection, for sqlite3_errmsg(), and the caller closes it. */
+struct sqlite3;
+int store_sqlite_open_read(const char *path, int flags, struct sqlite3 **ret);
+
 /* Reads the store that connection DB (borrowed: store_close() leaves it open) has open as
  * 'main', for SQL functions that run inside someone else's connection. Returns 0 and sets *ret;
  * -EBADMSG if it is not a cppd store, -EPROTO/-EPROTONOSUPPORT if not at this cppd's schema. */
-struct sqlite3;
 int store_wrap(struct sqlite3 *db, struct store **ret);
 struct store *store_close(struct store *s);
 DEFINE_CLEANUP(struct store *, store_close);

@@ -209,11 +209,82 @@ def perf_advice(tmp):
             os.unlink(db)
 
 
+def read_only_stores(tmp):
+    """A store one may read but not write is read: as a real unprivileged user in the store's
+    group, in a directory the user may not write (the packaged /var/lib/cppd, cppd stopped), and
+    on a read-only mount. Where it cannot be (a write-ahead log with changes, no read permission)
+    the error names the real cause."""
+    import grp
+    if os.geteuid() != 0:
+        ok(True, '# SKIP needs root: another user, a read-only mount')
+        return
+    group = grp.getgrnam('nogroup').gr_gid
+    as_reader = ['setpriv', '--reuid=nobody', '--regid=%d' % group, '--clear-groups']
+    d = os.path.join(tmp, 'lib')
+    os.mkdir(d)
+    db = os.path.join(d, 'cppd.db')
+    make_store(db)
+    os.chown(d, 0, group)
+    os.chmod(d, 0o750)
+    os.chown(db, 0, group)
+    os.chmod(db, 0o640)
+    p = run(as_reader + [cppctl, 'functions', '--db', db])
+    ok(p.returncode == 0 and '9950 samples' in p.stdout, 'group member, directory not writable: functions', say(p))
+    p = run(as_reader + [cppctl, 'sql', db, 'SELECT count(*) FROM run'])
+    ok(p.returncode == 0 and p.stdout.split()[-1] == '1', 'and sql', say(p))
+    p = run(as_reader + [cppctl, 'shell', db], input='body\n')
+    ok(p.returncode == 0 and 'Body Profile' in p.stdout, 'and the shell', say(p))
+    ok(sorted(os.listdir(d)) == ['cppd.db'], 'nothing written beside it', os.listdir(d))
+
+    c = sqlite3.connect(db)
+    c.execute('PRAGMA wal_autocheckpoint = 0')
+    c.execute("UPDATE run SET command = 'changed'")
+    c.commit()
+    saved = os.path.join(tmp, 'wal-copy')
+    os.mkdir(saved)
+    shutil.copy(db, saved)
+    shutil.copy(db + '-wal', saved)
+    c.close()
+    os.rename(os.path.join(saved, 'cppd.db-wal'), db + '-wal')
+    os.chown(db + '-wal', 0, group)
+    os.chmod(db + '-wal', 0o640)
+    p = run(as_reader + [cppctl, 'functions', '--db', db])
+    ok(p.returncode == 1 and 'write-ahead log' in p.stderr and 'readonly database' not in p.stderr,
+       'a write-ahead log left with changes: the error says so', say(p))
+    os.unlink(db + '-wal')
+
+    os.chmod(db, 0o600)
+    p = run(as_reader + [cppctl, 'functions', '--db', db])
+    ok(p.returncode == 1 and 'permission denied' in p.stderr.lower(), 'no read permission: "permission denied"',
+       say(p))
+    os.chmod(db, 0o640)
+
+    mnt = os.path.join(tmp, 'ro-mount')
+    os.mkdir(mnt)
+    if run(['mount', '--bind', d, mnt]).returncode != 0:
+        ok(True, '# SKIP cannot bind-mount here')
+        return
+    try:
+        if run(['mount', '-o', 'remount,ro,bind', mnt]).returncode != 0:
+            ok(True, '# SKIP cannot remount read-only here')
+            return
+        ro = os.path.join(mnt, 'cppd.db')
+        p = run([cppctl, 'functions', '--db', ro])
+        ok(p.returncode == 0 and '9950 samples' in p.stdout, 'a read-only file system: functions', say(p))
+        p = run([cppctl, 'sql', ro, 'SELECT count(*) FROM run'])
+        ok(p.returncode == 0 and p.stdout.split()[-1] == '1', 'and sql', say(p))
+        p = run([cppctl, 'import', '--folded', FOLDED, '-r', 'page-faults', '--db', ro])
+        ok(p.returncode == 1 and 'no such store' not in p.stderr and 'read-only' in p.stderr.lower(),
+           'import there: refused, blaming the read-only file system', say(p))
+    finally:
+        run(['umount', mnt])
+
+
 def main():
     tmp = tempfile.mkdtemp(prefix='cppd-cli-')
     os.chmod(tmp, 0o755)
     try:
-        parts = (until_zero, endless_lines, output_never_a_store, record_status, counts_bounded, perf_advice)
+        parts = (until_zero, endless_lines, output_never_a_store, record_status, counts_bounded, perf_advice, read_only_stores)
         # CPPD_CLI_PARTS=until_zero,... runs only those.
         chosen = os.environ.get('CPPD_CLI_PARTS', '').split(',')
         for part in [p for p in parts if p.__name__ in chosen] if chosen != [''] else parts:

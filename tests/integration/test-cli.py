@@ -12,6 +12,7 @@ import sqlite3
 import subprocess
 import sys
 import tempfile
+import time
 
 from tap import done, ok
 
@@ -280,11 +281,43 @@ def read_only_stores(tmp):
         run(['umount', mnt])
 
 
+def sql_streams(tmp):
+    """cppctl sql's table output streams: rows come out as they are read (widths measured over
+    the first 1,000), so those before a row that fails are out already, and a long result costs
+    time in proportion (tests/bench/bench-sql.py has the figures)."""
+    db = os.path.join(tmp, 'sql.db')
+    make_store(db)
+    rows = "WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c WHERE x < %d) "
+    p = run([cppctl, 'sql', db, rows % 3000 + "SELECT x, CASE WHEN x = 2500 THEN abs(-9223372036854775807 - 1) "
+             "ELSE 'v' || x END AS value FROM c"])
+    lines = p.stdout.splitlines()
+    ok(p.returncode == 1 and 'integer overflow' in p.stderr and len(lines) == 2 + 2499 and
+       lines[-1].split() == ['2499', 'v2499'], 'a row that fails at 2,500: the 2,499 before it are out', say(p))
+    ok(lines[0].split() == ['x', 'value'] and set(lines[1]) == {'-'} and lines[2] == '1     v1',
+       'under a header, aligned to the first rows\' widths', lines[:3])
+    # The first rows come at once; the last one only after SQLite counts to 3,000,000 (a second or
+    # more): streamed, the first line comes early in the run; held, at its very end.
+    t0 = time.monotonic()
+    p = subprocess.Popen([cppctl, 'sql', db, rows % 3000000 + "SELECT x FROM c WHERE x <= 1100 OR x = 3000000"],
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    first = p.stdout.readline()
+    t_first = time.monotonic() - t0
+    out = p.stdout.read()
+    err = p.stderr.read()
+    p.wait()
+    t_all = time.monotonic() - t0
+    ok(first.split() == ['x'] and t_first < t_all / 2, 'the first rows come out while the statement still runs '
+       '(%.2f s of %.2f s)' % (t_first, t_all), err)
+    lines = (first + out).splitlines()
+    ok(p.returncode == 0 and len(lines) == 2 + 1101 and lines[-2:] == ['1100', '3000000'], 'and the rest after',
+       (p.returncode, len(lines), lines[-3:], err))
+
+
 def main():
     tmp = tempfile.mkdtemp(prefix='cppd-cli-')
     os.chmod(tmp, 0o755)
     try:
-        parts = (until_zero, endless_lines, output_never_a_store, record_status, counts_bounded, perf_advice, read_only_stores)
+        parts = (until_zero, endless_lines, output_never_a_store, record_status, counts_bounded, perf_advice, read_only_stores, sql_streams)
         # CPPD_CLI_PARTS=until_zero,... runs only those.
         chosen = os.environ.get('CPPD_CLI_PARTS', '').split(',')
         for part in [p for p in parts if p.__name__ in chosen] if chosen != [''] else parts:

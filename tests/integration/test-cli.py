@@ -313,11 +313,32 @@ def sql_streams(tmp):
        (p.returncode, len(lines), lines[-3:], err))
 
 
+def errors_name_cause(tmp):
+    """Errors name their cause: a 100 KB argument keeps the reason after it (the middle of a
+    long message goes, not its end); folded input with a NUL byte or a count out of range says
+    which, with the line."""
+    db = os.path.join(tmp, 'errors.db')
+    make_store(db)
+    p = run([cppctl, 'down', '--db', db, '--root', 'x' * 100000])
+    ok(p.returncode == 3 and p.stderr.rstrip().endswith("appears in no sample of cpu-time; 'cppctl functions' lists "
+                                                        "those that do") and len(p.stderr) < 4096,
+       'a 100 KB root: the reason comes through, the name shortened', p.stderr[-300:])
+    bad = os.path.join(tmp, 'bad.folded')
+    open(bad, 'wb').write(b'main;f 3\nma\0in;g 2\n')
+    p = run([cppctl, 'import', '--folded', bad, '-r', 'cpu-time', '--db', db])
+    ok(p.returncode == 1 and 'bad.folded:2: a NUL byte at byte 3' in p.stderr, 'a NUL byte: said so, with the line',
+       say(p))
+    open(bad, 'w').write('main;f 3\nmain;g 9223372036854775808\n')
+    p = run([cppctl, 'import', '--folded', bad, '-r', 'cpu-time', '--db', db])
+    ok(p.returncode == 1 and 'bad.folded:2: a count past 9223372036854775807' in p.stderr,
+       'a count out of range: said so, with the line', say(p))
+
+
 def main():
     tmp = tempfile.mkdtemp(prefix='cppd-cli-')
     os.chmod(tmp, 0o755)
     try:
-        parts = (until_zero, endless_lines, output_never_a_store, record_status, counts_bounded, perf_advice, read_only_stores, sql_streams)
+        parts = (until_zero, endless_lines, output_never_a_store, record_status, counts_bounded, perf_advice, read_only_stores, sql_streams, errors_name_cause)
         # CPPD_CLI_PARTS=until_zero,... runs only those.
         chosen = os.environ.get('CPPD_CLI_PARTS', '').split(',')
         for part in [p for p in parts if p.__name__ in chosen] if chosen != [''] else parts:

@@ -206,17 +206,35 @@ static int list_resources(struct shell *s, char ***ret) {
 static char **function_names(struct shell *s) {
         sqlite3 *c = NULL;
         sqlite3_stmt *st = NULL;
+        size_t n = 0, cap = 0;
 
         if (s->functions_read)
                 return s->functions;
         s->functions_read = true;
+        /* Grown by doubling, not strv_extend(), which walks the list per name: a daemon's store
+         * has a hundred thousand functions. */
         if (store_sqlite_open_read(s->db, 0, &c) == SQLITE_OK &&
             sqlite3_prepare_v2(c, "SELECT DISTINCT name FROM function ORDER BY name", -1, &st, NULL) == SQLITE_OK)
-                while (sqlite3_step(st) == SQLITE_ROW)
-                        if (strv_extend(&s->functions, (const char *) sqlite3_column_text(st, 0)) < 0) {
+                while (sqlite3_step(st) == SQLITE_ROW) {
+                        char *name = strdup((const char *) sqlite3_column_text(st, 0) ?: "");
+
+                        if (name && n + 2 > cap) {
+                                char **a = realloc(s->functions, (cap = MAX(2 * cap, 64)) * sizeof *a);
+
+                                if (!a)
+                                        name = mfree(name);
+                                else
+                                        s->functions = a;
+                        }
+                        if (!name) {
+                                if (s->functions)
+                                        s->functions[n] = NULL;
                                 s->functions = strv_free(s->functions);
                                 break;
                         }
+                        s->functions[n++] = name;
+                        s->functions[n] = NULL;
+                }
         sqlite3_finalize(st);
         sqlite3_close(c);
         return s->functions;

@@ -219,6 +219,7 @@ int import_perf_data(const char *path, const char *db, bool kernel, bool lines, 
         while ((r = perf_data_next(d, &offset, &h)) > 0) {
                 const struct perf_data_event *e;
                 struct perf_data_sample smp;
+                struct import_event *ie;
                 uint64_t t = perf_data_record_time(d, h);
 
                 if (t > IMPORT_MAX_TIME_NS) {
@@ -233,16 +234,15 @@ int import_perf_data(const char *path, const char *db, bool kernel, bool lines, 
                 if (h->type != PERF_RECORD_SAMPLE || !(e = perf_data_sample_event(d, h)) ||
                     perf_data_parse_sample(e, h, &smp) < 0)
                         continue;
+                ie = &events[e - d->events];
                 /* Every sum a view takes must fit: the periods add up to the hits stored. */
-                if (__builtin_add_overflow(events[e - d->events].gticks, smp.period, &events[e - d->events].gticks) ||
-                    events[e - d->events].gticks > STORE_MAX_GTICKS) {
+                if (__builtin_add_overflow(ie->gticks, smp.period, &ie->gticks) || ie->gticks > STORE_MAX_GTICKS) {
                         log_error("%s: the periods of event %s add up to more than 2^62 (at data offset %" PRIu64
-                                  "): a damaged file; nothing was stored", path, events[e - d->events].name,
-                                  offset - h->size);
+                                  "): a damaged file; nothing was stored", path, ie->name, offset - h->size);
                         return EXIT_FAILURE_;
                 }
-                events[e - d->events].carry += smp.period;      /* the sum, for now */
-                events[e - d->events].samples++;
+                ie->carry += smp.period;        /* the sum, for now */
+                ie->samples++;
                 total_samples++;
         }
         if (r < 0) {

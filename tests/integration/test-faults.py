@@ -290,7 +290,7 @@ def perf_data_lies(tmp):
         t, = struct.unpack_from('<Q', b, at)
         struct.pack_into("<Q", b, at, t + (100 * 365 * 86400 * 10**9))
 
-    for make, words in ((attrs_at_zero, 'overlaps the header'), (time_past_clocks, 'past any clock'),
+    for make, words in ((attrs_at_zero, 'overlaps the 104-byte header'), (time_past_clocks, 'past any clock'),
                         (time_a_century_later, 'longer than any recording')):
         path = os.path.join(tmp, make.__name__ + '.data')
         b = bytearray(raw)

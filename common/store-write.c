@@ -19,6 +19,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/utsname.h>
+#include <unistd.h>
 
 #include "store-internal.h"
 
@@ -804,21 +805,47 @@ static int merge_check_bound(struct store *s) {
         return r;
 }
 
+/* ATTACHes NAME (a file name or a URI) as MERGE_SRC. Returns 0 or a negative errno. */
+static int merge_attach(struct store *s, const char *name) {
+        sqlite3_stmt *st;
+        int rc, r;
+
+        rc = sqlite3_prepare_v2(s->db, "ATTACH DATABASE ? AS " MERGE_SRC, -1, &st, NULL);
+        if (rc != SQLITE_OK)
+                return store_errno(s, rc);
+        store_bind_text(st, 1, name);
+        r = store_step_done(s, st);
+        sqlite3_finalize(st);
+        return r;
+}
+
 int store_merge(struct store *s, const char *path, struct store_merge_stats *ret, int64_t *ret_run) {
+        _cleanup_free_ char *plain = store_plain_path(path), *uri = NULL;
         struct store_merge_stats stats = {};
         struct merge m = { .s = s };
-        sqlite3_stmt *st;
         int rc, r;
 
         if (s->mode != STORE_WRITE || s->in_transaction)
                 return -EROFS;
+        if (!plain)
+                return -ENOMEM;
         /* ATTACH cannot run inside a transaction: attach, then begin. */
-        rc = sqlite3_prepare_v2(s->db, "ATTACH DATABASE ? AS " MERGE_SRC, -1, &st, NULL);
-        if (rc != SQLITE_OK)
-                return store_errno(s, rc);
-        store_bind_text(st, 1, path);
-        r = store_step_done(s, st);
-        sqlite3_finalize(st);
+        r = merge_attach(s, plain);
+        if (r >= 0) {
+                rc = sqlite3_exec(s->db, "SELECT 1 FROM " MERGE_SRC ".sqlite_schema LIMIT 1", NULL, NULL, NULL);
+                r = store_errno(s, rc);
+                if (r < 0)
+                        sqlite3_exec(s->db, "DETACH DATABASE " MERGE_SRC, NULL, NULL, NULL);
+        }
+        /* A store we may read but not write beside (as store_sqlite_open_read() finds): with
+         * nothing in its write-ahead log, attach the file itself, immutable. */
+        if ((r == -EROFS || r == -EACCES || r == -ENOENT) && access(path, R_OK) == 0 &&
+            !store_wal_has_frames(path)) {
+                uri = store_immutable_uri(path);
+                if (!uri)
+                        return -ENOMEM;
+                r = merge_attach(s, uri);
+        }
         if (r < 0)
                 return r;
 

@@ -204,9 +204,7 @@ static void store_close_failedp(struct store **s) {
         *s = store_close(*s);
 }
 
-/* Whether PATH's write-ahead log holds anything: frames a reader must see through the -shm
- * index, which only someone who may write beside the store can make. */
-static bool wal_has_frames(const char *path) {
+bool store_wal_has_frames(const char *path) {
         _cleanup_free_ char *wal = NULL;
         struct stat st;
 
@@ -215,8 +213,15 @@ static bool wal_has_frames(const char *path) {
         return stat(wal, &st) == 0 && st.st_size > 0;
 }
 
-/* PATH as an SQLite URI with "?immutable=1": every byte outside [A-Za-z0-9/._~-] escaped. */
-static char *immutable_uri(const char *path) {
+char *store_plain_path(const char *path) {
+        char *p;
+
+        if (strncmp(path, "file:", 5) != 0)
+                return strdup(path);
+        return asprintf(&p, "./%s", path) < 0 ? NULL : p;
+}
+
+char *store_immutable_uri(const char *path) {
         static const char hex[] = "0123456789ABCDEF";
         size_t n = strlen(path);
         char *uri = malloc(5 + 3 * n + sizeof "?immutable=1"), *p;
@@ -248,7 +253,7 @@ int store_sqlite_open_read(const char *path, int flags, sqlite3 **ret) {
         if (rc == SQLITE_OK)
                 rc = sqlite3_exec(db, "SELECT 1 FROM sqlite_schema LIMIT 1", NULL, NULL, NULL);
         if (rc == SQLITE_OK || ((rc & 0xff) != SQLITE_READONLY && (rc & 0xff) != SQLITE_CANTOPEN) ||
-            access(path, R_OK) < 0 || wal_has_frames(path)) {
+            access(path, R_OK) < 0 || store_wal_has_frames(path)) {
                 *ret = db;
                 return rc;
         }
@@ -258,7 +263,7 @@ int store_sqlite_open_read(const char *path, int flags, sqlite3 **ret) {
          * the -shm or locks. A writer that starts meanwhile is not seen. */
         sqlite3_close_v2(db);
         db = NULL;
-        uri = immutable_uri(path);
+        uri = store_immutable_uri(path);
         if (!uri)
                 return SQLITE_NOMEM;
         rc = sqlite3_open_v2(uri, &db, flags | SQLITE_OPEN_URI, NULL);
@@ -299,9 +304,17 @@ int store_open(const char *path, enum store_mode mode, struct store **ret) {
         flags = SQLITE_OPEN_NOMUTEX | SQLITE_OPEN_EXRESCODE;
         if (mode == STORE_READ)
                 r = store_sqlite_open_read(path, flags, &s->db);
-        else
-                r = sqlite3_open_v2(path, &s->db, flags | SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, NULL);
-        if (r != SQLITE_OK && mode == STORE_READ && s->db && wal_has_frames(path) &&
+        else {
+                /* URIs on, for store_merge()'s ATTACH of a store it may only read (immutable);
+                 * the path itself is never taken for one. */
+                _cleanup_free_ char *plain = store_plain_path(path);
+
+                if (!plain)
+                        return -ENOMEM;
+                r = sqlite3_open_v2(plain, &s->db, flags | SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE |
+                                    SQLITE_OPEN_URI, NULL);
+        }
+        if (r != SQLITE_OK && mode == STORE_READ && s->db && store_wal_has_frames(path) &&
             ((r & 0xff) == SQLITE_READONLY || (r & 0xff) == SQLITE_CANTOPEN)) {
                 /* Say why in words: the bare SQLite error blames a write nobody asked for. */
                 r = store_errno(s, r);

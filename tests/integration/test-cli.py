@@ -235,6 +235,11 @@ def read_only_stores(tmp):
     ok(p.returncode == 0 and p.stdout.split()[-1] == '1', 'and sql', say(p))
     p = run(as_reader + [cppctl, 'shell', db], input='body\n')
     ok(p.returncode == 0 and 'Body Profile' in p.stdout, 'and the shell', say(p))
+    out = os.path.join(tmp, 'merged')
+    os.mkdir(out)
+    os.chmod(out, 0o777)
+    p = run(as_reader + [cppctl, 'merge', '--db', os.path.join(out, 'fleet.db'), db])
+    ok(p.returncode == 0 and 'Merged' in p.stdout, 'and merge it into a store of one\'s own', say(p))
     ok(sorted(os.listdir(d)) == ['cppd.db'], 'nothing written beside it', os.listdir(d))
 
     c = sqlite3.connect(db)

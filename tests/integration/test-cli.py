@@ -1,8 +1,10 @@
 #!/usr/bin/env python3
 """cppctl's command line against hostile but ordinary input (issue 17): what -o may overwrite,
 endless lines, counts that would overflow, time bounds at 0, stores one may read but not write,
-the profiled command's exit status, and errors that name their cause. TAP output; the parts
-that need root (another user, a read-only mount) skip themselves without it.
+the profiled command's exit status, perf.data advice that works with Debian's perf, sql output
+that streams, and errors that name their cause. TAP output; the parts that need root or perf
+(another user, a read-only mount, perf events) skip themselves without them.
+CPPD_CLI_PARTS=until_zero,sql_streams,... runs only those parts.
 
 Usage: test-cli.py CPPCTL DATA_DIR WORKLOADS_DIR"""
 import hashlib

@@ -270,11 +270,11 @@ static void text_selection(FILE *f, const struct query_args *q) {
                 fprintf(f, ", comm %s", s->comm);
         if (s->exe)
                 fprintf(f, ", exe %s", s->exe);
-        if (s->since) {
+        if (s->has_since) {
                 fputs(", since ", f);
                 fprint_time(f, s->since);
         }
-        if (s->until) {
+        if (s->has_until) {
                 fputs(", until ", f);
                 fprint_time(f, s->until);
         }
@@ -348,9 +348,9 @@ static void json_side(FILE *f, const struct query_args *q, const struct sample_t
         json_field(f, "unit", s->unit);
         json_field(f, "comm", s->comm);
         json_field(f, "exe", s->exe);
-        if (s->since)
+        if (s->has_since)
                 fprintf(f, ", \"since\": %" PRId64, s->since);
-        if (s->until)
+        if (s->has_until)
                 fprintf(f, ", \"until\": %" PRId64, s->until);
         fputs(", \"resource\": ", f);
         json_write_string(f, t->info.resource ?: "");

@@ -18,11 +18,10 @@
 #include "log.h"
 #include "name-table.h"
 #include "parse-util.h"
+#include "read-line.h"
 #include "resource.h"
 #include "strv.h"
 
-/* Longest line accepted: room for deep stacks of long C++ names, a bound against garbage. */
-#define IMPORT_MAX_LINE (16u * 1024 * 1024)
 /* Samples are grouped in time buckets of this many seconds (an import is one bucket). */
 #define IMPORT_BUCKET_SECONDS 60
 
@@ -149,11 +148,12 @@ struct import_state {
         struct name_table *texts;       /* the frames text of each distinct line... */
         struct idmap *stack_of_text;    /* ...text id -> its stack id, so a repeat costs one lookup */
         uint64_t lines, samples;
+        uint64_t gticks;                /* the resource's in the store, this file's lines included */
         char name[FOLDED_MAX_NAME + 1];
         struct folded_frame frames[FOLDED_MAX_FRAMES];
 };
 
-/* Adds one parsed line. Returns 0 or a negative errno (-ERANGE: the hits overflow). */
+/* Adds one parsed line. Returns 0 or a negative errno. */
 static int import_stack(struct import_state *st, size_t n, uint64_t count) {
         const char *text = st->frames[0].name;
         size_t len = st->frames[n - 1].name + st->frames[n - 1].len - text;
@@ -190,9 +190,7 @@ static int import_stack(struct import_state *st, size_t n, uint64_t count) {
         r = idmap_put(st->hits, parent, 0, &slot);
         if (r < 0)
                 return r;
-        if (*slot > INT64_MAX - count || st->samples > INT64_MAX - count)
-                return -ERANGE;
-        *slot += count;
+        *slot += count;                 /* import_file() bounded the sum */
         st->samples += count;
         return 0;
 }
@@ -200,33 +198,50 @@ static int import_stack(struct import_state *st, size_t n, uint64_t count) {
 static int import_file(struct import_state *st, const struct import_args *a, FILE *f) {
         _cleanup_free_ char *line = NULL;
         size_t cap = 0, n_frames;
-        uint64_t count;
+        uint64_t count, gticks;
         ssize_t len;
         int r;
 
-        while ((len = getline(&line, &cap, f)) >= 0) {
+        while ((len = read_line(f, READ_LINE_MAX, &line, &cap)) > 0) {
                 st->lines++;
-                if ((size_t) len > IMPORT_MAX_LINE)
-                        return log_error_errno(EBADMSG, "%s:%" PRIu64 ": line longer than %u bytes",
-                                               a->file, st->lines, IMPORT_MAX_LINE);
                 r = folded_parse_line(line, len, st->frames, &n_frames, &count);
                 if (r == -E2BIG)
                         return log_error_errno(EBADMSG, "%s:%" PRIu64 ": more than %u frames",
                                                a->file, st->lines, FOLDED_MAX_FRAMES);
+                if (r == -EILSEQ)
+                        return log_error_errno(EBADMSG, "%s:%" PRIu64 ": a NUL byte at byte %zu of the line "
+                                               "(a binary file?)", a->file, st->lines,
+                                               (size_t) ((const char *) memchr(line, '\0', len) - line) + 1);
+                if (r == -ERANGE)
+                        return log_error_errno(EBADMSG, "%s:%" PRIu64 ": a count past %" PRId64 " (2^63 - 1)",
+                                               a->file, st->lines, FOLDED_MAX_COUNT);
                 if (r < 0)
                         return log_error_errno(EBADMSG, "%s:%" PRIu64 ": expected 'f1;f2;...;fn COUNT' "
                                                "(frames root first, non-empty, then a space and a count)",
                                                a->file, st->lines);
                 if (r == 0 || count == 0)
                         continue;
+                /* Every sum of hits a view takes must fit (STORE_MAX_GTICKS): refuse the line that
+                 * would pass the bound, with what the store holds already. */
+                if (__builtin_mul_overflow(count, a->period, &gticks) || st->gticks > STORE_MAX_GTICKS ||
+                    gticks > STORE_MAX_GTICKS - st->gticks)
+                        return log_error_errno(EBADMSG, "%s:%" PRIu64 ": the counts would add up to more than 2^62 "
+                                               "gticks of %s (%" PRIu64 " samples every %" PRIu64 " gticks, with "
+                                               "the store's own and the lines before)", a->file, st->lines,
+                                               a->resource, count, a->period);
+                st->gticks += gticks;
                 r = import_stack(st, n_frames, count);
-                if (r == -ERANGE)
-                        return log_error_errno(EBADMSG, "%s:%" PRIu64 ": the counts add up to more than %" PRId64,
-                                               a->file, st->lines, INT64_MAX);
                 if (r < 0)
                         return log_store_error(r, a->db, st->store);
         }
-        if (ferror(f))
+        /* A line past the bound is refused as it is read: a newline-free stream (/dev/zero)
+         * must not take all memory before the parser sees it. */
+        if (len == -E2BIG)
+                return log_error_errno(EBADMSG, "%s:%" PRIu64 ": line longer than %u bytes",
+                                       a->file, st->lines + 1, READ_LINE_MAX);
+        if (len == -ENOMEM)
+                return log_error_errno(ENOMEM, "Out of memory");
+        if (len < 0 || ferror(f))
                 return log_error_errno(errno ?: EIO, "%s: read failed: %m", a->file);
         return 0;
 }
@@ -298,6 +313,8 @@ int cmd_import(int argc, char **argv) {
                 r = store_add_process(s, run, -1, basename(base), NULL, a.service, now, &process);
         if (r >= 0)
                 r = store_add_thread(s, process, -1, NULL, &st->thread_id);
+        if (r >= 0)
+                r = store_resource_gticks(s, a.resource, &st->gticks);
         if (r < 0) {
                 log_store_error(r, a.db, s);
                 return EXIT_FAILURE_;

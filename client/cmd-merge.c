@@ -1,4 +1,4 @@
-/* cppctl merge -o FLEET.db HOST1.db HOST2.db ...: one store from many, so that one profile spans
+/* cppctl merge --db FLEET.db HOST1.db HOST2.db ...: one store from many, so that one profile spans
  * a fleet (and --host picks a machine back out). Each input is copied in a transaction of its
  * own (common/store-write.c, store_merge()): an input that fails leaves the output as the inputs
  * before it made it, and the merge stops there.
@@ -20,7 +20,7 @@
 #include "log.h"
 
 struct merge_args {
-        const char *output;
+        const char *db;                 /* the store merged into */
         char **inputs;                  /* borrowed from argv */
         size_t n_inputs;
 };
@@ -28,6 +28,7 @@ struct merge_args {
 static int parse_args(struct merge_args *a, int argc, char **argv) {
         static const struct option options[] = {
                 { "help", no_argument, NULL, 'h' },
+                { "db", required_argument, NULL, 'd' },
                 { "output", required_argument, NULL, 'o' },
                 {}
         };
@@ -35,10 +36,10 @@ static int parse_args(struct merge_args *a, int argc, char **argv) {
 
         *a = (struct merge_args) {};
         optind = 0;
-        while ((c = getopt_long(argc, argv, "ho:", options, NULL)) >= 0)
+        while ((c = getopt_long(argc, argv, "hd:o:", options, NULL)) >= 0)
                 switch (c) {
                 case 'h':
-                        printf("Usage: cppctl merge -o OUTPUT.db INPUT.db...\n\n"
+                        printf("Usage: cppctl merge --db OUTPUT.db INPUT.db...\n\n"
                                "Copies every run of each INPUT store, with its samples, stacks, processes and\n"
                                "threads, into OUTPUT (made if missing). Each run keeps the host it was\n"
                                "recorded on, so reports over OUTPUT span all inputs and --host NAME picks one.\n"
@@ -46,20 +47,23 @@ static int parse_args(struct merge_args *a, int argc, char **argv) {
                                "in one transaction: a damaged input is refused and leaves OUTPUT as it was.\n"
                                "An input whose runs OUTPUT already has (merged before) is refused.\n\n"
                                "Options:\n"
-                               "  -o, --output FILE      the store to merge into\n"
+                               "  -d, --db FILE          the store to merge into\n"
                                "  -h, --help             this help\n");
                         return 0;
-                case 'o':
-                        a->output = optarg;
+                case 'd':
+                        a->db = optarg;
                         break;
+                case 'o':
+                        return log_error_errno(EINVAL, "merge: -o names a report's file in every cppctl command, "
+                                               "never a store; the store to merge into is --db %s", optarg);
                 default:
                         return log_error_errno(EINVAL, "try 'cppctl merge --help'");
                 }
-        if (!a->output)
-                return log_error_errno(EINVAL, "merge needs the output store: cppctl merge -o OUTPUT.db INPUT.db...");
+        if (!a->db)
+                return log_error_errno(EINVAL, "merge needs the output store: cppctl merge --db OUTPUT.db INPUT.db...");
         if (optind >= argc)
-                return log_error_errno(EINVAL, "merge needs at least one input store: cppctl merge -o %s INPUT.db...",
-                                       a->output);
+                return log_error_errno(EINVAL, "merge needs at least one input store: cppctl merge --db %s INPUT.db...",
+                                       a->db);
         a->inputs = argv + optind;
         a->n_inputs = argc - optind;
         return 1;
@@ -79,7 +83,7 @@ static int check_inputs(const struct merge_args *a) {
 
         if (!st || !exists)
                 return log_error_errno(ENOMEM, "Out of memory");
-        have_out = stat(a->output, &out) == 0;
+        have_out = stat(a->db, &out) == 0;
         for (size_t i = 0; i < a->n_inputs; i++) {
                 exists[i] = stat(a->inputs[i], &st[i]) == 0;
                 if (!exists[i])
@@ -113,6 +117,9 @@ static int merge_one(struct store *out, const char *out_path, const char *path) 
         if (r == -EEXIST)
                 return log_error_errno(EEXIST, "%s: its run %" PRId64 " is already in %s (same host, start and "
                                        "command): merged before; nothing of it was merged again", path, run, out_path);
+        if (r == -EOVERFLOW)
+                return log_error_errno(EOVERFLOW, "%s: with it, %s would hold more than 2^62 gticks of %s, past what "
+                                       "views can sum; nothing of it was merged", path, out_path, store_error(out));
         if (r == -EBADMSG || r == -EPROTO || r == -EPROTONOSUPPORT)
                 return log_error_errno(EBADMSG, "%s: damaged, or not a cppd store of this version: %s; nothing of "
                                        "it was merged and %s is as it was", path, store_error(out), out_path);
@@ -137,15 +144,15 @@ int cmd_merge(int argc, char **argv) {
         if (r < 0)
                 return exit_status(r);
 
-        r = store_open(a.output, STORE_WRITE, &out);
+        r = store_open(a.db, STORE_WRITE, &out);
         if (r < 0)
-                return exit_status(log_store_error(r, a.output, out));
+                return exit_status(log_store_error(r, a.db, out));
         for (size_t i = 0; i < a.n_inputs; i++) {
-                r = merge_one(out, a.output, a.inputs[i]);
+                r = merge_one(out, a.db, a.inputs[i]);
                 if (r < 0) {
                         if (i > 0)
                                 log_error("%zu of %zu inputs were merged into %s before %s.", i, a.n_inputs,
-                                          a.output, a.inputs[i]);
+                                          a.db, a.inputs[i]);
                         return EXIT_FAILURE_;
                 }
         }

@@ -74,7 +74,9 @@ int cmd_record(int argc, char **argv) {
                             "Usage: cppctl record [OPTIONS] -- COMMAND [ARGS...]\n\n"
                             "Runs COMMAND and samples its stacks every PERIOD gticks of each resource,\n"
                             "following its threads and children, until it exits; stores the samples and\n"
-                            "prints a summary with the top of the function profile.", false, &optind_);
+                            "prints a summary with the top of the function profile. Exits with COMMAND's\n"
+                            "status (128 + N if signal N killed it) once the run is stored; 1 if cppctl\n"
+                            "failed, 2 for bad options.", false, &optind_);
         if (r <= 0)
                 return exit_status(r);
         if (optind_ >= argc) {
@@ -121,9 +123,15 @@ int cmd_record(int argc, char **argv) {
         if (r != EXIT_OK)
                 return r;
         recording_summary(rec, command);
-        if (WIFEXITED(status) && WEXITSTATUS(status) != 0)
+        /* The run is stored either way; the exit status is the command's, as perf record and
+         * time(1) give it, so that scripts and make see a failing command fail. */
+        if (WIFEXITED(status) && WEXITSTATUS(status) != 0) {
                 log_notice("'%s' exited with status %d", command, WEXITSTATUS(status));
-        else if (WIFSIGNALED(status))
+                return WEXITSTATUS(status);
+        }
+        if (WIFSIGNALED(status)) {
                 log_notice("'%s' was killed by signal %d (%s)", command, WTERMSIG(status), strsignal(WTERMSIG(status)));
+                return 128 + WTERMSIG(status);
+        }
         return EXIT_OK;
 }

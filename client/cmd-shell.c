@@ -19,6 +19,7 @@
 #include <editline/readline.h>
 #include <errno.h>
 #include <getopt.h>
+#include <inttypes.h>
 #include <regex.h>
 #include <signal.h>
 #include <sqlite3.h>
@@ -34,6 +35,7 @@
 #include "log.h"
 #include "parse-util.h"
 #include "pattern.h"
+#include "read-line.h"
 #include "strv.h"
 
 #define MAX_WORDS 64
@@ -211,21 +213,46 @@ static int list_resources(struct shell *s, char ***ret) {
 static char **function_names(struct shell *s) {
         sqlite3 *c = NULL;
         sqlite3_stmt *st = NULL;
+        size_t n = 0, cap = 0;
 
         if (s->functions_read)
                 return s->functions;
         s->functions_read = true;
-        if (sqlite3_open_v2(s->db, &c, SQLITE_OPEN_READONLY, NULL) == SQLITE_OK &&
+        /* Grown by doubling, not strv_extend(), which walks the list per name: a daemon's store
+         * has a hundred thousand functions. */
+        if (store_sqlite_open_read(s->db, 0, &c) == SQLITE_OK &&
             sqlite3_prepare_v2(c, "SELECT DISTINCT name FROM function ORDER BY name", -1, &st, NULL) == SQLITE_OK)
                 while (sqlite3_step(st) == SQLITE_ROW) {
-                        const char *name = (const char *) sqlite3_column_text(st, 0);
+                        const char *raw = (const char *) sqlite3_column_text(st, 0);
                         char readable[DEMANGLE_NAME_MAX * 2];
+                        const char *names[2] = { raw, NULL };
+                        bool failed = false;
 
-                        if (!name)
+                        if (!raw)
                                 continue;
-                        if (strv_extend(&s->functions, name) < 0 ||
-                            (demangle(name, readable, sizeof readable) > 0 &&
-                             strv_extend(&s->functions, readable) < 0)) {
+                        if (demangle(raw, readable, sizeof readable) > 0)
+                                names[1] = readable;
+                        for (size_t k = 0; k < 2 && names[k] && !failed; k++) {
+                                char *name = strdup(names[k]);
+
+                                if (name && n + 2 > cap) {
+                                        char **a = realloc(s->functions, (cap = MAX(2 * cap, 64)) * sizeof *a);
+
+                                        if (!a)
+                                                name = mfree(name);
+                                        else
+                                                s->functions = a;
+                                }
+                                if (!name)
+                                        failed = true;
+                                else {
+                                        s->functions[n++] = name;
+                                        s->functions[n] = NULL;
+                                }
+                        }
+                        if (failed) {
+                                if (s->functions)
+                                        s->functions[n] = NULL;
                                 s->functions = strv_free(s->functions);
                                 break;
                         }
@@ -436,10 +463,12 @@ static int help(char **words, int n) {
 }
 
 static int save(struct shell *s, const char *path) {
-        _cleanup_fclose_ FILE *f = fopen(path, "we");
+        _cleanup_fclose_ FILE *f = NULL;
+        int r;
 
-        if (!f)
-                return log_error_errno(errno, "Cannot create %s: %m", path);
+        r = output_open(path, s->db, &f);
+        if (r < 0)
+                return log_output_error(r, path);
         fprintf(f, "# cppctl shell session; replay with: cppctl shell --replay %s\n", path);
         for (size_t i = 0; s->session && s->session[i]; i++)
                 fprintf(f, "%s\n", s->session[i]);
@@ -621,23 +650,37 @@ static void account(struct shell *s, int r) {
                 s->status = r < 0 ? exit_status(r) : r;
 }
 
-/* Runs every line of F. Returns 1 when a line asked to leave, else 0. */
-static int run_lines(struct shell *s, FILE *f) {
+/* Runs every line of F (named WHAT in errors). Returns 1 when a line asked to leave, or when
+ * reading failed (a line past READ_LINE_MAX: a command never is), else 0. */
+static int run_lines(struct shell *s, FILE *f, const char *what) {
         _cleanup_free_ char *line = NULL;
         size_t size = 0;
+        uint64_t n = 0;
         ssize_t len;
 
-        while ((len = getline(&line, &size, f)) >= 0) {
+        while ((len = read_line(f, READ_LINE_MAX, &line, &size)) > 0) {
                 int r;
 
-                if (len > 0 && line[len - 1] == '\n')
-                        line[len - 1] = '\0';
+                n++;
+                if (line[len - 1] == '\n')
+                        line[--len] = '\0';
+                if (memchr(line, '\0', len)) {
+                        account(s, log_error_errno(EINVAL, "%s:%" PRIu64 ": a NUL byte in the command", what, n));
+                        continue;
+                }
                 r = execute(s, line);
                 if (r == 1)
                         return 1;
                 account(s, r);
         }
-        return 0;
+        if (len == 0)
+                return 0;
+        if (len == -E2BIG)
+                log_error("%s:%" PRIu64 ": line longer than %u bytes; stopping here", what, n + 1, READ_LINE_MAX);
+        else
+                log_error_errno(len, "%s: read failed: %m", what);
+        s->status = EXIT_FAILURE_;
+        return 1;
 }
 
 static volatile sig_atomic_t interrupted;
@@ -755,12 +798,12 @@ int cmd_shell(int argc, char **argv) {
                         log_error_errno(errno, "Cannot open %s: %m", replay);
                         return EXIT_FAILURE_;
                 }
-                if (run_lines(&s, f) == 1 || !isatty(STDIN_FILENO))
+                if (run_lines(&s, f, replay) == 1 || !isatty(STDIN_FILENO))
                         return s.status;
         }
         if (isatty(STDIN_FILENO))
                 interact(&s);
         else
-                run_lines(&s, stdin);
+                run_lines(&s, stdin, "standard input");
         return s.status;
 }

@@ -20,7 +20,6 @@
 
 #include "log.h"
 #include "sql-ext.h"
-#include "strv.h"
 
 enum sql_format {
         SQL_TABLE,
@@ -98,10 +97,82 @@ static void csv_field(FILE *f, const char *s) {
         fputc('"', f);
 }
 
+/* Table output streams: the column widths are measured over the header and the first
+ * SQL_TABLE_BATCH rows, which are held until then; later rows are printed as they come with
+ * those widths (a longer cell pushes the rest of its line out), as the sqlite3 shell's column
+ * mode does. Output starts at once and memory stays bounded for any number of rows; holding
+ * them all, as before, took time quadratic in the cells and printed nothing until the end. */
+#define SQL_TABLE_BATCH 1000
+
+struct table {
+        int n;                          /* columns */
+        size_t *width;                  /* bytes, per column, over the held rows */
+        char **held;                    /* (1 + SQL_TABLE_BATCH) * n cells, the header first */
+        size_t n_held;                  /* rows held, the header included */
+        char **row;                     /* n cells: the row being added */
+        bool streaming;                 /* the held rows are out: print each row as it comes */
+};
+
+static void table_done(struct table *t) {
+        for (size_t k = 0; t->held && k < t->n_held * (size_t) t->n; k++)
+                free(t->held[k]);
+        t->held = mfree(t->held);
+        t->width = mfree(t->width);
+        t->row = mfree(t->row);
+}
+
+/* One row of T's cells (CELLS[0..n)), padded to the widths; the last column is not padded, so
+ * lines carry no trailing blanks. */
+static void table_print(const struct table *t, char *const *cells, FILE *out) {
+        for (int i = 0; i < t->n; i++)
+                fprintf(out, "%s%-*s", i ? "  " : "", i + 1 < t->n ? (int) t->width[i] : 0, cells[i]);
+        fputc('\n', out);
+}
+
+/* Prints the held rows, the line under the header included, and streams from then on. */
+static void table_flush(struct table *t, FILE *out) {
+        for (size_t r = 0; r < t->n_held; r++) {
+                table_print(t, t->held + r * t->n, out);
+                if (r == 0) {
+                        for (int i = 0; i < t->n; i++)
+                                for (size_t w = 0; w < t->width[i] + (i + 1 < t->n ? 2 : 0); w++)
+                                        fputc('-', out);
+                        fputc('\n', out);
+                }
+        }
+        for (size_t k = 0; k < t->n_held * (size_t) t->n; k++)
+                t->held[k] = mfree(t->held[k]);
+        t->n_held = 0;
+        t->streaming = true;
+}
+
+/* Adds a row: the header's names (ST NULL: NAMES), or ST's current row. Returns an SQLite code. */
+static int table_add(struct table *t, sqlite3_stmt *st, sqlite3_stmt *names, FILE *out) {
+        char **row = t->row;
+
+        for (int i = 0; i < t->n; i++)
+                row[i] = (char *) (st ? text_of(st, i) : sqlite3_column_name(names, i));
+        if (t->streaming) {
+                table_print(t, row, out);
+                return SQLITE_OK;
+        }
+        for (int i = 0; i < t->n; i++) {
+                char *copy = strdup(row[i]);
+
+                if (!copy)
+                        return SQLITE_NOMEM;
+                t->held[t->n_held * t->n + i] = copy;
+                t->width[i] = MAX(t->width[i], strlen(copy));
+        }
+        if (++t->n_held == 1 + SQL_TABLE_BATCH)
+                table_flush(t, out);
+        return SQLITE_OK;
+}
+
 /* Runs ST to the end, printing its rows in FORMAT. Returns an SQLite result code. */
 static int print_rows(sqlite3_stmt *st, enum sql_format format, FILE *out) {
         int n = sqlite3_column_count(st), rc;
-        _cleanup_(strv_freep) char **cells = NULL;     /* table: every cell, header first */
+        _cleanup_(table_done) struct table table = { .n = n };
         size_t rows = 0;
 
         /* The first step may fail (a bad argument to a call path function): then nothing is
@@ -109,10 +180,13 @@ static int print_rows(sqlite3_stmt *st, enum sql_format format, FILE *out) {
         rc = sqlite3_step(st);
         if (rc != SQLITE_ROW && rc != SQLITE_DONE)
                 return rc;
-        if (format == SQL_TABLE)
-                for (int i = 0; i < n; i++)
-                        if (strv_extend(&cells, sqlite3_column_name(st, i)) < 0)
-                                return SQLITE_NOMEM;
+        if (format == SQL_TABLE && n > 0) {
+                table.width = calloc(n, sizeof *table.width);
+                table.held = calloc((1 + SQL_TABLE_BATCH) * (size_t) n, sizeof *table.held);
+                table.row = calloc(n, sizeof *table.row);
+                if (!table.width || !table.held || !table.row || table_add(&table, NULL, st, out) != SQLITE_OK)
+                        return SQLITE_NOMEM;
+        }
         if (format == SQL_CSV) {
                 for (int i = 0; i < n; i++) {
                         fputs(i ? "," : "", out);
@@ -125,11 +199,11 @@ static int print_rows(sqlite3_stmt *st, enum sql_format format, FILE *out) {
         for (; rc == SQLITE_ROW; rc = sqlite3_step(st)) {
                 if (format == SQL_JSON)
                         fputs(rows ? ",\n {" : "{", out);
-                for (int i = 0; i < n; i++) {
+                if (format == SQL_TABLE && n > 0 && table_add(&table, st, NULL, out) != SQLITE_OK)
+                        return SQLITE_NOMEM;
+                for (int i = 0; i < n && format != SQL_TABLE; i++) {
                         switch (format) {
                         case SQL_TABLE:
-                                if (strv_extend(&cells, text_of(st, i)) < 0)
-                                        return SQLITE_NOMEM;
                                 break;
                         case SQL_CSV:
                                 fputs(i ? "," : "", out);
@@ -163,28 +237,8 @@ static int print_rows(sqlite3_stmt *st, enum sql_format format, FILE *out) {
         }
         if (format == SQL_JSON)
                 fputs("]\n", out);
-        if (format == SQL_TABLE && n > 0) {
-                _cleanup_free_ size_t *width = calloc(n, sizeof *width);
-
-                if (!width)
-                        return SQLITE_NOMEM;
-                for (size_t k = 0; cells && cells[k]; k++)
-                        width[k % n] = MAX(width[k % n], strlen(cells[k]));
-                for (size_t k = 0; cells && cells[k]; k++) {
-                        int col = k % n;
-
-                        /* The last column is not padded, so lines carry no trailing blanks. */
-                        fprintf(out, "%s%-*s", col ? "  " : "", col + 1 < n ? (int) width[col] : 0, cells[k]);
-                        if (col + 1 == n)
-                                fputc('\n', out);
-                        if (k + 1 == (size_t) n) {
-                                for (int i = 0; i < n; i++)
-                                        for (size_t w = 0; w < width[i] + (i + 1 < n ? 2 : 0); w++)
-                                                fputc('-', out);
-                                fputc('\n', out);
-                        }
-                }
-        }
+        if (format == SQL_TABLE && n > 0 && !table.streaming)
+                table_flush(&table, out);
         return rc == SQLITE_DONE ? SQLITE_OK : rc;
 }
 
@@ -222,7 +276,8 @@ int cmd_sql(int argc, char **argv) {
                                "  functions(resource, ...)       body(resource, ...)\n"
                                "with columns path, leaf, depth, hits, fraction, ci_low, ci_high and the filters\n"
                                "threshold unit pid comm exe since until run host by inline focus ignore hide.\n"
-                               "Several statements separated by ';' run in order.\n");
+                               "Several statements separated by ';' run in order. Rows are written as they\n"
+                               "come; a table's columns are as wide as in its first 1,000 rows.\n");
                         return EXIT_OK;
                 case 'd':
                         db = optarg;
@@ -257,7 +312,8 @@ int cmd_sql(int argc, char **argv) {
                 return EXIT_FAILURE_;
         }
 
-        rc = sqlite3_open_v2(db, &c, SQLITE_OPEN_READONLY, NULL);
+        /* As the views open a store: read-only, immutable where a -shm cannot be made. */
+        rc = store_sqlite_open_read(db, 0, &c);
         if (rc == SQLITE_OK)
                 rc = sql_ext_register(c);
         /* Connecting an eponymous table for the first time declares it in the schema, which the

@@ -118,6 +118,7 @@ static int refresh(struct query_args *q, const struct top_args *a, FILE *f, bool
         control_reply_done(&reply);
 
         q->filter.since = now - (time_t) (a->window / 1000000);
+        q->filter.has_since = true;
         strftime(when, sizeof when, "%H:%M:%S", localtime(&now));
         fprintf(f, "cppctl top: %s, the last %" PRIu64 " s, every %.1f s; %s\n", q->db, a->window / 1000000,
                 (double) a->interval / 1e6, when);

@@ -35,7 +35,7 @@ static const struct command commands[] = {
         { "shell", cmd_shell, "the paper's interactive loop: settings, then views (libedit)" },
         { "export", cmd_export, "the filtered samples for other tools: pprof, speedscope, folded" },
         { "diff", cmd_diff, "two profiles path by path: what changed, and is it more than noise" },
-        { "merge", cmd_merge, "copy the runs of several stores into one: cppctl merge -o OUT IN..." },
+        { "merge", cmd_merge, "copy the runs of several stores into one: cppctl merge --db OUT IN..." },
 };
 
 int cppctl_run(const char *name, int argc, char **argv) {

@@ -88,7 +88,17 @@ enum {
  * those that are. Returns 0 or -EINVAL after reporting. */
 int query_check_format(const struct query_args *q, const char *name, unsigned formats);
 
-/* Opens Q's output (-o FILE, or stdout) for writing. Returns a stream or NULL after reporting. */
+/* Opens PATH to write a report into (made if missing, emptied if not; symbolic links followed),
+ * unless it is a store: a file that starts as an SQLite database or its write-ahead log does, or
+ * the file STORE (may be NULL) names. -o means one thing in every command: a report's file; no
+ * report is ever written over a store. Returns 0 and sets *ret; -EEXIST for a store, left as it
+ * was; or the negative errno of open(). */
+int output_open(const char *path, const char *store, FILE **ret);
+/* Reports output_open()'s error R for PATH. Returns R. */
+int log_output_error(int r, const char *path);
+
+/* Opens Q's output (-o FILE, or stdout) for writing, through output_open() with Q's store.
+ * Returns a stream or NULL after reporting. */
 FILE *query_output(const struct query_args *q);
 /* Flushes and closes OUT (unless stdout), reporting a write error R or one at closing. Returns
  * an exit status. */

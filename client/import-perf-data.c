@@ -40,6 +40,14 @@
 
 #define PERF_RECORD_FINISHED_ROUND 68
 
+/* What a record's time may be: perf's clocks (boot-relative by default, or CLOCK_REALTIME with
+ * -k) are far below 2^62 ns (146 years); a time past it is a damaged file, and would place
+ * samples centuries away. */
+#define IMPORT_MAX_TIME_NS (UINT64_C(1) << 62)
+/* The longest recording believed: a year. A wider spread of times means damaged times, which
+ * would put samples in the wrong centuries' buckets. */
+#define IMPORT_MAX_SPAN_NS (UINT64_C(366) * 24 * 3600 * 1000000000)
+
 struct import_event {
         const struct perf_data_event *event;
         uint64_t id;                    /* the collector's sample id */
@@ -47,6 +55,7 @@ struct import_event {
         uint64_t carry;                 /* periods not yet a whole hit */
         uint64_t samples, hits;
         uint64_t lost_records, lost_samples;    /* sums of PERF_RECORD_LOST, _LOST_SAMPLES */
+        uint64_t gticks;                /* the periods' sum: what the store will hold of it */
         char name[64];
 };
 
@@ -230,16 +239,30 @@ int import_perf_data(const char *path, const char *db, bool kernel, bool lines, 
         while ((r = perf_data_next(d, &offset, &h)) > 0) {
                 const struct perf_data_event *e;
                 struct perf_data_sample smp;
+                struct import_event *ie;
                 uint64_t t = perf_data_record_time(d, h);
 
+                if (t > IMPORT_MAX_TIME_NS) {
+                        log_error("%s: the record at data offset %" PRIu64 " says its time is %" PRIu64 " ns, "
+                                  "past any clock perf records with: a damaged file; nothing was stored",
+                                  path, offset - h->size, t);
+                        return EXIT_FAILURE_;
+                }
                 if (t && (!first || t < first))
                         first = t;
                 last = MAX(last, t);
                 if (h->type != PERF_RECORD_SAMPLE || !(e = perf_data_sample_event(d, h)) ||
                     perf_data_parse_sample(e, h, &smp) < 0)
                         continue;
-                events[e - d->events].carry += smp.period;      /* the sum, for now */
-                events[e - d->events].samples++;
+                ie = &events[e - d->events];
+                /* Every sum a view takes must fit: the periods add up to the hits stored. */
+                if (__builtin_add_overflow(ie->gticks, smp.period, &ie->gticks) || ie->gticks > STORE_MAX_GTICKS) {
+                        log_error("%s: the periods of event %s add up to more than 2^62 (at data offset %" PRIu64
+                                  "): a damaged file; nothing was stored", path, ie->name, offset - h->size);
+                        return EXIT_FAILURE_;
+                }
+                ie->carry += smp.period;        /* the sum, for now */
+                ie->samples++;
                 total_samples++;
         }
         if (r < 0) {
@@ -249,6 +272,12 @@ int import_perf_data(const char *path, const char *db, bool kernel, bool lines, 
         if (total_samples == 0) {
                 log_error("%s: no samples that cppd can read; nothing was stored", path);
                 return EXIT_EMPTY;
+        }
+        if (last - first > IMPORT_MAX_SPAN_NS) {
+                log_error("%s: the records' times spread over %.0f days (from %" PRIu64 " to %" PRIu64 " ns), "
+                          "longer than any recording: damaged times; nothing was stored", path,
+                          (double) (last - first) / 86400e9, first, last);
+                return EXIT_FAILURE_;
         }
 
         config.unwind = dwarf ? UNWIND_DWARF : UNWIND_FP;
@@ -283,6 +312,18 @@ int import_perf_data(const char *path, const char *db, bool kernel, bool lines, 
                 }
                 if (r < 0)
                         return exit_status(log_error_errno(r, "Cannot add resource %s: %m", ie->name));
+        }
+        for (size_t i = 0; i < d->n_events; i++) {
+                uint64_t have;
+
+                r = store_resource_gticks(s, events[i].name, &have);
+                if (r < 0)
+                        return exit_status(log_store_error(r, db, s));
+                if (have > STORE_MAX_GTICKS || events[i].gticks > STORE_MAX_GTICKS - have) {
+                        log_error("%s: with its %" PRIu64 " gticks of %s, %s would hold more than 2^62, past what "
+                                  "views can sum; nothing was stored", path, events[i].gticks, events[i].name, db);
+                        return EXIT_FAILURE_;
+                }
         }
         collector_set_run(c, "import", d->cmdline ?: path);
         /* perf's clock is the boot's; the file was last written as the recording ended. */

@@ -3,7 +3,9 @@
  * threshold visits a few thousand nodes of the index; so the index of a resource's whole tree
  * (no filters: filtered trees are small and many) is written to a cache directory once and
  * mapped by the views after, as long as the store is that store, unchanged (its store_state
- * uuid and generation, and its file's device and inode, are the index's key). Small trees are
+ * uuid, generation and token, and its file's device and inode, are the index's key: the token,
+ * drawn at random by every change, tells apart two copies that took changes of the same shape,
+ * one copied over the other in place; the file's checksum catches damage). Small trees are
  * not cached: they load in milliseconds. The cache is only a cache: a missing, stale or damaged
  * index is built again, and one that cannot be written (a read-only home, a full disk) is used
  * from memory this once.
@@ -106,6 +108,7 @@ int index_cache_load(struct store *s, const struct store_filter *f, bool inverte
                 key.dev = id.dev;
                 key.ino = id.ino;
                 key.generation = id.generation;
+                snprintf(key.token, sizeof key.token, "%s", id.token);
                 r = index_path(&key, path, sizeof path);
         }
         cached = r >= 0;

@@ -4,10 +4,12 @@
 #include "cppctl.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -32,7 +34,9 @@ int log_store_error(int r, const char *path, const struct store *s) {
                 return log_error_errno(EIO, "%s: no such store (make one with 'cppctl import' or pass --db)", path);
         case -EACCES:
         case -EPERM:
-                return log_error_errno(EIO, "%s: permission denied", path);
+                return log_error_errno(EIO, "%s: permission denied%s%s", path, *detail ? ": " : "", detail);
+        case -EROFS:
+                return log_error_errno(EIO, "%s: %s", path, *detail ? detail : "read-only to this user");
         case -EBADMSG:
                 return log_error_errno(EIO, "%s: not a cppd store, or a damaged one%s%s; left untouched",
                                        path, *detail ? ": " : "", detail);
@@ -44,6 +48,9 @@ int log_store_error(int r, const char *path, const struct store *s) {
                 return log_error_errno(EIO, "%s: no space left on the device; nothing was changed", path);
         case -EBUSY:
                 return log_error_errno(EIO, "%s: locked by another writer for too long", path);
+        case -EOVERFLOW:
+                return log_error_errno(EIO, "%s: %s, past cppd's bound of 2^62 gticks per resource (written by "
+                                       "hand, or by an older cppd); left untouched", path, detail);
         default:
                 return log_error_errno(r, "%s: %m%s%s", path, *detail ? ": " : "", detail);
         }
@@ -173,7 +180,8 @@ int query_args_parse_extra(struct query_args *q, int argc, char **argv, const ch
                                "  -f, --format F         text (the paper's), json, csv; tree, graph and export\n"
                                "                         also folded, flame, icicle, dot, html, pprof, speedscope\n"
                                "  -j, --json             --format json\n"
-                               "  -o, --output FILE      write to FILE instead of standard output\n"
+                               "  -o, --output FILE      write to FILE instead of standard output (never over a\n"
+                               "                         store: the store is --db, in every command)\n"
                                "  -h, --help             this help\n",
                                name, flags & QUERY_NEEDS_ROOT ? " --root FUNCTION" :
                                flags & QUERY_TAKES_ROOT ? " [--root FUNCTION]" : "", usage,
@@ -289,6 +297,8 @@ int query_args_parse_extra(struct query_args *q, int argc, char **argv, const ch
                 case 'S':
                 case 'T':
                         r = parse_timestamp(optarg, time(NULL), c == 'S' ? &q->filter.since : &q->filter.until);
+                        if (r >= 0)
+                                *(c == 'S' ? &q->filter.has_since : &q->filter.has_until) = true;
                         if (r < 0)
                                 return log_error_errno(EINVAL, "--%s %s: expected a time such as '2026-11-22 10:00', "
                                                        "'-2h', 'today' or '@1700000000'",
@@ -419,7 +429,7 @@ static bool unfiltered(const struct query_args *q) {
         const struct store_filter *f = &q->filter;
 
         return f->run_id == 0 && !f->unit && f->pid == 0 && !f->no_idle && !f->comm && !f->exe && !f->host &&
-               f->since == 0 && f->until == 0 && f->by == STORE_BY_FUNCTION && !f->fold_inline && !f->focus &&
+               !f->has_since && !f->has_until && f->by == STORE_BY_FUNCTION && !f->fold_inline && !f->focus &&
                !f->ignore && !f->hide && !f->raw_names;
 }
 
@@ -516,14 +526,67 @@ int query_check_format(const struct query_args *q, const char *name, unsigned fo
                                list, (1u << q->format) & FORMATS_TREE ? " ('cppctl export' writes the others)" : "");
 }
 
-FILE *query_output(const struct query_args *q) {
+/* The first 16 bytes of every SQLite database file, its NUL included (sqlite.org/fileformat). */
+#define SQLITE_HEADER "SQLite format 3"
+
+/* Whether the file open at FD starts as an SQLite database or its write-ahead log does. Read
+ * through /proc/self/fd: the same file, whatever its name now, and FD may be write-only. */
+static bool is_store_file(int fd) {
+        static const uint8_t wal_be[] = { 0x37, 0x7f, 0x06, 0x82 }, wal_le[] = { 0x37, 0x7f, 0x06, 0x83 };
+        _cleanup_close_ int rfd = -EBADF;
+        char path[64], head[sizeof SQLITE_HEADER];
+
+        snprintf(path, sizeof path, "/proc/self/fd/%d", fd);
+        rfd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
+        if (rfd < 0 || pread(rfd, head, sizeof head, 0) != (ssize_t) sizeof head)
+                return false;   /* unreadable or too short to be one */
+        return memcmp(head, SQLITE_HEADER, sizeof head) == 0 || memcmp(head, wal_be, 4) == 0 ||
+               memcmp(head, wal_le, 4) == 0;
+}
+
+int output_open(const char *path, const char *store, FILE **ret) {
+        _cleanup_close_ int fd = -EBADF;
+        struct stat st, store_st;
         FILE *f;
+
+        /* Not O_TRUNC: what is there is looked at first, through this descriptor, so that the
+         * file checked is the file cut (symbolic links followed, any name). */
+        fd = open(path, O_WRONLY | O_CREAT | O_CLOEXEC | O_NOCTTY, 0666);
+        if (fd < 0)
+                return -errno;
+        if (fstat(fd, &st) < 0)
+                return -errno;
+        if (S_ISREG(st.st_mode)) {
+                if ((store && stat(store, &store_st) == 0 && store_st.st_dev == st.st_dev &&
+                     store_st.st_ino == st.st_ino) || (st.st_size > 0 && is_store_file(fd)))
+                        return -EEXIST;
+                if (ftruncate(fd, 0) < 0)
+                        return -errno;
+        }
+        f = fdopen(fd, "w");
+        if (!f)
+                return -errno;
+        fd = -EBADF;
+        *ret = f;
+        return 0;
+}
+
+int log_output_error(int r, const char *path) {
+        if (r == -EEXIST)
+                return log_error_errno(EEXIST, "%s is a store (an SQLite database): -o writes a report, and never over "
+                                       "a store; name another file (the store a command reads or writes is --db)", path);
+        return log_error_errno(r, "Cannot create %s: %m", path);
+}
+
+FILE *query_output(const struct query_args *q) {
+        FILE *f = NULL;
+        int r;
 
         if (!q->output || streq(q->output, "-"))
                 return stdout;
-        f = fopen(q->output, "we");
-        if (!f)
-                log_error_errno(errno, "Cannot create %s: %m", q->output);
+        r = output_open(q->output, q->db, &f);
+        if (r < 0)
+                log_output_error(r, q->output);
         return f;
 }
 

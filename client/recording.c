@@ -86,7 +86,7 @@ int recording_parse(struct recording_args *a, int argc, char **argv, const char 
                 { "stack-size", required_argument, NULL, 'S' },
                 { "jitter", no_argument, NULL, 'J' },
                 { "lines", no_argument, NULL, 'l' },
-                { "db", required_argument, NULL, 'o' },
+                { "db", required_argument, NULL, 'd' },
                 { "output", required_argument, NULL, 'o' },
                 { "quiet", no_argument, NULL, 'q' },
                 { "duration", required_argument, NULL, 'D' },
@@ -105,7 +105,7 @@ int recording_parse(struct recording_args *a, int argc, char **argv, const char 
         };
         optind = 0;
         /* record: "+" stops at the command's first word, so its own options stay its own. */
-        while ((c = getopt_long(argc, argv, attach ? "he:p:o:qk" : "+he:p:o:qk", options, NULL)) >= 0)
+        while ((c = getopt_long(argc, argv, attach ? "he:p:d:o:qk" : "+he:p:d:o:qk", options, NULL)) >= 0)
                 switch (c) {
                 case 'h':
                         printf("%s\n"
@@ -123,7 +123,8 @@ int recording_parse(struct recording_args *a, int argc, char **argv, const char 
                                "      --lines            keep each frame's call site (address, file:line), which\n"
                                "                         views show with '--by line'; by default frames are\n"
                                "                         stored as functions\n"
-                               "  -o, --db FILE          the store (default: $CPPD_DB or ./" CPPCTL_DEFAULT_DB ")\n"
+                               "  -d, --db FILE          the store (default: $CPPD_DB or ./" CPPCTL_DEFAULT_DB ");\n"
+                               "                         -o is a report's file in cppctl, never a store\n"
                                "%s"
                                "  -q, --quiet            no status line, no summary\n"
                                "  -h, --help             this help\n",
@@ -171,9 +172,14 @@ int recording_parse(struct recording_args *a, int argc, char **argv, const char 
                 case 'l':
                         a->config.function_frames = false;
                         break;
-                case 'o':
+                case 'd':
                         a->db = optarg;
                         break;
+                case 'o':
+                        /* perf record's -o names its data file; cppctl's -o is a report's file in
+                         * every command, so that a view's -o can never be taken for a store. */
+                        return log_error_errno(EINVAL, "%s: -o names a report's file in every cppctl command, "
+                                               "never a store; the store %s writes is --db %s", name, name, optarg);
                 case 'q':
                         a->quiet = true;
                         break;

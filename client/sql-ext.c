@@ -198,11 +198,12 @@ static const char *arg_text(struct cursor *c, const struct view *v, const char *
         return NULL;
 }
 
-static int arg_time(struct vtab *t, const char *name, const char *text, int64_t *ret) {
+static int arg_time(struct vtab *t, const char *name, const char *text, int64_t *ret, bool *ret_set) {
         uint64_t u;
 
         if (!text)
                 return SQLITE_OK;
+        *ret_set = true;        /* 0 is 1970, not "no bound" */
 
         if (safe_atou64_range(text, 0, INT64_MAX, &u) == 0)
                 *ret = (int64_t) u;
@@ -266,8 +267,8 @@ static int load(struct vtab *t, struct cursor *c) {
                         return fail(t, "run: '%s' is not a run id%s", text, "");
                 f.run_id = u;
         }
-        if (arg_time(t, "since", arg_text(c, v, "since"), &f.since) != SQLITE_OK ||
-            arg_time(t, "until", arg_text(c, v, "until"), &f.until) != SQLITE_OK)
+        if (arg_time(t, "since", arg_text(c, v, "since"), &f.since, &f.has_since) != SQLITE_OK ||
+            arg_time(t, "until", arg_text(c, v, "until"), &f.until, &f.has_until) != SQLITE_OK)
                 return SQLITE_ERROR;
         if ((text = arg_text(c, v, "by"))) {
                 if (strcmp(text, "function") == 0)

@@ -16,7 +16,7 @@ int folded_parse_line(const char *line, size_t len, struct folded_frame *frames,
         if (len > 0 && line[len - 1] == '\r')
                 len--;
         if (memchr(line, '\0', len))
-                return -EBADMSG;
+                return -EILSEQ;
 
         start = 0;
         while (start < len && (line[start] == ' ' || line[start] == '\t'))
@@ -34,8 +34,8 @@ int folded_parse_line(const char *line, size_t len, struct folded_frame *frames,
 
                 if (!isdigit((unsigned char) line[i]))
                         return -EBADMSG;
-                if (count > (UINT64_MAX - d) / 10)
-                        return -EBADMSG;
+                if (count > (FOLDED_MAX_COUNT - d) / 10)
+                        return -ERANGE;
                 count = count * 10 + d;
         }
 

@@ -10,6 +10,8 @@
 #define FOLDED_MAX_FRAMES 8192
 /* Bytes one frame name may hold. */
 #define FOLDED_MAX_NAME 4096
+/* The largest count a line may give: a store's hits are signed 64-bit. */
+#define FOLDED_MAX_COUNT INT64_MAX
 
 struct folded_frame {
         const char *name;       /* not NUL-terminated */
@@ -20,6 +22,7 @@ struct folded_frame {
  * the count is what follows the last one. FRAMES must have room for FOLDED_MAX_FRAMES; they
  * point into LINE. Returns 1 and sets *ret_n and *ret_count for a stack; 0 for a blank line or a
  * '#' comment; -EBADMSG for a line that is not "f1;...;fn COUNT" (an empty frame, a missing or
- * non-numeric count, a NUL byte, an over-long name); -E2BIG for more than FOLDED_MAX_FRAMES. */
+ * non-numeric count, an over-long name); -EILSEQ for a NUL byte; -ERANGE for a count past
+ * FOLDED_MAX_COUNT; -E2BIG for more than FOLDED_MAX_FRAMES. */
 int folded_parse_line(const char *line, size_t len, struct folded_frame *frames, size_t *ret_n,
                       uint64_t *ret_count);

@@ -1,5 +1,7 @@
 /* The logger. stderr lines carry the program's name so that output piped from several tools
- * stays attributable; journal entries carry CODE_* fields and the priority instead. */
+ * stays attributable; journal entries carry CODE_* fields and the priority instead. A message
+ * past LOG_MESSAGE_MAX loses its middle, not its end: it is usually an argument quoted whole (a
+ * 100 KB name) with the reason after it, and the reason is what the reader needs. */
 #include "log.h"
 
 #include <errno.h>
@@ -8,6 +10,11 @@
 #include <string.h>
 
 #include <systemd/sd-journal.h>
+
+#include "cleanup.h"
+
+/* Bytes of a message shown: its first and last halves around a note of what was left out. */
+#define LOG_MESSAGE_MAX 2048
 
 static int max_level = LOG_INFO;
 static enum log_target target = LOG_TARGET_STDERR;
@@ -27,7 +34,9 @@ void log_set_target(enum log_target t) {
 static int log_emit(int level, int error, const char *file, int line, const char *func,
                     const char *field, const char *format, va_list ap) {
         int saved = errno;
-        char buf[2048];
+        _cleanup_free_ char *whole = NULL;
+        char buf[LOG_MESSAGE_MAX + 64];
+        int n;
 
         error = abs(error);
         if (level > max_level) {
@@ -36,7 +45,23 @@ static int log_emit(int level, int error, const char *file, int line, const char
         }
 
         errno = error;          /* so that %m names the error being logged */
-        vsnprintf(buf, sizeof buf, format, ap);
+        n = vasprintf(&whole, format, ap);
+        if (n < 0) {
+                whole = NULL;
+                snprintf(buf, sizeof buf, "(no memory to format a message: %s)", format);
+        } else if ((size_t) n <= LOG_MESSAGE_MAX)
+                memcpy(buf, whole, (size_t) n + 1);
+        else {
+                size_t head = LOG_MESSAGE_MAX / 2, tail = (size_t) n - LOG_MESSAGE_MAX / 2;
+
+                /* Cut at character boundaries: no UTF-8 continuation byte starts either side. */
+                while (head > 0 && ((unsigned char) whole[head] & 0xc0) == 0x80)
+                        head--;
+                while (tail < (size_t) n && ((unsigned char) whole[tail] & 0xc0) == 0x80)
+                        tail++;
+                snprintf(buf, sizeof buf, "%.*s[... %zu bytes left out ...]%s", (int) head, whole, tail - head,
+                         whole + tail);
+        }
 
         if (target == LOG_TARGET_JOURNAL) {
                 char code_file[256], code_line[32];

@@ -32,6 +32,11 @@
 #define RECORD_COMPRESSED 81
 #define RECORD_USER_FIRST 64            /* perf's own records (FINISHED_ROUND...) from here */
 #define WINDOW_READ (4u << 20)          /* bytes read at a time: few system calls, little memory */
+/* What works with the perf of Debian 12 (6.1) for the files cppd does not read: perf script
+ * reads them and folds the stacks, counting samples. */
+#define PERF_DATA_FOLD_ADVICE \
+        "'perf script report stackcollapse -i FILE | cppctl import --folded - --resource EVENT'"
+
 
 static _Thread_local char last_error[256];
 
@@ -93,7 +98,8 @@ static char *string_at(struct perf_data *d, uint64_t *offset, uint64_t end) {
         return strdup(s);
 }
 
-static int read_attrs(struct perf_data *d, uint64_t attr_entry, uint64_t offset, uint64_t size) {
+static int read_attrs(struct perf_data *d, uint64_t attr_entry, uint64_t offset, uint64_t size,
+                      uint64_t header_size) {
         uint64_t attr_size;
 
         if (attr_entry <= 16 || attr_entry > 4096)
@@ -104,6 +110,11 @@ static int read_attrs(struct perf_data *d, uint64_t attr_entry, uint64_t offset,
         if (!in_file(d, offset, size) || size % attr_entry != 0 || size == 0)
                 return bad(d, "the attrs section (%" PRIu64 " bytes at offset %" PRIu64 ") does not fit the file",
                            size, offset);
+        /* Attrs read out of the header would be its numbers taken for events (perf refuses such
+         * files). */
+        if (offset < header_size)
+                return bad(d, "the attrs section (%" PRIu64 " bytes at offset %" PRIu64 ") overlaps the %" PRIu64
+                           "-byte header", size, offset, header_size);
         d->n_events = size / attr_entry;
         d->events = calloc(d->n_events, sizeof *d->events);
         if (!d->events)
@@ -113,9 +124,15 @@ static int read_attrs(struct perf_data *d, uint64_t attr_entry, uint64_t offset,
                 uint64_t at = offset + i * attr_entry, ids_offset, ids_size;
 
                 memcpy(&e->attr, d->data + at, MIN(attr_size, sizeof e->attr));
+                /* The attr's own size: 0 (perf reads it as the first version's) or what the file
+                 * has room for. */
+                if (e->attr.size > attr_size || (e->attr.size != 0 && e->attr.size < PERF_ATTR_SIZE_VER0))
+                        return bad(d, "event %zu's attributes say they are %u bytes, in entries of %" PRIu64,
+                                   i, e->attr.size, attr_size);
                 ids_offset = u64_at(d, at + attr_size);
                 ids_size = u64_at(d, at + attr_size + 8);
-                if (!in_file(d, ids_offset, ids_size) || ids_size % 8 != 0)
+                if (!in_file(d, ids_offset, ids_size) || ids_size % 8 != 0 ||
+                    (ids_size > 0 && ids_offset < header_size))
                         return bad(d, "event %zu's ids (%" PRIu64 " bytes at offset %" PRIu64 ") do not fit the file",
                                    i, ids_size, ids_offset);
                 if (ids_offset % 8 != 0 && ids_size > 0)
@@ -222,12 +239,14 @@ static int parse(struct perf_data *d) {
         if (magic != MAGIC)
                 return bad(d, "not a perf.data file (no PERFILE2 magic)");
         header_size = u64_at(d, 8);
+        /* perf inject does not help here: perf 6.1's output of a pipe-mode input is a file perf
+         * report refuses too, and it keeps -z's compression. perf script folds either. */
         if (header_size == 16) {
-                snprintf(d->error, sizeof d->error, "a pipe-mode perf.data (perf record -o -); "
-                         "convert it with 'perf inject -i FILE -o FILE2' first");
+                snprintf(d->error, sizeof d->error, "a pipe-mode perf.data (perf record -o -), which cppd does not "
+                         "read; record to a file, or fold it with perf: " PERF_DATA_FOLD_ADVICE);
                 return -EPROTONOSUPPORT;
         }
-        if (header_size < HEADER_SIZE || d->size < HEADER_SIZE)
+        if (header_size < HEADER_SIZE || d->size < HEADER_SIZE || header_size > d->size)
                 return bad(d, "a header of %" PRIu64 " bytes in a file of %zu", header_size, d->size);
         attr_entry = u64_at(d, 16);
         d->data_offset = u64_at(d, 40);
@@ -236,9 +255,12 @@ static int parse(struct perf_data *d) {
                 return bad(d, "the data section (%" PRIu64 " bytes at offset %" PRIu64 ") does not fit the "
                            "file of %zu bytes: truncated, or still being written", d->data_size, d->data_offset,
                            d->size);
+        if (d->data_offset < header_size)
+                return bad(d, "the data section at offset %" PRIu64 " overlaps the %" PRIu64 "-byte header",
+                           d->data_offset, header_size);
         for (int i = 0; i < 4; i++)
                 features[i] = u64_at(d, 72 + 8 * i);
-        if (read_attrs(d, attr_entry, u64_at(d, 24), u64_at(d, 32)) < 0)
+        if (read_attrs(d, attr_entry, u64_at(d, 24), u64_at(d, 32), header_size) < 0)
                 return -EBADMSG;
         return read_features(d, features);
 }
@@ -403,8 +425,8 @@ int perf_data_next(struct perf_data *d, uint64_t *offset, const struct perf_even
                 return bad(d, "the record at offset %" PRIu64 " claims %u bytes%s", at, h->size,
                            h->size < sizeof *h ? "" : ", past the end of the data");
         if (h->type == RECORD_COMPRESSED) {
-                snprintf(d->error, sizeof d->error, "compressed records (perf record -z); record without -z, or "
-                         "decompress with 'perf inject -i FILE -o FILE2'");
+                snprintf(d->error, sizeof d->error, "compressed records (perf record -z), which cppd does not "
+                         "read; record without -z, or fold it with perf: " PERF_DATA_FOLD_ADVICE);
                 return -EOPNOTSUPP;
         }
         r = window_get(d, *offset, h->size, &p);

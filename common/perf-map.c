@@ -7,6 +7,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "read-line.h"
+
 int perf_map_load(FILE *f, struct name_table *names, struct symtab **ret) {
         _cleanup_(symtab_freep) struct symtab *t = symtab_new(names);
         _cleanup_free_ char *line = NULL;
@@ -15,7 +17,8 @@ int perf_map_load(FILE *f, struct name_table *names, struct symtab **ret) {
 
         if (!t)
                 return -ENOMEM;
-        while ((len = getline(&line, &cap, f)) > 0) {
+        /* Any process may write the file the daemon reads: a line is bounded as it is read. */
+        while ((len = read_line(f, PERF_MAP_MAX_LINE, &line, &cap)) > 0) {
                 char *end, *p;
                 uint64_t start, size;
                 int r;
@@ -36,6 +39,10 @@ int perf_map_load(FILE *f, struct name_table *names, struct symtab **ret) {
                 if (r < 0)
                         return r == -EINVAL ? -EBADMSG : r;
         }
+        if (len == -E2BIG)
+                return -EBADMSG;
+        if (len < 0)
+                return len == -ENOMEM ? -ENOMEM : -EIO;
         symtab_sort(t);
         *ret = take_ptr(&t);
         return 0;

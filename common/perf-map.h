@@ -6,6 +6,9 @@
 
 #include "symtab.h"
 
+/* The longest line: a JIT's longest names are a few KiB of C++ or Java signature. */
+#define PERF_MAP_MAX_LINE (64u * 1024)
+
 /* Reads "START SIZE NAME" lines (hex start and size, the name to the end of the line) from F
- * into a new sorted table. Returns 0 and sets *ret, -EBADMSG for a malformed line, -ENOMEM. */
+ * into a new sorted table. Returns 0 and sets *ret, -EBADMSG for a malformed line or one longer than PERF_MAP_MAX_LINE, -EIO, -ENOMEM. */
 int perf_map_load(FILE *f, struct name_table *names, struct symtab **ret);

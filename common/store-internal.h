@@ -68,3 +68,12 @@ int store_query_int(struct store *s, const char *sql, int64_t *ret);
 
 /* Binds TEXT or NULL. */
 int store_bind_text(sqlite3_stmt *st, int i, const char *text);
+
+/* Whether PATH's write-ahead log holds anything: frames a reader must see through the -shm
+ * index, which only someone who may write beside the store can make. */
+bool store_wal_has_frames(const char *path);
+/* PATH as an SQLite URI with "?immutable=1", every byte outside [A-Za-z0-9/._~-] escaped; and
+ * PATH as a connection with URIs on takes it as a file name ("file:x" becomes "./file:x").
+ * Both malloc()ed, or NULL: no memory. */
+char *store_immutable_uri(const char *path);
+char *store_plain_path(const char *path);

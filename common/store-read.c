@@ -381,6 +381,16 @@ int store_load_tree(struct store *s, const struct store_filter *f, struct sample
         return store_load_tree_shared(s, f, NULL, ret);
 }
 
+static uint64_t saturating_add(uint64_t a, uint64_t b) {
+        return a > UINT64_MAX - b ? UINT64_MAX : a + b;
+}
+
+static uint64_t saturating_mul(uint64_t a, uint64_t b) {
+        uint64_t p;
+
+        return __builtin_mul_overflow(a, b, &p) ? UINT64_MAX : p;
+}
+
 static int load_tree(struct store *s, const struct store_filter *f, struct name_table *names,
                      struct sample_tree **ret) {
         _cleanup_(sample_tree_freep) struct sample_tree *tree = NULL;
@@ -389,7 +399,7 @@ static int load_tree(struct store *s, const struct store_filter *f, struct name_
         _cleanup_free_ char *unit = NULL;
         sqlite3_stmt *st = NULL;
         int64_t resource_id = 0;
-        uint64_t g = 1;
+        uint64_t g = 1, total = 0;
         int rc, r;
 
         rc = sqlite3_prepare_v2(s->db, "SELECT id, unit FROM resource WHERE name = ?", -1, &st, NULL);
@@ -438,7 +448,7 @@ static int load_tree(struct store *s, const struct store_filter *f, struct name_
                                 "AND (?3 IS NULL OR p.unit = ?3) AND (?4 = 0 OR p.pid = ?4) "
                                 "AND (?5 IS NULL OR p.comm = ?5 OR t.comm = ?5) "
                                 "AND (?6 IS NULL OR p.exe = ?6 OR substr(p.exe, -length(?6) - 1) = '/' || ?6) "
-                                "AND (?7 = 0 OR s.bucket >= ?7) AND (?8 = 0 OR s.bucket < ?8) "
+                                "AND (?7 IS NULL OR s.bucket >= ?7) AND (?8 IS NULL OR s.bucket < ?8) "
                                 "AND (?9 IS NULL OR p.run_id IN (SELECT id FROM run WHERE host = ?9)) "
                                 "AND (?10 = 0 OR p.pid != 0) "
                                 "GROUP BY s.stack_id, rr.period", -1, &st, NULL);
@@ -450,8 +460,10 @@ static int load_tree(struct store *s, const struct store_filter *f, struct name_
         sqlite3_bind_int64(st, 4, f->pid);
         store_bind_text(st, 5, f->comm);
         store_bind_text(st, 6, f->exe);
-        sqlite3_bind_int64(st, 7, f->since);
-        sqlite3_bind_int64(st, 8, f->until);
+        if (f->has_since)
+                sqlite3_bind_int64(st, 7, f->since);
+        if (f->has_until)
+                sqlite3_bind_int64(st, 8, f->until);
         store_bind_text(st, 9, f->host);
         sqlite3_bind_int(st, 10, f->no_idle);
         while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
@@ -473,13 +485,27 @@ static int load_tree(struct store *s, const struct store_filter *f, struct name_
                 /* pprof's filters: --focus keeps the stacks through a match, --ignore drops them. */
                 if ((f->focus && !(t.flags[id] & STACK_FOCUS)) || (t.flags[id] & STACK_IGNORE))
                         continue;
-                w = (uint64_t) hits * ((uint64_t) period / g);
+                /* Writers keep a resource's gticks within STORE_MAX_GTICKS; a store written past
+                 * that (by hand, or by an older cppd) is refused here rather than summed with a
+                 * wrap. Frame counts only weigh the header's share: they saturate. */
+                if (__builtin_mul_overflow((uint64_t) hits, (uint64_t) period / g, &w) ||
+                    __builtin_add_overflow(total, w, &total) || total > INT64_MAX) {
+                        sqlite3_finalize(st);
+                        snprintf(s->error, sizeof s->error, "the hits of %s add up to more than 2^63", f->resource);
+                        return -EOVERFLOW;
+                }
                 sample_tree_add_hits(tree, node, w);
                 tree->info.samples += samples;
-                tree->info.frames += t.frames[id] * w;
-                tree->info.frames_unsymbolized += t.unknown[id] * w;
+                tree->info.frames = saturating_add(tree->info.frames, saturating_mul(t.frames[id], w));
+                tree->info.frames_unsymbolized = saturating_add(tree->info.frames_unsymbolized,
+                                                                saturating_mul(t.unknown[id], w));
         }
         sqlite3_finalize(st);
+        /* SQLite's sum() stops at a 64-bit overflow rather than wrap: the same bound, passed. */
+        if (rc == SQLITE_ERROR && strstr(sqlite3_errmsg(s->db), "integer overflow")) {
+                snprintf(s->error, sizeof s->error, "the hits of %s add up to more than 2^63", f->resource);
+                return -EOVERFLOW;
+        }
         if (rc != SQLITE_DONE)
                 return store_errno(s, rc);
 

@@ -19,6 +19,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/utsname.h>
+#include <unistd.h>
 
 #include "store-internal.h"
 
@@ -755,21 +756,96 @@ static int merge_check_source(struct store *s) {
         return rc == SQLITE_ROW || rc == SQLITE_DONE ? 0 : store_errno(s, rc);
 }
 
+int store_resource_gticks(struct store *s, const char *name, uint64_t *ret) {
+        sqlite3_stmt *st = NULL;
+        double total = 0;
+        int rc;
+
+        rc = sqlite3_prepare_v2(s->db,
+                                "SELECT total(CAST(s.hits AS REAL) * rr.period) FROM sample AS s "
+                                "JOIN thread AS t ON t.id = s.thread_id "
+                                "JOIN process AS p ON p.id = t.process_id "
+                                "JOIN run_resource AS rr ON rr.run_id = p.run_id AND rr.resource_id = s.resource_id "
+                                "WHERE s.resource_id = (SELECT id FROM resource WHERE name = ?)", -1, &st, NULL);
+        if (rc != SQLITE_OK)
+                return store_errno(s, rc);
+        store_bind_text(st, 1, name);
+        rc = sqlite3_step(st);
+        if (rc == SQLITE_ROW)
+                total = sqlite3_column_double(st, 0);
+        sqlite3_finalize(st);
+        if (rc != SQLITE_ROW)
+                return store_errno(s, rc);
+        *ret = total >= 18446744073709551616.0 ? UINT64_MAX : total > 0 ? (uint64_t) total : 0;
+        return 0;
+}
+
+/* After a merge's rows are in: whether any resource of S now holds more than STORE_MAX_GTICKS.
+ * Returns 0, -EOVERFLOW with the resource named in s->error, or another negative errno. */
+static int merge_check_bound(struct store *s) {
+        sqlite3_stmt *st = NULL;
+        int rc, r = 0;
+
+        rc = sqlite3_prepare_v2(s->db, "SELECT name FROM resource", -1, &st, NULL);
+        if (rc != SQLITE_OK)
+                return store_errno(s, rc);
+        while (r == 0 && (rc = sqlite3_step(st)) == SQLITE_ROW) {
+                const char *name = (const char *) sqlite3_column_text(st, 0) ?: "";
+                uint64_t gticks;
+
+                r = store_resource_gticks(s, name, &gticks);
+                if (r == 0 && gticks > STORE_MAX_GTICKS) {
+                        snprintf(s->error, sizeof s->error, "%s", name);
+                        r = -EOVERFLOW;
+                }
+        }
+        sqlite3_finalize(st);
+        if (r == 0 && rc != SQLITE_DONE)
+                r = store_errno(s, rc);
+        return r;
+}
+
+/* ATTACHes NAME (a file name or a URI) as MERGE_SRC. Returns 0 or a negative errno. */
+static int merge_attach(struct store *s, const char *name) {
+        sqlite3_stmt *st;
+        int rc, r;
+
+        rc = sqlite3_prepare_v2(s->db, "ATTACH DATABASE ? AS " MERGE_SRC, -1, &st, NULL);
+        if (rc != SQLITE_OK)
+                return store_errno(s, rc);
+        store_bind_text(st, 1, name);
+        r = store_step_done(s, st);
+        sqlite3_finalize(st);
+        return r;
+}
+
 int store_merge(struct store *s, const char *path, struct store_merge_stats *ret, int64_t *ret_run) {
+        _cleanup_free_ char *plain = store_plain_path(path), *uri = NULL;
         struct store_merge_stats stats = {};
         struct merge m = { .s = s };
-        sqlite3_stmt *st;
         int rc, r;
 
         if (s->mode != STORE_WRITE || s->in_transaction)
                 return -EROFS;
+        if (!plain)
+                return -ENOMEM;
         /* ATTACH cannot run inside a transaction: attach, then begin. */
-        rc = sqlite3_prepare_v2(s->db, "ATTACH DATABASE ? AS " MERGE_SRC, -1, &st, NULL);
-        if (rc != SQLITE_OK)
-                return store_errno(s, rc);
-        store_bind_text(st, 1, path);
-        r = store_step_done(s, st);
-        sqlite3_finalize(st);
+        r = merge_attach(s, plain);
+        if (r >= 0) {
+                rc = sqlite3_exec(s->db, "SELECT 1 FROM " MERGE_SRC ".sqlite_schema LIMIT 1", NULL, NULL, NULL);
+                r = store_errno(s, rc);
+                if (r < 0)
+                        sqlite3_exec(s->db, "DETACH DATABASE " MERGE_SRC, NULL, NULL, NULL);
+        }
+        /* A store we may read but not write beside (as store_sqlite_open_read() finds): with
+         * nothing in its write-ahead log, attach the file itself, immutable. */
+        if ((r == -EROFS || r == -EACCES || r == -ENOENT) && access(path, R_OK) == 0 &&
+            !store_wal_has_frames(path)) {
+                uri = store_immutable_uri(path);
+                if (!uri)
+                        return -ENOMEM;
+                r = merge_attach(s, uri);
+        }
         if (r < 0)
                 return r;
 
@@ -781,6 +857,8 @@ int store_merge(struct store *s, const char *path, struct store_merge_stats *ret
                 /* A constraint the copy broke means source rows that do not hold together. */
                 if (r == -EINVAL || (r == -EEXIST && m.duplicate == 0))
                         r = -EBADMSG;
+                if (r >= 0)
+                        r = merge_check_bound(s);
                 if (r >= 0)
                         r = store_commit(s);
                 else

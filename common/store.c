@@ -7,6 +7,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -203,6 +204,75 @@ static void store_close_failedp(struct store **s) {
         *s = store_close(*s);
 }
 
+bool store_wal_has_frames(const char *path) {
+        _cleanup_free_ char *wal = NULL;
+        struct stat st;
+
+        if (asprintf(&wal, "%s-wal", path) < 0)
+                return true;    /* no memory: do not guess that it is empty */
+        return stat(wal, &st) == 0 && st.st_size > 0;
+}
+
+char *store_plain_path(const char *path) {
+        char *p;
+
+        if (strncmp(path, "file:", 5) != 0)
+                return strdup(path);
+        return asprintf(&p, "./%s", path) < 0 ? NULL : p;
+}
+
+char *store_immutable_uri(const char *path) {
+        static const char hex[] = "0123456789ABCDEF";
+        size_t n = strlen(path);
+        char *uri = malloc(5 + 3 * n + sizeof "?immutable=1"), *p;
+
+        if (!uri)
+                return NULL;
+        p = stpcpy(uri, "file:");
+        for (const unsigned char *c = (const unsigned char *) path; *c; c++)
+                if ((*c >= 'A' && *c <= 'Z') || (*c >= 'a' && *c <= 'z') || (*c >= '0' && *c <= '9') ||
+                    strchr("/._~-", *c))
+                        *p++ = (char) *c;
+                else {
+                        *p++ = '%';
+                        *p++ = hex[*c >> 4];
+                        *p++ = hex[*c & 15];
+                }
+        strcpy(p, "?immutable=1");
+        return uri;
+}
+
+int store_sqlite_open_read(const char *path, int flags, sqlite3 **ret) {
+        _cleanup_free_ char *uri = NULL;
+        sqlite3 *db = NULL;
+        int rc;
+
+        flags |= SQLITE_OPEN_READONLY;
+        rc = sqlite3_open_v2(path, &db, flags, NULL);
+        /* SQLite opens lazily: the first read is where a WAL store needs its -shm. */
+        if (rc == SQLITE_OK)
+                rc = sqlite3_exec(db, "SELECT 1 FROM sqlite_schema LIMIT 1", NULL, NULL, NULL);
+        if (rc == SQLITE_OK || ((rc & 0xff) != SQLITE_READONLY && (rc & 0xff) != SQLITE_CANTOPEN) ||
+            access(path, R_OK) < 0 || store_wal_has_frames(path)) {
+                *ret = db;
+                return rc;
+        }
+        /* A WAL store whose -shm cannot be made: its directory is not ours to write (the packaged
+         * /var/lib/cppd for group cppd) or the file system is read-only. With no writer there
+         * (no -wal frames) the file itself is the whole store: read it as immutable, without
+         * the -shm or locks. A writer that starts meanwhile is not seen. */
+        sqlite3_close_v2(db);
+        db = NULL;
+        uri = store_immutable_uri(path);
+        if (!uri)
+                return SQLITE_NOMEM;
+        rc = sqlite3_open_v2(uri, &db, flags | SQLITE_OPEN_URI, NULL);
+        if (rc == SQLITE_OK)
+                rc = sqlite3_exec(db, "SELECT 1 FROM sqlite_schema LIMIT 1", NULL, NULL, NULL);
+        *ret = db;
+        return rc;
+}
+
 int store_open(const char *path, enum store_mode mode, struct store **ret) {
         _cleanup_(store_close_failedp) struct store *s = NULL;
         unsigned latest = store_migrations[n_store_migrations - 1].version;
@@ -231,14 +301,40 @@ int store_open(const char *path, enum store_mode mode, struct store **ret) {
                 } else if (errno != EEXIST)
                         return -errno;
         }
-        flags = (mode == STORE_READ ? SQLITE_OPEN_READONLY : SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE) |
-                SQLITE_OPEN_NOMUTEX | SQLITE_OPEN_EXRESCODE;
-        r = sqlite3_open_v2(path, &s->db, flags, NULL);
+        flags = SQLITE_OPEN_NOMUTEX | SQLITE_OPEN_EXRESCODE;
+        if (mode == STORE_READ)
+                r = store_sqlite_open_read(path, flags, &s->db);
+        else {
+                /* URIs on, for store_merge()'s ATTACH of a store it may only read (immutable);
+                 * the path itself is never taken for one. */
+                _cleanup_free_ char *plain = store_plain_path(path);
+
+                if (!plain)
+                        return -ENOMEM;
+                r = sqlite3_open_v2(plain, &s->db, flags | SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE |
+                                    SQLITE_OPEN_URI, NULL);
+        }
+        if (r != SQLITE_OK && mode == STORE_READ && s->db && store_wal_has_frames(path) &&
+            ((r & 0xff) == SQLITE_READONLY || (r & 0xff) == SQLITE_CANTOPEN)) {
+                /* Say why in words: the bare SQLite error blames a write nobody asked for. */
+                r = store_errno(s, r);
+                snprintf(s->error, sizeof s->error, "cannot be read from here: its write-ahead log (%s-wal) holds "
+                         "changes that only a reader who may write beside the store can see (start its writer, "
+                         "or read as its owner)", path);
+                return r == -ENOENT ? -EROFS : r;
+        }
         if (r != SQLITE_OK)
                 return store_errno(s, r);
         sqlite3_extended_result_codes(s->db, 1);
         sqlite3_busy_timeout(s->db, STORE_BUSY_TIMEOUT_MS);
 
+        /* SQLite opens a file it may not write read-only without a word: say so before the first
+         * write fails as something else (on a read-only file system, "cannot open"). */
+        if (mode == STORE_WRITE && sqlite3_db_readonly(s->db, "main") == 1) {
+                snprintf(s->error, sizeof s->error, "read-only to this user (the file, or its file system); "
+                         "nothing was changed");
+                return -EROFS;
+        }
         r = read_header(s, &app, &version);
         if (r < 0)
                 return r;
@@ -254,6 +350,13 @@ int store_open(const char *path, enum store_mode mode, struct store **ret) {
                 snprintf(s->error, sizeof s->error, "schema version %lld, newer than %u",
                          (long long) version, latest);
                 return -EPROTONOSUPPORT;
+        }
+        if (r == 0 && mode == STORE_WRITE) {
+                /* Before the first write, migrations included; readers refuse what they read of
+                 * a damaged store, so a writer must not add to it. */
+                r = store_check(s);
+                if (r < 0)
+                        return r;
         }
         if (version < latest) {
                 if (mode == STORE_READ) {
@@ -433,18 +536,21 @@ int store_identity(struct store *s, struct store_identity *ret) {
         struct stat stat_buf;
         int rc;
 
-        rc = sqlite3_prepare_v2(s->db, "SELECT uuid, generation FROM store_state WHERE id = 1", -1, &st, NULL);
+        rc = sqlite3_prepare_v2(s->db, "SELECT uuid, generation, token FROM store_state WHERE id = 1", -1, &st, NULL);
         if (rc != SQLITE_OK)
                 return store_errno(s, rc);
         rc = sqlite3_step(st);
         if (rc == SQLITE_ROW) {
                 const char *uuid = (const char *) sqlite3_column_text(st, 0);
+                const char *token = (const char *) sqlite3_column_text(st, 2);
 
-                if (!uuid || strlen(uuid) >= sizeof id.uuid || strspn(uuid, "0123456789abcdef") != strlen(uuid)) {
+                if (!uuid || strlen(uuid) >= sizeof id.uuid || strspn(uuid, "0123456789abcdef") != strlen(uuid) ||
+                    !token || strlen(token) >= sizeof id.token || strspn(token, "0123456789abcdef") != strlen(token)) {
                         sqlite3_finalize(st);
                         return -EBADMSG;
                 }
                 strcpy(id.uuid, uuid);
+                strcpy(id.token, token);
                 id.generation = sqlite3_column_int64(st, 1);
         }
         sqlite3_finalize(st);

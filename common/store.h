@@ -23,15 +23,24 @@ enum store_mode {
 struct store;
 
 /* Opens the store at PATH. Returns 0 and sets *ret, or: -ENOENT if it does not exist (READ),
- * -EACCES without permission, -EBADMSG if the file is not a cppd store or is corrupt,
+ * -EACCES without permission, -EBADMSG if the file is not a cppd store or is corrupt (WRITE
+ * checks an existing store whole with store_check() before it writes anything: SQLite would
+ * write on around the damage, and every reader after would see the mix),
  * -EPROTONOSUPPORT if a newer cppd wrote it, -EPROTO if READ finds an older schema it may not
  * upgrade (a reader that may write the file upgrades it first), -ENOSPC, -EIO, -ENOMEM. store_error() then has SQLite's words, if any. */
 int store_open(const char *path, enum store_mode mode, struct store **ret);
 
+/* Opens the SQLite file PATH read-only (SQLITE_OPEN_READONLY, with FLAGS) into *ret, as
+ * store_open(STORE_READ) does, for readers of their own (cppctl sql): a WAL store whose -shm
+ * cannot be made beside it (a directory the reader may not write, a read-only file system) is
+ * opened immutable when its write-ahead log holds nothing. Returns an SQLite result code; *ret
+ * is set whenever SQLite made a connection, for sqlite3_errmsg(), and the caller closes it. */
+struct sqlite3;
+int store_sqlite_open_read(const char *path, int flags, struct sqlite3 **ret);
+
 /* Reads the store that connection DB (borrowed: store_close() leaves it open) has open as
  * 'main', for SQL functions that run inside someone else's connection. Returns 0 and sets *ret;
  * -EBADMSG if it is not a cppd store, -EPROTO/-EPROTONOSUPPORT if not at this cppd's schema. */
-struct sqlite3;
 int store_wrap(struct sqlite3 *db, struct store **ret);
 struct store *store_close(struct store *s);
 DEFINE_CLEANUP(struct store *, store_close);
@@ -117,7 +126,8 @@ struct store_filter {
         const char *comm;               /* process or thread name; NULL: any */
         const char *exe;                /* executable path, or its file name; NULL: any */
         const char *host;               /* run.host, the machine that collected; NULL: any */
-        int64_t since, until;           /* unix seconds, [since, until) of time buckets; 0: open */
+        int64_t since, until;           /* unix seconds, [since, until) of time buckets, where set */
+        bool has_since, has_until;      /* false: that side is open (0 is a time like any other) */
         enum store_granularity by;
         bool fold_inline;               /* drop inline frames (their hits go to the caller) */
         bool raw_names;                 /* C++ and Rust names as stored, not demangled */
@@ -144,6 +154,17 @@ struct store_merge_stats {
         uint64_t stacks_new;            /* stack rows the store did not have yet */
 };
 
+/* The most gticks of one resource a store holds: its hits times their run's period, summed over
+ * every run. Writers refuse what would pass it, so that every sum a view takes (a path's hits,
+ * a tree's total, both sides of a diff) fits in a signed 64-bit integer with room to spare.
+ * 2^62 is 146 years of CPU time counted in nanoseconds. */
+#define STORE_MAX_GTICKS (UINT64_C(1) << 62)
+
+/* The gticks of resource NAME that S holds (0 if it has none), saturated at UINT64_MAX, summed
+ * in floating point so that a store written past the bound is measured, not refused. Reads
+ * every sample of the resource. Returns 0 and sets *ret, or a negative errno. */
+int store_resource_gticks(struct store *s, const char *name, uint64_t *ret);
+
 /* Copies every run of the cppd store at PATH into S, with its resources, processes, threads,
  * samples and the stacks, frames, functions and modules they need, in one transaction: runs,
  * processes and threads get new ids; resources, modules, functions, frames and stacks are found
@@ -152,7 +173,8 @@ struct store_merge_stats {
  * with store_open() first for errors in words. Returns 0 and fills *ret (may be NULL), or, with S
  * as it was: -EEXIST if a run of PATH is already in S (same host, kind, start, command, source,
  * kernel, version and unwinder: merged before), *ret_run (may be NULL) then set to its id in PATH;
- * -EBADMSG if PATH is damaged or its rows do not hold together; -EPROTO or -EPROTONOSUPPORT if
+ * -EBADMSG if PATH is damaged or its rows do not hold together; -EOVERFLOW if a resource of S
+ * would hold more than STORE_MAX_GTICKS (its name in store_error()); -EPROTO or -EPROTONOSUPPORT if
  * its schema is older or newer than S's; -E2BIG past 32-bit ids; -ENOSPC,
  * -EBUSY, -ENOMEM. */
 int store_merge(struct store *s, const char *path, struct store_merge_stats *ret, int64_t *ret_run);
@@ -180,6 +202,8 @@ int store_list_resources(struct store *s, char ***ret);
 struct store_identity {
         char uuid[33];                  /* store_state.uuid: random, made with the store */
         int64_t generation;             /* store_state.generation: bumped by every change */
+        char token[17];                 /* store_state.token: drawn at random by every change, so
+                                         * that copies which took alike changes differ */
         uint64_t dev, ino;              /* the file, so that a copy is another store */
 };
 

@@ -34,6 +34,8 @@ struct tree_index_key {
         char store_id[33];              /* store_state.uuid, hex */
         uint64_t dev, ino;              /* the store file */
         int64_t generation;             /* store_state.generation */
+        char token[17];                 /* store_state.token, hex: a copy of the store that took
+                                         * changes of the same shape has another */
         int64_t resource_id;
         bool inverted;                  /* the tree of stacks read leaf first (upward profiles) */
 };
@@ -73,8 +75,15 @@ int tree_index_write(const struct tree_index *x, const struct tree_index_key *ke
 
 /* Maps the index in file FD and checks it was written under KEY. Returns 0 and sets *ret;
  * -ESTALE for another key (the store changed since), -EBADMSG for a file that does not add up
- * (its sizes are checked; what a node says is checked where it is used), -ENOMEM. */
+ * (its checksum, over every byte, and its sizes are checked; what a node says is checked where
+ * it is used), -ENOMEM. */
 int tree_index_open(int fd, const struct tree_index_key *key, struct tree_index **ret);
+
+/* The checksum of an index file's SIZE bytes at DATA (a multiple of 8 long, 8-byte aligned), with
+ * its checksum field read as 0: what tree_index_write() stores and tree_index_open() checks.
+ * tree_index_seal() stores it into such a buffer, for tests and the fuzz target. */
+uint64_t tree_index_checksum(const void *data, size_t size);
+void tree_index_seal(void *data, size_t size);
 
 struct tree_index *tree_index_free(struct tree_index *x);
 DEFINE_CLEANUP(struct tree_index *, tree_index_free);

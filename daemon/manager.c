@@ -291,19 +291,11 @@ static int open_store(struct manager *m) {
         old = umask(0027);
         r = store_open(m->config.store_path, STORE_WRITE, &m->store);
         umask(old);
+        /* store_open() refuses a damaged store before it writes anything (store_check()). */
         if (r < 0)
                 return log_error_errno(r, "Cannot open the store %s: %s%s%s", m->config.store_path,
                                        r == -EBADMSG ? "not a cppd store, or damaged; left untouched" : strerror(-r),
                                        *store_error(NULL) ? ": " : "", store_error(NULL));
-        /* A damaged store is refused before anything is written into it: SQLite would write on
-         * around the damage, and the next reader would see the mix. */
-        r = store_check(m->store);
-        if (r < 0) {
-                log_error_errno(r, "Cannot open the store %s: %s: %s; left untouched", m->config.store_path,
-                                r == -EBADMSG ? "it is damaged" : "it cannot be read whole", store_error(m->store));
-                m->store = store_close(m->store);
-                return r;
-        }
         return 0;
 }
 

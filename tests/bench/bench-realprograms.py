@@ -87,7 +87,7 @@ def bench(name, cppctl, repeat):
         if os.path.exists(db):
             os.unlink(db)
         w.before()
-        rec = Measured([cppctl, 'record', '-q', '-o', db, '--'] + w.argv)
+        rec = Measured([cppctl, 'record', '-q', '--db', db, '--'] + w.argv)
         fn = Measured([cppctl, 'functions', '--db', db, '-r', 'cpu-time', '-t', '0.01'])
         if rec.rc or fn.rc or w.check():
             return None, 'cppctl: %s %s %s' % (rec.stderr[-300:], fn.stderr[-300:], w.check())

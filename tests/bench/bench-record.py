@@ -83,7 +83,7 @@ def main():
             for f in (db, db + '-wal', db + '-shm'):
                 if os.path.exists(f):
                     os.unlink(f)
-            wall, cpu, out = timed_run([cppctl, 'record', '-o', db] + cargs + ['--'], work)
+            wall, cpu, out = timed_run([cppctl, 'record', '--db', db] + cargs + ['--'], work)
             samples = sum(int(x) for x in re.findall(r'^  \S+\s+(\d+) samples', out, re.M))
             return wall, cpu - wall, samples       # the workload is single-threaded: its CPU ~ wall
 

@@ -65,7 +65,7 @@ def recordings(a, tmp, perf):
                                                   'samples', 'B/smp', 'ratio'))
     for name, work, cargs, pargs in configs:
         db, data = os.path.join(tmp, 'r.db'), os.path.join(tmp, 'perf.data')
-        p = subprocess.run([cppctl, 'record', '-o', db] + cargs + ['--'] + work, stdout=subprocess.PIPE,
+        p = subprocess.run([cppctl, 'record', '--db', db] + cargs + ['--'] + work, stdout=subprocess.PIPE,
                            stderr=subprocess.STDOUT, text=True)
         n = sum(int(x) for x in re.findall(r'^  \S+\s+(\d+) samples', p.stdout, re.M))
         size = store_bytes(db)

@@ -123,8 +123,8 @@ $cppctl import --folded "$data/fleet-web1.folded" --db web1.db -r cpu-time --hos
         $cppctl import --folded "$data/fleet-web2.folded" --db web2.db -r cpu-time --host web2 --time @$T1 > /dev/null &&
         $cppctl import --folded "$data/fleet-web2.folded" --db web2.db -r page-faults --host web2 --time @$T2 > /dev/null
 ok $? "two hosts' stores, web2 with two resources"
-$cppctl merge -o fleet.db web1.db web2.db > merge.txt
-ok $? "merge -o fleet.db web1.db web2.db"
+$cppctl merge --db fleet.db web1.db web2.db > merge.txt
+ok $? "merge --db fleet.db web1.db web2.db"
 # web1: main, main;serve, ...;parse, ...;render, main;log. web2 adds main;serve;compress alone.
 is "$(cat merge.txt)" "$(printf '%s\n' \
         'Merged web1.db into fleet.db: 1 run, 3 sample rows, 5 new stacks.' \
@@ -164,27 +164,27 @@ $cppctl diff --db fleet.db -r cpu-time --base-host web1 --host web2 > hosts.txt
 same_file hosts.txt "$expected/fleet-diff-hosts.txt" "diff of two hosts of the fleet"
 
 cp fleet.db fleet.before
-$cppctl merge -o fleet.db web1.db > /dev/null 2> err
+$cppctl merge --db fleet.db web1.db > /dev/null 2> err
 is $? 1 "merging web1.db again: exit 1"
 grep -q "web1.db: its run 1 is already in fleet.db" err
 ok $? "refused as merged before"
 cmp -s fleet.db fleet.before
 ok $? "and fleet.db is byte for byte as it was"
-$cppctl merge -o fleet.db fleet.db 2> err
+$cppctl merge --db fleet.db fleet.db 2> err
 is $? 2 "merging a store into itself: exit 2"
 grep -q "fleet.db is the output store: a store cannot be merged into itself" err
 ok $? "saying so"
 mkdir sub && ln -s ../fleet.db sub/link.db
-$cppctl merge -o fleet.db sub/link.db 2> /dev/null
+$cppctl merge --db fleet.db sub/link.db 2> /dev/null
 is $? 2 "through a symbolic link too"
-$cppctl merge -o fleet.db web1.db web1.db 2> /dev/null
+$cppctl merge --db fleet.db web1.db web1.db 2> /dev/null
 is $? 2 "an input named twice: exit 2"
 
-$cppctl merge -o out.db web1.db > /dev/null
+$cppctl merge --db out.db web1.db > /dev/null
 cp out.db out.before
 cp web2.db damaged.db
 python3 -c 'import sys; f = open(sys.argv[1], "r+b"); f.seek(2 * 4096 + 8); f.write(b"\xff" * 64)' damaged.db
-$cppctl merge -o out.db damaged.db 2> err
+$cppctl merge --db out.db damaged.db 2> err
 is $? 1 "a damaged input: exit 1"
 grep -q "damaged.db: damaged, or not a cppd store of this version: On tree page 3" err
 ok $? "named, with what is wrong"
@@ -192,18 +192,18 @@ cmp -s out.db out.before
 ok $? "and the output is byte for byte as it was"
 cp web2.db edited.db
 sqlite3 edited.db "UPDATE sample SET stack_id = 999 WHERE hits = 60"
-$cppctl merge -o out.db edited.db 2> err
+$cppctl merge --db out.db edited.db 2> err
 is $? 1 "an input whose samples point at no stack: exit 1"
 grep -q "2 of the 6 rows of sample refer to rows that are missing" err
 ok $? "saying so"
 cmp -s out.db out.before
 ok $? "and the output is as it was"
 echo "not a store" > text.db
-$cppctl merge -o out.db text.db 2> err
+$cppctl merge --db out.db text.db 2> err
 is $? 1 "an input that is not a store: exit 1"
 grep -q "text.db: not a cppd store" err
 ok $? "saying so"
-$cppctl merge -o out.db absent.db 2> /dev/null
+$cppctl merge --db out.db absent.db 2> /dev/null
 is $? 1 "a missing input: exit 1"
 cmp -s out.db out.before
 ok $? "and still the output is as it was"

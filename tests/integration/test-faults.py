@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
 """The daemon under faults (issue 6): a full disk, a store that is damaged or not a store, kill -9
-during flushes, a reader holding a long transaction, ring buffers overflowing. Each with the
+during flushes, a reader holding a long transaction, ring buffers overflowing; and (issue 17)
+import, record and merge refusing to write into a damaged store, perf.data files that lie. Each with the
 real cppd, system-wide, on its own store and control socket. Needs root; TAP output.
 
 Usage: test-faults.py CPPD CPPCTL WORKLOADS_DIR DATA_DIR
@@ -219,6 +220,90 @@ def refused_stores(tmp):
            'and it is still the same (any WAL beside it empty)', sorted(os.listdir(dirs)))
 
 
+def damaged_writes(tmp):
+    """A store with one damaged leaf page of sample, which a view reads and refuses: import,
+    record and merge refuse to write into it too (store_open() checks before any write), and
+    leave it byte for byte as it was."""
+    folded = os.path.join(tmp, 'wide.folded')
+    with open(folded, 'w') as f:
+        for i in range(3000):
+            f.write('main;worker_%d;leaf_%d %d\n' % (i % 50, i, i + 1))
+    good = os.path.join(tmp, 'wide.db')
+    p = run([cppctl, 'import', '--folded', folded, '-r', 'cpu-time', '--db', good])
+    assert p.returncode == 0, p.stderr
+    page_size = store_query(good, 'PRAGMA page_size')[0][0]
+    leaves = [r[0] for r in store_query(good, "SELECT pageno FROM dbstat WHERE name = 'sample' AND "
+                                              "pagetype = 'leaf' ORDER BY pageno")]
+    if not ok(len(leaves) >= 3, 'the sample table spans several leaf pages', leaves):
+        return
+    path = os.path.join(tmp, 'damaged-leaf.db')
+    shutil.copy(good, path)
+    with open(path, 'r+b') as f:
+        f.seek((leaves[len(leaves) // 2] - 1) * page_size + 8)
+        f.write(b'\xa5' * (page_size - 8))
+    before = sha256(path)
+    p = run([cppctl, 'functions', '--db', path])
+    ok(p.returncode == 1 and 'damaged' in p.stderr, 'a view refuses the damaged store', p.stdout[-300:] + p.stderr)
+    for what, argv in (('import', [cppctl, 'import', '--folded', os.path.join(data, 'process_db.folded'),
+                                   '-r', 'page-faults', '--db', path]),
+                       ('record', [cppctl, 'record', '-q', '--db', path, '--', 'true']),
+                       ('merge', [cppctl, 'merge', '--db', path, good])):
+        p = run(argv)
+        ok(p.returncode == 1 and path in p.stderr and 'damaged' in p.stderr and 'left untouched' in p.stderr,
+           '%s refuses to write into it, naming it and why' % what, p.stdout[-300:] + p.stderr)
+        ok(sha256(path) == before, 'and the store is byte for byte as it was')
+
+
+def perf_data_lies(tmp):
+    """perf.data files whose header or times lie are refused, not stored as garbage: attrs read
+    from offset 0 (the header itself), a sample time set past any clock, one set a century
+    after the others. Each exits 1 naming what is wrong, and stores nothing."""
+    import struct
+    data = os.path.join(tmp, 'good.data')
+    p = run(['perf', 'record', '-q', '-e', 'cpu-clock', '-g', '-o', data, '--',
+             os.path.join(workloads, 'recursive-fp'), '10', '20'])
+    if p.returncode != 0:
+        ok(True, '# SKIP perf record cannot run here: ' + p.stderr.strip()[-200:])
+        return
+    raw = open(data, 'rb').read()
+    attrs_offset, = struct.unpack_from('<Q', raw, 24)
+    sample_type, = struct.unpack_from('<Q', raw, attrs_offset + 24)
+    data_offset, data_size = struct.unpack_from('<QQ', raw, 40)
+    samples, pos = [], data_offset
+    while pos + 8 <= data_offset + data_size:
+        kind, misc, size = struct.unpack_from('<IHH', raw, pos)
+        if kind == 9:
+            samples.append(pos)
+        pos += size
+    # The time's place: after IDENTIFIER, IP and TID, each 8 bytes where present.
+    time_at = 8 + 8 * sum(1 for bit in (16, 0, 1) if sample_type & (1 << bit))
+    if not ok(sample_type & 4 and len(samples) > 10, 'a perf.data with %d timed samples' % len(samples)):
+        return
+
+    def attrs_at_zero(b):
+        struct.pack_into('<Q', b, 24, 0)
+
+    def time_past_clocks(b):
+        struct.pack_into('<Q', b, samples[len(samples) // 2] + time_at, 0xfffffffffff00000)
+
+    def time_a_century_later(b):
+        at = samples[len(samples) // 2] + time_at
+        t, = struct.unpack_from('<Q', b, at)
+        struct.pack_into("<Q", b, at, t + (100 * 365 * 86400 * 10**9))
+
+    for make, words in ((attrs_at_zero, 'overlaps the 104-byte header'), (time_past_clocks, 'past any clock'),
+                        (time_a_century_later, 'longer than any recording')):
+        path = os.path.join(tmp, make.__name__ + '.data')
+        b = bytearray(raw)
+        make(b)
+        open(path, 'wb').write(b)
+        db = os.path.join(tmp, make.__name__ + '.db')
+        p = run([cppctl, 'import', '--db', db, path])
+        ok(p.returncode == 1 and words in p.stderr and not os.path.exists(db),
+           'perf.data with %s: refused ("%s"), nothing stored' % (make.__name__.replace('_', ' '), words),
+           p.stdout[-500:] + p.stderr)
+
+
 def kills(tmp):
     """kill -9 at random times and right as a flush writes, KILLS times over one store."""
     store = os.path.join(tmp, 'kill.db')
@@ -404,7 +489,7 @@ def main():
     tmp = tempfile.mkdtemp(prefix='cppd-faults-')
     os.chmod(tmp, 0o755)
     try:
-        parts = (refused_stores, full_disk, long_reader, syscall_storm, kills)
+        parts = (refused_stores, damaged_writes, perf_data_lies, full_disk, long_reader, syscall_storm, kills)
         # CPPD_FAULT_PARTS=full_disk,kills runs only those.
         chosen = os.environ.get('CPPD_FAULT_PARTS', '').split(',')
         for part in [p for p in parts if p.__name__ in chosen] if chosen != [''] else parts:

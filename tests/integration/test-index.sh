@@ -77,6 +77,29 @@ views "$CPPD_INDEX_DIR" "$tmp/fifth" "$tmp/copy.db"
 same_file "$tmp/fifth" "$tmp/plain2" "a copy's views"
 is "$(ls "$CPPD_INDEX_DIR" | wc -l)" 4 "from indexes of its own"
 
+# One flipped byte in a name of an index that is otherwise whole: the checksum sees it.
+views "$CPPD_INDEX_DIR" /dev/null
+python3 -c 'import sys
+b = bytearray(open(sys.argv[1], "rb").read())
+b[192 + 40] ^= 0x01             # the strings follow the 192-byte header: a byte of a name
+open(sys.argv[1], "r+b").write(b)' "$down"
+views "$CPPD_INDEX_DIR" "$tmp/flipped"
+same_file "$tmp/flipped" "$tmp/plain2" "a flipped byte in a name: the index is built again, never believed"
+
+# Two copies of one store take imports of the same shape (the same generation), then one is copied
+# over the other in place (the same inode): its views are its new contents', not the old index's.
+cp "$db" "$tmp/x.db" && cp "$db" "$tmp/y.db"
+echo "main;AAA;BBB 5" > "$tmp/x.folded" && echo "main;CCC;DDD 5" > "$tmp/y.folded" &&
+        $cppctl import --folded "$tmp/x.folded" --db "$tmp/x.db" --resource cpu-time > /dev/null &&
+        $cppctl import --folded "$tmp/y.folded" --db "$tmp/y.db" --resource cpu-time > /dev/null
+ok $? "two copies, each with an import of the same shape"
+$cppctl down main --db "$tmp/y.db" -t 0 > /dev/null && inode=$(stat -c %i "$tmp/y.db") &&
+        cp "$tmp/x.db" "$tmp/y.db" && [ "$(stat -c %i "$tmp/y.db")" = "$inode" ]
+ok $? "y's index built, then x copied over y in place"
+out=$($cppctl down main --db "$tmp/y.db" -t 0)
+grep -q "AAA BBB" <<< "$out" && ! grep -q "CCC" <<< "$out"
+ok $? "y's views show what it now holds (AAA BBB), not its old index's (CCC DDD)"
+
 # A filter: no index, but the same answer a filter gives without one.
 CPPD_INDEX_DIR=/dev/null/none $cppctl down main --db "$db" --run 1 > "$tmp/f1" 2>&1
 $cppctl down main --db "$db" --run 1 > "$tmp/f2" 2>&1

@@ -39,7 +39,7 @@ def test_cxx(tmp):
         ok(True, '# SKIP cxxnames is not built (no C++ compiler: apt install g++)')
         return
     db = os.path.join(tmp, 'cxx.db')
-    p = run([cppctl, 'record', '-q', '-o', db, '-e', 'cpu-time', '--', exe, '400'])
+    p = run([cppctl, 'record', '-q', '--db', db, '-e', 'cpu-time', '--', exe, '400'])
     if not ok(p.returncode == 0, 'record the C++ workload', p.stderr):
         return
     f = functions(db) or {}
@@ -105,7 +105,7 @@ def test_ld_so(tmp):
         return
     db = os.path.join(tmp, 'ld.db')
     # Page faults: a short-lived exec spends most of its faults in ld.so's relocation.
-    p = run([cppctl, 'record', '-q', '-o', db, '-e', 'page-faults/1', '--',
+    p = run([cppctl, 'record', '-q', '--db', db, '-e', 'page-faults/1', '--',
              'sh', '-c', 'for i in 1 2 3 4 5 6 7 8 9 10; do LD_BIND_NOW=1 /bin/true; done'])
     if not ok(p.returncode == 0, 'record 10 execs of /bin/true with LD_BIND_NOW', p.stderr):
         return

@@ -18,7 +18,7 @@ command -v protoc > /dev/null || skip_all "protoc is not installed (Debian: prot
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 
-"$cppctl" record -q -o "$tmp/p.db" -e page-faults/4 -- "$workload" > /dev/null 2> "$tmp/err"
+"$cppctl" record -q --db "$tmp/p.db" -e page-faults/4 -- "$workload" > /dev/null 2> "$tmp/err"
 ok $? "record process_db"
 "$cppctl" export --db "$tmp/p.db" -o "$tmp/p.pb.gz" 2> "$tmp/err"
 ok $? "export it as pprof"

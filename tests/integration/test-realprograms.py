@@ -194,7 +194,7 @@ def record_cppctl(tmp, perf):
     log = os.path.join(tmp, 'vg-record.%p')
     w.before()
     t0 = time.monotonic()
-    p = rp.run(valgrind_prefix(log) + [cppctl, 'record', '-q', '-o', db, '--'] + w.argv)
+    p = rp.run(valgrind_prefix(log) + [cppctl, 'record', '-q', '--db', db, '--'] + w.argv)
     took = time.monotonic() - t0
     report = SANITIZER.search(p.stderr)
     ok(p.returncode == 0 and not report, 'cppctl record %s: exit %d (%.1f s), no sanitizer report'

@@ -37,7 +37,7 @@ def run(argv, **kw):
 
 
 def record(db, args, command):
-    return run([cppctl, 'record', '-q', '-o', db] + args + ['--'] + command)
+    return run([cppctl, 'record', '-q', '--db', db] + args + ['--'] + command)
 
 
 def profile(view, db, resource, root=None, threshold='0'):
@@ -201,7 +201,7 @@ def test_attach(tmp):
     # A long run of recursive: 3 s of CPU.
     target = subprocess.Popen([workload('recursive-nofp'), '12', '3000'])
     time.sleep(0.3)
-    p = run([cppctl, 'attach', str(target.pid), '-q', '--duration', '1', '-o', db, '-e', 'cpu-time'])
+    p = run([cppctl, 'attach', str(target.pid), '-q', '--duration', '1', '--db', db, '-e', 'cpu-time'])
     target.kill()
     target.wait()
     if not ok(p.returncode == 0, 'attach to a running process for 1 s', p.stderr):
@@ -209,7 +209,7 @@ def test_attach(tmp):
     down = hits(profile('down', db, 'cpu-time', 'recurse'))
     ok(down.get('recurse', 0) >= 300, 'attach: (recurse) has %d samples of the second' % down.get('recurse', 0))
     missing = 2 ** 22 + 12345
-    p = run([cppctl, 'attach', str(missing), '-o', db])
+    p = run([cppctl, 'attach', str(missing), '--db', db])
     ok(p.returncode == 1 and 'no process %d' % missing in p.stderr, 'attach to no process: exit 1, "no process"',
        p.stderr)
 
@@ -255,7 +255,7 @@ def test_symbol_sources(tmp):
     time.sleep(0.2)
     os.unlink(copy)
     db = os.path.join(tmp, 'deleted.db')
-    p = run([cppctl, 'attach', str(target.pid), '-q', '--duration', '0.5', '-o', db])
+    p = run([cppctl, 'attach', str(target.pid), '-q', '--duration', '0.5', '--db', db])
     target.kill()
     target.wait()
     if ok(p.returncode == 0, 'attach to a program whose binary was deleted', p.stderr):
@@ -301,7 +301,7 @@ def test_errors(tmp):
     if paranoid >= 2 and setpriv:
         os.chmod(tmp, 0o777)
         p = run([setpriv, '--reuid=65534', '--regid=65534', '--clear-groups', '--inh-caps=-all',
-                 cppctl, 'record', '-q', '-o', os.path.join(tmp, 'nobody.db'), '--kernel', '--', 'true'])
+                 cppctl, 'record', '-q', '--db', os.path.join(tmp, 'nobody.db'), '--kernel', '--', 'true'])
         ok(p.returncode == 1 and 'perf_event_paranoid' in p.stderr and 'CAP_PERFMON' in p.stderr,
            'an unprivileged user: exit 1, naming perf_event_paranoid and CAP_PERFMON', p.stderr)
     else:

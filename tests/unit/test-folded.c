@@ -28,7 +28,7 @@ int main(void) {
         ok(parse("std::vector<int>::push_back(int const&);operator new(unsigned long) 3\n", &n, &count) == 1 &&
            n == 2 && frame_is(1, "operator new(unsigned long)"), "names with spaces: the count follows the last one");
         ok(parse("a;b  5\n", &n, &count) == 1 && frame_is(1, "b"), "extra spaces before the count are not part of the name");
-        ok(parse("main;f 18446744073709551615\n", &n, &count) == 1 && count == UINT64_MAX, "the largest count");
+        ok(parse("main;f 9223372036854775807\n", &n, &count) == 1 && count == FOLDED_MAX_COUNT, "the largest count");
         ok(parse("main;f 0\n", &n, &count) == 1 && count == 0, "a zero count parses (the importer skips it)");
 
         ok(parse("\n", &n, &count) == 0, "a blank line is skipped");
@@ -38,12 +38,14 @@ int main(void) {
         ok(parse("main;f\n", &n, &count) == -EBADMSG, "no count: -EBADMSG");
         ok(parse("main;f x\n", &n, &count) == -EBADMSG, "a word for a count: -EBADMSG");
         ok(parse("main;f -3\n", &n, &count) == -EBADMSG, "a negative count: -EBADMSG");
-        ok(parse("main;f 18446744073709551616\n", &n, &count) == -EBADMSG, "a count past 2^64-1: -EBADMSG");
+        ok(parse("main;f 18446744073709551616\n", &n, &count) == -ERANGE, "a count past 2^64-1: -ERANGE");
         ok(parse("main;;f 3\n", &n, &count) == -EBADMSG, "an empty frame: -EBADMSG");
         ok(parse(";f 3\n", &n, &count) == -EBADMSG, "an empty first frame: -EBADMSG");
         ok(parse("main; 3\n", &n, &count) == -EBADMSG, "an empty last frame: -EBADMSG");
         ok(parse(" 3\n", &n, &count) == -EBADMSG, "only a count: -EBADMSG");
-        ok(folded_parse_line("ma\0in 3\n", 8, frames, &n, &count) == -EBADMSG, "a NUL byte: -EBADMSG");
+        ok(folded_parse_line("ma\0in 3\n", 8, frames, &n, &count) == -EILSEQ, "a NUL byte: -EILSEQ");
+        ok(parse("main 9223372036854775808\n", &n, &count) == -ERANGE, "2^63: -ERANGE");
+        ok(parse("main 99999999999999999999999\n", &n, &count) == -ERANGE, "past 64 bits: -ERANGE");
 
         big = malloc(2 * FOLDED_MAX_FRAMES + 16);
         for (size_t i = 0; i < FOLDED_MAX_FRAMES; i++)

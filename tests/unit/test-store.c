@@ -195,8 +195,13 @@ static void test_filters_and_expiry(void) {
         f.exe = NULL;
         f.since = 100;
         f.until = 180;
+        f.has_since = f.has_until = true;
         is_int(total(s, &f), 11, "--since 100 --until 180: bucket 120 only");
         f.since = f.until = 0;
+        is_int(total(s, &f), 0, "--until 0 (1970) is a bound: nothing before it");
+        f.has_until = false;
+        is_int(total(s, &f), 36, "--since 0: everything since 1970");
+        f.has_since = false;
 
         ok(store_expire(s, 100, 0, &deleted) == 0, "expire what is before 100");
         is_int(deleted, 2, "two sample rows go");

@@ -18,7 +18,7 @@
 
 static const struct tree_index_key key = {
         .store_id = "0123456789abcdef0123456789abcdef",
-        .dev = 1, .ino = 2, .generation = 3, .resource_id = 4,
+        .dev = 1, .ino = 2, .generation = 3, .resource_id = 4, .token = "00112233aabbccdd",
 };
 
 /* The node at the end of "a;b;c" below the root, by names, or UINT32_MAX. */
@@ -144,6 +144,23 @@ static void test_file(void) {
         other.ino++;
         ok(tree_index_open(fd, &other, &y) == -ESTALE, "a copy of the store (another inode): -ESTALE");
         ok(tree_index_open(fd, &up, &y) == -ESTALE, "the downward index asked for as the upward one: -ESTALE");
+        other = key;
+        other.token[0] = other.token[0] == 'a' ? 'b' : 'a';
+        ok(tree_index_open(fd, &other, &y) == -ESTALE, "a copy of the store with alike changes (another token): "
+           "-ESTALE");
+        {
+                char c;
+
+                /* A flipped bit in a name, then in a weight: the checksum sees both. */
+                ok(fstat(fd, &st) == 0 && pread(fd, &c, 1, 200) == 1 && (c ^= 1, pwrite(fd, &c, 1, 200)) == 1 &&
+                   tree_index_open(fd, &key, &y) == -EBADMSG, "a flipped bit in the strings: -EBADMSG");
+                c ^= 1;
+                y = tree_index_free(y);         /* the upward index, mapped above */
+                ok(pwrite(fd, &c, 1, 200) == 1 && tree_index_open(fd, &key, &y) == 0, "flipped back: good again");
+                y = tree_index_free(y);
+                ok(pread(fd, &c, 1, st.st_size - 20) == 1 && (c ^= 0x10, pwrite(fd, &c, 1, st.st_size - 20)) == 1 &&
+                   tree_index_open(fd, &key, &y) == -EBADMSG, "a flipped bit in the arrays: -EBADMSG");
+        }
 
         ok(fstat(fd, &st) == 0 && ftruncate(fd, st.st_size - 8) == 0 && tree_index_open(fd, &key, &y) == -EBADMSG,
            "truncated: -EBADMSG");

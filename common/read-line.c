@@ -1,0 +1,48 @@
+/* Bounded line reading. One character at a time through getc_unlocked(), which is a buffer
+ * read, so that the bound is checked before the buffer grows and NUL bytes survive (fgets()
+ * would hide them, and with them the line's real length). */
+#include "read-line.h"
+
+#include <errno.h>
+#include <stdlib.h>
+
+/* The first allocation; each later one doubles, up to the caller's bound. */
+#define READ_LINE_START 256
+
+ssize_t read_line(FILE *f, size_t max, char **line, size_t *cap) {
+        size_t n = 0;
+        int c;
+
+        flockfile(f);
+        while ((c = getc_unlocked(f)) != EOF) {
+                if (n == max) {
+                        funlockfile(f);
+                        return -E2BIG;
+                }
+                if (n + 2 > *cap) {
+                        size_t want = *cap < READ_LINE_START ? READ_LINE_START : *cap * 2;
+                        char *p;
+
+                        if (want > max + 1)
+                                want = max + 1;
+                        if (want < n + 2)
+                                want = n + 2;
+                        p = realloc(*line, want);
+                        if (!p) {
+                                funlockfile(f);
+                                return -ENOMEM;
+                        }
+                        *line = p;
+                        *cap = want;
+                }
+                (*line)[n++] = (char) c;
+                if (c == '\n')
+                        break;
+        }
+        funlockfile(f);
+        if (n == 0 && ferror(f))
+                return -EIO;
+        if (n > 0)
+                (*line)[n] = '\0';
+        return (ssize_t) n;
+}

@@ -10,7 +10,7 @@
 #include <linux/perf_event.h>
 
 #include "cleanup.h"
-#include "record.h"
+#include "perf-record.h"
 #include "resource.h"
 #include "store.h"
 

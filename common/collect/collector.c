@@ -192,10 +192,10 @@ int collector_add_resource(struct collector *c, const char *name, bool event, ui
 
                 r = perf_event_name(name, &attr, &tracepoint);
                 if (r < 0)
-                        return r;
+                        goto fail;
                 r = add_event(c, i, ROLE_SAMPLE, attr.type, attr.config, period, NULL);
                 if (r < 0)
-                        return r;
+                        goto fail;
                 c->events[c->n_events - 1].attr.config1 = attr.config1;
                 c->events[c->n_events - 1].attr.config2 = attr.config2;
                 snprintf(desc, sizeof desc, "%s:%s", tracepoint ? "tracepoint" :
@@ -207,7 +207,7 @@ int collector_add_resource(struct collector *c, const char *name, bool event, ui
                         r = add_event(c, i, ROLE_SAMPLE, PERF_TYPE_SOFTWARE, def->config,
                                       def->kind == RESOURCE_CLOCK ? period * NS_PER_MS : period, NULL);
                         if (r < 0)
-                                return r;
+                                goto fail;
                         snprintf(desc, sizeof desc, "software:%s",
                                  def->config == PERF_COUNT_SW_CPU_CLOCK ? "cpu-clock" : def->name);
                         break;
@@ -218,7 +218,7 @@ int collector_add_resource(struct collector *c, const char *name, bool event, ui
                                 r = add_event(c, i, ROLE_OFFCPU, PERF_TYPE_SOFTWARE,
                                               PERF_COUNT_SW_CONTEXT_SWITCHES, 1, NULL);
                         if (r < 0)
-                                return r;
+                                goto fail;
                         snprintf(desc, sizeof desc, "software:cpu-clock+context-switches");
                         break;
                 case RESOURCE_TRACEPOINT:
@@ -251,7 +251,7 @@ int collector_add_resource(struct collector *c, const char *name, bool event, ui
                         }
                         r = add_event(c, i, ROLE_SAMPLE, attr.type, attr.config, period, NULL);
                         if (r < 0)
-                                return r;
+                                goto fail;
                         c->events[c->n_events - 1].attr.config1 = attr.config1;
                         snprintf(desc, sizeof desc, "pfm:%s", *pfm);
                         break;

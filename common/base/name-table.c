@@ -25,7 +25,6 @@ struct name_table {
         uint32_t *index;        /* slot -> id, NAME_NONE where free */
         size_t mask;
         struct arena_chunk *chunks;
-        size_t memory;
 };
 
 static uint32_t hash_bytes(const char *s, size_t len) {
@@ -79,7 +78,6 @@ static char *arena_copy(struct name_table *t, const char *s, size_t len) {
                         c->next = t->chunks;
                         t->chunks = c;
                 }
-                t->memory += sizeof *c + size;
         }
         p = c->data + c->used;
         memcpy(p, s, len);
@@ -102,7 +100,6 @@ static int index_grow(struct name_table *t) {
                         ;
                 index[i] = id;
         }
-        t->memory += (cap - (t->mask ? t->mask + 1 : 0)) * sizeof *index;
         free(t->index);
         t->index = index;
         t->mask = cap - 1;
@@ -153,7 +150,6 @@ int64_t name_table_intern(struct name_table *t, const char *s, size_t len) {
                 if (!hashes)
                         return -ENOMEM;
                 t->hashes = hashes;
-                t->memory += (cap - t->cap) * (sizeof *names + sizeof *hashes);
                 t->cap = cap;
         }
         copy = arena_copy(t, s, len);
@@ -179,8 +175,4 @@ const char *name_table_get(const struct name_table *t, uint32_t id) {
 
 size_t name_table_size(const struct name_table *t) {
         return t->n;
-}
-
-size_t name_table_memory(const struct name_table *t) {
-        return sizeof *t + t->memory;
 }

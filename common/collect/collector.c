@@ -976,7 +976,3 @@ void collector_resource_stats(const struct collector *c, unsigned i, struct coll
                 .lost = r->lost,
         };
 }
-
-int collector_kernel_symbols_error(const struct collector *c) {
-        return c->sym->kernel_error;
-}

@@ -5,6 +5,7 @@
  * removed. */
 #include "name-table.h"
 
+#include <assert.h>
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
@@ -170,6 +171,7 @@ uint32_t name_table_find(const struct name_table *t, const char *s) {
 }
 
 const char *name_table_get(const struct name_table *t, uint32_t id) {
+        assert(id < t->n);
         return t->names[id];
 }
 

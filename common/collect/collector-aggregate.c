@@ -4,6 +4,7 @@
  * forgotten when retention or a rollback may have deleted their rows) and writes the sums. */
 #include "collector-aggregate.h"
 
+#include <assert.h>
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
@@ -23,6 +24,7 @@ int aggregate(struct collector *c, unsigned resource, struct thread *t, uint32_t
         uint64_t *slot;
         int r;
 
+        assert(resource < c->n_resources && t->slot < 1u << KEY_SLOT_BITS);
         /* One bucket at a time in memory: a record of a later bucket has flushed the earlier
          * one (flush_before()); a late sample of an earlier bucket joins the current one. */
         if (c->agg_bucket < 0 || bucket > c->agg_bucket)

@@ -13,6 +13,7 @@
  * Only the collector's own files include this header. */
 #pragma once
 
+#include <assert.h>
 #include <linux/perf_event.h>
 #include <pthread.h>
 #include <stdbool.h>
@@ -45,6 +46,12 @@
 #define STACK_TOP_SLACK 64
 /* The resource of events that count none (the side band's dummy). */
 #define NO_RESOURCE COLLECTOR_MAX_RESOURCES
+
+/* An aggregation key is resource << 59 | thread slot << 32 | trie node (aggregate()): every
+ * resource index must fit its bits, and the three fields the 64 bits. */
+static_assert(COLLECTOR_MAX_RESOURCES <= 1u << KEY_RESOURCE_BITS, "a resource index fits the key");
+static_assert(KEY_RESOURCE_BITS + KEY_SLOT_BITS + 32 == 64, "the key's fields fill 64 bits");
+static_assert(COLLECTOR_MAX_NODES < UINT32_MAX, "a trie node fits the key's low 32 bits");
 
 enum event_role {
         ROLE_SAMPLE,            /* one hit a sample */

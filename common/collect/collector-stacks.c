@@ -6,6 +6,7 @@
  * shares its outer part with the last one is walked only from where they differ. */
 #include "collector-stacks.h"
 
+#include <assert.h>
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
@@ -115,6 +116,7 @@ static int add_user_pc(struct collector *c, struct process *p, uint64_t pc, size
 /* Appends the frames of user PCs [FROM, TO) to the stack at *n, noting each one's count and
  * whether it is stable (STEP_UNSTABLE) in pc_frames. Returns 0 or a negative errno. */
 #define STEP_UNSTABLE 0x8000
+static_assert(COLLECTOR_MAX_STACK < STEP_UNSTABLE, "a PC's count of frames stays below the flag");
 static int add_user_pcs(struct collector *c, struct process *p, size_t from, size_t to, size_t *n) {
         for (size_t i = from; i < to; i++) {
                 size_t before = *n;

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""The daemon under faults (issue 6): a full disk, a store that is damaged or not a store, kill -9
+"""The daemon under faults: a full disk, a store that is damaged or not a store, kill -9
 during flushes, a reader holding a long transaction, ring buffers overflowing. Each with the
 real cppd, system-wide, on its own store and control socket. Needs root; TAP output.
 

@@ -21,7 +21,7 @@
 #include "control-client.h"
 #include "log.h"
 #include "parse-util.h"
-#include "recording.h"
+#include "standalone.h"
 #include "strv.h"
 
 /* The resources of A as the protocol's list: "cpu-time/10,event:cycles". */

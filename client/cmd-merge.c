@@ -1,6 +1,6 @@
 /* cppctl merge --db FLEET.db HOST1.db HOST2.db ...: one store from many, so that one profile spans
  * a fleet (and --host picks a machine back out). Each input is copied in a transaction of its
- * own (common/store-write.c, store_merge()): an input that fails leaves the output as the inputs
+ * own (common/store/store-write.c, store_merge()): an input that fails leaves the output as the inputs
  * before it made it, and the merge stops there.
  *
  * Merging one input twice is refused, not counted twice: a run is known by its host, kind,

@@ -14,7 +14,7 @@
 #include <unistd.h>
 
 #include "log.h"
-#include "recording.h"
+#include "standalone.h"
 #include "strv.h"
 
 static pid_t spawn(char **argv, int *ret_go, int *ret_err) {

@@ -34,7 +34,7 @@
 #include "collector.h"
 #include "log.h"
 #include "perf-data.h"
-#include "record.h"
+#include "perf-record.h"
 #include "resource.h"
 #include "unwind.h"
 

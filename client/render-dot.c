@@ -1,4 +1,4 @@
-/* The call graph (common/call-graph.h) as a Graphviz digraph, for `dot -Tsvg`: one box per
+/* The call graph (common/view/call-graph.h) as a Graphviz digraph, for `dot -Tsvg`: one box per
  * function with its total and self fractions and hits, one arrow per caller -> callee pair with
  * the hits of samples making that call:
  *

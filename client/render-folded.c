@@ -1,5 +1,5 @@
 /* Folded stacks, the format of Brendan Gregg's stackcollapse tools, read by flamegraph.pl and by
- * `cppctl import --folded` (common/folded.c), one stack a line, root first, then the hits of
+ * `cppctl import --folded` (common/tree/folded.c), one stack a line, root first, then the hits of
  * samples that ended there:
  *
  *     main;invoice;db_get_property;db_read_record 22

@@ -1,6 +1,6 @@
 /* Several resources side by side (the paper's "where and why" in one view), and one resource
  * per another. The rows are call paths of one view joined across resources
- * (common/profile-join.c); a row is shown when any resource's fraction reaches the threshold.
+ * (common/view/profile-join.c); a row is shown when any resource's fraction reaches the threshold.
  *
  *     Downward Call Path Profile for resources: cpu-time, page-faults
  *     cpu-time: 2676 samples, sampled every 10 gticks (1 gtick = 1 ms of CPU time); 0 samples lost

@@ -297,7 +297,7 @@ static void do_attach(struct connection *c, const struct protocol_message *req) 
                         return;
                 }
         }
-        r = session_start(m, &sr, &s, &what);
+        r = manager_start_session(m, &sr, &s, &what);
         if (r == -EBUSY)
                 reply_error(c, EBUSY, "too many sessions (max_sessions=%u)", m->config.max_sessions);
         else if (r == -ENOENT && what)

@@ -13,6 +13,7 @@
 #include <systemd/sd-daemon.h>
 
 #include "config.h"
+#include "control.h"
 #include "log.h"
 #include "manager.h"
 
@@ -80,8 +81,37 @@ static void setup_logging(void) {
                 log_set_target(LOG_TARGET_JOURNAL);
 }
 
+/* The daemon's parts, from the bottom: the manager (store, collectors, sessions), the control
+ * socket over it (listening before collection starts, as early as it can answer), then the
+ * system-wide collection. */
+static int start(struct manager **ret_m, struct control **ret_control) {
+        struct manager *m = NULL;
+        struct control *ctl = NULL;
+        int r;
+
+        r = manager_new(arg_config, arg_config_given, &m);
+        if (r < 0)
+                return r;
+        r = control_new(m, &ctl);
+        if (r < 0) {
+                log_error_errno(r, "Cannot listen on %s: %m", m->config.socket_path);
+                manager_free(m);
+                return r;
+        }
+        r = manager_start(m);
+        if (r < 0) {
+                control_free(ctl);
+                manager_free(m);
+                return r;
+        }
+        *ret_m = m;
+        *ret_control = ctl;
+        return 0;
+}
+
 int main(int argc, char **argv) {
         struct manager *m = NULL;
+        struct control *ctl = NULL;
         int r;
 
         /* A control client that hangs up before its reply, or a closed stderr, must cost a write
@@ -91,12 +121,13 @@ int main(int argc, char **argv) {
         r = parse_argv(argc, argv);
         if (r <= 0)
                 return r < 0 ? 2 : 0;
-        r = manager_new(arg_config, arg_config_given, &m);
+        r = start(&m, &ctl);
         if (r < 0) {
                 sd_notifyf(false, "STATUS=Failed to start: %s\nERRNO=%d", strerror(-r), -r);
                 return 1;
         }
         r = manager_run(m);
+        control_free(ctl);
         manager_free(m);
         if (r < 0) {
                 log_error_errno(r, "Stopped with an error: %m");

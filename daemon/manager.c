@@ -27,7 +27,6 @@
 
 #include <systemd/sd-daemon.h>
 
-#include "control.h"
 #include "log.h"
 #include "perf-event.h"
 #include "session.h"
@@ -401,26 +400,64 @@ int manager_new(const char *config_path, bool required, struct manager **ret) {
         r = open_store(m);
         if (r < 0)
                 goto fail;
-        r = control_new(m, &m->control);
-        if (r < 0) {
-                log_error_errno(r, "Cannot listen on %s: %m", m->config.socket_path);
-                goto fail;
-        }
+        *ret = m;
+        return 0;
+fail:
+        manager_free(m);
+        return r < 0 ? r : -EINVAL;
+}
+
+int manager_start(struct manager *m) {
+        int r;
+
         r = start_collector(m);
         if (r < 0)
-                goto fail;
+                return r;
         if ((r = sd_event_add_time_relative(m->event, &m->flush_timer, CLOCK_MONOTONIC, m->config.flush_interval,
                                             10000, on_flush, m)) < 0 ||
             (r = sd_event_add_time_relative(m->event, &m->status_timer, CLOCK_MONOTONIC,
                                             MANAGER_STATUS_INTERVAL_USEC, 1000000, on_status, m)) < 0 ||
             (r = sd_event_add_time_relative(m->event, &m->retention_timer, CLOCK_MONOTONIC, 60 * 1000000ULL,
                                             1000000, on_retention, m)) < 0)
-                goto fail;
-        *ret = m;
+                return r;
         return 0;
-fail:
-        manager_free(m);
-        return r < 0 ? r : -EINVAL;
+}
+
+static void on_session_end(struct session *s, void *userdata) {
+        struct manager *m = userdata;
+
+        for (unsigned i = 0; i < m->n_sessions; i++)
+                if (m->sessions[i] == s) {
+                        m->sessions[i] = m->sessions[--m->n_sessions];
+                        break;
+                }
+}
+
+int manager_start_session(struct manager *m, const struct session_request *req, struct session **ret,
+                          const char **ret_what) {
+        struct session_settings settings = {
+                .event = m->event,
+                .store = m->store,
+                .resources = m->config.resources,
+                .n_resources = m->config.n_resources,
+                .drain_budget_ns = MANAGER_DRAIN_BUDGET_NS,
+                .on_end = on_session_end,
+                .userdata = m,
+        };
+        struct session *s;
+        int r;
+
+        *ret_what = NULL;
+        if (m->n_sessions >= m->config.max_sessions || m->n_sessions >= MANAGER_MAX_SESSIONS)
+                return -EBUSY;
+        settings.id = ++m->next_session_id;
+        manager_collector_config(m, &settings.collector);
+        r = session_start(&settings, req, &s, ret_what);
+        if (r < 0)
+                return r;
+        m->sessions[m->n_sessions++] = s;
+        *ret = s;
+        return 0;
 }
 
 int manager_run(struct manager *m) {
@@ -447,7 +484,6 @@ struct manager *manager_free(struct manager *m) {
         sd_event_source_disable_unref(m->flush_timer);
         sd_event_source_disable_unref(m->status_timer);
         sd_event_source_disable_unref(m->retention_timer);
-        control_free(m->control);
         store_close(m->store);
         sd_event_unref(m->event);
         free(m);

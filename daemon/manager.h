@@ -1,6 +1,7 @@
-/* The daemon's state: its configuration, the event loop, the store, the system-wide collector,
- * the on-demand sessions and the control socket. One instance, driven by sd-event on one thread
- * (each collector's ring reader has a thread of its own). */
+/* The daemon's state: its configuration, the event loop, the store, the system-wide collector
+ * and the on-demand sessions, which it keeps. One instance, driven by sd-event on one thread
+ * (each collector's ring reader has a thread of its own). The control socket (control.c) sits
+ * above it and calls it; the manager knows nothing of the socket. */
 #pragma once
 
 #include <stdbool.h>
@@ -11,6 +12,7 @@
 
 #include "collector.h"
 #include "config.h"
+#include "session.h"
 #include "store.h"
 
 #define MANAGER_MAX_SESSIONS 1024
@@ -27,9 +29,6 @@
 /* Free memory is given back to the kernel at most this often (malloc_trim()). */
 #define MANAGER_TRIM_INTERVAL_USEC (15 * 1000000ULL)
 
-struct session;
-struct control;
-
 struct manager {
         struct config config;
         char config_path[4096];
@@ -39,10 +38,9 @@ struct manager {
         sd_event_source *collector_source;
         sd_event_source *flush_timer, *status_timer, *retention_timer;
         uint32_t unsupported;                   /* resources this machine cannot count */
-        struct session *sessions[MANAGER_MAX_SESSIONS];
+        struct session *sessions[MANAGER_MAX_SESSIONS];        /* ours: removed as each ends */
         unsigned n_sessions;
         uint64_t next_session_id;
-        struct control *control;
         uint64_t started_usec;
         bool store_failing;                     /* the last flush failed: said once */
         uint64_t trimmed_usec;                  /* CLOCK_MONOTONIC of the last malloc_trim() */
@@ -54,12 +52,23 @@ struct manager {
         double resource_rate[COLLECTOR_MAX_RESOURCES];  /* samples/s per resource */
 };
 
-/* Loads CONFIG_PATH, opens the store, starts system-wide collection and the control socket.
- * Without the file, the built-in defaults unless REQUIRED (a path given on the command line:
- * a typo must not profile into the default store). Returns 0 and sets *ret, or a negative errno
- * after logging why. */
+/* Loads CONFIG_PATH, makes the event loop and opens the store. Without the file, the built-in
+ * defaults unless REQUIRED (a path given on the command line: a typo must not profile into the
+ * default store). Returns 0 and sets *ret, or a negative errno after logging why. */
 int manager_new(const char *config_path, bool required, struct manager **ret);
+
+/* Starts system-wide collection and the timers (flush, status, retention). Returns 0 or a
+ * negative errno after logging why. */
+int manager_start(struct manager *m);
+
+/* Ends every session, stops collecting, closes the store. NULL is fine. */
 struct manager *manager_free(struct manager *m);
+
+/* Starts an on-demand session for REQ and keeps it until it ends. Returns 0 and sets *ret (ours,
+ * valid until session_end() or its own end), -EBUSY past max_sessions, or session_start()'s
+ * errors (*ret_what as it says). */
+int manager_start_session(struct manager *m, const struct session_request *req, struct session **ret,
+                          const char **ret_what);
 
 /* Runs the event loop until SIGTERM or SIGINT; flushes everything before returning. Returns 0 or
  * a negative errno. */

@@ -14,13 +14,12 @@
 #include <unistd.h>
 
 #include "log.h"
-#include "manager.h"
 #include "parse-util.h"
 #include "unit.h"
 
 static int on_io(sd_event_source *src, int fd, uint32_t revents, void *userdata) {
         struct session *s = userdata;
-        int r = collector_drain(s->collector, MANAGER_DRAIN_BUDGET_NS);
+        int r = collector_drain(s->collector, s->drain_budget_ns);
 
         if (r < 0)
                 log_warning_errno(r, "session %" PRIu64 " (%s): cannot handle its samples: %m", s->id, s->target);
@@ -80,7 +79,8 @@ static struct session *session_free(struct session *s) {
 }
 DEFINE_CLEANUP(struct session *, session_free);
 
-int session_start(struct manager *m, const struct session_request *req, struct session **ret, const char **ret_what) {
+int session_start(const struct session_settings *settings, const struct session_request *req, struct session **ret,
+                  const char **ret_what) {
         _cleanup_(session_freep) struct session *s = NULL;
         struct collector_config config;
         _cleanup_close_ int cgroup = -1;
@@ -90,28 +90,28 @@ int session_start(struct manager *m, const struct session_request *req, struct s
         int r;
 
         *ret_what = NULL;
-        if (m->n_sessions >= m->config.max_sessions || m->n_sessions >= MANAGER_MAX_SESSIONS)
-                return -EBUSY;
         s = calloc(1, sizeof *s);
         if (!s)
                 return -ENOMEM;
         s->pidfd = -1;
-        s->manager = m;
+        s->on_end = settings->on_end;
+        s->userdata = settings->userdata;
         s->owner = req->owner;
-        s->id = ++m->next_session_id;
-        sd_event_now(m->event, CLOCK_MONOTONIC, &s->started_usec);
+        s->id = settings->id;
+        s->drain_budget_ns = settings->drain_budget_ns;
+        sd_event_now(settings->event, CLOCK_MONOTONIC, &s->started_usec);
 
-        manager_collector_config(m, &config);
+        config = settings->collector;
         config.unwind = req->unwind;
-        r = collector_new(&config, m->store, &s->collector);
+        r = collector_new(&config, settings->store, &s->collector);
         if (r < 0)
                 return r;
         if (req->resources)
                 r = add_resources(s->collector, req->resources, ret_what);
         else
-                for (unsigned i = 0; r >= 0 && i < m->config.n_resources; i++)
-                        r = collector_add_resource(s->collector, m->config.resources[i].name,
-                                                   m->config.resources[i].event, m->config.resources[i].period);
+                for (unsigned i = 0; r >= 0 && i < settings->n_resources; i++)
+                        r = collector_add_resource(s->collector, settings->resources[i].name,
+                                                   settings->resources[i].event, settings->resources[i].period);
         if (r < 0)
                 return r;
 
@@ -149,17 +149,17 @@ int session_start(struct manager *m, const struct session_request *req, struct s
                 return r;
         }
 
-        r = sd_event_add_io(m->event, &s->io, collector_fd(s->collector), EPOLLIN, on_io, s);
+        r = sd_event_add_io(settings->event, &s->io, collector_fd(s->collector), EPOLLIN, on_io, s);
         if (r < 0)
                 return r;
         if (req->duration > 0) {
-                r = sd_event_add_time_relative(m->event, &s->timer, CLOCK_MONOTONIC,
+                r = sd_event_add_time_relative(settings->event, &s->timer, CLOCK_MONOTONIC,
                                                (uint64_t) (req->duration * 1e6), 1000, on_end, s);
                 if (r < 0)
                         return r;
         }
         if (s->pidfd >= 0) {
-                r = sd_event_add_io(m->event, &s->exit_watch, s->pidfd, EPOLLIN, on_process_exit, s);
+                r = sd_event_add_io(settings->event, &s->exit_watch, s->pidfd, EPOLLIN, on_process_exit, s);
                 if (r < 0)
                         return r;
         }
@@ -167,7 +167,6 @@ int session_start(struct manager *m, const struct session_request *req, struct s
         r = collector_flush(s->collector, false);
         if (r < 0)
                 return r;
-        m->sessions[m->n_sessions++] = s;
         if (req->unit)
                 snprintf(path, sizeof path, "CPPD_UNIT=%s", req->unit);
         else
@@ -178,7 +177,6 @@ int session_start(struct manager *m, const struct session_request *req, struct s
 }
 
 int session_end(struct session *s) {
-        struct manager *m = s->manager;
         int r;
 
         collector_stop(s->collector);
@@ -191,11 +189,8 @@ int session_end(struct session *s) {
         else
                 log_info("session %" PRIu64 " (%s) ended: run %" PRId64, s->id, s->target,
                          collector_run_id(s->collector));
-        for (unsigned i = 0; i < m->n_sessions; i++)
-                if (m->sessions[i] == s) {
-                        m->sessions[i] = m->sessions[--m->n_sessions];
-                        break;
-                }
+        if (s->on_end)
+                s->on_end(s, s->userdata);
         session_free(s);
         return r;
 }

@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """The daemon's CPU time per sample, warm, in both unwinding modes, against perf report's on the
-same samples with DWARF stacks (issue 7's collection cost).
+same samples with DWARF stacks (the collection-cost target in BENCHMARKS.md).
 
 A workload keeps every CPU busy with CPU time, page faults and system calls (recursive,
 process_db and reader from tests/workloads, side by side, a new process every few tens of ms).

@@ -5,7 +5,7 @@ case for both: every sample is unwound) or frame pointers. Prints figures; never
 
 The recording's size follows --seconds (CPU seconds of the workload at --freq samples a second;
 with DWARF stacks of 8 KiB, about 8 MB per 1000 samples): the default is ~100 MB; a 1 GB file,
-issue 7's target, is --seconds 30 --freq 4000.
+the import target in BENCHMARKS.md, is --seconds 30 --freq 4000.
 
 Usage: sudo tests/bench/bench-import.py [BUILD_DIR] [--seconds S] [--freq F] [--fp] [--quick]"""
 import argparse

@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """Storage: bytes per sample of a store against perf.data's for the same recording, and what a
-day of the daemon's default collection on a busy machine comes to (issue 7).
+day of the daemon's default collection on a busy machine comes to (the storage target in BENCHMARKS.md).
 
 Recordings: each configuration records one workload with cppctl record and with perf record at
 the same event, period and unwinding; printed are each file's bytes (the store as it lies on disk

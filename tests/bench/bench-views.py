@@ -1,9 +1,9 @@
 #!/usr/bin/env python3
 """Times cppctl import and every view on a synthetic folded file: 1,000,000 samples over
-100,000 distinct stacks by default (--stacks 1000000: issue 7's store). Each view is timed loaded
-from the store (no index: CPPD_INDEX_DIR unusable) and with the index cache (the index mapped);
-building the indexes, which the first unfiltered view after each change of the store does, is
-timed on its own. Prints figures; never fails on speed.
+100,000 distinct stacks by default (--stacks 1000000: the store of the analysis target in
+BENCHMARKS.md). Each view is timed loaded from the store (no index: CPPD_INDEX_DIR unusable)
+and with the index cache (the index mapped); building the indexes, which the first unfiltered
+view after each change of the store does, is timed on its own. Prints figures; never fails on speed.
 
 Usage: tests/bench/bench-views.py [BUILD_DIR] [--samples N] [--stacks N] [--quick]"""
 import argparse

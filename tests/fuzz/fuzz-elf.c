@@ -1,4 +1,4 @@
-/* Fuzz target: ELF files as the symbolizer meets them (common/module.c, symbolize.c): headers,
+/* Fuzz target: ELF files as the symbolizer meets them (common/symbols/module.c, symbolize.c): headers,
  * program headers, build ids, .symtab/.dynsym, DWARF lines and inline scopes (compressed
  * sections included, which libelf inflates), and a separate debug file found through
  * .gnu_debuglink. The input is written as the file "fuzz" in a directory of its own and

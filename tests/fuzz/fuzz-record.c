@@ -1,7 +1,7 @@
 /* Fuzz target: perf records as they come out of a ring buffer, through every decoder. The
  * input's first byte picks the sample layout; the rest is one record. */
 #include "fuzz.h"
-#include "record.h"
+#include "perf-record.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
         static const uint64_t layouts[] = {

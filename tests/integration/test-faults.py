@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
-"""The daemon under faults (issue 6): a full disk, a store that is damaged or not a store, kill -9
-during flushes, a reader holding a long transaction, ring buffers overflowing; and (issue 17)
-import, record and merge refusing to write into a damaged store, perf.data files that lie. Each with the
+"""The daemon under faults: a full disk, a store that is damaged or not a store, kill -9
+during flushes, a reader holding a long transaction, ring buffers overflowing; and import, record
+and merge refusing to write into a damaged store, perf.data files that lie. Each with the
 real cppd, system-wide, on its own store and control socket. Needs root; TAP output.
 
 Usage: test-faults.py CPPD CPPCTL WORKLOADS_DIR DATA_DIR

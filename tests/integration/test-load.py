@@ -1,11 +1,11 @@
 #!/usr/bin/env python3
-"""The daemon under load (issue 6): a fork/exit storm of thousands of processes a second, and a
+"""The daemon under load: a fork/exit storm of thousands of processes a second, and a
 process with hundreds of threads. The daemon's resident memory is sampled every second and
 printed; it must stay below a stated bound, and what it follows must shrink back once the
 processes are gone. Needs root; TAP output.
 
 Usage: test-load.py CPPD CPPCTL WORKLOADS_DIR
-Environment: CPPD_LOAD_SECONDS, the storm's length (60, the issue's minute; 10 under
+Environment: CPPD_LOAD_SECONDS, the storm's length (60, a minute; 10 under
 AddressSanitizer, whose run follows the plain one in tests/run)."""
 import os
 import shutil

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Security properties of the daemon (issue 6): the files it makes have safe modes whatever the
+"""Security properties of the daemon: the files it makes have safe modes whatever the
 umask, and the control socket's rules hold for real unprivileged users, in and out of the
 configured group (daemon/control.c's table, schemas/protocol.md). test-daemon.py checks the
 basic refusals; this covers the group, sessions, detach, flush and reload. Issue 17: a user who

@@ -57,7 +57,7 @@ ok $? "with SQLite's words"
 $cppctl sql "$db" "SELECT leaf FROM functions('cpu-time') WHERE focus = '('" > "$tmp/out" 2> "$tmp/err"
 [ $? = 1 ] && [ ! -s "$tmp/out" ] && grep -q "^cppctl: focus: Unmatched ( or \\\\($" "$tmp/err"
 ok $? "a statement that fails at its first row prints no header, only the error"
-# glibc's regcomp() would take 12 GB for the first, 3 GB for the second (common/pattern.c:
+# glibc's regcomp() would take 12 GB for the first, 3 GB for the second (common/base/pattern.c:
 # regex_too_costly); the third is within bounds.
 timeout 10 $cppctl sql "$db" "SELECT leaf FROM functions('cpu-time') WHERE ignore = 'a++++++++++++++++++++++++'" 2> "$tmp/err"
 is "$?" 1 "a regular expression that repeats repetitions: refused at once"
@@ -68,7 +68,7 @@ is "$?" 1 "one that copies an optional part 20000 times: refused"
 grep -q "hide: '(a?){20000}' would cost too much to compile: its repetitions make too many copies" "$tmp/err"
 ok $? "saying so"
 timeout 10 $cppctl functions --db "$db" -r cpu-time --focus '(a?){20000}' 2> "$tmp/err"
-is "$?" 2 "the views' --focus refuses it too (common/pattern.c), as bad usage"
+is "$?" 2 "the views' --focus refuses it too (common/base/pattern.c), as bad usage"
 grep -q "^cppctl: --focus (a?){20000}: '(a?){20000}' would cost too much to compile" "$tmp/err"
 ok $? "saying so"
 $cppctl sql "$db" "SELECT count(*) FROM functions('cpu-time') WHERE ignore = '((x?){40}){40}Q|[]a+]+z{3}|^q' AND hits > 0" > "$tmp/out"

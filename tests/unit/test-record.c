@@ -3,7 +3,7 @@
 #include <errno.h>
 #include <string.h>
 
-#include "record.h"
+#include "perf-record.h"
 #include "tap.h"
 
 struct builder {

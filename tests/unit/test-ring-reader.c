@@ -6,7 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "record.h"
+#include "perf-record.h"
 #include "ring-buffer.h"
 #include "ring-reader.h"
 #include "tap.h"

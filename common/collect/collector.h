@@ -10,7 +10,7 @@
 #include <linux/perf_event.h>
 
 #include "cleanup.h"
-#include "record.h"
+#include "perf-record.h"
 #include "resource.h"
 #include "store.h"
 
@@ -181,6 +181,3 @@ int collector_set_origin(struct collector *c, const char *host, int64_t started,
 void collector_get_stats(const struct collector *c, struct collector_stats *ret);
 unsigned collector_n_resources(const struct collector *c);
 void collector_resource_stats(const struct collector *c, unsigned i, struct collector_resource_stats *ret);
-
-/* Why kernel symbols are missing (a negative errno), or 0. */
-int collector_kernel_symbols_error(const struct collector *c);

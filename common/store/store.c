@@ -119,7 +119,7 @@ int store_bind_text(sqlite3_stmt *st, int i, const char *text) {
         return text ? sqlite3_bind_text(st, i, text, -1, SQLITE_TRANSIENT) : sqlite3_bind_null(st, i);
 }
 
-static int exec(struct store *s, const char *sql) {
+int store_exec(struct store *s, const char *sql) {
         return store_errno(s, sqlite3_exec(s->db, sql, NULL, NULL, NULL));
 }
 
@@ -160,7 +160,7 @@ static int migrate(struct store *s) {
         char sql[128];
         int r;
 
-        r = exec(s, "BEGIN IMMEDIATE");
+        r = store_exec(s, "BEGIN IMMEDIATE");
         if (r < 0)
                 return r;
         /* Read again under the write lock: another process may have migrated meanwhile. */
@@ -176,19 +176,19 @@ static int migrate(struct store *s) {
 
                 if (m->version <= version)
                         continue;
-                r = exec(s, m->sql);
+                r = store_exec(s, m->sql);
                 if (r < 0)
                         goto fail;
                 snprintf(sql, sizeof sql, "PRAGMA user_version = %u", m->version);
-                r = exec(s, sql);
+                r = store_exec(s, sql);
                 if (r < 0)
                         goto fail;
         }
         snprintf(sql, sizeof sql, "PRAGMA application_id = %d", STORE_APPLICATION_ID);
-        r = exec(s, sql);
+        r = store_exec(s, sql);
         if (r < 0)
                 goto fail;
-        r = exec(s, "COMMIT");
+        r = store_exec(s, "COMMIT");
         if (r < 0)
                 goto fail;
         return 0;
@@ -375,7 +375,7 @@ int store_open(const char *path, enum store_mode mode, struct store **ret) {
                 }
                 if (version == 0) {
                         /* A new store: let retention give pages back (set before any table). */
-                        r = exec(s, "PRAGMA auto_vacuum = INCREMENTAL");
+                        r = store_exec(s, "PRAGMA auto_vacuum = INCREMENTAL");
                         if (r < 0)
                                 return r;
                 }
@@ -387,7 +387,7 @@ int store_open(const char *path, enum store_mode mode, struct store **ret) {
                 /* WAL: readers see the last commit and never wait for the writer. NORMAL sync is
                  * durable against crashes of the process; a power cut may lose the last
                  * transaction, never consistency. */
-                r = exec(s, "PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL");
+                r = store_exec(s, "PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL");
                 if (r < 0)
                         return r;
                 s->keys = name_table_new();
@@ -419,6 +419,15 @@ struct store *store_close(struct store *s) {
         idmap_free(s->stacks);
         free(s);
         return NULL;
+}
+
+void store_forget_caches(struct store *s) {
+        if (!s->modules)
+                return;
+        idmap_clear(s->modules);
+        idmap_clear(s->functions);
+        idmap_clear(s->frames);
+        idmap_clear(s->stacks);
 }
 
 int store_wrap(sqlite3 *db, struct store **ret) {
@@ -504,7 +513,7 @@ int store_begin(struct store *s) {
 
         if (s->mode != STORE_WRITE)
                 return -EROFS;
-        r = exec(s, "BEGIN IMMEDIATE");
+        r = store_exec(s, "BEGIN IMMEDIATE");
         if (r < 0)
                 return r;
         s->in_transaction = true;
@@ -512,7 +521,7 @@ int store_begin(struct store *s) {
 }
 
 int store_commit(struct store *s) {
-        int r = exec(s, "COMMIT");
+        int r = store_exec(s, "COMMIT");
 
         if (r < 0) {
                 store_rollback(s);

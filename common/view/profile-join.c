@@ -3,6 +3,7 @@
  * variable-length and profiles are small next to the trees they come from. */
 #include "profile-join.h"
 
+#include <assert.h>
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
@@ -59,6 +60,8 @@ int profile_join(const struct profile *const *columns, size_t n, struct profile_
         _cleanup_free_ struct profile_join_row *sorted_rows = NULL;
         size_t n_cells = 0, n_names = 0;
 
+        for (size_t c = 1; c < n; c++)
+                assert(columns[c]->kind == columns[0]->kind && columns[c]->tree->names == columns[0]->tree->names);
         if (!j)
                 return -ENOMEM;
         j->n_columns = n;

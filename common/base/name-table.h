@@ -27,4 +27,3 @@ uint32_t name_table_find(const struct name_table *t, const char *s);
 const char *name_table_get(const struct name_table *t, uint32_t id);
 
 size_t name_table_size(const struct name_table *t);
-size_t name_table_memory(const struct name_table *t);

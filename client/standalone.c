@@ -2,7 +2,7 @@
  * taken from the rings by its reader thread), a signalfd for SIGINT/SIGTERM/SIGCHLD, and a pidfd
  * for an attached process; every 100 ms at the latest records are handled, every 5 s the hits
  * are flushed to the store, so memory stays bounded and a crash loses little. */
-#include "recording.h"
+#include "standalone.h"
 
 #include <errno.h>
 #include <getopt.h>

@@ -23,10 +23,6 @@ void log_set_max_level(int level) {
         max_level = level;
 }
 
-int log_get_max_level(void) {
-        return max_level;
-}
-
 void log_set_target(enum log_target t) {
         target = t;
 }

@@ -288,7 +288,3 @@ size_t scope_index_lookup(const struct scope_index *x, uint64_t pc, Dwarf_Die **
         }
         return n;
 }
-
-size_t scope_index_memory(const struct scope_index *x) {
-        return sizeof *x + x->n_scopes * sizeof *x->scopes + x->n_segments * sizeof *x->segments;
-}

@@ -62,6 +62,9 @@ int store_step_done(struct store *s, sqlite3_stmt *st);
  * and sets *ret for a row, 0 for none, or a negative errno. */
 int store_step_id(struct store *s, sqlite3_stmt *st, int64_t *ret);
 
+/* Runs SQL (one or more statements, no rows wanted). Returns 0 or a negative errno. */
+int store_exec(struct store *s, const char *sql);
+
 /* Runs SQL, which selects one integer (a PRAGMA, a count), into *ret (0 if no row). Returns 0
  * or a negative errno. */
 int store_query_int(struct store *s, const char *sql, int64_t *ret);

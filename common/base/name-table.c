@@ -5,6 +5,7 @@
  * removed. */
 #include "name-table.h"
 
+#include <assert.h>
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
@@ -25,7 +26,6 @@ struct name_table {
         uint32_t *index;        /* slot -> id, NAME_NONE where free */
         size_t mask;
         struct arena_chunk *chunks;
-        size_t memory;
 };
 
 static uint32_t hash_bytes(const char *s, size_t len) {
@@ -79,7 +79,6 @@ static char *arena_copy(struct name_table *t, const char *s, size_t len) {
                         c->next = t->chunks;
                         t->chunks = c;
                 }
-                t->memory += sizeof *c + size;
         }
         p = c->data + c->used;
         memcpy(p, s, len);
@@ -102,7 +101,6 @@ static int index_grow(struct name_table *t) {
                         ;
                 index[i] = id;
         }
-        t->memory += (cap - (t->mask ? t->mask + 1 : 0)) * sizeof *index;
         free(t->index);
         t->index = index;
         t->mask = cap - 1;
@@ -153,7 +151,6 @@ int64_t name_table_intern(struct name_table *t, const char *s, size_t len) {
                 if (!hashes)
                         return -ENOMEM;
                 t->hashes = hashes;
-                t->memory += (cap - t->cap) * (sizeof *names + sizeof *hashes);
                 t->cap = cap;
         }
         copy = arena_copy(t, s, len);
@@ -174,13 +171,10 @@ uint32_t name_table_find(const struct name_table *t, const char *s) {
 }
 
 const char *name_table_get(const struct name_table *t, uint32_t id) {
+        assert(id < t->n);
         return t->names[id];
 }
 
 size_t name_table_size(const struct name_table *t) {
         return t->n;
-}
-
-size_t name_table_memory(const struct name_table *t) {
-        return sizeof *t + t->memory;
 }

@@ -1,6 +1,6 @@
 /* Decoding perf records with a cursor that refuses to read past the record's end. The layouts
  * are those of include/uapi/linux/perf_event.h for the sample_type in record.h. */
-#include "record.h"
+#include "perf-record.h"
 
 #include <errno.h>
 #include <string.h>

@@ -17,10 +17,6 @@
  * start the work over at once. */
 #define EXPIRE_TARGET_PERCENT 90
 
-static int exec(struct store *s, const char *sql) {
-        return store_errno(s, sqlite3_exec(s->db, sql, NULL, NULL, NULL));
-}
-
 static int live_bytes(struct store *s, uint64_t *ret) {
         int64_t pages, free_pages, page_size;
         int r;
@@ -68,7 +64,7 @@ static int collect_garbage(struct store *s) {
         int r;
 
         for (size_t i = 0; i < ELEMENTSOF(steps); i++) {
-                r = exec(s, steps[i]);
+                r = store_exec(s, steps[i]);
                 if (r < 0)
                         return r;
         }
@@ -106,18 +102,9 @@ int store_expire(struct store *s, int64_t cutoff, uint64_t max_bytes, uint64_t *
         }
         store_forget_caches(s);
         /* Outside the transaction: hand freed pages back, where auto_vacuum allows. */
-        (void) exec(s, "PRAGMA incremental_vacuum");
+        (void) store_exec(s, "PRAGMA incremental_vacuum");
         *ret_deleted = deleted;
         return 0;
-}
-
-void store_forget_caches(struct store *s) {
-        if (!s->modules)
-                return;
-        idmap_clear(s->modules);
-        idmap_clear(s->functions);
-        idmap_clear(s->frames);
-        idmap_clear(s->stacks);
 }
 
 int store_size(struct store *s, uint64_t *ret_live, uint64_t *ret_file) {

@@ -31,7 +31,7 @@
 #include <unistd.h>
 
 #include "idmap.h"
-#include "record.h"
+#include "perf-record.h"
 #include "time-util.h"
 
 /* Records sorted per pass. */

@@ -12,7 +12,6 @@ enum log_target {
 };
 
 void log_set_max_level(int level);
-int log_get_max_level(void);
 void log_set_target(enum log_target target);
 
 /* Logs at LEVEL (a syslog priority) unless it is above the maximum level. ERROR, if non-zero, is

@@ -28,6 +28,3 @@ DEFINE_CLEANUP(struct scope_index *, scope_index_free);
  * (valid while it lives) and returns n, 0 if none holds PC. Past MAX, outer inlined levels are
  * left out, never the subprogram. */
 size_t scope_index_lookup(const struct scope_index *x, uint64_t pc, Dwarf_Die **ret, size_t max);
-
-/* Bytes the index holds, for memory accounting. */
-size_t scope_index_memory(const struct scope_index *x);

@@ -1,0 +1,38 @@
+/* The collector's events: see collector-events.c. */
+#pragma once
+
+#include "collector-internal.h"
+
+/* A period drawn uniformly from [P/2, 3P/2], mean P (paper §7.1); P itself without jitter. */
+uint64_t draw_period(struct collector *c, uint64_t p);
+
+/* Adds an event of ROLE for RESOURCE (NO_RESOURCE: the side band) to the events to open, with
+ * its kernel PERIOD; *ret (if not NULL) points at it until the next add. 0 or -ENOMEM. */
+int add_event(struct collector *c, unsigned resource, enum event_role role, uint32_t type,
+              uint64_t config, uint64_t period, struct cevent **ret);
+
+/* Adds tracepoint NAME ("syscalls:sys_exit_read") for RESOURCE, each sample's value read from
+ * FIELD of its raw data (NULL: none). 0, tracepoint_id()'s or tracepoint_field()'s errors, or
+ * -EBADMSG for a field neither 4 nor 8 bytes wide. */
+int add_tracepoint(struct collector *c, unsigned resource, enum event_role role, const char *name,
+                   const char *field, uint64_t period);
+
+/* Opens event EV on target ID, CPU, into that CPU's sample ring or, for the SIDE_BAND, its side
+ * band ring: the first event opened into a ring maps it (the dummy events of open_rings()).
+ * Returns 0 or a negative errno. */
+int open_one(struct collector *c, unsigned ev, const struct targets *t, pid_t id_, int cpu, bool side_band);
+
+/* Whether errno R from perf_event_open() means "not on this machine", not a failure. */
+bool unsupported(int r);
+
+/* Of two context-switch software events on one task only the one opened last gets samples (seen
+ * on 6.18, with perf itself too), so context-switches and real-time share real-time's: each of
+ * its switch samples also counts toward context-switches, through an interval counter that
+ * keeps context-switches' own period. */
+void share_context_switches(struct collector *c);
+
+/* The rings' owners, opened before any resource so that resources come and go (an unsupported
+ * one is closed again) without the rings depending on them: per CPU, a dummy software event that
+ * maps the sample ring, and per target and CPU a dummy event that carries the side band (MMAP2,
+ * COMM, FORK/EXIT) into the side band's ring. */
+int open_rings(struct collector *c, const struct targets *t);

@@ -1,0 +1,237 @@
+/* What the collector's parts share: the collector and the objects it holds, grouped by the part
+ * that keeps them. The parts only look down, each using the ones listed before it:
+ *
+ *   collector-events.c     perf events and rings: their attributes, opening, the periods' jitter
+ *   collector-tasks.c      processes, threads, their units (the reader thread's exec units and
+ *                          cgroup cache), the side-band records that tell of them, reaping
+ *   collector-stacks.c     the frame trie and a sample's stack: unwinding, JIT maps, symbols
+ *   collector-aggregate.c  hits per (resource, thread, trie node) per time bucket; the rows a
+ *                          flush writes
+ *   collector.c            creation, resources, attaching, draining and dispatching records,
+ *                          flushing: the public interface (collector.h)
+ *
+ * Only the collector's own files include this header. */
+#pragma once
+
+#include <assert.h>
+#include <linux/perf_event.h>
+#include <pthread.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "collector.h"
+#include "idmap.h"
+#include "name-table.h"
+#include "proc-maps.h"
+#include "resource.h"
+#include "ring-buffer.h"
+#include "ring-reader.h"
+#include "symbolize.h"
+#include "symtab.h"
+#include "unwind.h"
+
+/* Field widths of an aggregation key: resource, thread slot, trie node. */
+#define KEY_RESOURCE_BITS 5
+#define KEY_SLOT_BITS 27
+#define NS_PER_MS 1000000ULL
+/* How often a process's perf map (JIT symbols) is looked at again for a PC it lacks. */
+#define JIT_RECHECK_NS 1000000000ULL
+/* How often the tasks followed are checked for being gone when no loss said to. */
+#define GONE_CHECK_NS 10000000000ULL
+/* One sample in this many has its phases timed (collector_stats.unwind_ns, symbolize_ns): the
+ * clock costs as much as the rest of a cached sample's symbolization. */
+#define TIMED_EVERY 16
+/* Bytes a thread's stack copies keep above the highest top its unwinds needed. */
+#define STACK_TOP_SLACK 64
+/* The resource of events that count none (the side band's dummy). */
+#define NO_RESOURCE COLLECTOR_MAX_RESOURCES
+/* The idle task's process, thread and frame name (perf's). */
+#define IDLE_NAME "swapper"
+
+/* An aggregation key is resource << 59 | thread slot << 32 | trie node (aggregate()): every
+ * resource index must fit its bits, and the three fields the 64 bits. */
+static_assert(COLLECTOR_MAX_RESOURCES <= 1u << KEY_RESOURCE_BITS, "a resource index fits the key");
+static_assert(KEY_RESOURCE_BITS + KEY_SLOT_BITS + 32 == 64, "the key's fields fill 64 bits");
+static_assert(COLLECTOR_MAX_NODES < UINT32_MAX, "a trie node fits the key's low 32 bits");
+
+enum event_role {
+        ROLE_SAMPLE,            /* one hit a sample */
+        ROLE_SYSCALL,           /* one hit, and the system call's name ends the stack */
+        ROLE_BYTES,             /* counted in user space from the returned byte count */
+        ROLE_OFFCPU,            /* a switch out: the stack waits for the switch back in */
+};
+
+struct cresource {
+        char *name;
+        char *unit;
+        char *event;                    /* what measures it, for the store: "software:cpu-clock" */
+        const struct resource *def;     /* NULL for --event */
+        uint64_t period;                /* gticks */
+        bool active;
+        bool unnamed;                   /* no event to open: never active (collector_resource_stats) */
+        uint64_t samples, hits, lost, lost_flushed;
+        int64_t store_id;
+};
+
+struct cevent {
+        unsigned resource;
+        bool shared;                    /* not opened: another event counts it (context switches) */
+        enum event_role role;
+        struct perf_event_attr attr;
+        unsigned raw_offset, raw_size;  /* SYSCALL: the syscall number; BYTES: the return value */
+        const char *filter;
+        uint64_t period;                /* the kernel period (ns for clocks), for jitter */
+};
+
+struct cfd {
+        int fd;
+        unsigned event;
+};
+
+struct process;
+
+struct thread {
+        uint32_t tid;
+        struct process *process;
+        char comm[16];
+        uint32_t slot;
+        int64_t store_id;
+        bool exited;
+        bool offcpu_pending;
+        uint32_t offcpu_node;
+        uint64_t offcpu_since;          /* ns */
+        uint64_t offcpu_remaining;      /* ns to the next real-time boundary */
+        /* The user part of its last stack, outermost PC first, as far as it came from modules:
+         * the trie node each PC's frames end at, while the process's mappings (their
+         * generation) and the trie (its epoch) stay the same (sample_stack()). */
+        struct stack_step *steps;
+        uint32_t n_steps, cap_steps;
+        uint64_t steps_space, steps_epoch;
+        /* Where its stacks end: the highest top its unwinds needed, as told to the ring reader
+         * (under that generation of its table), which cuts its stack copies there; OFF once a
+         * cut copy fell short (learn_stack_top()). */
+        uint64_t stack_top, stack_top_generation;
+        bool stack_top_off;
+};
+
+/* One PC of a thread's last stack: its trie node, and the frames (and unknown frames among
+ * them) from the outermost PC to it. */
+struct stack_step {
+        uint64_t pc;
+        uint32_t node;
+        uint32_t frames, unknown;
+};
+
+struct process {
+        uint32_t pid;
+        char comm[16];
+        char *exe;                      /* the executable's path; NULL until known */
+        char *unit;                     /* its systemd unit, from its cgroup; NULL if none */
+        bool exe_pending;               /* exec'd: the next file mapped executable is the program */
+        struct proc_maps *maps;
+        int64_t store_id;
+        bool exited;
+        uint64_t *bytes_remaining;      /* per resource counted in user space: gticks to the
+                                         * next period boundary (bytes, shared switches) */
+        struct symtab *jit;             /* /tmp/perf-PID.map, read when a PC falls outside modules */
+        off_t jit_size;
+        uint64_t jit_checked;           /* CLOCK_MONOTONIC ns of the last look at the map's size */
+};
+
+struct trie_node {
+        uint32_t parent;
+        uint32_t frame;
+        int64_t store_id;
+};
+
+struct agg {
+        uint64_t hits, samples;
+};
+
+struct collector {
+        /* collector.c: what every part uses */
+        struct collector_config config;
+        struct store *store;
+        struct symbolizer *sym;
+        struct unwinder *unwinder;      /* one for every process: it learns modules, not processes */
+
+        /* collector-events.c, and attaching: resources, their events, the rings and their reader */
+        struct cresource resources[COLLECTOR_MAX_RESOURCES];
+        unsigned n_resources;
+        struct cevent *events;
+        unsigned n_events;
+        struct cfd *fds;
+        size_t n_fds, cap_fds;
+        int n_cpus;
+        struct ring_buffer **rings;     /* by CPU the sample rings, then the side band's; NULL until
+                                         * their owners (dummy events) open */
+        int n_ring_list;
+        struct ring_buffer **ring_list; /* the rings that exist, for the reader */
+        struct ring_reader *reader;
+        const uint8_t *queue;           /* records taken from the reader, handled up to queue_off */
+        size_t queue_size, queue_off;
+        struct idmap *event_ids;        /* kernel event id -> index in events */
+        unsigned switches_via_offcpu;   /* context-switches counted from real-time's switch
+                                         * samples, or NO_RESOURCE */
+
+        /* collector-tasks.c: processes, threads, exec units and the cgroup -> unit cache */
+        /* Units of processes seen to exec, learned by the reader thread while they lived:
+         * pid -> unit name or EXEC_UNIT_*, under exec_units_lock. */
+        pthread_mutex_t exec_units_lock;
+        struct idmap *exec_units;
+        /* The reader thread's: each /proc/PID/cgroup text seen at an exec and its unit, as
+         * libsystemd read it (strdup()ed, or NULL: none). A unit is a function of the cgroup. */
+        struct name_table *cgroups;
+        char **cgroup_units;            /* by id in cgroups */
+        size_t cap_cgroup_units;
+        struct idmap *processes;        /* pid -> struct process * */
+        struct idmap *threads;          /* tid -> struct thread * */
+        struct thread **slots;          /* thread slot -> thread */
+        size_t n_slots, cap_slots;
+        uint64_t lost_checked;          /* stats.lost when mark_gone() last looked */
+        uint64_t gone_checked_ns;       /* and when (CLOCK_MONOTONIC) */
+
+        /* collector-stacks.c: the frame trie, and the scratch space of one sample's stack */
+        struct trie_node *nodes;        /* nodes[0]: the empty stack */
+        size_t n_nodes, cap_nodes;
+        struct idmap *trie;             /* pair(parent, frame) -> node */
+        uint64_t trie_epoch;            /* counts the trie's fresh starts (trim()) */
+        uint64_t pcs[COLLECTOR_MAX_STACK];
+        uint32_t stack[COLLECTOR_MAX_STACK];   /* frame indexes, innermost first */
+        uint16_t pc_frames[COLLECTOR_MAX_STACK];        /* by PC: its frames in stack (0: unstable) */
+
+        /* collector-aggregate.c: hits of the bucket in memory; the flush in progress */
+        struct idmap *agg_index;        /* key -> index in agg */
+        uint64_t *agg_keys;
+        struct agg *agg;
+        size_t n_agg, cap_agg;
+        int64_t agg_bucket;             /* unix seconds; -1 when empty */
+        uint64_t flush_failed_ns;       /* CLOCK_MONOTONIC of the last failed flush; 0: none */
+        /* What the flush in progress inserted: the run, and its first process and thread ids,
+         * for a rollback to forget (forget_ids()). */
+        bool txn_run;
+        int64_t txn_process_id, txn_thread_id;
+
+        /* collector.c: the run, its clock and its counts */
+        int64_t realtime_offset;        /* CLOCK_REALTIME - CLOCK_MONOTONIC, ns */
+        uint64_t rng;
+        int64_t run_id;
+        char *run_kind, *run_command;
+        char *run_host;                 /* offline: the recording's machine */
+        int64_t run_started;            /* offline: when the recording began */
+        bool offline;                   /* records come from a file: never read /proc */
+        uint64_t feed_hits;             /* offline: the hits of the sample being fed */
+        bool run_ended;
+        struct collector_stats stats;
+};
+
+/* What events are opened on: a thread (and, inheriting, what it starts), every task (pid -1),
+ * or a cgroup (its directory's fd, with PERF_FLAG_PID_CGROUP). */
+struct targets {
+        const pid_t *ids;
+        int n;
+        unsigned long flags;
+        bool inherit;
+        bool enable_on_exec;
+};

@@ -1,0 +1,527 @@
+/* The tasks the collector follows, as perf's machine.c keeps them: processes (pid -> struct
+ * process: name, executable, unit, address space, JIT map) and threads (tid -> struct thread, and
+ * a dense slot each for the aggregation keys), created from the side band's records (MMAP2, COMM,
+ * FORK, EXIT) or from /proc, and reaped once their hits are stored. The unit of a process that
+ * execs is learned by the reader thread while the process surely lives (on_exec_record(), with a
+ * cache of cgroup -> unit) and taken here when its COMM record is handled.
+ *
+ * The idle task. A CPU with nothing to run is in pid 0, which has no /proc entry, no name and
+ * no user stack: it is named IDLE_NAME as perf names it, and a stack of its with no kernel frame
+ * is the frame IDLE_NAME, a known one, not an unsymbolized "[unknown]" (on an idle host nearly
+ * every cpu-time sample is the idle task's, and would read as symbolization gone wrong). */
+#include "collector-tasks.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <systemd/sd-login.h>
+
+#include "collector-events.h"
+#include "perf-record.h"
+#include "time-util.h"
+
+/* Values of exec_units: a unit name (malloc()ed), or one of these. */
+#define EXEC_UNIT_TAKEN 0               /* handled: the map cannot delete */
+#define EXEC_UNIT_NONE 1                /* looked at the exec, and the process had none */
+
+void exec_unit_free(uint64_t v) {
+        if (v > EXEC_UNIT_NONE)
+                free((char *) (uintptr_t) v);
+}
+
+void process_free(struct process *p) {
+        if (!p)
+                return;
+        free(p->exe);
+        free(p->unit);
+        proc_maps_free(p->maps);
+        symtab_free(p->jit);
+        free(p->bytes_remaining);
+        free(p);
+}
+
+void thread_free(struct thread *t) {
+        free(t->steps);
+        free(t);
+}
+
+/* PID's systemd unit from its cgroup, through libsystemd: a system unit, else a user unit
+ * ("app.service" under user@1000.service). strdup()ed; NULL: none, or PID is gone. */
+static char *systemd_unit(uint32_t pid) {
+        char *unit = NULL;
+
+        if (sd_pid_get_unit(pid, &unit) < 0 && sd_pid_get_user_unit(pid, &unit) < 0)
+                return NULL;
+        return unit;
+}
+
+/* Reads /proc/PID/cgroup into BUF (SIZE bytes, NUL-terminated). Returns its length, -E2BIG if it
+ * does not fit, or a negative errno (the process is gone). */
+static ssize_t read_cgroup(uint32_t pid, char *buf, size_t size) {
+        char path[64];
+        ssize_t n;
+        int fd;
+
+        snprintf(path, sizeof path, "/proc/%u/cgroup", pid);
+        fd = open(path, O_RDONLY | O_CLOEXEC);
+        if (fd < 0)
+                return -errno;
+        n = read(fd, buf, size - 1);
+        if (n < 0)
+                n = -errno;
+        close(fd);
+        if (n < 0)
+                return n;
+        if ((size_t) n == size - 1)
+                return -E2BIG;
+        buf[n] = '\0';
+        return n;
+}
+
+/* Forgets every cgroup the reader thread has seen. */
+void forget_cgroups(struct collector *c) {
+        for (size_t i = 0; c->cgroups && i < name_table_size(c->cgroups); i++)
+                free(c->cgroup_units[i]);
+        c->cgroups = name_table_free(c->cgroups);
+}
+
+/* systemd_unit() of PID, for the reader thread. A busy host runs thousands of short processes
+ * from a few cgroups, so the answer is kept per cgroup text, once that text is read the same
+ * before and after libsystemd's reads of it (the process did not move meanwhile): an exec then
+ * costs one read of /proc/PID/cgroup rather than two of libsystemd's. */
+static char *exec_unit(struct collector *c, uint32_t pid) {
+        char text[2048], again[sizeof text], *unit, *copy;
+        ssize_t n = read_cgroup(pid, text, sizeof text);
+        uint32_t id = NAME_NONE;
+        int64_t added;
+
+        if (n >= 0 && c->cgroups)
+                id = name_table_find(c->cgroups, text);
+        if (id != NAME_NONE)
+                return c->cgroup_units[id] ? strdup(c->cgroup_units[id]) : NULL;
+        unit = systemd_unit(pid);
+        if (n < 0 || read_cgroup(pid, again, sizeof again) != n || memcmp(text, again, n) != 0)
+                return unit;
+
+        if (c->cgroups && name_table_size(c->cgroups) >= COLLECTOR_MAX_CGROUPS)
+                forget_cgroups(c);      /* a host making cgroups without end: start over */
+        if (!c->cgroups)
+                c->cgroups = name_table_new();
+        if (!c->cgroups)
+                return unit;
+        if (name_table_size(c->cgroups) == c->cap_cgroup_units) {
+                size_t cap = c->cap_cgroup_units ? c->cap_cgroup_units * 2 : 64;
+                char **a = realloc(c->cgroup_units, cap * sizeof *a);
+
+                if (!a)
+                        return unit;
+                c->cgroup_units = a;
+                c->cap_cgroup_units = cap;
+        }
+        copy = unit ? strdup(unit) : NULL;
+        if (unit && !copy)
+                return unit;
+        added = name_table_intern(c->cgroups, text, n);
+        if (added >= 0)
+                c->cgroup_units[added] = copy;
+        else
+                free(copy);
+        return unit;
+}
+
+/* The reader thread's hook: at an exec, learn the process's unit while it surely lives (systemd
+ * moves a service's process into its cgroup before the exec), or that it has none. */
+void on_exec_record(void *userdata, const struct perf_event_header *h) {
+        struct collector *c = userdata;
+        struct record_comm m;
+        uint64_t *slot = NULL, v;
+        char *unit;
+        int r;
+
+        if (h->type != PERF_RECORD_COMM || !(h->misc & PERF_RECORD_MISC_COMM_EXEC) ||
+            record_parse_comm(h, &m) < 0 || m.pid != m.tid)
+                return;
+        unit = exec_unit(c, m.pid);
+        v = unit ? (uintptr_t) unit : EXEC_UNIT_NONE;
+        pthread_mutex_lock(&c->exec_units_lock);
+        r = idmap_put(c->exec_units, m.pid, v, &slot);
+        if (r == 0) {
+                exec_unit_free(*slot);          /* an older exec's, not handled yet */
+                *slot = v;
+        }
+        pthread_mutex_unlock(&c->exec_units_lock);
+        if (r < 0)
+                free(unit);
+}
+
+/* What the reader thread learned of PID's unit at its exec: 1 and *ret (a string to free, or
+ * NULL: it had none), or 0 if it did not look. */
+static int take_exec_unit(struct collector *c, uint32_t pid, char **ret) {
+        uint64_t *slot, v = EXEC_UNIT_TAKEN;
+
+        pthread_mutex_lock(&c->exec_units_lock);
+        slot = idmap_get(c->exec_units, pid);
+        if (slot) {
+                v = *slot;
+                *slot = EXEC_UNIT_TAKEN;
+        }
+        pthread_mutex_unlock(&c->exec_units_lock);
+        *ret = v > EXEC_UNIT_NONE ? (char *) (uintptr_t) v : NULL;
+        return v != EXEC_UNIT_TAKEN;
+}
+
+static int load_proc_maps(struct collector *c, struct process *p) {
+        _cleanup_fclose_ FILE *f = NULL;
+        _cleanup_free_ char *line = NULL;
+        size_t cap = 0;
+        char path[64];
+
+        snprintf(path, sizeof path, "/proc/%u/maps", p->pid);
+        f = fopen(path, "re");
+        if (!f)
+                return -errno;
+        while (getline(&line, &cap, f) > 0) {
+                struct proc_maps_line l;
+                uint32_t module = SYMBOLIZER_NO_MODULE;
+                int r;
+
+                if (proc_maps_parse_line(line, &l) < 0 || !l.exec)
+                        continue;
+                if (l.path[0] == '/' || streq(l.path, "[vdso]")) {
+                        r = symbolizer_module(c->sym, l.path, NULL, 0, (uint64_t) l.dev_major << 32 | l.dev_minor,
+                                              l.ino, &module);
+                        if (r < 0)
+                                return r;
+                }
+                r = proc_maps_add(p->maps, l.start, l.end, l.pgoff, module);
+                if (r < 0)
+                        return r;
+        }
+        return 0;
+}
+
+/* Reads P's systemd unit while it lives. Keeps the old one if P is gone or has none. */
+static void read_unit(struct process *p) {
+        char *unit = systemd_unit(p->pid);
+
+        if (!unit)
+                return;
+        free(p->unit);
+        p->unit = unit;
+}
+
+static void read_comm(const char *path, char comm[static 16]) {
+        _cleanup_fclose_ FILE *f = fopen(path, "re");
+
+        if (f && fgets(comm, 16, f))
+                comm[strcspn(comm, "\n")] = '\0';
+}
+
+/* The process PID, created if new; FROM_PROC reads its maps and name from /proc (attach, or a
+ * process whose FORK we never saw). NULL: no memory. */
+struct process *process_get(struct collector *c, uint32_t pid, bool from_proc) {
+        struct process *p;
+        uint64_t *slot;
+        char path[64];
+
+        slot = idmap_get(c->processes, pid);
+        if (slot)
+                return (struct process *) (uintptr_t) *slot;
+        p = calloc(1, sizeof *p);
+        if (!p)
+                return NULL;
+        p->pid = pid;
+        p->maps = proc_maps_new();
+        p->bytes_remaining = calloc(COLLECTOR_MAX_RESOURCES, sizeof *p->bytes_remaining);
+        if (!p->maps || !p->bytes_remaining || idmap_put(c->processes, pid, (uintptr_t) p, &slot) < 0) {
+                process_free(p);
+                return NULL;
+        }
+        for (unsigned r = 0; r < c->n_resources; r++)
+                p->bytes_remaining[r] = draw_period(c, c->resources[r].period);
+        if (pid == 0)
+                strcpy(p->comm, IDLE_NAME);     /* the idle task: nothing in /proc to read */
+        else if (from_proc && !c->offline) {
+                char exe[4096];
+                ssize_t n;
+
+                snprintf(path, sizeof path, "/proc/%u/comm", pid);
+                read_comm(path, p->comm);
+                snprintf(path, sizeof path, "/proc/%u/exe", pid);
+                n = readlink(path, exe, sizeof exe - 1);
+                if (n > 0) {
+                        exe[n] = '\0';
+                        p->exe = strdup(exe);
+                }
+                read_unit(p);
+                (void) load_proc_maps(c, p);    /* gone or forbidden: its frames stay unknown */
+        }
+        c->stats.processes++;
+        return p;
+}
+
+/* The thread TID of process PID, created if new. NULL: no memory (or too many threads). */
+struct thread *thread_get(struct collector *c, uint32_t pid, uint32_t tid) {
+        struct thread *t;
+        struct process *p;
+        uint64_t *slot;
+
+        slot = idmap_get(c->threads, tid);
+        if (slot) {
+                t = (struct thread *) (uintptr_t) *slot;
+                if (t->process->pid == pid)
+                        return t;
+                /* The tid was reused by another process: a new thread in the same slot's place. */
+        }
+        p = process_get(c, pid, !idmap_get(c->processes, pid));
+        if (!p)
+                return NULL;
+        if (c->n_slots >= (1u << KEY_SLOT_BITS))
+                return NULL;
+        if (c->n_slots == c->cap_slots) {
+                size_t cap = c->cap_slots ? c->cap_slots * 2 : 64;
+                struct thread **a = realloc(c->slots, cap * sizeof *a);
+
+                if (!a)
+                        return NULL;
+                c->slots = a;
+                c->cap_slots = cap;
+        }
+        t = calloc(1, sizeof *t);
+        if (!t)
+                return NULL;
+        t->tid = tid;
+        t->process = p;
+        t->slot = c->n_slots;
+        memcpy(t->comm, p->comm, sizeof t->comm);
+        if (idmap_put(c->threads, tid, (uintptr_t) t, &slot) < 0) {
+                free(t);
+                return NULL;
+        }
+        *slot = (uintptr_t) t;
+        c->slots[c->n_slots++] = t;
+        c->stats.threads++;
+        return t;
+}
+
+/* Whether a mapped file name names a file we can open: not "//anon" (anonymous executable
+ * memory, as JITs make), "/dev/zero", "/anon_hugepage" or "/SYSV..." shared memory. */
+static bool mapped_file(const char *name) {
+        return name[0] == '/' && !startswith(name, "//anon") && !streq(name, "/dev/zero") &&
+               !startswith(name, "/anon_hugepage") && !startswith(name, "/SYSV");
+}
+
+int handle_mmap2(struct collector *c, const struct perf_event_header *h) {
+        struct record_mmap2 m;
+        struct process *p;
+        uint32_t module = SYMBOLIZER_NO_MODULE;
+        int r;
+
+        if (record_parse_mmap2(h, c->config.mmap_build_ids, &m) < 0)
+                return -EBADMSG;
+        if (!(m.prot & 4 /* PROT_EXEC */) || m.len == 0 || m.addr + m.len < m.addr)
+                return 0;
+        p = process_get(c, m.pid, false);
+        if (!p)
+                return -ENOMEM;
+        if (p->exe_pending && mapped_file(m.filename)) {
+                /* The kernel maps the program before its interpreter. */
+                free(p->exe);
+                p->exe = strdup(m.filename);
+                p->exe_pending = false;
+        }
+        if (mapped_file(m.filename) || streq(m.filename, "[vdso]")) {
+                r = symbolizer_module(c->sym, m.filename, m.has_build_id ? m.build_id : NULL,
+                                      m.has_build_id ? m.build_id_size : 0,
+                                      (uint64_t) m.maj << 32 | m.min, m.ino, &module);
+                if (r < 0)
+                        return r;
+        }
+        return proc_maps_add(p->maps, m.addr, m.addr + m.len, m.pgoff, module);
+}
+
+int handle_comm(struct collector *c, const struct perf_event_header *h) {
+        struct record_comm m;
+        struct thread *t;
+
+        if (record_parse_comm(h, &m) < 0)
+                return -EBADMSG;
+        t = thread_get(c, m.pid, m.tid);
+        if (!t)
+                return -ENOMEM;
+        snprintf(t->comm, sizeof t->comm, "%s", m.comm);
+        if (m.exec || m.pid == m.tid)
+                snprintf(t->process->comm, sizeof t->process->comm, "%s", m.comm);
+        if (m.exec) {
+                /* A new program: the old mappings are gone, its own MMAP2s follow; a new stack
+                 * (the reader forgot its top at the same record). */
+                proc_maps_clear(t->process->maps);
+                t->stack_top = 0;
+                t->stack_top_off = false;
+                t->process->jit = symtab_free(t->process->jit);
+                t->process->jit_size = 0;
+                t->process->jit_checked = 0;
+                t->process->store_id = 0;       /* a new process row: it runs another program */
+                t->process->exe_pending = true;
+                {
+                        char *unit;
+
+                        /* Asked twice for a process in no unit, systemd's library reads the
+                         * cgroup file four times: once is enough. */
+                        if (take_exec_unit(c, m.pid, &unit) == 0)
+                                read_unit(t->process);
+                        else if (unit) {
+                                free(t->process->unit);
+                                t->process->unit = unit;
+                        }
+                }
+        }
+        return 0;
+}
+
+/* The process stays until its hits are stored (a flush, later still while the disk is full). */
+static void process_exited(struct process *p) {
+        p->exited = true;
+}
+
+int handle_task(struct collector *c, const struct perf_event_header *h) {
+        struct record_task m;
+        struct process *parent, *child;
+        struct thread *t;
+        uint64_t *slot;
+
+        if (record_parse_task(h, &m) < 0)
+                return -EBADMSG;
+        if (h->type == PERF_RECORD_EXIT) {
+                slot = idmap_get(c->threads, m.tid);
+                if (slot) {
+                        t = (struct thread *) (uintptr_t) *slot;
+                        t->exited = true;
+                        t->offcpu_pending = false;
+                }
+                if (m.pid == m.tid && (slot = idmap_get(c->processes, m.pid)))
+                        process_exited((struct process *) (uintptr_t) *slot);
+                return 0;
+        }
+        /* FORK: a new thread of PID, or (pid != ppid) a new process that starts as a copy of
+         * its parent's address space. */
+        if (m.pid != m.ppid && !idmap_get(c->processes, m.pid)) {
+                parent = process_get(c, m.ppid, false);
+                child = process_get(c, m.pid, false);
+                if (!parent || !child)
+                        return -ENOMEM;
+                proc_maps_free(child->maps);
+                child->maps = proc_maps_copy(parent->maps);
+                if (!child->maps)
+                        return -ENOMEM;
+                memcpy(child->comm, parent->comm, sizeof child->comm);
+                if (parent->exe && !(child->exe = strdup(parent->exe)))
+                        return -ENOMEM;
+                /* A child starts in its parent's cgroup; systemd moves a service's first process
+                 * before it execs, which handle_comm() catches. */
+                if (parent->unit && !(child->unit = strdup(parent->unit)))
+                        return -ENOMEM;
+        }
+        t = thread_get(c, m.pid, m.tid);
+        if (!t)
+                return -ENOMEM;
+        slot = idmap_get(c->threads, m.ptid);
+        if (slot)
+                memcpy(t->comm, ((struct thread *) (uintptr_t) *slot)->comm, sizeof t->comm);
+        return 0;
+}
+
+/* Exit records are lost with a full ring like any other (PERF_RECORD_LOST): after a loss, and
+ * at least every GONE_CHECK_NS whatever the rings said, asks the kernel which of the tasks
+ * followed are gone, or they would stay for ever. */
+static void mark_gone(struct collector *c) {
+        uint64_t key, value, now = now_ns(CLOCK_MONOTONIC);
+        size_t i = 0;
+
+        if (c->offline || (c->stats.lost == c->lost_checked && now - c->gone_checked_ns < GONE_CHECK_NS))
+                return;
+        c->lost_checked = c->stats.lost;
+        c->gone_checked_ns = now;
+        for (size_t s = 0; s < c->n_slots; s++) {
+                struct thread *t = c->slots[s];
+
+                if (!t->exited && syscall(SYS_tgkill, (pid_t) t->process->pid, (pid_t) t->tid, 0) < 0 &&
+                    errno == ESRCH)
+                        t->exited = true;
+        }
+        while (idmap_next(c->processes, &i, &key, &value)) {
+                struct process *p = (struct process *) (uintptr_t) value;
+
+                if (!p->exited && kill((pid_t) p->pid, 0) < 0 && errno == ESRCH)
+                        process_exited(p);
+        }
+}
+
+/* Forgets processes and threads that exited, once their hits are stored, and the units of
+ * execs already handled. */
+void reap(struct collector *c) {
+        uint64_t key, value, *slot;
+        size_t i = 0, kept = 0;
+
+        pthread_mutex_lock(&c->exec_units_lock);
+        {
+                _cleanup_(idmap_freep) struct idmap *pending = idmap_new();
+
+                while (pending && idmap_next(c->exec_units, &i, &key, &value))
+                        if (value != EXEC_UNIT_TAKEN && idmap_put(pending, key, value, &slot) < 0)
+                                exec_unit_free(value);
+                if (pending) {
+                        idmap_free(c->exec_units);
+                        c->exec_units = take_ptr(&pending);
+                }
+        }
+        pthread_mutex_unlock(&c->exec_units_lock);
+        i = 0;
+
+        mark_gone(c);
+        for (size_t s = 0; s < c->n_slots; s++) {
+                struct thread *t = c->slots[s];
+
+                if (!t->exited) {
+                        t->slot = kept;
+                        c->slots[kept++] = t;
+                        continue;
+                }
+                thread_free(t);
+        }
+        c->n_slots = kept;
+        /* The maps cannot delete: rebuild them from what is kept. */
+        idmap_clear(c->threads);
+        for (size_t s = 0; s < c->n_slots; s++)
+                (void) idmap_put(c->threads, c->slots[s]->tid, (uintptr_t) c->slots[s], &slot);
+
+        {
+                _cleanup_(idmap_freep) struct idmap *alive = idmap_new();
+
+                if (!alive)
+                        return;         /* keep everything; try again next flush */
+                while (idmap_next(c->processes, &i, &key, &value)) {
+                        struct process *p = (struct process *) (uintptr_t) value;
+                        bool used = !p->exited;
+
+                        for (size_t s = 0; !used && s < c->n_slots; s++)
+                                used = c->slots[s]->process == p;
+                        if (used)
+                                (void) idmap_put(alive, key, value, &slot);
+                        else
+                                process_free(p);
+                }
+                idmap_clear(c->processes);
+                i = 0;
+                while (idmap_next(alive, &i, &key, &value))
+                        (void) idmap_put(c->processes, key, value, &slot);
+        }
+}

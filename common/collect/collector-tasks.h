@@ -1,0 +1,39 @@
+/* The collector's tasks: see collector-tasks.c. */
+#pragma once
+
+#include "collector-internal.h"
+
+/* Frees a value of the exec_units map (a unit name, or an EXEC_UNIT_* mark). */
+void exec_unit_free(uint64_t v);
+
+/* Frees P and what it owns; NULL is fine. */
+void process_free(struct process *p);
+
+/* Frees T and its kept stack. */
+void thread_free(struct thread *t);
+
+/* Forgets every cgroup the reader thread has seen. */
+void forget_cgroups(struct collector *c);
+
+/* The reader thread's hook: at an exec, learn the process's unit while it surely lives (systemd
+ * moves a service's process into its cgroup before the exec), or that it has none. */
+void on_exec_record(void *userdata, const struct perf_event_header *h);
+
+/* The process PID, created if new; FROM_PROC reads its maps and name from /proc (attach, or a
+ * process whose FORK we never saw). NULL: no memory. */
+struct process *process_get(struct collector *c, uint32_t pid, bool from_proc);
+
+/* The thread TID of process PID, created if new. NULL: no memory (or too many threads). */
+struct thread *thread_get(struct collector *c, uint32_t pid, uint32_t tid);
+
+/* Side-band records: a mapping, a name (and an exec), a fork or an exit. Each updates the
+ * processes and threads it names; 0, -EBADMSG for a record that does not parse, or -ENOMEM. */
+int handle_mmap2(struct collector *c, const struct perf_event_header *h);
+
+int handle_comm(struct collector *c, const struct perf_event_header *h);
+
+int handle_task(struct collector *c, const struct perf_event_header *h);
+
+/* Forgets processes and threads that exited, once their hits are stored, and the units of
+ * execs already handled. */
+void reap(struct collector *c);

@@ -35,10 +35,11 @@ static int resource_list(const struct recording_args *a, char *buf, size_t size)
                 int k;
 
                 if (period)
-                        k = snprintf(buf + n, size - n, "%s%s%s/%" PRIu64, n ? "," : "", s->event ? "event:" : "",
-                                     s->name, period);
+                        k = snprintf(buf + n, size - n, "%s%s%s/%" PRIu64, n ? "," : "",
+                                     s->event ? "event:" : "", s->name, period);
                 else
-                        k = snprintf(buf + n, size - n, "%s%s%s", n ? "," : "", s->event ? "event:" : "", s->name);
+                        k = snprintf(buf + n, size - n, "%s%s%s", n ? "," : "", s->event ? "event:" : "",
+                                     s->name);
                 if (k < 0 || (size_t) k >= size - n)
                         return -ENOBUFS;
                 n += k;
@@ -97,17 +98,18 @@ static int attach_via_daemon(const struct recording_args *a, pid_t pid, int pidf
                            "--standalone keeps call sites here");
         snprintf(pid_s, sizeof pid_s, "%d", (int) pid);
         snprintf(duration, sizeof duration, "%g", a->duration);
-        r = control_call(path, "attach", (const char *const[]) {
-                        a->unit ? "unit" : "pid", a->unit ?: pid_s,
-                        "resources", resources,
-                        "unwind", a->config.unwind == UNWIND_FP ? "fp" : "dwarf",
-                        "duration", a->duration > 0 ? duration : NULL,
-                        NULL }, &reply);
+        r = control_call(path, "attach",
+                         (const char *const[]) { a->unit ? "unit" : "pid", a->unit ?: pid_s, "resources",
+                                                 resources, "unwind",
+                                                 a->config.unwind == UNWIND_FP ? "fp" : "dwarf", "duration",
+                                                 a->duration > 0 ? duration : NULL, NULL },
+                         &reply);
         if (r == -ENOENT || r == -ECONNREFUSED)
                 return -ENOENT;
         if (r == -ETIMEDOUT) {
                 log_error("%s: cppd did not answer within %u s: it is stopped, stuck or overloaded "
-                          "(--standalone profiles without it)", path, control_timeout_ms("attach") / 1000);
+                          "(--standalone profiles without it)",
+                          path, control_timeout_ms("attach") / 1000);
                 return EXIT_FAILURE_;
         }
         if (r < 0) {
@@ -151,7 +153,8 @@ static int attach_via_daemon(const struct recording_args *a, pid_t pid, int pidf
 
                 printf("Recorded %s through cppd: run %" PRId64 " in %s\n", target, run, store);
                 if (store_open(store, STORE_READ, &s) < 0 || store_list_resources(s, &names) <= 0)
-                        printf("('cppctl functions --run %" PRId64 " --db %s' shows it, for those who may read the store.)\n",
+                        printf("('cppctl functions --run %" PRId64
+                               " --db %s' shows it, for those who may read the store.)\n",
                                run, store);
                 else
                         recording_print_top(s, store, run, a->specs[0].name);
@@ -174,10 +177,12 @@ int cmd_attach(int argc, char **argv) {
                             "Samples the stacks of process PID and its threads (or of a systemd unit's\n"
                             "processes) every PERIOD gticks of each resource until it exits, --duration\n"
                             "passes, or Ctrl-C; stores the samples and prints the top of the function\n"
-                            "profile. Through the cppd daemon when it runs, else here.", true, &optind_);
+                            "profile. Through the cppd daemon when it runs, else here.",
+                            true, &optind_);
         if (r <= 0)
                 return exit_status(r);
-        if (a.unit ? optind_ != argc : (optind_ + 1 != argc || safe_atou64_range(argv[optind_], 1, INT32_MAX, &pid) < 0)) {
+        if (a.unit ? optind_ != argc :
+                     (optind_ + 1 != argc || safe_atou64_range(argv[optind_], 1, INT32_MAX, &pid) < 0)) {
                 log_error("attach needs one process id, or --unit NAME");
                 return EXIT_USAGE;
         }
@@ -200,7 +205,8 @@ int cmd_attach(int argc, char **argv) {
                         return EXIT_FAILURE_;
                 }
                 if (!a.quiet)
-                        log_notice("no cppd listens on %s: profiling standalone", control_socket_path(a.socket));
+                        log_notice("no cppd listens on %s: profiling standalone",
+                                   control_socket_path(a.socket));
         }
 
         snprintf(comm_path, sizeof comm_path, "/proc/%" PRIu64 "/comm", pid);

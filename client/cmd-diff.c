@@ -43,7 +43,8 @@
 /* The filters the base side may set apart: selections of samples and the store, never how paths
  * are labelled (--by, --inline), or the two sides' paths would not compare. */
 static const char *const base_names[] = {
-        "db", "resource", "run", "unit", "pid", "comm", "exe", "host", "since", "until", "focus", "ignore", "hide",
+        "db",   "resource", "run",   "unit",  "pid",    "comm", "exe",
+        "host", "since",    "until", "focus", "ignore", "hide",
 };
 
 static const char usage[] =
@@ -63,9 +64,9 @@ enum {
 
 struct diff_args {
         enum profile_kind view;
-        const char *stores[2];          /* BASE.db NEW.db, if given as arguments */
+        const char *stores[2]; /* BASE.db NEW.db, if given as arguments */
         size_t n_stores;
-        bool base_resource;             /* --base-resource: the sides compare two resources on purpose */
+        bool base_resource; /* --base-resource: the sides compare two resources on purpose */
 };
 
 static int diff_parse(void *userdata, int val, const char *arg) {
@@ -74,8 +75,10 @@ static int diff_parse(void *userdata, int val, const char *arg) {
         switch (val) {
         case 0:
                 if (d->n_stores == 2)
-                        return log_error_errno(EINVAL, "diff: unexpected argument '%s'; it takes two stores, "
-                                               "BASE.db NEW.db", arg);
+                        return log_error_errno(EINVAL,
+                                               "diff: unexpected argument '%s'; it takes two stores, "
+                                               "BASE.db NEW.db",
+                                               arg);
                 d->stores[d->n_stores++] = arg;
                 return 0;
         case OPT_VIEW:
@@ -88,7 +91,8 @@ static int diff_parse(void *userdata, int val, const char *arg) {
                 else if (streq(arg, "body"))
                         d->view = PROFILE_BODY;
                 else
-                        return log_error_errno(EINVAL, "--view %s: expected functions, down, up or body", arg);
+                        return log_error_errno(EINVAL, "--view %s: expected functions, down, up or body",
+                                               arg);
                 return 0;
         }
         return -EINVAL;
@@ -99,7 +103,7 @@ static int diff_parse(void *userdata, int val, const char *arg) {
  * overrides them. */
 struct sides {
         char **new_argv, **base_argv;
-        size_t n_base;                  /* --base- options given */
+        size_t n_base; /* --base- options given */
         bool base_db, base_resource;
 };
 
@@ -131,9 +135,12 @@ static int sides_split(struct sides *s, int argc, char **argv) {
                         if (strlen(base_names[k]) == len && strncmp(base_names[k], name, len) == 0)
                                 break;
                 if (k == ELEMENTSOF(base_names))
-                        return log_error_errno(EINVAL, "%s: the base side may differ in --base-db, -resource, -run, "
-                                               "-unit, -pid, -comm, -exe, -host, -since, -until, -focus, -ignore "
-                                               "and -hide", argv[i]);
+                        return log_error_errno(
+                                EINVAL,
+                                "%s: the base side may differ in --base-db, -resource, -run, "
+                                "-unit, -pid, -comm, -exe, -host, -since, -until, -focus, -ignore "
+                                "and -hide",
+                                argv[i]);
                 if (eq)
                         value = eq + 1;
                 else if (i + 1 < argc)
@@ -168,12 +175,14 @@ static double diff_z(double x1, double n1, double x2, double n2) {
 
 /* Samples per hit of T: the scale from hits to the counts the test needs. */
 static double samples_per_hit(const struct sample_tree *t) {
-        return t->info.samples > 0 && t->info.samples < t->total ? (double) t->info.samples / (double) t->total : 1.0;
+        return t->info.samples > 0 && t->info.samples < t->total ?
+                (double) t->info.samples / (double) t->total :
+                1.0;
 }
 
 struct diff_row {
-        size_t row;                     /* in the join */
-        uint64_t hits[2];               /* base, new */
+        size_t row;       /* in the join */
+        uint64_t hits[2]; /* base, new */
         double fraction[2];
         double change, z;
         /* |change| × both totals, exactly: equal changes sort by path, not by rounding. */
@@ -181,10 +190,10 @@ struct diff_row {
 };
 
 struct diff {
-        const struct query_args *sides[2];      /* base, new */
+        const struct query_args *sides[2]; /* base, new */
         const struct profile_join *join;
         const struct sample_tree *trees[2];
-        struct diff_row *rows;          /* those shown, in order */
+        struct diff_row *rows; /* those shown, in order */
         size_t n_rows, n_omitted;
 };
 
@@ -220,7 +229,8 @@ static int diff_compute(struct diff *d, double threshold) {
                 for (size_t side = 0; side < 2; side++) {
                         r.hits[side] = profile_join_hits(j, i, side);
                         r.fraction[side] = d->trees[side]->total ?
-                                (double) r.hits[side] / (double) d->trees[side]->total : 0.0;
+                                (double) r.hits[side] / (double) d->trees[side]->total :
+                                0.0;
                 }
                 if ((r.fraction[0] < threshold && r.fraction[1] < threshold) || r.hits[0] + r.hits[1] == 0) {
                         d->n_omitted++;
@@ -230,8 +240,8 @@ static int diff_compute(struct diff *d, double threshold) {
                 up = (unsigned __int128) r.hits[1] * d->trees[0]->total;
                 down = (unsigned __int128) r.hits[0] * d->trees[1]->total;
                 r.size = up > down ? up - down : down - up;
-                r.z = diff_z(r.hits[0] * scale[0], d->trees[0]->total * scale[0],
-                             r.hits[1] * scale[1], d->trees[1]->total * scale[1]);
+                r.z = diff_z(r.hits[0] * scale[0], d->trees[0]->total * scale[0], r.hits[1] * scale[1],
+                             d->trees[1]->total * scale[1]);
                 d->rows[d->n_rows++] = r;
         }
         qsort_r(d->rows, d->n_rows, sizeof *d->rows, row_cmp, d);
@@ -313,14 +323,16 @@ static int render_text_diff(FILE *f, const struct diff *d, double threshold) {
                 fprintf(f, " for resources: %s (base), %s (new)\n", rb, rn);
         text_side(f, "base", d->sides[0], d->trees[0]);
         text_side(f, "new", d->sides[1], d->trees[1]);
-        fprintf(f, "test: two-proportion z on the samples, pooled; * where |z| >= %.2f (significant at 95%%)\n"
+        fprintf(f,
+                "test: two-proportion z on the samples, pooled; * where |z| >= %.2f (significant at 95%%)\n"
                 "format: change base_fraction new_fraction z [#raw_samples base → new] %s\n%s\n",
                 DIFF_Z_95, paths ? "(call_path)" : "function_name", RULE);
         for (size_t i = 0; i < d->n_rows; i++) {
                 const struct diff_row *r = &d->rows[i];
 
-                fprintf(f, "%+.4f %.4f %.4f %+6.2f %s [%" PRIu64 " → %" PRIu64 "] ", r->change, r->fraction[0],
-                        r->fraction[1], r->z, significant(r) ? "*" : " ", r->hits[0], r->hits[1]);
+                fprintf(f, "%+.4f %.4f %.4f %+6.2f %s [%" PRIu64 " → %" PRIu64 "] ", r->change,
+                        r->fraction[0], r->fraction[1], r->z, significant(r) ? "*" : " ", r->hits[0],
+                        r->hits[1]);
                 text_path(f, d, r);
                 fputc('\n', f);
         }
@@ -356,15 +368,19 @@ static void json_side(FILE *f, const struct query_args *q, const struct sample_t
         json_write_string(f, t->info.resource ?: "");
         fputs(", \"unit\": ", f);
         json_write_string(f, t->info.unit ?: "");
-        fprintf(f, ", \"period\": %" PRIu64 ", \"samples\": %" PRIu64 ", \"hits\": %" PRIu64 ", \"lost\": %" PRIu64 "}",
+        fprintf(f,
+                ", \"period\": %" PRIu64 ", \"samples\": %" PRIu64 ", \"hits\": %" PRIu64
+                ", \"lost\": %" PRIu64 "}",
                 t->info.period, t->info.samples, t->total, t->info.lost);
 }
 
 static int render_json_diff(FILE *f, const struct diff *d, double threshold) {
         fprintf(f, "{\"diff\": \"%s\"", render_view_name(d->join->columns[0]->kind));
         json_field(f, "root", d->sides[1]->root);
-        fprintf(f, ", \"threshold\": %g, \"test\": {\"name\": \"two-proportion z, pooled\", \"confidence\": 0.95, "
-                "\"critical_z\": %.2f},\n \"base\": ", threshold, DIFF_Z_95);
+        fprintf(f,
+                ", \"threshold\": %g, \"test\": {\"name\": \"two-proportion z, pooled\", \"confidence\": 0.95, "
+                "\"critical_z\": %.2f},\n \"base\": ",
+                threshold, DIFF_Z_95);
         json_side(f, d->sides[0], d->trees[0]);
         fputs(",\n \"new\": ", f);
         json_side(f, d->sides[1], d->trees[1]);
@@ -374,10 +390,13 @@ static int render_json_diff(FILE *f, const struct diff *d, double threshold) {
                 const struct profile_join_row *row = &d->join->rows[r->row];
                 const uint32_t *names = profile_join_path(d->join, row);
 
-                fprintf(f, "%s\n  {\"change\": %.6f, \"base\": {\"fraction\": %.6f, \"hits\": %" PRIu64 "}, "
-                        "\"new\": {\"fraction\": %.6f, \"hits\": %" PRIu64 "}, \"z\": %.4f, \"significant\": %s, "
-                        "\"path\": [", i ? "," : "", r->change, r->fraction[0], r->hits[0], r->fraction[1], r->hits[1],
-                        r->z, significant(r) ? "true" : "false");
+                fprintf(f,
+                        "%s\n  {\"change\": %.6f, \"base\": {\"fraction\": %.6f, \"hits\": %" PRIu64 "}, "
+                        "\"new\": {\"fraction\": %.6f, \"hits\": %" PRIu64
+                        "}, \"z\": %.4f, \"significant\": %s, "
+                        "\"path\": [",
+                        i ? "," : "", r->change, r->fraction[0], r->hits[0], r->fraction[1], r->hits[1], r->z,
+                        significant(r) ? "true" : "false");
                 for (uint32_t k = 0; k < row->len; k++) {
                         if (k)
                                 fputs(", ", f);
@@ -436,10 +455,7 @@ static int diff_profile(struct sample_tree *t, enum profile_kind kind, const cha
 static int parse_sides(struct sides *s, struct query_args *base, struct query_args *new, struct diff_args *d,
                        int argc, char **argv) {
         struct query_extra extra = {
-                .options = (const struct option[]) {
-                        { "view", required_argument, NULL, OPT_VIEW },
-                        {}
-                },
+                .options = (const struct option[]) { { "view", required_argument, NULL, OPT_VIEW }, {} },
                 .help = "      --view V           functions (default: the function profile), body, or down\n"
                         "                         and up, which need --root FUNCTION\n"
                         "      --base-NAME VALUE  the base side's --NAME: db, resource, run, unit, pid, comm,\n"
@@ -455,30 +471,35 @@ static int parse_sides(struct sides *s, struct query_args *base, struct query_ar
         if (r < 0)
                 return r;
         *d = (struct diff_args) { .view = PROFILE_FUNCTION };
-        r = query_args_parse_extra(new, strv_length(s->new_argv), s->new_argv, "diff", usage, QUERY_TAKES_ROOT,
-                                   &extra);
+        r = query_args_parse_extra(new, strv_length(s->new_argv), s->new_argv, "diff", usage,
+                                   QUERY_TAKES_ROOT, &extra);
         if (r <= 0)
                 return r;
         *d = (struct diff_args) { .view = PROFILE_FUNCTION, .base_resource = s->base_resource };
         r = query_args_parse_extra(base, strv_length(s->base_argv), s->base_argv, "diff", usage,
                                    QUERY_TAKES_ROOT, &extra);
         if (r < 0)
-                log_error("(in a --base- option: the base side's value is checked as the option without --base-)");
+                log_error(
+                        "(in a --base- option: the base side's value is checked as the option without --base-)");
         if (r <= 0)
                 return r;
 
         if (d->n_stores == 1)
-                return log_error_errno(EINVAL, "diff takes two stores, BASE.db NEW.db, or none (one store's two "
+                return log_error_errno(EINVAL,
+                                       "diff takes two stores, BASE.db NEW.db, or none (one store's two "
                                        "selections, with --base- options)");
         if (d->n_stores == 2) {
                 if (s->base_db)
-                        return log_error_errno(EINVAL, "diff: the base store is given twice, as %s and with --base-db",
-                                               d->stores[0]);
+                        return log_error_errno(
+                                EINVAL, "diff: the base store is given twice, as %s and with --base-db",
+                                d->stores[0]);
                 base->db = d->stores[0];
                 new->db = d->stores[1];
         } else if (s->n_base == 0)
-                return log_error_errno(EINVAL, "diff needs two sides: cppctl diff BASE.db NEW.db, or --base- options "
-                                       "such as --base-since T1 --base-until T2 for the base side of one store");
+                return log_error_errno(
+                        EINVAL,
+                        "diff needs two sides: cppctl diff BASE.db NEW.db, or --base- options "
+                        "such as --base-since T1 --base-until T2 for the base side of one store");
 
         rooted = d->view == PROFILE_DOWN || d->view == PROFILE_UP;
         if (rooted && !new->root)
@@ -486,12 +507,15 @@ static int parse_sides(struct sides *s, struct query_args *base, struct query_ar
                                        d->view == PROFILE_DOWN ? "down" : "up");
         if (!rooted && new->root)
                 return log_error_errno(EINVAL, "diff: --root %s is for --view down or up", new->root);
-        return query_check_format(new, "diff", (1u << RENDER_TEXT) | (1u << RENDER_JSON) | (1u << RENDER_CSV)) < 0 ?
-               -EINVAL : 1;
+        return query_check_format(new, "diff",
+                                  (1u << RENDER_TEXT) | (1u << RENDER_JSON) | (1u << RENDER_CSV)) < 0 ?
+                -EINVAL :
+                1;
 }
 
 /* Loads Q's tree, saying which side (LABEL) it is when it is empty. */
-static int load_side(struct query_args *q, const char *label, struct name_table *names, struct sample_tree **ret) {
+static int load_side(struct query_args *q, const char *label, struct name_table *names,
+                     struct sample_tree **ret) {
         _cleanup_free_ char *selection = NULL;
         size_t size = 0;
         FILE *f;
@@ -540,8 +564,10 @@ int cmd_diff(int argc, char **argv) {
                 return exit_status(r);
         /* Each store's only resource is its default: two stores may differ, unnoticed. */
         if (!streq(tb->info.resource, tn->info.resource) && !a.base_resource) {
-                log_error("diff: the base side holds %s and the new side %s; name one with --resource, or the "
-                          "base side's with --base-resource to compare the two", tb->info.resource, tn->info.resource);
+                log_error(
+                        "diff: the base side holds %s and the new side %s; name one with --resource, or the "
+                        "base side's with --base-resource to compare the two",
+                        tb->info.resource, tn->info.resource);
                 return EXIT_USAGE;
         }
 
@@ -553,7 +579,8 @@ int cmd_diff(int argc, char **argv) {
                 return EXIT_FAILURE_;
         }
         if (!found_b && !found_n) {
-                log_error("'%s' appears in no sample of either side; 'cppctl functions' lists those that do", new.root);
+                log_error("'%s' appears in no sample of either side; 'cppctl functions' lists those that do",
+                          new.root);
                 return EXIT_EMPTY;
         }
         columns[0] = pb;
@@ -576,8 +603,9 @@ int cmd_diff(int argc, char **argv) {
                 free(d.rows);
                 return EXIT_FAILURE_;
         }
-        r = new.format == RENDER_JSON ? render_json_diff(out, &d, new.threshold) :
-            new.format == RENDER_CSV ? render_csv_diff(out, &d) : render_text_diff(out, &d, new.threshold);
+        r = new.format == RENDER_JSON    ? render_json_diff(out, &d, new.threshold) :
+                new.format == RENDER_CSV ? render_csv_diff(out, &d) :
+                                           render_text_diff(out, &d, new.threshold);
         free(d.rows);
         return query_output_close(&new, out, r);
 }

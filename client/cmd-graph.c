@@ -19,11 +19,13 @@ int cmd_graph(int argc, char **argv) {
         FILE *out;
         int r;
 
-        r = query_args_parse(&q, argc, argv, "graph",
-                             "Caller/callee graph (gprof, Racket's profiler): per function its total and self\n"
-                             "hits, its callers above it and its callees below, each with the share of the\n"
-                             "function's total it accounts for (a recursive function is its own caller).\n"
-                             "With --root F, F's entry alone.", QUERY_TAKES_ROOT);
+        r = query_args_parse(
+                &q, argc, argv, "graph",
+                "Caller/callee graph (gprof, Racket's profiler): per function its total and self\n"
+                "hits, its callers above it and its callees below, each with the share of the\n"
+                "function's total it accounts for (a recursive function is its own caller).\n"
+                "With --root F, F's entry alone.",
+                QUERY_TAKES_ROOT);
         if (r <= 0)
                 return exit_status(r);
         r = query_check_format(&q, "graph", (1u << RENDER_TEXT) | (1u << RENDER_JSON) | (1u << RENDER_DOT));
@@ -57,8 +59,8 @@ int cmd_graph(int argc, char **argv) {
         out = query_output(&q);
         if (!out)
                 return EXIT_FAILURE_;
-        r = q.format == RENDER_JSON ? render_json_graph(out, g, roots, q.threshold) :
-            q.format == RENDER_DOT ? render_dot(out, t, q.threshold) :
-                                     render_text_graph(out, g, roots, q.threshold);
+        r = q.format == RENDER_JSON    ? render_json_graph(out, g, roots, q.threshold) :
+                q.format == RENDER_DOT ? render_dot(out, t, q.threshold) :
+                                         render_text_graph(out, g, roots, q.threshold);
         return query_output_close(&q, out, r);
 }

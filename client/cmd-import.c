@@ -30,29 +30,23 @@ struct import_args {
         const char *file;
         const char *resource;
         const char *unit;
-        const char *service;            /* the process's systemd unit */
-        const char *perf_data;          /* cppctl import FILE: perf's recording */
-        bool kernel;                    /* perf.data: keep kernel frames */
-        bool lines;                     /* perf.data: keep call sites */
+        const char *service;   /* the process's systemd unit */
+        const char *perf_data; /* cppctl import FILE: perf's recording */
+        bool kernel;           /* perf.data: keep kernel frames */
+        bool lines;            /* perf.data: keep call sites */
         uint64_t period;
-        const char *host;               /* NULL: this machine's */
-        int64_t time;                   /* when the samples were taken, unix seconds; 0: now */
+        const char *host; /* NULL: this machine's */
+        int64_t time;     /* when the samples were taken, unix seconds; 0: now */
 };
 
 static int parse_args(struct import_args *a, int argc, char **argv) {
         static const struct option options[] = {
-                { "help", no_argument, NULL, 'h' },
-                { "db", required_argument, NULL, 'd' },
-                { "folded", required_argument, NULL, 'f' },
-                { "resource", required_argument, NULL, 'r' },
-                { "period", required_argument, NULL, 'p' },
-                { "unit", required_argument, NULL, 'U' },
-                { "host", required_argument, NULL, 'H' },
-                { "time", required_argument, NULL, 'T' },
-                { "service", required_argument, NULL, 'S' },
-                { "kernel", no_argument, NULL, 'k' },
-                { "lines", no_argument, NULL, 'l' },
-                {}
+                { "help", no_argument, NULL, 'h' },          { "db", required_argument, NULL, 'd' },
+                { "folded", required_argument, NULL, 'f' },  { "resource", required_argument, NULL, 'r' },
+                { "period", required_argument, NULL, 'p' },  { "unit", required_argument, NULL, 'U' },
+                { "host", required_argument, NULL, 'H' },    { "time", required_argument, NULL, 'T' },
+                { "service", required_argument, NULL, 'S' }, { "kernel", no_argument, NULL, 'k' },
+                { "lines", no_argument, NULL, 'l' },         {}
         };
         int c;
 
@@ -83,7 +77,8 @@ static int parse_args(struct import_args *a, int argc, char **argv) {
                                "      --service UNIT     the systemd unit the samples' process ran in\n"
                                "  -k, --kernel           perf.data: keep kernel frames\n"
                                "      --lines            perf.data: keep call sites, not functions\n"
-                               "  -d, --db FILE          the store (default: $CPPD_DB or ./" CPPCTL_DEFAULT_DB ")\n"
+                               "  -d, --db FILE          the store (default: $CPPD_DB or ./" CPPCTL_DEFAULT_DB
+                               ")\n"
                                "  -h, --help             this help\n");
                         return 0;
                 case 'd':
@@ -97,7 +92,9 @@ static int parse_args(struct import_args *a, int argc, char **argv) {
                         break;
                 case 'p':
                         if (safe_atou64_range(optarg, 1, INT64_MAX, &a->period) < 0)
-                                return log_error_errno(EINVAL, "--period %s: expected a whole number of gticks, at least 1", optarg);
+                                return log_error_errno(
+                                        EINVAL, "--period %s: expected a whole number of gticks, at least 1",
+                                        optarg);
                         break;
                 case 'U':
                         a->unit = optarg;
@@ -120,15 +117,20 @@ static int parse_args(struct import_args *a, int argc, char **argv) {
                         break;
                 case 'T':
                         if (parse_timestamp(optarg, time(NULL), &a->time) < 0 || a->time <= 0)
-                                return log_error_errno(EINVAL, "--time %s: expected a time such as '2026-11-22 10:00' "
-                                                       "or '@1700000000'", optarg);
+                                return log_error_errno(
+                                        EINVAL,
+                                        "--time %s: expected a time such as '2026-11-22 10:00' "
+                                        "or '@1700000000'",
+                                        optarg);
                         break;
                 default:
                         return log_error_errno(EINVAL, "try 'cppctl import --help'");
                 }
         if (!a->file && optind < argc) {
                 a->perf_data = argv[optind++];
-                return optind < argc ? log_error_errno(EINVAL, "import: unexpected argument '%s'", argv[optind]) : 1;
+                return optind < argc ?
+                        log_error_errno(EINVAL, "import: unexpected argument '%s'", argv[optind]) :
+                        1;
         }
         if (optind < argc)
                 return log_error_errno(EINVAL, "import: unexpected argument '%s'", argv[optind]);
@@ -137,18 +139,19 @@ static int parse_args(struct import_args *a, int argc, char **argv) {
         if (!a->resource)
                 return log_error_errno(EINVAL, "import needs --resource NAME (e.g. cpu-time)");
         if (!resource_name_valid(a->resource))
-                return log_error_errno(EINVAL, "--resource '%s': use letters, digits and ':_.-'", a->resource);
+                return log_error_errno(EINVAL, "--resource '%s': use letters, digits and ':_.-'",
+                                       a->resource);
         return 1;
 }
 
 struct import_state {
         struct store *store;
         int64_t resource_id, thread_id;
-        struct idmap *hits;             /* stack id -> hits */
-        struct name_table *texts;       /* the frames text of each distinct line... */
-        struct idmap *stack_of_text;    /* ...text id -> its stack id, so a repeat costs one lookup */
+        struct idmap *hits;          /* stack id -> hits */
+        struct name_table *texts;    /* the frames text of each distinct line... */
+        struct idmap *stack_of_text; /* ...text id -> its stack id, so a repeat costs one lookup */
         uint64_t lines, samples;
-        uint64_t gticks;                /* the resource's in the store, this file's lines included */
+        uint64_t gticks; /* the resource's in the store, this file's lines included */
         char name[FOLDED_MAX_NAME + 1];
         struct folded_frame frames[FOLDED_MAX_FRAMES];
 };
@@ -190,7 +193,7 @@ static int import_stack(struct import_state *st, size_t n, uint64_t count) {
         r = idmap_put(st->hits, parent, 0, &slot);
         if (r < 0)
                 return r;
-        *slot += count;                 /* import_file() bounded the sum */
+        *slot += count; /* import_file() bounded the sum */
         st->samples += count;
         return 0;
 }
@@ -206,17 +209,20 @@ static int import_file(struct import_state *st, const struct import_args *a, FIL
                 st->lines++;
                 r = folded_parse_line(line, len, st->frames, &n_frames, &count);
                 if (r == -E2BIG)
-                        return log_error_errno(EBADMSG, "%s:%" PRIu64 ": more than %u frames",
-                                               a->file, st->lines, FOLDED_MAX_FRAMES);
+                        return log_error_errno(EBADMSG, "%s:%" PRIu64 ": more than %u frames", a->file,
+                                               st->lines, FOLDED_MAX_FRAMES);
                 if (r == -EILSEQ)
-                        return log_error_errno(EBADMSG, "%s:%" PRIu64 ": a NUL byte at byte %zu of the line "
-                                               "(a binary file?)", a->file, st->lines,
+                        return log_error_errno(EBADMSG,
+                                               "%s:%" PRIu64 ": a NUL byte at byte %zu of the line "
+                                               "(a binary file?)",
+                                               a->file, st->lines,
                                                (size_t) ((const char *) memchr(line, '\0', len) - line) + 1);
                 if (r == -ERANGE)
                         return log_error_errno(EBADMSG, "%s:%" PRIu64 ": a count past %" PRId64 " (2^63 - 1)",
                                                a->file, st->lines, FOLDED_MAX_COUNT);
                 if (r < 0)
-                        return log_error_errno(EBADMSG, "%s:%" PRIu64 ": expected 'f1;f2;...;fn COUNT' "
+                        return log_error_errno(EBADMSG,
+                                               "%s:%" PRIu64 ": expected 'f1;f2;...;fn COUNT' "
                                                "(frames root first, non-empty, then a space and a count)",
                                                a->file, st->lines);
                 if (r == 0 || count == 0)
@@ -225,10 +231,12 @@ static int import_file(struct import_state *st, const struct import_args *a, FIL
                  * would pass the bound, with what the store holds already. */
                 if (__builtin_mul_overflow(count, a->period, &gticks) || st->gticks > STORE_MAX_GTICKS ||
                     gticks > STORE_MAX_GTICKS - st->gticks)
-                        return log_error_errno(EBADMSG, "%s:%" PRIu64 ": the counts would add up to more than 2^62 "
-                                               "gticks of %s (%" PRIu64 " samples every %" PRIu64 " gticks, with "
-                                               "the store's own and the lines before)", a->file, st->lines,
-                                               a->resource, count, a->period);
+                        return log_error_errno(EBADMSG,
+                                               "%s:%" PRIu64 ": the counts would add up to more than 2^62 "
+                                               "gticks of %s (%" PRIu64 " samples every %" PRIu64
+                                               " gticks, with "
+                                               "the store's own and the lines before)",
+                                               a->file, st->lines, a->resource, count, a->period);
                 st->gticks += gticks;
                 r = import_stack(st, n_frames, count);
                 if (r < 0)
@@ -237,8 +245,8 @@ static int import_file(struct import_state *st, const struct import_args *a, FIL
         /* A line past the bound is refused as it is read: a newline-free stream (/dev/zero)
          * must not take all memory before the parser sees it. */
         if (len == -E2BIG)
-                return log_error_errno(EBADMSG, "%s:%" PRIu64 ": line longer than %u bytes",
-                                       a->file, st->lines + 1, READ_LINE_MAX);
+                return log_error_errno(EBADMSG, "%s:%" PRIu64 ": line longer than %u bytes", a->file,
+                                       st->lines + 1, READ_LINE_MAX);
         if (len == -ENOMEM)
                 return log_error_errno(ENOMEM, "Out of memory");
         if (len < 0 || ferror(f))
@@ -303,11 +311,18 @@ int cmd_import(int argc, char **argv) {
         r = store_begin(s);
         if (r < 0)
                 return exit_status(log_store_error(r, a.db, s));
-        r = store_add_run(s, &(struct store_run) {
-                        .kind = "import", .command = command, .source = a.file, .started = now,
-                        .host = a.host }, &run);
+        r = store_add_run(s,
+                          &(struct store_run) { .kind = "import",
+                                                .command = command,
+                                                .source = a.file,
+                                                .started = now,
+                                                .host = a.host },
+                          &run);
         if (r >= 0)
-                r = store_add_run_resource(s, run, a.resource, known ? known->unit : a.unit ?: "1 event",
+                r = store_add_run_resource(s, run, a.resource,
+                                           known          ? known->unit :
+                                                   a.unit ?:
+                                                            "1 event",
                                            "folded", a.period, &st->resource_id);
         if (r >= 0)
                 r = store_add_process(s, run, -1, basename(base), NULL, a.service, now, &process);
@@ -328,8 +343,8 @@ int cmd_import(int argc, char **argv) {
         }
 
         while (idmap_next(hits, &i, &key, &value)) {
-                r = store_add_samples(s, st->resource_id, now - now % IMPORT_BUCKET_SECONDS,
-                                      st->thread_id, key, value, value);
+                r = store_add_samples(s, st->resource_id, now - now % IMPORT_BUCKET_SECONDS, st->thread_id,
+                                      key, value, value);
                 if (r < 0)
                         break;
         }
@@ -346,7 +361,8 @@ int cmd_import(int argc, char **argv) {
 
         if (st->samples == 0)
                 log_warning("%s: no samples (empty, or only comments and zero counts)", a.file);
-        printf("Imported %" PRIu64 " samples of %s (%zu distinct stacks) from %s into %s as run %" PRId64 ".\n",
+        printf("Imported %" PRIu64 " samples of %s (%zu distinct stacks) from %s into %s as run %" PRId64
+               ".\n",
                st->samples, a.resource, idmap_size(hits), a.file, a.db, run);
         return EXIT_OK;
 }

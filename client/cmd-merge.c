@@ -20,18 +20,16 @@
 #include "log.h"
 
 struct merge_args {
-        const char *db;                 /* the store merged into */
-        char **inputs;                  /* borrowed from argv */
+        const char *db; /* the store merged into */
+        char **inputs;  /* borrowed from argv */
         size_t n_inputs;
 };
 
 static int parse_args(struct merge_args *a, int argc, char **argv) {
-        static const struct option options[] = {
-                { "help", no_argument, NULL, 'h' },
-                { "db", required_argument, NULL, 'd' },
-                { "output", required_argument, NULL, 'o' },
-                {}
-        };
+        static const struct option options[] = { { "help", no_argument, NULL, 'h' },
+                                                 { "db", required_argument, NULL, 'd' },
+                                                 { "output", required_argument, NULL, 'o' },
+                                                 {} };
         int c;
 
         *a = (struct merge_args) {};
@@ -54,16 +52,20 @@ static int parse_args(struct merge_args *a, int argc, char **argv) {
                         a->db = optarg;
                         break;
                 case 'o':
-                        return log_error_errno(EINVAL, "merge: -o names a report's file in every cppctl command, "
-                                               "never a store; the store to merge into is --db %s", optarg);
+                        return log_error_errno(EINVAL,
+                                               "merge: -o names a report's file in every cppctl command, "
+                                               "never a store; the store to merge into is --db %s",
+                                               optarg);
                 default:
                         return log_error_errno(EINVAL, "try 'cppctl merge --help'");
                 }
         if (!a->db)
-                return log_error_errno(EINVAL, "merge needs the output store: cppctl merge --db OUTPUT.db INPUT.db...");
+                return log_error_errno(
+                        EINVAL, "merge needs the output store: cppctl merge --db OUTPUT.db INPUT.db...");
         if (optind >= argc)
-                return log_error_errno(EINVAL, "merge needs at least one input store: cppctl merge --db %s INPUT.db...",
-                                       a->db);
+                return log_error_errno(
+                        EINVAL, "merge needs at least one input store: cppctl merge --db %s INPUT.db...",
+                        a->db);
         a->inputs = argv + optind;
         a->n_inputs = argc - optind;
         return 1;
@@ -89,7 +91,8 @@ static int check_inputs(const struct merge_args *a) {
                 if (!exists[i])
                         continue;
                 if (have_out && same_file(&st[i], &out))
-                        return log_error_errno(EINVAL, "%s is the output store: a store cannot be merged into itself",
+                        return log_error_errno(EINVAL,
+                                               "%s is the output store: a store cannot be merged into itself",
                                                a->inputs[i]);
                 for (size_t k = 0; k < i; k++)
                         if (exists[k] && same_file(&st[k], &st[i]))
@@ -115,14 +118,20 @@ static int merge_one(struct store *out, const char *out_path, const char *path) 
 
         r = store_merge(out, path, &stats, &run);
         if (r == -EEXIST)
-                return log_error_errno(EEXIST, "%s: its run %" PRId64 " is already in %s (same host, start and "
-                                       "command): merged before; nothing of it was merged again", path, run, out_path);
+                return log_error_errno(EEXIST,
+                                       "%s: its run %" PRId64 " is already in %s (same host, start and "
+                                       "command): merged before; nothing of it was merged again",
+                                       path, run, out_path);
         if (r == -EOVERFLOW)
-                return log_error_errno(EOVERFLOW, "%s: with it, %s would hold more than 2^62 gticks of %s, past what "
-                                       "views can sum; nothing of it was merged", path, out_path, store_error(out));
+                return log_error_errno(EOVERFLOW,
+                                       "%s: with it, %s would hold more than 2^62 gticks of %s, past what "
+                                       "views can sum; nothing of it was merged",
+                                       path, out_path, store_error(out));
         if (r == -EBADMSG || r == -EPROTO || r == -EPROTONOSUPPORT)
-                return log_error_errno(EBADMSG, "%s: damaged, or not a cppd store of this version: %s; nothing of "
-                                       "it was merged and %s is as it was", path, store_error(out), out_path);
+                return log_error_errno(EBADMSG,
+                                       "%s: damaged, or not a cppd store of this version: %s; nothing of "
+                                       "it was merged and %s is as it was",
+                                       path, store_error(out), out_path);
         if (r < 0) {
                 log_store_error(r, out_path, out);
                 return log_error_errno(r, "Nothing of %s was merged into %s.", path, out_path);

@@ -48,7 +48,7 @@ static pid_t spawn(char **argv, int *ret_go, int *ret_err) {
                 close(go[1]);
                 close(err[0]);
                 if (read(go[0], &c, 1) != 1)
-                        _exit(127);     /* cppctl gave up before starting us */
+                        _exit(127); /* cppctl gave up before starting us */
                 execvp(argv[0], argv);
                 e = errno;
                 (void) !write(err[1], &e, sizeof e);
@@ -76,7 +76,8 @@ int cmd_record(int argc, char **argv) {
                             "following its threads and children, until it exits; stores the samples and\n"
                             "prints a summary with the top of the function profile. Exits with COMMAND's\n"
                             "status (128 + N if signal N killed it) once the run is stored; 1 if cppctl\n"
-                            "failed, 2 for bad options.", false, &optind_);
+                            "failed, 2 for bad options.",
+                            false, &optind_);
         if (r <= 0)
                 return exit_status(r);
         if (optind_ >= argc) {
@@ -130,7 +131,8 @@ int cmd_record(int argc, char **argv) {
                 return WEXITSTATUS(status);
         }
         if (WIFSIGNALED(status)) {
-                log_notice("'%s' was killed by signal %d (%s)", command, WTERMSIG(status), strsignal(WTERMSIG(status)));
+                log_notice("'%s' was killed by signal %d (%s)", command, WTERMSIG(status),
+                           strsignal(WTERMSIG(status)));
                 return 128 + WTERMSIG(status);
         }
         return EXIT_OK;

@@ -39,27 +39,27 @@
 #include "strv.h"
 
 #define MAX_WORDS 64
-#define HISTORY_LINES 1000              /* kept in the history file */
+#define HISTORY_LINES 1000 /* kept in the history file */
 
 /* The filter keys, which are the report options of the same names. */
 static const char *const filter_keys[] = {
-        "unit", "pid", "comm", "exe", "since", "until", "host", "run", "by", "inline", "focus", "ignore", "hide",
-        "demangle",
+        "unit", "pid", "comm",   "exe",   "since",  "until", "host",
+        "run",  "by",  "inline", "focus", "ignore", "hide",  "demangle",
 };
 #define FILTER_KEYS "unit pid comm exe since until host run by inline focus ignore hide demangle"
 
 struct shell {
         char *db;
-        char *resource;                 /* one name or A,B,...; NULL: the command's default */
+        char *resource; /* one name or A,B,...; NULL: the command's default */
         char *root;
-        char *threshold;                /* as typed; NULL: the default */
-        char *format;                   /* NULL: text */
+        char *threshold; /* as typed; NULL: the default */
+        char *format;    /* NULL: text */
         char *filters[ELEMENTSOF(filter_keys)];
-        char **session;                 /* the commands to save: settings and views */
-        char **functions;               /* the store's function names, read when first needed
+        char **session;   /* the commands to save: settings and views */
+        char **functions; /* the store's function names, read when first needed
                                          * and again when a root is not among them */
         bool functions_read;
-        int status;                     /* of the last failed command, or 0 */
+        int status; /* of the last failed command, or 0 */
 };
 
 static void shell_done(struct shell *s) {
@@ -184,14 +184,15 @@ static int run_view(struct shell *s, const char *name, char **extra, int n_extra
         if (pid < 0)
                 return log_error_errno(errno, "Cannot start %s: %m", name);
         while (waitpid(pid, &status, 0) < 0)
-                if (errno != EINTR)     /* the shell's own Ctrl-C handler ran: keep waiting */
+                if (errno != EINTR) /* the shell's own Ctrl-C handler ran: keep waiting */
                         return log_error_errno(errno, "Cannot wait for %s: %m", name);
         if (WIFEXITED(status))
                 return WEXITSTATUS(status);
         if (WTERMSIG(status) == SIGINT)
                 log_error("%s: interrupted", name);
         else
-                log_error("%s: stopped by signal %d (%s)", name, WTERMSIG(status), strsignal(WTERMSIG(status)));
+                log_error("%s: stopped by signal %d (%s)", name, WTERMSIG(status),
+                          strsignal(WTERMSIG(status)));
         return 128 + WTERMSIG(status);
 }
 
@@ -221,7 +222,8 @@ static char **function_names(struct shell *s) {
         /* Grown by doubling, not strv_extend(), which walks the list per name: a daemon's store
          * has a hundred thousand functions. */
         if (store_sqlite_open_read(s->db, 0, &c) == SQLITE_OK &&
-            sqlite3_prepare_v2(c, "SELECT DISTINCT name FROM function ORDER BY name", -1, &st, NULL) == SQLITE_OK)
+            sqlite3_prepare_v2(c, "SELECT DISTINCT name FROM function ORDER BY name", -1, &st, NULL) ==
+                    SQLITE_OK)
                 while (sqlite3_step(st) == SQLITE_ROW) {
                         const char *raw = (const char *) sqlite3_column_text(st, 0);
                         char readable[DEMANGLE_NAME_MAX * 2];
@@ -236,7 +238,8 @@ static char **function_names(struct shell *s) {
                                 char *name = strdup(names[k]);
 
                                 if (name && n + 2 > cap) {
-                                        char **a = realloc(s->functions, (cap = MAX(2 * cap, 64)) * sizeof *a);
+                                        char **a =
+                                                realloc(s->functions, (cap = MAX(2 * cap, 64)) * sizeof *a);
 
                                         if (!a)
                                                 name = mfree(name);
@@ -270,7 +273,8 @@ static int check_filter(const char *key, const char *value) {
         regex_t re;
 
         if (*value == '\0')
-                return log_error_errno(EINVAL, "filter %s=: expected a value; 'filter clear %s' removes the filter",
+                return log_error_errno(EINVAL,
+                                       "filter %s=: expected a value; 'filter clear %s' removes the filter",
                                        key, key);
         if (streq(key, "pid")) {
                 if (safe_atou64_range(value, 1, INT32_MAX, &u) < 0)
@@ -280,11 +284,14 @@ static int check_filter(const char *key, const char *value) {
                         return log_error_errno(EINVAL, "filter run=%s: expected a run id", value);
         } else if (streq(key, "since") || streq(key, "until")) {
                 if (parse_timestamp(value, time(NULL), &t) < 0)
-                        return log_error_errno(EINVAL, "filter %s=%s: expected a time such as '-2h', 'today' or "
-                                               "'2026-11-22 10:00'", key, value);
+                        return log_error_errno(EINVAL,
+                                               "filter %s=%s: expected a time such as '-2h', 'today' or "
+                                               "'2026-11-22 10:00'",
+                                               key, value);
         } else if (streq(key, "by")) {
                 if (!streq(value, "function") && !streq(value, "line") && !streq(value, "module"))
-                        return log_error_errno(EINVAL, "filter by=%s: expected function, line or module", value);
+                        return log_error_errno(EINVAL, "filter by=%s: expected function, line or module",
+                                               value);
         } else if (streq(key, "inline")) {
                 if (!streq(value, "show") && !streq(value, "fold"))
                         return log_error_errno(EINVAL, "filter inline=%s: expected show or fold", value);
@@ -307,13 +314,15 @@ static int cmd_filter(struct shell *s, char **words, int n) {
         bool set[ELEMENTSOF(filter_keys)] = {};
 
         if (n < 2)
-                return log_error_errno(EINVAL, "filter KEY=VALUE ... or filter clear [KEY ...]; keys: " FILTER_KEYS);
+                return log_error_errno(EINVAL,
+                                       "filter KEY=VALUE ... or filter clear [KEY ...]; keys: " FILTER_KEYS);
         if (streq(words[1], "clear")) {
                 for (int k = 2; k < n; k++) {
                         int i = filter_index(words[k]);
 
                         if (i < 0)
-                                return log_error_errno(EINVAL, "filter clear %s: no such filter; keys: " FILTER_KEYS,
+                                return log_error_errno(EINVAL,
+                                                       "filter clear %s: no such filter; keys: " FILTER_KEYS,
                                                        words[k]);
                         set[i] = true;
                 }
@@ -332,10 +341,11 @@ static int cmd_filter(struct shell *s, char **words, int n) {
                 *eq = '\0';
                 i = filter_index(words[k]);
                 if (i < 0)
-                        return log_error_errno(EINVAL, "filter %s: no such filter; keys: " FILTER_KEYS, words[k]);
+                        return log_error_errno(EINVAL, "filter %s: no such filter; keys: " FILTER_KEYS,
+                                               words[k]);
                 if (check_filter(words[k], eq + 1) < 0)
                         return -EINVAL;
-                values[i] = eq + 1;     /* a key named twice: the last one, as with options */
+                values[i] = eq + 1; /* a key named twice: the last one, as with options */
                 set[i] = true;
         }
         /* Copy first, so that running out of memory half way changes nothing either. */
@@ -371,7 +381,9 @@ static int cmd_resource(struct shell *s, const char *value) {
                 return log_error_errno(ENOMEM, "Out of memory");
         for (p = copy; (w = strsep(&p, ","));) {
                 if (*w == '\0')
-                        return log_error_errno(EINVAL, "resource %s: expected a name, or names joined by commas", value);
+                        return log_error_errno(EINVAL,
+                                               "resource %s: expected a name, or names joined by commas",
+                                               value);
                 if (!strv_contains(names, w))
                         return log_error_errno(ENOENT, "%s has no samples of resource '%s'; it has: %s",
                                                s->db, w, *list ? list : "none");
@@ -399,8 +411,10 @@ static int cmd_root(struct shell *s, const char *name) {
                         functions = function_names(s);
                 }
                 if (functions && !strv_contains(functions, name))
-                        return log_error_errno(ENODATA, "root %s: %s has no function of that name "
-                                               "('functions' lists them, TAB completes them)", name, s->db);
+                        return log_error_errno(ENODATA,
+                                               "root %s: %s has no function of that name "
+                                               "('functions' lists them, TAB completes them)",
+                                               name, s->db);
         }
         return set_string(&s->root, name);
 }
@@ -413,11 +427,13 @@ static void show(struct shell *s) {
         if (!resource) {
                 int n = list_resources(s, &names);
 
-                resource = n == 1 ? names[0] : n > 1 && strv_contains(names, "cpu-time") ? "cpu-time" :
-                           n > 1 ? "(none: the store holds several; choose one)" : "(none)";
+                resource = n == 1                                 ? names[0] :
+                        n > 1 && strv_contains(names, "cpu-time") ? "cpu-time" :
+                        n > 1 ? "(none: the store holds several; choose one)" :
+                                "(none)";
         }
-        printf("store      %s\nresource   %s\nroot       %s\nthreshold  %s\nformat     %s\n", s->db,
-               resource, s->root ?: "(none)", s->threshold ?: "0.01", s->format ?: "text");
+        printf("store      %s\nresource   %s\nroot       %s\nthreshold  %s\nformat     %s\n", s->db, resource,
+               s->root ?: "(none)", s->threshold ?: "0.01", s->format ?: "text");
         for (size_t i = 0; i < ELEMENTSOF(filter_keys); i++)
                 if (s->filters[i])
                         printf("filter     %s=%s\n", filter_keys[i], s->filters[i]);
@@ -426,12 +442,14 @@ static void show(struct shell *s) {
 static const struct {
         const char *name, *args, *help;
 } shell_commands[] = {
-        { "resource", "NAME[,NAME...]", "profile resource NAME (cpu-time, page-faults, ...); several side\n"
+        { "resource", "NAME[,NAME...]",
+          "profile resource NAME (cpu-time, page-faults, ...); several side\n"
           "                          by side where the view can (down, up, functions, body)" },
         { "resources", "", "list the store's resources" },
         { "root", "FUNCTION", "the root function of down, up and graph" },
         { "threshold", "T", "leave out entries below fraction T (0.05 or 5%)" },
-        { "filter", "KEY=VALUE ...", "select samples by unit pid comm exe since until host run, view\n"
+        { "filter", "KEY=VALUE ...",
+          "select samples by unit pid comm exe since until host run, view\n"
           "                          them by=function|line|module, inline=show|fold, focus ignore hide,\n"
           "                          demangle=yes|no\n"
           "                          (the report options of the same names); 'filter clear [KEY...]'" },
@@ -528,7 +546,8 @@ static int execute(struct shell *s, const char *input) {
                 else
                         r = set_string(&s->threshold, words[1]);
         } else if (streq(cmd, "format")) {
-                if (n != 2 || (!streq(words[1], "text") && !streq(words[1], "json") && !streq(words[1], "csv")))
+                if (n != 2 ||
+                    (!streq(words[1], "text") && !streq(words[1], "json") && !streq(words[1], "csv")))
                         r = log_error_errno(EINVAL, "format text|json|csv");
                 else
                         r = set_string(&s->format, streq(words[1], "text") ? NULL : words[1]);
@@ -541,11 +560,13 @@ static int execute(struct shell *s, const char *input) {
                 if (n > 2)
                         r = log_error_errno(EINVAL, "%s [FUNCTION]", cmd);
                 else if (!root && !streq(cmd, "graph"))
-                        r = log_error_errno(EINVAL, "%s needs a root: 'root FUNCTION' or '%s FUNCTION'", cmd, cmd);
+                        r = log_error_errno(EINVAL, "%s needs a root: 'root FUNCTION' or '%s FUNCTION'", cmd,
+                                            cmd);
                 else
                         r = run_view(s, cmd, extra, root ? 2 : 0);
         } else if (streq(cmd, "functions") || streq(cmd, "body") || streq(cmd, "tree")) {
-                r = n == 1 ? run_view(s, cmd, NULL, 0) : log_error_errno(EINVAL, "%s takes no arguments", cmd);
+                r = n == 1 ? run_view(s, cmd, NULL, 0) :
+                             log_error_errno(EINVAL, "%s takes no arguments", cmd);
         } else {
                 r = log_error_errno(EINVAL, "%s: no such command; 'help' lists them", cmd);
                 record = false;
@@ -665,7 +686,9 @@ static int run_lines(struct shell *s, FILE *f, const char *what) {
                 if (line[len - 1] == '\n')
                         line[--len] = '\0';
                 if (memchr(line, '\0', len)) {
-                        account(s, log_error_errno(EINVAL, "%s:%" PRIu64 ": a NUL byte in the command", what, n));
+                        account(s,
+                                log_error_errno(EINVAL, "%s:%" PRIu64 ": a NUL byte in the command", what,
+                                                n));
                         continue;
                 }
                 r = execute(s, line);
@@ -676,7 +699,8 @@ static int run_lines(struct shell *s, FILE *f, const char *what) {
         if (len == 0)
                 return 0;
         if (len == -E2BIG)
-                log_error("%s:%" PRIu64 ": line longer than %u bytes; stopping here", what, n + 1, READ_LINE_MAX);
+                log_error("%s:%" PRIu64 ": line longer than %u bytes; stopping here", what, n + 1,
+                          READ_LINE_MAX);
         else
                 log_error_errno(len, "%s: read failed: %m", what);
         s->status = EXIT_FAILURE_;
@@ -722,7 +746,7 @@ static void interact(struct shell *s) {
                         continue;
                 }
                 if (!line) {
-                        putchar('\n');  /* after Ctrl-D, the terminal's prompt on a line of its own */
+                        putchar('\n'); /* after Ctrl-D, the terminal's prompt on a line of its own */
                         break;
                 }
                 if (*line)
@@ -740,12 +764,10 @@ static void interact(struct shell *s) {
 }
 
 int cmd_shell(int argc, char **argv) {
-        static const struct option options[] = {
-                { "help", no_argument, NULL, 'h' },
-                { "db", required_argument, NULL, 'd' },
-                { "replay", required_argument, NULL, 'R' },
-                {}
-        };
+        static const struct option options[] = { { "help", no_argument, NULL, 'h' },
+                                                 { "db", required_argument, NULL, 'd' },
+                                                 { "replay", required_argument, NULL, 'R' },
+                                                 {} };
         _cleanup_(shell_done) struct shell s = {};
         const char *db = getenv("CPPD_DB"), *replay = NULL;
         int c;
@@ -761,7 +783,8 @@ int cmd_shell(int argc, char **argv) {
                                "Exit status: 0, or that of the last failed command, as cppctl's: 1 failure,\n"
                                "2 bad usage, 3 nothing matched (a root in no sample); 130 for a view stopped by\n"
                                "Ctrl-C.\n\n"
-                               "  -d, --db FILE          the store (default: $CPPD_DB, ./" CPPCTL_DEFAULT_DB ", or the daemon's)\n"
+                               "  -d, --db FILE          the store (default: $CPPD_DB, ./" CPPCTL_DEFAULT_DB
+                               ", or the daemon's)\n"
                                "      --replay FILE      run a session written by 'save FILE' first; then leave,\n"
                                "                         unless standard input is a terminal\n"
                                "  -h, --help             this help\n");
@@ -783,7 +806,8 @@ int cmd_shell(int argc, char **argv) {
         }
         if (!db)
                 db = access(CPPCTL_DEFAULT_DB, F_OK) < 0 && access(CPPCTL_DAEMON_DB, F_OK) == 0 ?
-                     CPPCTL_DAEMON_DB : CPPCTL_DEFAULT_DB;
+                        CPPCTL_DAEMON_DB :
+                        CPPCTL_DEFAULT_DB;
         if (access(db, R_OK) < 0) {
                 log_error_errno(errno, "%s: %m (make a store with 'cppctl record' or 'cppctl import')", db);
                 return EXIT_FAILURE_;

@@ -30,11 +30,13 @@ enum sql_format {
 /* What the authorizer refused, for the message. */
 static const char *refused;
 
-static int authorize(void *userdata, int action, const char *a, const char *b, const char *db, const char *trigger) {
+static int authorize(void *userdata, int action, const char *a, const char *b, const char *db,
+                     const char *trigger) {
         static const char *const describing[] = {
-                "table_info", "table_xinfo", "table_list", "index_list", "index_info", "index_xinfo",
-                "foreign_key_list", "database_list", "function_list", "module_list", "pragma_list",
-                "application_id", "user_version", "page_count", "page_size", "freelist_count",
+                "table_info",    "table_xinfo", "table_list",       "index_list",
+                "index_info",    "index_xinfo", "foreign_key_list", "database_list",
+                "function_list", "module_list", "pragma_list",      "application_id",
+                "user_version",  "page_count",  "page_size",        "freelist_count",
         };
 
         switch (action) {
@@ -48,7 +50,8 @@ static int authorize(void *userdata, int action, const char *a, const char *b, c
                  * argument, which for table_info and friends is a table name, not a value). */
                 for (size_t i = 0; i < ELEMENTSOF(describing); i++)
                         if (strcasecmp(a, describing[i]) == 0 &&
-                            (!b || strcasecmp(a, "application_id") != 0) && (!b || strcasecmp(a, "user_version") != 0))
+                            (!b || strcasecmp(a, "application_id") != 0) &&
+                            (!b || strcasecmp(a, "user_version") != 0))
                                 return SQLITE_OK;
                 refused = "PRAGMA";
                 return SQLITE_DENY;
@@ -69,7 +72,7 @@ static int authorize(void *userdata, int action, const char *a, const char *b, c
                 return SQLITE_DENY;
         case SQLITE_TRANSACTION:
         case SQLITE_SAVEPOINT:
-                return SQLITE_OK;       /* harmless on a read-only connection */
+                return SQLITE_OK; /* harmless on a read-only connection */
         default:
                 refused = "a statement that writes";
                 return SQLITE_DENY;
@@ -105,12 +108,12 @@ static void csv_field(FILE *f, const char *s) {
 #define SQL_TABLE_BATCH 1000
 
 struct table {
-        int n;                          /* columns */
-        size_t *width;                  /* bytes, per column, over the held rows */
-        char **held;                    /* (1 + SQL_TABLE_BATCH) * n cells, the header first */
-        size_t n_held;                  /* rows held, the header included */
-        char **row;                     /* n cells: the row being added */
-        bool streaming;                 /* the held rows are out: print each row as it comes */
+        int n;          /* columns */
+        size_t *width;  /* bytes, per column, over the held rows */
+        char **held;    /* (1 + SQL_TABLE_BATCH) * n cells, the header first */
+        size_t n_held;  /* rows held, the header included */
+        char **row;     /* n cells: the row being added */
+        bool streaming; /* the held rows are out: print each row as it comes */
 };
 
 static void table_done(struct table *t) {
@@ -184,7 +187,8 @@ static int print_rows(sqlite3_stmt *st, enum sql_format format, FILE *out) {
                 table.width = calloc(n, sizeof *table.width);
                 table.held = calloc((1 + SQL_TABLE_BATCH) * (size_t) n, sizeof *table.held);
                 table.row = calloc(n, sizeof *table.row);
-                if (!table.width || !table.held || !table.row || table_add(&table, NULL, st, out) != SQLITE_OK)
+                if (!table.width || !table.held || !table.row ||
+                    table_add(&table, NULL, st, out) != SQLITE_OK)
                         return SQLITE_NOMEM;
         }
         if (format == SQL_CSV) {
@@ -253,12 +257,10 @@ static int report_failure(sqlite3 *c) {
 }
 
 int cmd_sql(int argc, char **argv) {
-        static const struct option options[] = {
-                { "help", no_argument, NULL, 'h' },
-                { "db", required_argument, NULL, 'd' },
-                { "format", required_argument, NULL, 'f' },
-                {}
-        };
+        static const struct option options[] = { { "help", no_argument, NULL, 'h' },
+                                                 { "db", required_argument, NULL, 'd' },
+                                                 { "format", required_argument, NULL, 'f' },
+                                                 {} };
         enum sql_format format = SQL_TABLE;
         const char *db = getenv("CPPD_DB"), *sql, *tail;
         sqlite3 *c = NULL;
@@ -306,7 +308,8 @@ int cmd_sql(int argc, char **argv) {
         sql = argv[optind];
         if (!db)
                 db = access(CPPCTL_DEFAULT_DB, F_OK) < 0 && access(CPPCTL_DAEMON_DB, F_OK) == 0 ?
-                     CPPCTL_DAEMON_DB : CPPCTL_DEFAULT_DB;
+                        CPPCTL_DAEMON_DB :
+                        CPPCTL_DEFAULT_DB;
         if (access(db, R_OK) < 0) {
                 log_error_errno(errno, "%s: %m", db);
                 return EXIT_FAILURE_;
@@ -347,10 +350,10 @@ int cmd_sql(int argc, char **argv) {
                         break;
                 }
                 if (!st)
-                        continue;       /* blank or a comment */
+                        continue; /* blank or a comment */
                 rc = print_rows(st, format, stdout);
                 if (rc != SQLITE_OK)
-                        status = report_failure(c);     /* VACUUM asks the authorizer as it runs */
+                        status = report_failure(c); /* VACUUM asks the authorizer as it runs */
                 sqlite3_finalize(st);
                 if (status != EXIT_OK)
                         break;

@@ -17,11 +17,9 @@
 /* Parses --socket and --help for a command taking ARGS positional arguments. Returns 1 to go on,
  * 0 after help, or -EINVAL. */
 static int parse_common(int argc, char **argv, const char *usage, int n_args, const char **ret_socket) {
-        static const struct option options[] = {
-                { "help", no_argument, NULL, 'h' },
-                { "socket", required_argument, NULL, 's' },
-                {}
-        };
+        static const struct option options[] = { { "help", no_argument, NULL, 'h' },
+                                                 { "socket", required_argument, NULL, 's' },
+                                                 {} };
         int c;
 
         *ret_socket = NULL;
@@ -30,9 +28,10 @@ static int parse_common(int argc, char **argv, const char *usage, int n_args, co
                 switch (c) {
                 case 'h':
                         printf("%s\n\nOptions:\n"
-                               "      --socket PATH      the daemon's control socket (default: $CPPD_SOCKET or "
-                               CPPCTL_DEFAULT_SOCKET ")\n"
-                               "  -h, --help             this help\n", usage);
+                               "      --socket PATH      the daemon's control socket (default: $CPPD_SOCKET or " CPPCTL_DEFAULT_SOCKET
+                               ")\n"
+                               "  -h, --help             this help\n",
+                               usage);
                         return 0;
                 case 's':
                         *ret_socket = optarg;
@@ -41,7 +40,8 @@ static int parse_common(int argc, char **argv, const char *usage, int n_args, co
                         return log_error_errno(EINVAL, "try 'cppctl %s --help'", argv[0]);
                 }
         if (argc - optind != n_args)
-                return log_error_errno(EINVAL, "%s: expected %d argument%s", argv[0], n_args, n_args == 1 ? "" : "s");
+                return log_error_errno(EINVAL, "%s: expected %d argument%s", argv[0], n_args,
+                                       n_args == 1 ? "" : "s");
         return 1;
 }
 
@@ -98,8 +98,8 @@ static void print_sessions(const struct control_reply *reply) {
                 if (!header)
                         printf("%-4s %-32s %6s %8s %8s\n", "id", "target", "run", "owner", "seconds");
                 header = true;
-                printf("%-4s %-32s %6s %8s %8s\n", get(m, "id"), get(m, "target"), get(m, "run"), get(m, "owner"),
-                       get(m, "seconds"));
+                printf("%-4s %-32s %6s %8s %8s\n", get(m, "id"), get(m, "target"), get(m, "run"),
+                       get(m, "owner"), get(m, "seconds"));
         }
         if (!header)
                 printf("no sessions\n");
@@ -110,9 +110,11 @@ int cmd_status(int argc, char **argv) {
         const char *socket;
         int r;
 
-        r = parse_common(argc, argv, "Usage: cppctl status [--socket PATH]\n\n"
+        r = parse_common(argc, argv,
+                         "Usage: cppctl status [--socket PATH]\n\n"
                          "What the cppd daemon profiles: resources and periods, samples and losses,\n"
-                         "its store's size, its memory, and the on-demand sessions.", 0, &socket);
+                         "its store's size, its memory, and the on-demand sessions.",
+                         0, &socket);
         if (r <= 0)
                 return exit_status(r);
         r = call(socket, "status", NULL, &reply);
@@ -125,26 +127,30 @@ int cmd_status(int argc, char **argv) {
                         uint64_t up = get_u64(m, "uptime");
 
                         printf("cppd %s: up %" PRIu64 "h %02" PRIu64 "m %02" PRIu64 "s, resident %.1f MiB\n",
-                               get(m, "pid"), up / 3600, up / 60 % 60, up % 60, get_u64(m, "rss_kib") / 1024.0);
-                        printf("store %s: %.1f MiB (%.1f MiB in use), run %s, unwinding %s\n", get(m, "store"),
-                               get_u64(m, "store_bytes") / 1048576.0, get_u64(m, "store_live_bytes") / 1048576.0,
-                               get(m, "run"), get(m, "unwind"));
+                               get(m, "pid"), up / 3600, up / 60 % 60, up % 60,
+                               get_u64(m, "rss_kib") / 1024.0);
+                        printf("store %s: %.1f MiB (%.1f MiB in use), run %s, unwinding %s\n",
+                               get(m, "store"), get_u64(m, "store_bytes") / 1048576.0,
+                               get_u64(m, "store_live_bytes") / 1048576.0, get(m, "run"), get(m, "unwind"));
                         printf("%s samples/s; %s samples, %s lost; %s processes, %s modules; %s failed flushes\n",
-                               get(m, "samples_per_second"), get(m, "samples"), get(m, "lost"), get(m, "processes"),
-                               get(m, "modules"), get(m, "flush_failures"));
+                               get(m, "samples_per_second"), get(m, "samples"), get(m, "lost"),
+                               get(m, "processes"), get(m, "modules"), get(m, "flush_failures"));
                 } else if (streq(m->word, "state")) {
                         /* A tenth of a second is the reader's own rhythm; past it, handling is behind. */
                         if (get_u64(m, "lag_ms") >= 100)
                                 printf("handling lags %.1f s behind the kernel (it yields the CPU to the programs "
-                                       "profiled)\n", get_u64(m, "lag_ms") / 1000.0);
-                        printf("\n%-20s %8s %10s %12s %12s %10s\n", "resource", "period", "samples/s", "samples",
-                               "hits", "lost");
+                                       "profiled)\n",
+                                       get_u64(m, "lag_ms") / 1000.0);
+                        printf("\n%-20s %8s %10s %12s %12s %10s\n", "resource", "period", "samples/s",
+                               "samples", "hits", "lost");
                 } else if (streq(m->word, "resource")) {
                         if (streq(get(m, "active"), "yes"))
                                 printf("%-20s %8s %10s %12s %12s %10s\n", get(m, "name"), get(m, "period"),
-                                       get(m, "samples_per_second"), get(m, "samples"), get(m, "hits"), get(m, "lost"));
+                                       get(m, "samples_per_second"), get(m, "samples"), get(m, "hits"),
+                                       get(m, "lost"));
                         else
-                                printf("%-20s %8s   not counted on this machine\n", get(m, "name"), get(m, "period"));
+                                printf("%-20s %8s   not counted on this machine\n", get(m, "name"),
+                                       get(m, "period"));
                 }
         }
         printf("\n");
@@ -157,9 +163,11 @@ int cmd_sessions(int argc, char **argv) {
         const char *socket;
         int r;
 
-        r = parse_common(argc, argv, "Usage: cppctl sessions [--socket PATH]\n\n"
+        r = parse_common(argc, argv,
+                         "Usage: cppctl sessions [--socket PATH]\n\n"
                          "The daemon's on-demand sessions (cppctl attach): all of them for root and the\n"
-                         "daemon's group, your own for others.", 0, &socket);
+                         "daemon's group, your own for others.",
+                         0, &socket);
         if (r <= 0)
                 return exit_status(r);
         r = call(socket, "sessions", NULL, &reply);
@@ -175,8 +183,10 @@ int cmd_detach(int argc, char **argv) {
         uint64_t id;
         int r;
 
-        r = parse_common(argc, argv, "Usage: cppctl detach [--socket PATH] ID\n\n"
-                         "Ends the daemon's session ID: its last samples are stored and its run ends.", 1, &socket);
+        r = parse_common(argc, argv,
+                         "Usage: cppctl detach [--socket PATH] ID\n\n"
+                         "Ends the daemon's session ID: its last samples are stored and its run ends.",
+                         1, &socket);
         if (r <= 0)
                 return exit_status(r);
         if (safe_atou64(argv[optind], &id) < 0) {
@@ -187,6 +197,7 @@ int cmd_detach(int argc, char **argv) {
         if (r != 0)
                 return r;
         if (reply.n_lines > 0)
-                printf("Session %s ended: run %s.\n", get(&reply.lines[0], "id"), get(&reply.lines[0], "run"));
+                printf("Session %s ended: run %s.\n", get(&reply.lines[0], "id"),
+                       get(&reply.lines[0], "run"));
         return EXIT_OK;
 }

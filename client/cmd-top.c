@@ -27,8 +27,8 @@ static void on_signal(int sig) {
 }
 
 struct top_args {
-        uint64_t interval, window;      /* µs */
-        uint64_t count;                 /* refreshes; 0: until interrupted */
+        uint64_t interval, window; /* µs */
+        uint64_t count;            /* refreshes; 0: until interrupted */
         enum profile_kind view;
         const char *socket;
 };
@@ -38,11 +38,13 @@ struct top_args {
 static int take_options(struct top_args *a, int argc, char **argv, bool *ret_help) {
         int n = 1;
 
-        *a = (struct top_args) { .interval = 2 * 1000000ULL, .window = 60 * 1000000ULL, .view = PROFILE_FUNCTION };
+        *a = (struct top_args) { .interval = 2 * 1000000ULL,
+                                 .window = 60 * 1000000ULL,
+                                 .view = PROFILE_FUNCTION };
         for (int i = 1; i < argc; i++) {
                 const char *o = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
                 bool known = streq(o, "--interval") || streq(o, "--window") || streq(o, "--count") ||
-                             streq(o, "--view") || streq(o, "--socket");
+                        streq(o, "--view") || streq(o, "--socket");
                 int r = 0;
 
                 if (streq(o, "--"))
@@ -76,10 +78,12 @@ static int take_options(struct top_args *a, int argc, char **argv, bool *ret_hel
                         r = -1;
                 if (r < 0)
                         return log_error_errno(EINVAL, "%s %s: expected %s", o, v,
-                                               streq(o, "--interval") ? "a duration of 100ms or more, such as 2s" :
-                                               streq(o, "--window") ? "a duration of 1s or more, such as 5min" :
-                                               streq(o, "--count") ? "a number of refreshes" :
-                                               "functions, body, down or up");
+                                               streq(o, "--interval") ?
+                                                       "a duration of 100ms or more, such as 2s" :
+                                                       streq(o, "--window") ?
+                                                       "a duration of 1s or more, such as 5min" :
+                                                       streq(o, "--count") ? "a number of refreshes" :
+                                                                             "functions, body, down or up");
         }
         return n;
 }
@@ -108,8 +112,10 @@ static int refresh(struct query_args *q, const struct top_args *a, FILE *f, bool
                         log_warning("cppd is not listening on %s: showing the store as it is",
                                     control_socket_path(a->socket));
                 else if (r == -ETIMEDOUT)
-                        log_warning("cppd did not answer a flush within %u s: the view is as fresh as its flush "
-                                    "timer", control_timeout_ms("flush") / 1000);
+                        log_warning(
+                                "cppd did not answer a flush within %u s: the view is as fresh as its flush "
+                                "timer",
+                                control_timeout_ms("flush") / 1000);
                 else
                         log_warning("Cannot ask cppd to flush (%s): the view is as fresh as its flush timer",
                                     r < 0 ? strerror(-r) : reply.message);
@@ -150,15 +156,17 @@ int cmd_top(int argc, char **argv) {
         if (r < 0)
                 return exit_status(r);
         argc = r;
-        r = query_args_parse(&q, argc, argv, "top",
-                             "What cppd collects now: the function profile (or --view body, down, up with\n"
-                             "--root F) of the samples of the last --window, refreshed every --interval.\n"
-                             "  --interval DURATION   between refreshes (default 2s)\n"
-                             "  --window DURATION     how far back (default 1min; cut on the store's buckets)\n"
-                             "  --view VIEW           functions (default), body, down, up\n"
-                             "  --count N             stop after N refreshes (default: at Ctrl-C)\n"
-                             "  --socket PATH         cppd's control socket (default: $CPPD_SOCKET or\n"
-                             "                        " CPPCTL_DEFAULT_SOCKET ")", QUERY_TAKES_ROOT);
+        r = query_args_parse(
+                &q, argc, argv, "top",
+                "What cppd collects now: the function profile (or --view body, down, up with\n"
+                "--root F) of the samples of the last --window, refreshed every --interval.\n"
+                "  --interval DURATION   between refreshes (default 2s)\n"
+                "  --window DURATION     how far back (default 1min; cut on the store's buckets)\n"
+                "  --view VIEW           functions (default), body, down, up\n"
+                "  --count N             stop after N refreshes (default: at Ctrl-C)\n"
+                "  --socket PATH         cppd's control socket (default: $CPPD_SOCKET or\n"
+                "                        " CPPCTL_DEFAULT_SOCKET ")",
+                QUERY_TAKES_ROOT);
         if (r <= 0)
                 return exit_status(r);
         if (help)

@@ -57,18 +57,23 @@ int tree_command(int argc, char **argv, const char *name, const char *usage, enu
         if (format != RENDER_TEXT && !q.format_set)
                 q.format = format;
         if (format != RENDER_TEXT && !q.threshold_set)
-                q.threshold = 0;                /* export: everything */
+                q.threshold = 0; /* export: everything */
         r = query_check_format(&q, name, FORMATS_TREE);
         if (r < 0)
                 return exit_status(r);
         if (q.ratio)
-                return exit_status(log_error_errno(EINVAL, "%s: --ratio is a view of paths: use it with "
-                                                   "down, up, functions or body", name));
+                return exit_status(log_error_errno(EINVAL,
+                                                   "%s: --ratio is a view of paths: use it with "
+                                                   "down, up, functions or body",
+                                                   name));
         if (q.resources && q.resources[1] && !((1u << q.format) & FORMATS_MANY))
-                return exit_status(log_error_errno(EINVAL, "%s --format %s shows one resource; html, pprof and "
-                                                   "speedscope hold several", name, render_format_name(q.format)));
+                return exit_status(log_error_errno(EINVAL,
+                                                   "%s --format %s shows one resource; html, pprof and "
+                                                   "speedscope hold several",
+                                                   name, render_format_name(q.format)));
         if (q.format == RENDER_PPROF && !q.output && isatty(STDOUT_FILENO))
-                return exit_status(log_error_errno(EINVAL, "pprof's format is gzipped binary: write it to a "
+                return exit_status(log_error_errno(EINVAL,
+                                                   "pprof's format is gzipped binary: write it to a "
                                                    "file with -o FILE (or redirect)"));
         r = query_load_many(&q, &names, &trees, &n);
         if (r < 0)
@@ -89,7 +94,8 @@ int cmd_tree(int argc, char **argv) {
                             "Sample tree profile (paper §7.2): every distinct stack as an indented tree,\n"
                             "each node with the fraction and hits at or below it. --format draws it as a\n"
                             "flame graph, an icicle graph, a dot graph, an HTML report, or writes it for\n"
-                            "other tools (folded, pprof, speedscope).", RENDER_TEXT);
+                            "other tools (folded, pprof, speedscope).",
+                            RENDER_TEXT);
 }
 
 int cmd_export(int argc, char **argv) {

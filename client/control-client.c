@@ -100,7 +100,8 @@ static int wait_for(int fd, short events, uint64_t deadline) {
         }
 }
 
-static int call(const char *path, const char *word, const char *const *key_values, struct control_reply *ret) {
+static int call(const char *path, const char *word, const char *const *key_values,
+                struct control_reply *ret) {
         struct sockaddr_un sa = { .sun_family = AF_UNIX };
         uint64_t deadline = now_ns(CLOCK_MONOTONIC) + control_timeout_ms(word) * 1000000ULL;
         _cleanup_close_ int fd = -1;
@@ -136,7 +137,7 @@ static int call(const char *path, const char *word, const char *const *key_value
                         continue;
                 }
                 if (errno == EPIPE || errno == ECONNRESET)
-                        break;          /* hung up: its error line may be waiting below */
+                        break; /* hung up: its error line may be waiting below */
                 if (errno != EAGAIN && errno != EINTR)
                         return -errno;
                 r = wait_for(fd, POLLOUT, deadline);
@@ -155,7 +156,8 @@ static int call(const char *path, const char *word, const char *const *key_value
                 if (n < 0 && (errno == EAGAIN || errno == EINTR))
                         continue;
                 if (n <= 0)
-                        return n < 0 && errno != ECONNRESET ? -errno : -EBADMSG;   /* cut before the final line */
+                        return n < 0 && errno != ECONNRESET ? -errno :
+                                                              -EBADMSG; /* cut before the final line */
                 n_in += n;
                 while ((nl = memchr(in, '\n', n_in))) {
                         r = take_line(in, nl - in, ret);
@@ -169,10 +171,11 @@ static int call(const char *path, const char *word, const char *const *key_value
         }
 }
 
-int control_call(const char *path, const char *word, const char *const *key_values, struct control_reply *ret) {
+int control_call(const char *path, const char *word, const char *const *key_values,
+                 struct control_reply *ret) {
         int r = call(path, word, key_values, ret);
 
         if (r < 0)
-                control_reply_done(ret);        /* the lines of a reply cut short are not one */
+                control_reply_done(ret); /* the lines of a reply cut short are not one */
         return r;
 }

@@ -17,8 +17,8 @@
 struct control_reply {
         struct protocol_message *lines; /* the lines before OK */
         size_t n_lines;
-        int error;                      /* the ERROR line's errno, negative; 0 for OK */
-        char message[512];              /* the ERROR line's message */
+        int error;         /* the ERROR line's errno, negative; 0 for OK */
+        char message[512]; /* the ERROR line's message */
 };
 
 /* The socket: $CPPD_SOCKET, else the default. */
@@ -31,6 +31,7 @@ unsigned control_timeout_ms(const char *word);
  * *ret. Returns 0 when the daemon replied (OK or ERROR: see ret->error); -ENOENT or
  * -ECONNREFUSED when no daemon listens; -EBADMSG for a reply that does not parse or is cut
  * short; -ETIMEDOUT when the whole reply has not come within control_timeout_ms(WORD). */
-int control_call(const char *path, const char *word, const char *const *key_values, struct control_reply *ret);
+int control_call(const char *path, const char *word, const char *const *key_values,
+                 struct control_reply *ret);
 
 void control_reply_done(struct control_reply *r);

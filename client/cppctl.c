@@ -14,7 +14,7 @@
 
 struct command {
         const char *name;
-        int (*run)(int argc, char **argv);      /* NULL: a view, run from views[] */
+        int (*run)(int argc, char **argv); /* NULL: a view, run from views[] */
         const char *summary;
 };
 
@@ -65,8 +65,9 @@ static int command_run(const struct command *c, int argc, char **argv) {
                 return c->run(argc, argv);
         for (size_t i = 0; i < ELEMENTSOF(views); i++)
                 if (streq(c->name, views[i].name))
-                        return query_profile_command(argc, argv, views[i].name, views[i].usage, views[i].kind);
-        abort();                /* every command without run has a view */
+                        return query_profile_command(argc, argv, views[i].name, views[i].usage,
+                                                     views[i].kind);
+        abort(); /* every command without run has a view */
 }
 
 int cppctl_run(const char *name, int argc, char **argv) {

@@ -13,9 +13,9 @@
 /* Exit codes, documented in cppctl --help and the README. */
 enum {
         EXIT_OK = 0,
-        EXIT_FAILURE_ = 1,      /* an error, reported on stderr */
-        EXIT_USAGE = 2,         /* bad options or arguments */
-        EXIT_EMPTY = 3,         /* the request was valid but matched nothing (a root in no sample) */
+        EXIT_FAILURE_ = 1, /* an error, reported on stderr */
+        EXIT_USAGE = 2,    /* bad options or arguments */
+        EXIT_EMPTY = 3,    /* the request was valid but matched nothing (a root in no sample) */
 };
 
 /* The default store when neither --db nor $CPPD_DB names one; reports fall back to the
@@ -51,34 +51,35 @@ int cmd_merge(int argc, char **argv);
 /* Options common to the report commands. */
 struct query_args {
         const char *db;
-        const char *resource;           /* NULL: the store's only resource, or cpu-time */
-        char **resources;               /* -r A,B or --ratio A/B: every resource named, in order
+        const char *resource;        /* NULL: the store's only resource, or cpu-time */
+        char **resources;            /* -r A,B or --ratio A/B: every resource named, in order
                                          * (NULL without -r); resource is the first */
-        char *resource_owned;           /* the store's only resource when none was named */
-        bool ratio;                     /* --ratio: resources[0] per resources[1] */
-        const char *output;             /* -o FILE; NULL: stdout */
-        const char *root;               /* down and up only */
-        double threshold;               /* fraction of the total */
-        struct store_filter filter;     /* run, unit, pid, comm, exe, time window, granularity */
-        regex_t focus, ignore, hide;    /* compiled when the filter points at them */
+        char *resource_owned;        /* the store's only resource when none was named */
+        bool ratio;                  /* --ratio: resources[0] per resources[1] */
+        const char *output;          /* -o FILE; NULL: stdout */
+        const char *root;            /* down and up only */
+        double threshold;            /* fraction of the total */
+        struct store_filter filter;  /* run, unit, pid, comm, exe, time window, granularity */
+        regex_t focus, ignore, hide; /* compiled when the filter points at them */
         enum render_format format;
-        bool format_set;                /* --format or --json given */
-        bool threshold_set;             /* --threshold given */
+        bool format_set;    /* --format or --json given */
+        bool threshold_set; /* --threshold given */
 };
 
 #define QUERY_THRESHOLD_DEFAULT 0.01
 
 enum {
-        QUERY_NEEDS_ROOT = 1 << 0,      /* --root F or an argument, required */
-        QUERY_TAKES_ROOT = 1 << 1,      /* --root F or an argument, optional */
-        QUERY_MANY_RESOURCES = 1 << 2,  /* -r A,B and --ratio A/B */
+        QUERY_NEEDS_ROOT = 1 << 0,     /* --root F or an argument, required */
+        QUERY_TAKES_ROOT = 1 << 1,     /* --root F or an argument, optional */
+        QUERY_MANY_RESOURCES = 1 << 2, /* -r A,B and --ratio A/B */
 };
 
 /* The --format values each command renders. */
 #define FORMATS_PROFILE ((1u << RENDER_TEXT) | (1u << RENDER_JSON) | (1u << RENDER_CSV))
-#define FORMATS_TREE ((1u << RENDER_TEXT) | (1u << RENDER_JSON) | (1u << RENDER_FOLDED) | \
-                      (1u << RENDER_FLAME) | (1u << RENDER_ICICLE) | (1u << RENDER_DOT) | \
-                      (1u << RENDER_HTML) | (1u << RENDER_PPROF) | (1u << RENDER_SPEEDSCOPE))
+#define FORMATS_TREE \
+        ((1u << RENDER_TEXT) | (1u << RENDER_JSON) | (1u << RENDER_FOLDED) | (1u << RENDER_FLAME) | \
+         (1u << RENDER_ICICLE) | (1u << RENDER_DOT) | (1u << RENDER_HTML) | (1u << RENDER_PPROF) | \
+         (1u << RENDER_SPEEDSCOPE))
 
 /* Refuses Q's format unless it is in the mask FORMATS (of 1 << enum render_format), naming
  * those that are. Returns 0 or -EINVAL after reporting. */
@@ -102,15 +103,15 @@ int query_output_close(const struct query_args *q, FILE *out, int r);
 
 /* Parses the report options of ARGV for command NAME (USAGE: its synopsis and description).
  * Returns 1 to go on, 0 if --help was printed, or a negative errno after reporting the error. */
-int query_args_parse(struct query_args *q, int argc, char **argv, const char *name,
-                     const char *usage, unsigned flags);
+int query_args_parse(struct query_args *q, int argc, char **argv, const char *name, const char *usage,
+                     unsigned flags);
 
 /* A command's own options and arguments beside the report options (cppctl diff's --view and its
  * two stores). Each getopt_long() entry's val is QUERY_EXTRA_OPTION or above. */
 struct query_extra {
-        const struct option *options;   /* ends with an entry of NULL name */
-        const char *help;               /* their lines of --help, each ending in a newline */
-        bool arguments;                 /* hand PARSE the arguments after the options too */
+        const struct option *options; /* ends with an entry of NULL name */
+        const char *help;             /* their lines of --help, each ending in a newline */
+        bool arguments;               /* hand PARSE the arguments after the options too */
         /* Called with an option's val and argument, or with val 0 and each argument. Returns 0, or
          * a negative errno after reporting. */
         int (*parse)(void *userdata, int val, const char *arg);
@@ -119,8 +120,8 @@ struct query_extra {
 #define QUERY_EXTRA_OPTION 0x100
 
 /* As query_args_parse(), with EXTRA's options and arguments (EXTRA may be NULL). */
-int query_args_parse_extra(struct query_args *q, int argc, char **argv, const char *name,
-                           const char *usage, unsigned flags, const struct query_extra *extra);
+int query_args_parse_extra(struct query_args *q, int argc, char **argv, const char *name, const char *usage,
+                           unsigned flags, const struct query_extra *extra);
 
 /* Frees what query_args_parse() allocated in Q (which must be zeroed or parsed). For
  * _cleanup_(query_args_done). */

@@ -50,18 +50,18 @@
 
 struct import_event {
         const struct perf_data_event *event;
-        uint64_t id;                    /* the collector's sample id */
-        uint64_t period;                /* P, in the event's units */
-        uint64_t carry;                 /* periods not yet a whole hit */
+        uint64_t id;     /* the collector's sample id */
+        uint64_t period; /* P, in the event's units */
+        uint64_t carry;  /* periods not yet a whole hit */
         uint64_t samples, hits;
-        uint64_t lost_records, lost_samples;    /* sums of PERF_RECORD_LOST, _LOST_SAMPLES */
-        uint64_t gticks;                /* the periods' sum: what the store will hold of it */
+        uint64_t lost_records, lost_samples; /* sums of PERF_RECORD_LOST, _LOST_SAMPLES */
+        uint64_t gticks;                     /* the periods' sum: what the store will hold of it */
         char name[64];
 };
 
 struct item {
         uint64_t time;
-        uint64_t offset;                /* in the data section: file order, for ties */
+        uint64_t offset; /* in the data section: file order, for ties */
 };
 
 static int item_cmp(const void *a, const void *b) {
@@ -84,13 +84,14 @@ static void event_name(const struct perf_data_event *e, size_t index, char *buf,
                 [PERF_COUNT_SW_PAGE_FAULTS_MAJ] = "major-faults",
         };
 
-        if (e->attr.type == PERF_TYPE_SOFTWARE && e->attr.config < ELEMENTSOF(software) && software[e->attr.config])
+        if (e->attr.type == PERF_TYPE_SOFTWARE && e->attr.config < ELEMENTSOF(software) &&
+            software[e->attr.config])
                 snprintf(buf, size, "%s", software[e->attr.config]);
         else if (e->name)
                 snprintf(buf, size, "%.*s", (int) strcspn(e->name, ":/"), e->name);
         else
                 snprintf(buf, size, "event-%zu", index);
-        for (char *p = buf; *p; p++)            /* the store's resource names: [a-z0-9:_.-] */
+        for (char *p = buf; *p; p++) /* the store's resource names: [a-z0-9:_.-] */
                 if (!strchr("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789:_.-", *p))
                         *p = '_';
         if (!*buf)
@@ -135,8 +136,8 @@ static void to_record_sample(const struct import_event *ie, const struct perf_da
 }
 
 /* Feeds the records of ITEMS[0..n), all held in D's window, to the collector in time order. */
-static int feed_round(struct collector *c, struct perf_data *d, struct import_event *events, struct item *items,
-                      size_t n, bool dwarf, uint64_t *bad) {
+static int feed_round(struct collector *c, struct perf_data *d, struct import_event *events,
+                      struct item *items, size_t n, bool dwarf, uint64_t *bad) {
         uint64_t regs[UNWIND_N_REGS + 1];
 
         qsort(items, n, sizeof *items, item_cmp);
@@ -178,8 +179,9 @@ static int feed_round(struct collector *c, struct perf_data *d, struct import_ev
                 ie = &events[e - d->events];
                 r = perf_data_parse_sample(e, h, &s);
                 if (r == -EOPNOTSUPP)
-                        return log_error_errno(r, "%s: samples with fields cppd cannot read (perf record -s or -b)",
-                                               ie->name);
+                        return log_error_errno(
+                                r, "%s: samples with fields cppd cannot read (perf record -s or -b)",
+                                ie->name);
                 if (r < 0) {
                         (*bad)++;
                         continue;
@@ -243,7 +245,8 @@ int import_perf_data(const char *path, const char *db, bool kernel, bool lines, 
                 uint64_t t = perf_data_record_time(d, h);
 
                 if (t > IMPORT_MAX_TIME_NS) {
-                        log_error("%s: the record at data offset %" PRIu64 " says its time is %" PRIu64 " ns, "
+                        log_error("%s: the record at data offset %" PRIu64 " says its time is %" PRIu64
+                                  " ns, "
                                   "past any clock perf records with: a damaged file; nothing was stored",
                                   path, offset - h->size, t);
                         return EXIT_FAILURE_;
@@ -256,12 +259,15 @@ int import_perf_data(const char *path, const char *db, bool kernel, bool lines, 
                         continue;
                 ie = &events[e - d->events];
                 /* Every sum a view takes must fit: the periods add up to the hits stored. */
-                if (__builtin_add_overflow(ie->gticks, smp.period, &ie->gticks) || ie->gticks > STORE_MAX_GTICKS) {
-                        log_error("%s: the periods of event %s add up to more than 2^62 (at data offset %" PRIu64
-                                  "): a damaged file; nothing was stored", path, ie->name, offset - h->size);
+                if (__builtin_add_overflow(ie->gticks, smp.period, &ie->gticks) ||
+                    ie->gticks > STORE_MAX_GTICKS) {
+                        log_error(
+                                "%s: the periods of event %s add up to more than 2^62 (at data offset %" PRIu64
+                                "): a damaged file; nothing was stored",
+                                path, ie->name, offset - h->size);
                         return EXIT_FAILURE_;
                 }
-                ie->carry += smp.period;        /* the sum, for now */
+                ie->carry += smp.period; /* the sum, for now */
                 ie->samples++;
                 total_samples++;
         }
@@ -274,9 +280,10 @@ int import_perf_data(const char *path, const char *db, bool kernel, bool lines, 
                 return EXIT_EMPTY;
         }
         if (last - first > IMPORT_MAX_SPAN_NS) {
-                log_error("%s: the records' times spread over %.0f days (from %" PRIu64 " to %" PRIu64 " ns), "
-                          "longer than any recording: damaged times; nothing was stored", path,
-                          (double) (last - first) / 86400e9, first, last);
+                log_error("%s: the records' times spread over %.0f days (from %" PRIu64 " to %" PRIu64
+                          " ns), "
+                          "longer than any recording: damaged times; nothing was stored",
+                          path, (double) (last - first) / 86400e9, first, last);
                 return EXIT_FAILURE_;
         }
 
@@ -307,8 +314,8 @@ int import_perf_data(const char *path, const char *db, bool kernel, bool lines, 
                         size_t len = strlen(ie->name);
 
                         snprintf(ie->name + len, sizeof ie->name - len, "-%zu", i);
-                        r = collector_add_offline_resource(c, ie->name, event_unit(&d->events[i], ie->name), what,
-                                                           ie->period, &ie->id);
+                        r = collector_add_offline_resource(c, ie->name, event_unit(&d->events[i], ie->name),
+                                                           what, ie->period, &ie->id);
                 }
                 if (r < 0)
                         return exit_status(log_error_errno(r, "Cannot add resource %s: %m", ie->name));
@@ -320,8 +327,10 @@ int import_perf_data(const char *path, const char *db, bool kernel, bool lines, 
                 if (r < 0)
                         return exit_status(log_store_error(r, db, s));
                 if (have > STORE_MAX_GTICKS || events[i].gticks > STORE_MAX_GTICKS - have) {
-                        log_error("%s: with its %" PRIu64 " gticks of %s, %s would hold more than 2^62, past what "
-                                  "views can sum; nothing was stored", path, events[i].gticks, events[i].name, db);
+                        log_error("%s: with its %" PRIu64
+                                  " gticks of %s, %s would hold more than 2^62, past what "
+                                  "views can sum; nothing was stored",
+                                  path, events[i].gticks, events[i].name, db);
                         return EXIT_FAILURE_;
                 }
         }
@@ -331,7 +340,8 @@ int import_perf_data(const char *path, const char *db, bool kernel, bool lines, 
                 st.st_mtim = (struct timespec) { time(NULL), 0 };
         r = collector_set_origin(c, host ?: d->hostname,
                                  st.st_mtim.tv_sec - (int64_t) ((last - first) / 1000000000),
-                                 (int64_t) st.st_mtim.tv_sec * 1000000000 + st.st_mtim.tv_nsec - (int64_t) last);
+                                 (int64_t) st.st_mtim.tv_sec * 1000000000 + st.st_mtim.tv_nsec -
+                                         (int64_t) last);
         if (r < 0)
                 return exit_status(log_error_errno(r, "Out of memory"));
 
@@ -376,23 +386,27 @@ int import_perf_data(const char *path, const char *db, bool kernel, bool lines, 
                 };
 
                 if (lost.lost > 0 && (r = collector_feed(c, &lost.h, 0)) < 0)
-                        return exit_status(log_error_errno(r, "Cannot import %s: %m; nothing was stored", path));
+                        return exit_status(
+                                log_error_errno(r, "Cannot import %s: %m; nothing was stored", path));
         }
         r = collector_flush(c, true);
         if (r < 0)
                 return exit_status(log_store_error(r, db, s));
 
         collector_get_stats(c, &stats);
-        printf("Imported %s into %s as run %" PRId64 " (%s unwinding, %s%s):\n", path, db, collector_run_id(c),
-               dwarf ? "DWARF" : "frame-pointer", d->hostname ? "recorded on " : "", d->hostname ?: "host unknown");
+        printf("Imported %s into %s as run %" PRId64 " (%s unwinding, %s%s):\n", path, db,
+               collector_run_id(c), dwarf ? "DWARF" : "frame-pointer", d->hostname ? "recorded on " : "",
+               d->hostname ?: "host unknown");
         for (size_t i = 0; i < d->n_events; i++)
                 printf("  %-20s %" PRIu64 " samples, %" PRIu64 " hits of %" PRIu64 " %s; "
-                       "%" PRIu64 " samples lost\n", events[i].name, events[i].samples, events[i].hits, events[i].period,
+                       "%" PRIu64 " samples lost\n",
+                       events[i].name, events[i].samples, events[i].hits, events[i].period,
                        event_unit(&d->events[i], events[i].name) + 2,
                        MAX(events[i].lost_records, events[i].lost_samples));
         if (bad)
                 printf("  %" PRIu64 " samples could not be read and were left out\n", bad);
         if (stats.frames)
-                printf("  %.1f%% of frames unsymbolized\n", 100.0 * (double) stats.frames_unknown / (double) stats.frames);
+                printf("  %.1f%% of frames unsymbolized\n",
+                       100.0 * (double) stats.frames_unknown / (double) stats.frames);
         return EXIT_OK;
 }

@@ -66,8 +66,8 @@ static int index_path(const struct tree_index_key *key, char *buf, size_t size) 
         r = index_dir(dir, sizeof dir);
         if (r < 0)
                 return r;
-        n = snprintf(buf, size, "%s/%s-%" PRIu64 "-%" PRIu64 "-%" PRId64 ".%s", dir, key->store_id, key->dev, key->ino,
-                     key->resource_id, key->inverted ? "up" : "down");
+        n = snprintf(buf, size, "%s/%s-%" PRIu64 "-%" PRIu64 "-%" PRId64 ".%s", dir, key->store_id, key->dev,
+                     key->ino, key->resource_id, key->inverted ? "up" : "down");
         return n < 0 || (size_t) n >= size ? -ENAMETOOLONG : 0;
 }
 
@@ -117,7 +117,7 @@ int index_cache_load(struct store *s, const struct store_filter *f, bool inverte
 
                 if (fd >= 0) {
                         r = tree_index_open(fd, &key, &v.index);
-                        close(fd);              /* the mapping stays */
+                        close(fd); /* the mapping stays */
                         if (r >= 0) {
                                 *ret = v;
                                 v = (struct view_data) {};
@@ -125,7 +125,8 @@ int index_cache_load(struct store *s, const struct store_filter *f, bool inverte
                         }
                         if (r == -ENOMEM)
                                 return r;
-                        log_debug("%s: %s; building it again", path, r == -ESTALE ? "the store changed" : "damaged");
+                        log_debug("%s: %s; building it again", path,
+                                  r == -ESTALE ? "the store changed" : "damaged");
                 }
         }
 

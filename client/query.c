@@ -31,7 +31,8 @@ int log_store_error(int r, const char *path, const struct store *s) {
 
         switch (r) {
         case -ENOENT:
-                return log_error_errno(EIO, "%s: no such store (make one with 'cppctl import' or pass --db)", path);
+                return log_error_errno(EIO, "%s: no such store (make one with 'cppctl import' or pass --db)",
+                                       path);
         case -EACCES:
         case -EPERM:
                 return log_error_errno(EIO, "%s: permission denied%s%s", path, *detail ? ": " : "", detail);
@@ -41,16 +42,20 @@ int log_store_error(int r, const char *path, const struct store *s) {
                 return log_error_errno(EIO, "%s: not a cppd store, or a damaged one%s%s; left untouched",
                                        path, *detail ? ": " : "", detail);
         case -EPROTONOSUPPORT:
-                return log_error_errno(EIO, "%s: written by a newer cppd (%s); use that version", path, detail);
+                return log_error_errno(EIO, "%s: written by a newer cppd (%s); use that version", path,
+                                       detail);
         case -EPROTO:
-                return log_error_errno(EIO, "%s: %s; whoever may write it upgrades it by reading it", path, detail);
+                return log_error_errno(EIO, "%s: %s; whoever may write it upgrades it by reading it", path,
+                                       detail);
         case -ENOSPC:
                 return log_error_errno(EIO, "%s: no space left on the device; nothing was changed", path);
         case -EBUSY:
                 return log_error_errno(EIO, "%s: locked by another writer for too long", path);
         case -EOVERFLOW:
-                return log_error_errno(EIO, "%s: %s, past cppd's bound of 2^62 gticks per resource (written by "
-                                       "hand, or by an older cppd); left untouched", path, detail);
+                return log_error_errno(EIO,
+                                       "%s: %s, past cppd's bound of 2^62 gticks per resource (written by "
+                                       "hand, or by an older cppd); left untouched",
+                                       path, detail);
         default:
                 return log_error_errno(r, "%s: %m%s%s", path, *detail ? ": " : "", detail);
         }
@@ -72,8 +77,10 @@ static int parse_resources(struct query_args *q, const char *list, const char *n
                         return log_error_errno(ENOMEM, "Out of memory");
         }
         if (q->ratio && strv_length(q->resources) != 2)
-                return log_error_errno(EINVAL, "--ratio %s: expected two resources, A/B, such as "
-                                       "page-faults/cpu-time", list);
+                return log_error_errno(EINVAL,
+                                       "--ratio %s: expected two resources, A/B, such as "
+                                       "page-faults/cpu-time",
+                                       list);
         if (strv_length(q->resources) == 0)
                 return log_error_errno(EINVAL, "--resource '%s': expected a resource name", list);
         if (strv_length(q->resources) > 1 && !(flags & QUERY_MANY_RESOURCES))
@@ -100,40 +107,38 @@ static struct option *options_with(const struct option *options, const struct qu
         return all;
 }
 
-int query_args_parse(struct query_args *q, int argc, char **argv, const char *name,
-                     const char *usage, unsigned flags) {
+int query_args_parse(struct query_args *q, int argc, char **argv, const char *name, const char *usage,
+                     unsigned flags) {
         return query_args_parse_extra(q, argc, argv, name, usage, flags, NULL);
 }
 
-int query_args_parse_extra(struct query_args *q, int argc, char **argv, const char *name,
-                           const char *usage, unsigned flags, const struct query_extra *extra) {
-        static const struct option options[] = {
-                { "help", no_argument, NULL, 'h' },
-                { "db", required_argument, NULL, 'd' },
-                { "resource", required_argument, NULL, 'r' },
-                { "root", required_argument, NULL, 'R' },
-                { "threshold", required_argument, NULL, 't' },
-                { "run", required_argument, NULL, 'u' },
-                { "json", no_argument, NULL, 'j' },
-                { "unit", required_argument, NULL, 'U' },
-                { "pid", required_argument, NULL, 'P' },
-                { "comm", required_argument, NULL, 'C' },
-                { "exe", required_argument, NULL, 'E' },
-                { "host", required_argument, NULL, 'O' },
-                { "since", required_argument, NULL, 'S' },
-                { "until", required_argument, NULL, 'T' },
-                { "by", required_argument, NULL, 'B' },
-                { "inline", required_argument, NULL, 'I' },
-                { "focus", required_argument, NULL, 'F' },
-                { "ignore", required_argument, NULL, 'G' },
-                { "hide", required_argument, NULL, 'H' },
-                { "no-demangle", no_argument, NULL, 'N' },
-                { "format", required_argument, NULL, 'f' },
-                { "output", required_argument, NULL, 'o' },
-                { "ratio", required_argument, NULL, 'A' },
-                { "no-idle", no_argument, NULL, 'D' },
-                {}
-        };
+int query_args_parse_extra(struct query_args *q, int argc, char **argv, const char *name, const char *usage,
+                           unsigned flags, const struct query_extra *extra) {
+        static const struct option options[] = { { "help", no_argument, NULL, 'h' },
+                                                 { "db", required_argument, NULL, 'd' },
+                                                 { "resource", required_argument, NULL, 'r' },
+                                                 { "root", required_argument, NULL, 'R' },
+                                                 { "threshold", required_argument, NULL, 't' },
+                                                 { "run", required_argument, NULL, 'u' },
+                                                 { "json", no_argument, NULL, 'j' },
+                                                 { "unit", required_argument, NULL, 'U' },
+                                                 { "pid", required_argument, NULL, 'P' },
+                                                 { "comm", required_argument, NULL, 'C' },
+                                                 { "exe", required_argument, NULL, 'E' },
+                                                 { "host", required_argument, NULL, 'O' },
+                                                 { "since", required_argument, NULL, 'S' },
+                                                 { "until", required_argument, NULL, 'T' },
+                                                 { "by", required_argument, NULL, 'B' },
+                                                 { "inline", required_argument, NULL, 'I' },
+                                                 { "focus", required_argument, NULL, 'F' },
+                                                 { "ignore", required_argument, NULL, 'G' },
+                                                 { "hide", required_argument, NULL, 'H' },
+                                                 { "no-demangle", no_argument, NULL, 'N' },
+                                                 { "format", required_argument, NULL, 'f' },
+                                                 { "output", required_argument, NULL, 'o' },
+                                                 { "ratio", required_argument, NULL, 'A' },
+                                                 { "no-idle", no_argument, NULL, 'D' },
+                                                 {} };
         _cleanup_free_ struct option *all = options_with(options, extra);
         const char *resources = NULL;
         uint64_t run, pid;
@@ -150,14 +155,16 @@ int query_args_parse_extra(struct query_args *q, int argc, char **argv, const ch
         /* ./cppd.db when there is one (cppctl record's default), else the daemon's store. */
         if (!q->db)
                 q->db = access(CPPCTL_DEFAULT_DB, F_OK) < 0 && access(CPPCTL_DAEMON_DB, F_OK) == 0 ?
-                        CPPCTL_DAEMON_DB : CPPCTL_DEFAULT_DB;
+                        CPPCTL_DAEMON_DB :
+                        CPPCTL_DEFAULT_DB;
         optind = 0;
         while ((c = getopt_long(argc, argv, "hd:r:t:jf:o:", all, NULL)) >= 0)
                 switch (c) {
                 case 'h':
                         printf("Usage: cppctl %s [OPTIONS]%s\n%s\n"
                                "\nOptions:\n"
-                               "  -d, --db FILE          the store (default: $CPPD_DB, ./" CPPCTL_DEFAULT_DB ", or the daemon's)\n"
+                               "  -d, --db FILE          the store (default: $CPPD_DB, ./" CPPCTL_DEFAULT_DB
+                               ", or the daemon's)\n"
                                "  -r, --resource NAME    the resource (default: the store's only one, else cpu-time)\n"
                                "  -t, --threshold T      leave out entries below fraction T (0.05 or 5%%; default %g)\n"
                                "      --run ID           only samples of run ID\n"
@@ -183,9 +190,11 @@ int query_args_parse_extra(struct query_args *q, int argc, char **argv, const ch
                                "  -o, --output FILE      write to FILE instead of standard output (never over a\n"
                                "                         store: the store is --db, in every command)\n"
                                "  -h, --help             this help\n",
-                               name, flags & QUERY_NEEDS_ROOT ? " --root FUNCTION" :
-                               flags & QUERY_TAKES_ROOT ? " [--root FUNCTION]" : "", usage,
-                               QUERY_THRESHOLD_DEFAULT);
+                               name,
+                               flags & QUERY_NEEDS_ROOT         ? " --root FUNCTION" :
+                                       flags & QUERY_TAKES_ROOT ? " [--root FUNCTION]" :
+                                                                  "",
+                               usage, QUERY_THRESHOLD_DEFAULT);
                         if (flags & (QUERY_NEEDS_ROOT | QUERY_TAKES_ROOT))
                                 printf("      --root FUNCTION    the root function (or give it as the argument)\n");
                         if (flags & QUERY_MANY_RESOURCES)
@@ -210,8 +219,11 @@ int query_args_parse_extra(struct query_args *q, int argc, char **argv, const ch
                 case 'f':
                         r = render_format_from_name(optarg);
                         if (r < 0)
-                                return log_error_errno(EINVAL, "--format %s: expected text, json, csv, folded, flame, "
-                                                       "icicle, dot, html, pprof or speedscope", optarg);
+                                return log_error_errno(
+                                        EINVAL,
+                                        "--format %s: expected text, json, csv, folded, flame, "
+                                        "icicle, dot, html, pprof or speedscope",
+                                        optarg);
                         q->format = r;
                         q->format_set = true;
                         break;
@@ -226,8 +238,10 @@ int query_args_parse_extra(struct query_args *q, int argc, char **argv, const ch
                 case 't':
                         r = parse_fraction(optarg, &q->threshold);
                         if (r < 0)
-                                return log_error_errno(EINVAL, "--threshold %s: expected a fraction in [0, 1] "
-                                                       "such as 0.05, or a percentage such as 5%%", optarg);
+                                return log_error_errno(EINVAL,
+                                                       "--threshold %s: expected a fraction in [0, 1] "
+                                                       "such as 0.05, or a percentage such as 5%%",
+                                                       optarg);
                         q->threshold_set = true;
                         break;
                 case 'u':
@@ -265,7 +279,8 @@ int query_args_parse_extra(struct query_args *q, int argc, char **argv, const ch
                         else if (streq(optarg, "module"))
                                 q->filter.by = STORE_BY_MODULE;
                         else
-                                return log_error_errno(EINVAL, "--by %s: expected function, line or module", optarg);
+                                return log_error_errno(EINVAL, "--by %s: expected function, line or module",
+                                                       optarg);
                         break;
                 case 'I':
                         if (!streq(optarg, "show") && !streq(optarg, "fold"))
@@ -279,8 +294,9 @@ int query_args_parse_extra(struct query_args *q, int argc, char **argv, const ch
                 case 'G':
                 case 'H': {
                         regex_t *re = c == 'F' ? &q->focus : c == 'G' ? &q->ignore : &q->hide;
-                        const regex_t **slot = c == 'F' ? &q->filter.focus : c == 'G' ? &q->filter.ignore :
-                                               &q->filter.hide;
+                        const regex_t **slot = c == 'F' ? &q->filter.focus :
+                                c == 'G'                ? &q->filter.ignore :
+                                                          &q->filter.hide;
                         char error[256];
 
                         if (*slot)
@@ -288,19 +304,24 @@ int query_args_parse_extra(struct query_args *q, int argc, char **argv, const ch
                         r = pattern_compile(re, optarg, error, sizeof error);
                         if (r < 0) {
                                 *slot = NULL;
-                                return log_error_errno(EINVAL, "--%s %s: %s", c == 'F' ? "focus" : c == 'G' ?
-                                                       "ignore" : "hide", optarg, error);
+                                return log_error_errno(EINVAL, "--%s %s: %s",
+                                                       c == 'F'         ? "focus" :
+                                                               c == 'G' ? "ignore" :
+                                                                          "hide",
+                                                       optarg, error);
                         }
                         *slot = re;
                         break;
                 }
                 case 'S':
                 case 'T':
-                        r = parse_timestamp(optarg, time(NULL), c == 'S' ? &q->filter.since : &q->filter.until);
+                        r = parse_timestamp(optarg, time(NULL),
+                                            c == 'S' ? &q->filter.since : &q->filter.until);
                         if (r >= 0)
                                 *(c == 'S' ? &q->filter.has_since : &q->filter.has_until) = true;
                         if (r < 0)
-                                return log_error_errno(EINVAL, "--%s %s: expected a time such as '2026-11-22 10:00', "
+                                return log_error_errno(EINVAL,
+                                                       "--%s %s: expected a time such as '2026-11-22 10:00', "
                                                        "'-2h', 'today' or '@1700000000'",
                                                        c == 'S' ? "since" : "until", optarg);
                         break;
@@ -329,10 +350,10 @@ int query_args_parse_extra(struct query_args *q, int argc, char **argv, const ch
         if (optind < argc)
                 return log_error_errno(EINVAL, "%s: unexpected argument '%s'", name, argv[optind]);
         if ((flags & QUERY_NEEDS_ROOT) && !q->root)
-                return log_error_errno(EINVAL, "%s needs a root function: cppctl %s --root FUNCTION", name, name);
+                return log_error_errno(EINVAL, "%s needs a root function: cppctl %s --root FUNCTION", name,
+                                       name);
         return resources ? parse_resources(q, resources, name, flags) : 1;
 }
-
 
 void query_args_done(struct query_args *q) {
         q->resources = strv_free(q->resources);
@@ -364,8 +385,8 @@ static int pick_resource(struct query_args *q, struct store *s) {
                 for (int i = 0; i < n; i++)
                         if (streq(names[i], q->resource))
                                 return 0;
-                return log_error_errno(ENOENT, "%s has no samples of resource '%s'; it has: %s",
-                                       q->db, q->resource, list);
+                return log_error_errno(ENOENT, "%s has no samples of resource '%s'; it has: %s", q->db,
+                                       q->resource, list);
         }
         if (n == 1) {
                 free(q->resource_owned);
@@ -377,7 +398,8 @@ static int pick_resource(struct query_args *q, struct store *s) {
                         q->resource = "cpu-time";
                         return 0;
                 }
-        return log_error_errno(EINVAL, "%s holds several resources (%s): choose one with --resource", q->db, list);
+        return log_error_errno(EINVAL, "%s holds several resources (%s): choose one with --resource", q->db,
+                               list);
 }
 
 int query_load(struct query_args *q, struct sample_tree **ret) {
@@ -397,8 +419,10 @@ static int open_store(struct query_args *q, struct store **ret, struct store_fil
         if (r < 0)
                 return r;
         if (q->filter.by == STORE_BY_LINE && store_has_call_sites(s) == 0)
-                log_notice("%s keeps its frames as functions, so --by line shows functions; record with --lines "
-                           "(cppd: [store] granularity = line) to keep call sites", q->db);
+                log_notice(
+                        "%s keeps its frames as functions, so --by line shows functions; record with --lines "
+                        "(cppd: [store] granularity = line) to keep call sites",
+                        q->db);
         *ret_filter = q->filter;
         ret_filter->resource = q->resource;
         *ret = take_ptr(&s);
@@ -429,8 +453,8 @@ static bool unfiltered(const struct query_args *q) {
         const struct store_filter *f = &q->filter;
 
         return f->run_id == 0 && !f->unit && f->pid == 0 && !f->no_idle && !f->comm && !f->exe && !f->host &&
-               !f->has_since && !f->has_until && f->by == STORE_BY_FUNCTION && !f->fold_inline && !f->focus &&
-               !f->ignore && !f->hide && !f->raw_names;
+                !f->has_since && !f->has_until && f->by == STORE_BY_FUNCTION && !f->fold_inline &&
+                !f->focus && !f->ignore && !f->hide && !f->raw_names;
 }
 
 int query_load_index(struct query_args *q, bool inverted, struct view_data *ret) {
@@ -498,8 +522,8 @@ int query_load_many(struct query_args *q, struct name_table **ret_names, struct 
         if (total == 0) {
                 for (size_t k = 0; k < n; k++)
                         sample_tree_free(trees[k]);
-                log_error("no samples of %s in %s match the filters", q->resources ?
-                          "these resources" : q->resource, q->db);
+                log_error("no samples of %s in %s match the filters",
+                          q->resources ? "these resources" : q->resource, q->db);
                 return -ENODATA;
         }
         *ret_names = take_ptr(&names);
@@ -522,8 +546,10 @@ int query_check_format(const struct query_args *q, const char *name, unsigned fo
                 if (formats & (1u << i))
                         fprintf(f, "%s%s", size || ftell(f) ? ", " : "", render_format_name(i));
         fclose(f);
-        return log_error_errno(EINVAL, "%s has no %s format; it writes %s%s", name, render_format_name(q->format),
-                               list, (1u << q->format) & FORMATS_TREE ? " ('cppctl export' writes the others)" : "");
+        return log_error_errno(EINVAL, "%s has no %s format; it writes %s%s", name,
+                               render_format_name(q->format), list,
+                               (1u << q->format) & FORMATS_TREE ? " ('cppctl export' writes the others)" :
+                                                                  "");
 }
 
 /* The first 16 bytes of every SQLite database file, its NUL included (sqlite.org/fileformat). */
@@ -539,9 +565,9 @@ static bool is_store_file(int fd) {
         snprintf(path, sizeof path, "/proc/self/fd/%d", fd);
         rfd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
         if (rfd < 0 || pread(rfd, head, sizeof head, 0) != (ssize_t) sizeof head)
-                return false;   /* unreadable or too short to be one */
+                return false; /* unreadable or too short to be one */
         return memcmp(head, SQLITE_HEADER, sizeof head) == 0 || memcmp(head, wal_be, 4) == 0 ||
-               memcmp(head, wal_le, 4) == 0;
+                memcmp(head, wal_le, 4) == 0;
 }
 
 int output_open(const char *path, const char *store, FILE **ret) {
@@ -558,7 +584,8 @@ int output_open(const char *path, const char *store, FILE **ret) {
                 return -errno;
         if (S_ISREG(st.st_mode)) {
                 if ((store && stat(store, &store_st) == 0 && store_st.st_dev == st.st_dev &&
-                     store_st.st_ino == st.st_ino) || (st.st_size > 0 && is_store_file(fd)))
+                     store_st.st_ino == st.st_ino) ||
+                    (st.st_size > 0 && is_store_file(fd)))
                         return -EEXIST;
                 if (ftruncate(fd, 0) < 0)
                         return -errno;
@@ -573,8 +600,11 @@ int output_open(const char *path, const char *store, FILE **ret) {
 
 int log_output_error(int r, const char *path) {
         if (r == -EEXIST)
-                return log_error_errno(EEXIST, "%s is a store (an SQLite database): -o writes a report, and never over "
-                                       "a store; name another file (the store a command reads or writes is --db)", path);
+                return log_error_errno(
+                        EEXIST,
+                        "%s is a store (an SQLite database): -o writes a report, and never over "
+                        "a store; name another file (the store a command reads or writes is --db)",
+                        path);
         return log_error_errno(r, "Cannot create %s: %m", path);
 }
 
@@ -638,20 +668,21 @@ int query_missing_root(const struct query_args *q, enum profile_kind kind, struc
                 return EXIT_FAILURE_;
 
         for (uint32_t i = 0; i < n && strv_length(similar) < 5; i++)
-                if (strstr(name_table_get(t->names, i), q->root) && strv_extend(&similar, name_table_get(t->names, i)) < 0)
+                if (strstr(name_table_get(t->names, i), q->root) &&
+                    strv_extend(&similar, name_table_get(t->names, i)) < 0)
                         break;
         list = strv_join(similar, ", ");
         if (similar && list)
-                log_error("'%s' appears in no sample of %s; functions with that in their name: %s",
-                          q->root, q->resource, list);
+                log_error("'%s' appears in no sample of %s; functions with that in their name: %s", q->root,
+                          q->resource, list);
         else
-                log_error("'%s' appears in no sample of %s; 'cppctl functions' lists those that do",
-                          q->root, q->resource);
+                log_error("'%s' appears in no sample of %s; 'cppctl functions' lists those that do", q->root,
+                          q->resource);
         return EXIT_EMPTY;
 }
 
 int query_compute_profile(struct sample_tree *t, enum profile_kind kind, const char *root, uint64_t min_hits,
-                           struct profile **ret) {
+                          struct profile **ret) {
         switch (kind) {
         case PROFILE_DOWN:
                 return profile_down(t, root, min_hits, ret);
@@ -709,9 +740,9 @@ static int table_command(struct query_args *q, enum profile_kind kind) {
                 r = -EIO;
                 goto finish;
         }
-        r = q->format == RENDER_JSON ? render_json_table(out, j, q->ratio, q->threshold) :
-            q->format == RENDER_CSV ? render_csv_table(out, j, q->ratio, q->threshold) :
-                                      render_text_table(out, j, q->ratio, q->threshold);
+        r = q->format == RENDER_JSON    ? render_json_table(out, j, q->ratio, q->threshold) :
+                q->format == RENDER_CSV ? render_csv_table(out, j, q->ratio, q->threshold) :
+                                          render_text_table(out, j, q->ratio, q->threshold);
         r = query_output_close(q, out, r) == EXIT_OK ? 0 : -EIO;
 finish:
         j = profile_join_free(j);
@@ -738,7 +769,8 @@ static int compute_index_profile(const struct tree_index *x, enum profile_kind k
         return -EINVAL;
 }
 
-int query_profile_command(int argc, char **argv, const char *name, const char *usage, enum profile_kind kind) {
+int query_profile_command(int argc, char **argv, const char *name, const char *usage,
+                          enum profile_kind kind) {
         bool rooted = kind == PROFILE_DOWN || kind == PROFILE_UP;
         _cleanup_(view_data_done) struct view_data v = {};
         _cleanup_(profile_freep) struct profile *p = NULL;
@@ -746,7 +778,8 @@ int query_profile_command(int argc, char **argv, const char *name, const char *u
         const struct sample_tree *header;
         int r;
 
-        r = query_args_parse(&q, argc, argv, name, usage, (rooted ? QUERY_NEEDS_ROOT : 0) | QUERY_MANY_RESOURCES);
+        r = query_args_parse(&q, argc, argv, name, usage,
+                             (rooted ? QUERY_NEEDS_ROOT : 0) | QUERY_MANY_RESOURCES);
         if (r <= 0)
                 return exit_status(r);
         r = query_check_format(&q, name, FORMATS_PROFILE);

@@ -28,14 +28,17 @@
 
 /* Bytes in the UTF-8 sequence at P, or 0 if none starts there. */
 static size_t utf8_len(const unsigned char *p) {
-        size_t len = p[0] < 0x80 ? 1 : (p[0] & 0xe0) == 0xc0 ? 2 : (p[0] & 0xf0) == 0xe0 ? 3 :
-                     (p[0] & 0xf8) == 0xf0 ? 4 : 0;
+        size_t len = p[0] < 0x80      ? 1 :
+                (p[0] & 0xe0) == 0xc0 ? 2 :
+                (p[0] & 0xf0) == 0xe0 ? 3 :
+                (p[0] & 0xf8) == 0xf0 ? 4 :
+                                        0;
 
         if (len == 2 && p[0] < 0xc2)
-                return 0;                       /* overlong */
+                return 0; /* overlong */
         for (size_t i = 1; i < len; i++)
                 if ((p[i] & 0xc0) != 0x80)
-                        return 0;               /* also stops at the NUL */
+                        return 0; /* also stops at the NUL */
         return len;
 }
 
@@ -113,7 +116,8 @@ int render_dot(FILE *f, struct sample_tree *t, double threshold) {
                         continue;
                 fprintf(f, "        n%zu [label=\"", i);
                 write_escaped(f, sample_tree_name(t, n->name));
-                fprintf(f, "\\ntotal %.4f [%" PRIu64 "]\\nself %.4f [%" PRIu64 "]\", "
+                fprintf(f,
+                        "\\ntotal %.4f [%" PRIu64 "]\\nself %.4f [%" PRIu64 "]\", "
                         "fillcolor=\"0.000 %.3f 1.000\"];\n",
                         fraction(g, n->total), n->total, fraction(g, n->self), n->self,
                         max_self ? (double) n->self / (double) max_self : 0.0);
@@ -122,8 +126,8 @@ int render_dot(FILE *f, struct sample_tree *t, double threshold) {
                 const struct call_graph_edge *e = &g->edges[i];
 
                 if (shown[e->caller] && shown[e->callee])
-                        fprintf(f, "        n%" PRIu32 " -> n%" PRIu32 " [label=\"%" PRIu64
-                                "\"];\n", e->caller, e->callee, e->hits);
+                        fprintf(f, "        n%" PRIu32 " -> n%" PRIu32 " [label=\"%" PRIu64 "\"];\n",
+                                e->caller, e->callee, e->hits);
         }
         fputs("}\n", f);
         return ferror(f) ? -EIO : 0;

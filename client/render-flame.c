@@ -26,13 +26,13 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define FLAME_WIDTH 1200                /* px, the whole image */
-#define FLAME_PAD 10                    /* px left and right of the graph */
+#define FLAME_WIDTH 1200 /* px, the whole image */
+#define FLAME_PAD 10     /* px left and right of the graph */
 #define FLAME_GRAPH_WIDTH (FLAME_WIDTH - 2 * FLAME_PAD)
-#define FLAME_TOP 56                    /* px above the frames: title, facts, controls */
-#define FLAME_BOTTOM 34                 /* px below them: the details line */
-#define FRAME_HEIGHT 16                 /* px per row, the 1 px gap included */
-#define FRAME_CHAR_WIDTH 7.08           /* px, average for 12 px Verdana: labels are cut to fit */
+#define FLAME_TOP 56          /* px above the frames: title, facts, controls */
+#define FLAME_BOTTOM 34       /* px below them: the details line */
+#define FRAME_HEIGHT 16       /* px per row, the 1 px gap included */
+#define FRAME_CHAR_WIDTH 7.08 /* px, average for 12 px Verdana: labels are cut to fit */
 
 void xml_write_escaped(FILE *f, const char *s) {
         xml_write_escaped_n(f, s, strlen(s));
@@ -43,8 +43,11 @@ void xml_write_escaped_n(FILE *f, const char *s, size_t len) {
 
         while (p < end) {
                 unsigned char c = *p;
-                size_t n = c < 0x80 ? 1 : c >= 0xc2 && c <= 0xdf ? 2 : c >= 0xe0 && c <= 0xef ? 3 :
-                           c >= 0xf0 && c <= 0xf4 ? 4 : 0;
+                size_t n = c < 0x80            ? 1 :
+                        c >= 0xc2 && c <= 0xdf ? 2 :
+                        c >= 0xe0 && c <= 0xef ? 3 :
+                        c >= 0xf0 && c <= 0xf4 ? 4 :
+                                                 0;
                 uint32_t cp = n == 1 ? c : n == 2 ? c & 0x1fu : n == 3 ? c & 0x0fu : c & 0x07u;
                 bool valid = n > 0 && (size_t) (end - p) >= n;
 
@@ -54,8 +57,7 @@ void xml_write_escaped_n(FILE *f, const char *s, size_t len) {
                 }
                 /* No overlong forms, surrogates or code points XML 1.0 forbids. */
                 if (valid)
-                        valid = !(n == 3 && cp < 0x800) &&
-                                !(n == 4 && (cp < 0x10000 || cp > 0x10ffff)) &&
+                        valid = !(n == 3 && cp < 0x800) && !(n == 4 && (cp < 0x10000 || cp > 0x10ffff)) &&
                                 !(cp >= 0xd800 && cp <= 0xdfff) && cp != 0xfffe && cp != 0xffff &&
                                 !(cp < 0x20 && cp != '\t' && cp != '\n' && cp != '\r') && cp != 0x7f;
                 if (!valid) {
@@ -82,7 +84,7 @@ void xml_write_escaped_n(FILE *f, const char *s, size_t len) {
                 case '\t':
                 case '\n':
                 case '\r':
-                        fprintf(f, "&#%d;", c);         /* attribute values would fold them */
+                        fprintf(f, "&#%d;", c); /* attribute values would fold them */
                         break;
                 default:
                         fwrite(p, 1, n, f);
@@ -125,8 +127,8 @@ static void frame_label(FILE *f, const char *name, double width) {
         fputs("..", f);
 }
 
-static void frame_write(FILE *f, const struct sample_tree *t, uint32_t node, uint64_t offset,
-                        uint32_t rows, bool icicle, uint32_t *path) {
+static void frame_write(FILE *f, const struct sample_tree *t, uint32_t node, uint64_t offset, uint32_t rows,
+                        bool icicle, uint32_t *path) {
         const struct sample_tree_node *n = &t->nodes[node];
         const char *name = node == SAMPLE_TREE_ROOT ? "all" : sample_tree_name(t, n->name);
         double x = FLAME_PAD + (double) offset / (double) t->total * FLAME_GRAPH_WIDTH;
@@ -134,8 +136,10 @@ static void frame_write(FILE *f, const struct sample_tree *t, uint32_t node, uin
         uint32_t y = FLAME_TOP + (icicle ? n->depth : rows - 1 - n->depth) * FRAME_HEIGHT;
         size_t depth = sample_tree_stack(t, node, path);
 
-        fprintf(f, "<g class=\"fg-frame\" data-x=\"%" PRIu64 "\" data-w=\"%" PRIu64
-                "\" data-d=\"%" PRIu32 "\" data-n=\"", offset, n->weight, n->depth);
+        fprintf(f,
+                "<g class=\"fg-frame\" data-x=\"%" PRIu64 "\" data-w=\"%" PRIu64 "\" data-d=\"%" PRIu32
+                "\" data-n=\"",
+                offset, n->weight, n->depth);
         xml_write_escaped(f, name);
         fputs("\"><title>", f);
         if (depth == 0)
@@ -147,8 +151,8 @@ static void frame_write(FILE *f, const struct sample_tree *t, uint32_t node, uin
         }
         fprintf(f, " (%" PRIu64 " hit%s, %.2f%%)</title>", n->weight, n->weight == 1 ? "" : "s",
                 100.0 * (double) n->weight / (double) t->total);
-        fprintf(f, "<rect x=\"%.2f\" y=\"%" PRIu32 "\" width=\"%.2f\" height=\"%d\" rx=\"2\" fill=\"",
-                x, y, width, FRAME_HEIGHT - 1);
+        fprintf(f, "<rect x=\"%.2f\" y=\"%" PRIu32 "\" width=\"%.2f\" height=\"%d\" rx=\"2\" fill=\"", x, y,
+                width, FRAME_HEIGHT - 1);
         frame_fill(f, name);
         fprintf(f, "\"/><text x=\"%.2f\" y=\"%.1f\">", x + 3, y + FRAME_HEIGHT * 0.75);
         frame_label(f, name, width);
@@ -300,26 +304,29 @@ int render_flame_svg_element(FILE *f, struct sample_tree *t, bool icicle, double
         if (!stack || !path || !offset)
                 return -ENOMEM;
 
-        fprintf(f, "<svg xmlns=\"http://www.w3.org/2000/svg\" class=\"fg\" width=\"%d\""
+        fprintf(f,
+                "<svg xmlns=\"http://www.w3.org/2000/svg\" class=\"fg\" width=\"%d\""
                 " height=\"%" PRIu32 "\" viewBox=\"0 0 %d %" PRIu32 "\">\n",
                 FLAME_WIDTH, height, FLAME_WIDTH, height);
         fputs(flame_style, f);
-        fprintf(f, "<rect width=\"100%%\" height=\"100%%\" fill=\"rgb(250,250,238)\"/>\n"
+        fprintf(f,
+                "<rect width=\"100%%\" height=\"100%%\" fill=\"rgb(250,250,238)\"/>\n"
                 "<text class=\"fg-title\" x=\"%d\" y=\"24\" text-anchor=\"middle\">",
                 FLAME_WIDTH / 2);
         xml_write_escaped(f, title ?: icicle ? "Icicle Graph" : "Flame Graph");
         fprintf(f, "</text>\n<text class=\"fg-info\" x=\"%d\" y=\"44\" text-anchor=\"middle\">",
                 FLAME_WIDTH / 2);
         flame_facts(f, t, threshold);
-        fprintf(f, "</text>\n"
+        fprintf(f,
+                "</text>\n"
                 "<text class=\"fg-control fg-unzoom fg-hide\" x=\"%d\" y=\"24\">Reset zoom</text>\n"
                 "<text class=\"fg-control fg-search\" x=\"%d\" y=\"24\" text-anchor=\"end\">"
                 "Search</text>\n"
                 "<text class=\"fg-info fg-details\" x=\"%d\" y=\"%" PRIu32 "\">%s</text>\n"
                 "<text class=\"fg-info fg-matched\" x=\"%d\" y=\"%" PRIu32 "\" text-anchor=\"end\">"
                 "</text>\n",
-                FLAME_PAD, FLAME_WIDTH - FLAME_PAD, FLAME_PAD, bottom,
-                t->total > 0 ? "" : "No samples.", FLAME_WIDTH - FLAME_PAD, bottom);
+                FLAME_PAD, FLAME_WIDTH - FLAME_PAD, FLAME_PAD, bottom, t->total > 0 ? "" : "No samples.",
+                FLAME_WIDTH - FLAME_PAD, bottom);
 
         /* Pre-order walk, children heaviest first; a child's offset is fixed by its parent. */
         if (t->total > 0) {
@@ -345,10 +352,12 @@ int render_flame_svg_element(FILE *f, struct sample_tree *t, bool icicle, double
                                 stack[depth++] = children[i - 1];
         }
 
-        fprintf(f, "<script><![CDATA[\n(function () {\n\"use strict\";\n"
+        fprintf(f,
+                "<script><![CDATA[\n(function () {\n\"use strict\";\n"
                 "var total = %" PRIu64 ", pad = %d, width = %d, charWidth = %g;\n"
                 "%s})();\n]]></script>\n"
-                "</svg>\n", t->total, FLAME_PAD, FLAME_GRAPH_WIDTH, FRAME_CHAR_WIDTH, flame_script);
+                "</svg>\n",
+                t->total, FLAME_PAD, FLAME_GRAPH_WIDTH, FRAME_CHAR_WIDTH, flame_script);
         return ferror(f) ? -EIO : 0;
 }
 

@@ -41,7 +41,7 @@ int render_each_stack(const struct sample_tree *t,
 
         for (size_t i = 0; i < t->n_nodes; i++)
                 max_depth = MAX(max_depth, t->nodes[i].depth);
-        stack = malloc(t->n_nodes * sizeof *stack);      /* each node is pushed once */
+        stack = malloc(t->n_nodes * sizeof *stack); /* each node is pushed once */
         path = malloc((max_depth + 1) * sizeof *path);
         if (!stack || !path)
                 return -ENOMEM;
@@ -60,8 +60,7 @@ int render_each_stack(const struct sample_tree *t,
                         if (r < 0)
                                 return r;
                 }
-                for (uint32_t c = n->first_child; c != SAMPLE_TREE_NONE;
-                     c = t->nodes[c].next_sibling)
+                for (uint32_t c = n->first_child; c != SAMPLE_TREE_NONE; c = t->nodes[c].next_sibling)
                         stack[depth + k++] = c;
                 sorting = t;
                 qsort(stack + depth, k, sizeof *stack, name_cmp_desc);
@@ -80,8 +79,8 @@ static void write_name(FILE *f, const char *s) {
                 fputc(*s == ';' ? ':' : *s == '\n' || *s == '\r' ? ' ' : *s, f);
 }
 
-static int write_line(const struct sample_tree *t, uint32_t node, const uint32_t *path,
-                      size_t depth, void *userdata) {
+static int write_line(const struct sample_tree *t, uint32_t node, const uint32_t *path, size_t depth,
+                      void *userdata) {
         FILE *f = userdata;
 
         if (depth == 0)

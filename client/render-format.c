@@ -5,16 +5,11 @@
 #include <string.h>
 
 static const char *const names[_RENDER_FORMAT_MAX] = {
-        [RENDER_TEXT] = "text",
-        [RENDER_JSON] = "json",
-        [RENDER_CSV] = "csv",
-        [RENDER_FOLDED] = "folded",
-        [RENDER_DOT] = "dot",
-        [RENDER_FLAME] = "flame",
-        [RENDER_ICICLE] = "icicle",
-        [RENDER_HTML] = "html",
-        [RENDER_PPROF] = "pprof",
-        [RENDER_SPEEDSCOPE] = "speedscope",
+        [RENDER_TEXT] = "text",     [RENDER_JSON] = "json",
+        [RENDER_CSV] = "csv",       [RENDER_FOLDED] = "folded",
+        [RENDER_DOT] = "dot",       [RENDER_FLAME] = "flame",
+        [RENDER_ICICLE] = "icicle", [RENDER_HTML] = "html",
+        [RENDER_PPROF] = "pprof",   [RENDER_SPEEDSCOPE] = "speedscope",
 };
 
 const char *render_format_name(enum render_format f) {

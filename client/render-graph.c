@@ -52,8 +52,9 @@ static int link_cmp(const void *a, const void *b) {
                 return x->time > y->time ? -1 : 1;
         if (x->node != y->node && (x->node < 0 || y->node < 0))
                 return x->node < 0 ? -1 : 1;
-        return x->node < 0 ? 0 : strcmp(sample_tree_name(sorting->tree, sorting->nodes[x->node].name),
-                                        sample_tree_name(sorting->tree, sorting->nodes[y->node].name));
+        return x->node < 0 ? 0 :
+                             strcmp(sample_tree_name(sorting->tree, sorting->nodes[x->node].name),
+                                    sample_tree_name(sorting->tree, sorting->nodes[y->node].name));
 }
 
 /* The callers (or CALLEES) of node N, with the root (or leaf) pseudo-link, sorted. Returns how
@@ -94,7 +95,8 @@ static bool shown(const struct call_graph *g, size_t n, const bool *roots, uint6
 /* Entry N's callers and callees, when it is shown. Returns 1 with both set (malloc()ed), 0 when
  * the entry is not shown, or -ENOMEM. */
 static int entry_links(const struct call_graph *g, size_t n, const bool *roots, uint64_t min_hits,
-                       struct link **ret_callers, long *ret_n_callers, struct link **ret_callees, long *ret_n_callees) {
+                       struct link **ret_callers, long *ret_n_callers, struct link **ret_callees,
+                       long *ret_n_callees) {
         if (!shown(g, n, roots, min_hits))
                 return 0;
         *ret_n_callers = links_of(g, n, false, ret_callers);
@@ -123,9 +125,10 @@ int render_text_graph(FILE *f, const struct call_graph *g, const bool *roots, do
         size_t omitted = 0, links_omitted = 0;
         bool first = true;
 
-        render_text_header(f, "Caller/Callee Graph", g->tree,
-                           "[index] total_fraction [#raw_samples ±95%] self_fraction [#raw_samples] function;\n"
-                           "        callers above, callees below: share_of_total [#raw_samples] function [index]");
+        render_text_header(
+                f, "Caller/Callee Graph", g->tree,
+                "[index] total_fraction [#raw_samples ±95%] self_fraction [#raw_samples] function;\n"
+                "        callers above, callees below: share_of_total [#raw_samples] function [index]");
         for (size_t n = 0; n < g->n_nodes; n++) {
                 const struct call_graph_node *node = &g->nodes[n];
                 _cleanup_free_ struct link *callers = NULL, *callees = NULL;
@@ -144,9 +147,8 @@ int render_text_graph(FILE *f, const struct call_graph *g, const bool *roots, do
                 text_links(f, g, callers, n_callers, false, (double) node->total, threshold, &links_omitted);
                 fprintf(f, "  [%zu] %.4f [%" PRIu64 " ±%.0f] %.4f [%" PRIu64 "] %s\n", n + 1,
                         fraction(node->total, g->total), node->total,
-                        ceil(profile_hits_error(node->total, g->total)),
-                        fraction(node->self, g->total), node->self,
-                        sample_tree_name(g->tree, node->name));
+                        ceil(profile_hits_error(node->total, g->total)), fraction(node->self, g->total),
+                        node->self, sample_tree_name(g->tree, node->name));
                 text_links(f, g, callees, n_callees, true, (double) node->total, threshold, &links_omitted);
         }
         render_text_finish(f, omitted, false, threshold, "function");
@@ -198,9 +200,11 @@ int render_json_graph(FILE *f, const struct call_graph *g, const bool *roots, do
                 fprintf(f, "%s\n  {\"index\": %zu, \"name\": ", first ? "" : ",", n + 1);
                 first = false;
                 json_write_string(f, sample_tree_name(g->tree, node->name));
-                fprintf(f, ", \"fraction\": %.6f, \"hits\": %" PRIu64 ", \"self_fraction\": %.6f, \"self\": %" PRIu64
-                        ", \"callers\": [", fraction(node->total, g->total), node->total,
-                        fraction(node->self, g->total), node->self);
+                fprintf(f,
+                        ", \"fraction\": %.6f, \"hits\": %" PRIu64
+                        ", \"self_fraction\": %.6f, \"self\": %" PRIu64 ", \"callers\": [",
+                        fraction(node->total, g->total), node->total, fraction(node->self, g->total),
+                        node->self);
                 json_links(f, g, callers, n_callers, false, (double) node->total, threshold);
                 fputs("], \"callees\": [", f);
                 json_links(f, g, callees, n_callees, true, (double) node->total, threshold);

@@ -18,7 +18,7 @@
 
 #define HTML_TOP_FUNCTIONS 30
 #define HTML_TOP_PATHS 20
-#define HTML_FLAME_THRESHOLD 0.001      /* narrower frames: under 1.2 px of 1180 */
+#define HTML_FLAME_THRESHOLD 0.001 /* narrower frames: under 1.2 px of 1180 */
 
 static const char html_style[] =
         "<style>\n"
@@ -43,7 +43,8 @@ static void html_facts(FILE *f, const struct sample_tree *t) {
                 fprintf(f, "every %" PRIu64 " gticks", i->period);
         else
                 fputs("several (runs with different periods merged)", f);
-        fprintf(f, "</td></tr>\n<tr><th>Samples</th><td>%" PRIu64 "</td></tr>\n"
+        fprintf(f,
+                "</td></tr>\n<tr><th>Samples</th><td>%" PRIu64 "</td></tr>\n"
                 "<tr><th>Hits</th><td>%" PRIu64 "</td></tr>\n"
                 "<tr><th>Samples lost</th><td>%" PRIu64 "</td></tr>\n",
                 i->samples, t->total, i->lost);
@@ -58,7 +59,8 @@ static void html_profile(FILE *f, const struct profile *p, size_t max, const cha
         bool paths = p->kind == PROFILE_DOWN || p->kind == PROFILE_UP;
         size_t shown = MIN(p->n_entries, max);
 
-        fprintf(f, "<table class=\"profile\">\n"
+        fprintf(f,
+                "<table class=\"profile\">\n"
                 "<tr><th>Fraction</th><th></th><th>Hits</th><th>%s</th></tr>\n",
                 paths ? "Call path" : "Function");
         for (size_t i = 0; i < shown; i++) {
@@ -66,7 +68,8 @@ static void html_profile(FILE *f, const struct profile *p, size_t max, const cha
                 const uint32_t *names = profile_path(p, e);
                 double fraction = profile_fraction(p, e->hits);
 
-                fprintf(f, "<tr><td class=\"num\">%.4f</td>"
+                fprintf(f,
+                        "<tr><td class=\"num\">%.4f</td>"
                         "<td class=\"bar\"><div style=\"width: %.1f%%\"></div></td>"
                         "<td class=\"num\">%" PRIu64 "</td><td class=\"name\">%s",
                         fraction, 100.0 * fraction, e->hits, paths ? "(" : "");
@@ -79,8 +82,7 @@ static void html_profile(FILE *f, const struct profile *p, size_t max, const cha
         }
         fputs("</table>\n", f);
         if (p->n_entries > shown)
-                fprintf(f, "<p class=\"note\">%zu more %s not shown.</p>\n",
-                        p->n_entries - shown, what);
+                fprintf(f, "<p class=\"note\">%zu more %s not shown.</p>\n", p->n_entries - shown, what);
 }
 
 static int html_section(FILE *f, struct sample_tree *t, size_t index) {
@@ -104,7 +106,8 @@ static int html_section(FILE *f, struct sample_tree *t, size_t index) {
         if (r < 0)
                 return r;
         fputs("<h3>Functions</h3>\n<p class=\"note\">Per function, the share of samples whose stack "
-              "contains it (body and descendants, paper §4.4).</p>\n", f);
+              "contains it (body and descendants, paper §4.4).</p>\n",
+              f);
         html_profile(f, functions, HTML_TOP_FUNCTIONS, "functions");
 
         k = render_sorted_children(t, SAMPLE_TREE_ROOT, &roots);
@@ -118,12 +121,14 @@ static int html_section(FILE *f, struct sample_tree *t, size_t index) {
                 fputs("<h3>Call paths down from <code>", f);
                 xml_write_escaped(f, top);
                 fputs("</code></h3>\n<p class=\"note\">The heaviest call paths starting at the "
-                      "heaviest outermost frame (downward profile, paper §4.3).</p>\n", f);
+                      "heaviest outermost frame (downward profile, paper §4.3).</p>\n",
+                      f);
                 html_profile(f, down, HTML_TOP_PATHS, "call paths");
         }
 
         fputs("<h3>Flame graph</h3>\n<p class=\"note\">Hover for details, click to zoom, Search to "
-              "highlight.</p>\n", f);
+              "highlight.</p>\n",
+              f);
         r = render_flame_svg_element(f, t, false, HTML_FLAME_THRESHOLD, resource);
         if (r < 0)
                 return r;

@@ -22,14 +22,17 @@ void json_write_string(FILE *f, const char *s) {
         fputc('"', f);
         while (*p) {
                 unsigned char c = *p;
-                size_t len = c < 0x80 ? 1 : (c & 0xe0) == 0xc0 ? 2 : (c & 0xf0) == 0xe0 ? 3 :
-                             (c & 0xf8) == 0xf0 ? 4 : 0;
+                size_t len = c < 0x80      ? 1 :
+                        (c & 0xe0) == 0xc0 ? 2 :
+                        (c & 0xf0) == 0xe0 ? 3 :
+                        (c & 0xf8) == 0xf0 ? 4 :
+                                             0;
                 bool valid = len > 0;
 
                 for (size_t i = 1; valid && i < len; i++)
                         valid = (p[i] & 0xc0) == 0x80;
                 if (valid && len == 2)
-                        valid = c >= 0xc2;              /* no overlong forms */
+                        valid = c >= 0xc2; /* no overlong forms */
                 if (!valid) {
                         fputs("\\ufffd", f);
                         p++;
@@ -71,7 +74,8 @@ void render_json_header(FILE *f, const char *view, const struct sample_tree *t, 
         json_write_string(f, i->resource ?: "");
         fputs(", \"unit\": ", f);
         json_write_string(f, i->unit ?: "");
-        fprintf(f, ", \"period\": %" PRIu64 ", \"samples\": %" PRIu64 ", \"hits\": %" PRIu64
+        fprintf(f,
+                ", \"period\": %" PRIu64 ", \"samples\": %" PRIu64 ", \"hits\": %" PRIu64
                 ", \"lost\": %" PRIu64 ", \"frames_unsymbolized\": %.6f, \"threshold\": %g",
                 i->period, i->samples, t->total, i->lost,
                 i->frames ? (double) i->frames_unsymbolized / (double) i->frames : 0.0, threshold);
@@ -96,7 +100,9 @@ int render_json_profile(FILE *f, const struct profile *p, double threshold) {
                         continue;
                 }
                 profile_interval(e->hits, p->total, &lo, &hi);
-                fprintf(f, "%s\n  {\"fraction\": %.6f, \"ci95\": [%.6f, %.6f], \"hits\": %" PRIu64 ", \"path\": [",
+                fprintf(f,
+                        "%s\n  {\"fraction\": %.6f, \"ci95\": [%.6f, %.6f], \"hits\": %" PRIu64
+                        ", \"path\": [",
                         shown++ ? "," : "", fraction, lo, hi, e->hits);
                 for (uint32_t j = 0; j < e->len; j++) {
                         if (j)
@@ -107,7 +113,8 @@ int render_json_profile(FILE *f, const struct profile *p, double threshold) {
         }
         /* omitted_exact: false where the view stopped at its threshold and counted only those it
          * saw (at least this many). */
-        fprintf(f, "\n], \"omitted\": %zu, \"omitted_exact\": %s}\n", omitted, p->omitted_partial ? "false" : "true");
+        fprintf(f, "\n], \"omitted\": %zu, \"omitted_exact\": %s}\n", omitted,
+                p->omitted_partial ? "false" : "true");
         return ferror(f) ? -EIO : 0;
 }
 
@@ -134,7 +141,8 @@ int render_sorted_children(const struct sample_tree *t, uint32_t node, uint32_t 
                 if (!children)
                         return -ENOMEM;
                 n = 0;
-                for (uint32_t c = t->nodes[node].first_child; c != SAMPLE_TREE_NONE; c = t->nodes[c].next_sibling)
+                for (uint32_t c = t->nodes[node].first_child; c != SAMPLE_TREE_NONE;
+                     c = t->nodes[c].next_sibling)
                         children[n++] = c;
                 sorting = t;
                 qsort(children, n, sizeof *children, child_cmp);
@@ -148,7 +156,7 @@ int render_json_tree(FILE *f, struct sample_tree *t, double threshold) {
         /* Each stack entry is a node to open, or (top bit set) a node whose children array and
          * object must be closed. */
         _cleanup_free_ uint32_t *stack = NULL;
-        _cleanup_free_ bool *first = NULL;     /* by depth: no sibling written yet */
+        _cleanup_free_ bool *first = NULL; /* by depth: no sibling written yet */
         size_t depth = 0, omitted = 0;
         uint32_t max_depth = 0;
 
@@ -189,8 +197,10 @@ int render_json_tree(FILE *f, struct sample_tree *t, double threshold) {
                         first[n->depth - 1] = false;
                         fprintf(f, "%*s{\"name\": ", (int) n->depth, "");
                         json_write_string(f, sample_tree_name(t, n->name));
-                        fprintf(f, ", \"fraction\": %.6f, \"hits\": %" PRIu64 ", \"self\": %" PRIu64
-                                ", \"children\": [", fraction, n->weight, n->self);
+                        fprintf(f,
+                                ", \"fraction\": %.6f, \"hits\": %" PRIu64 ", \"self\": %" PRIu64
+                                ", \"children\": [",
+                                fraction, n->weight, n->self);
                         stack[depth++] = node | 0x80000000u;
                 }
                 first[n->depth] = true;

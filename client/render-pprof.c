@@ -51,34 +51,34 @@ struct pprof {
         size_t n_trees;
 
         /* The union of the trees' stacks. */
-        struct name_table *functions;   /* a name's id + 1 is its function's and location's id */
-        struct sample_tree *merged;     /* over function ids; self: the trees with the stack */
-        int64_t *values;                /* values[node * n_trees + tree]: gticks */
-        size_t cap_values;              /* nodes that values has room for */
-        size_t tree;                    /* the tree being merged... */
-        uint64_t gticks;                /* ...and its gticks per hit */
-        uint32_t *ids;                  /* scratch: one stack's function ids */
+        struct name_table *functions; /* a name's id + 1 is its function's and location's id */
+        struct sample_tree *merged;   /* over function ids; self: the trees with the stack */
+        int64_t *values;              /* values[node * n_trees + tree]: gticks */
+        size_t cap_values;            /* nodes that values has room for */
+        size_t tree;                  /* the tree being merged... */
+        uint64_t gticks;              /* ...and its gticks per hit */
+        uint32_t *ids;                /* scratch: one stack's function ids */
 
         /* The binaries, in order of first sight. */
-        struct name_table *mapping_keys;        /* "BUILD_ID/PATH" -> index */
-        const struct sample_tree_module **modules;      /* by index; the trees' own */
-        uint64_t *mapping_hits;         /* by index: gticks of samples ending in its functions */
+        struct name_table *mapping_keys;           /* "BUILD_ID/PATH" -> index */
+        const struct sample_tree_module **modules; /* by index; the trees' own */
+        uint64_t *mapping_hits;                    /* by index: gticks of samples ending in its functions */
         size_t n_mappings, cap_mappings;
-        uint32_t *fn_mapping;           /* by name id in functions: mapping index + 1; 0: none */
-        const char **fn_raw;            /* by name id in functions: its stored name, if another */
-        size_t cap_fn_mapping;          /* of both */
-        uint64_t *mapping_ids;          /* by index: its Mapping id (the main binary's is 1) */
+        uint32_t *fn_mapping;  /* by name id in functions: mapping index + 1; 0: none */
+        const char **fn_raw;   /* by name id in functions: its stored name, if another */
+        size_t cap_fn_mapping; /* of both */
+        uint64_t *mapping_ids; /* by index: its Mapping id (the main binary's is 1) */
         Perftools__Profiles__Mapping *maps, **map_ptrs;
 
         struct name_table *strings;
-        char **string_table;            /* points into strings */
+        char **string_table; /* points into strings */
         Perftools__Profiles__ValueType *types, **type_ptrs;
         Perftools__Profiles__Function *fns, **fn_ptrs;
         Perftools__Profiles__Line *lines, **line_ptrs;
         Perftools__Profiles__Location *locs, **loc_ptrs;
         Perftools__Profiles__Sample *samples, **sample_ptrs;
         size_t n_samples;
-        uint64_t *location_ids;         /* every sample's, concatenated */
+        uint64_t *location_ids; /* every sample's, concatenated */
         size_t n_location_ids;
 };
 
@@ -87,12 +87,8 @@ static const char *pprof_unit(const char *unit) {
         static const struct {
                 const char *prefix, *name;
         } units[] = {
-                { "1 ns", "nanoseconds" },
-                { "1 us", "microseconds" },
-                { "1 \u00b5s", "microseconds" },
-                { "1 ms", "milliseconds" },
-                { "1 s ", "seconds" },
-                { "1 byte", "bytes" },
+                { "1 ns", "nanoseconds" },  { "1 us", "microseconds" }, { "1 \u00b5s", "microseconds" },
+                { "1 ms", "milliseconds" }, { "1 s ", "seconds" },      { "1 byte", "bytes" },
         };
 
         for (size_t i = 0; unit && i < sizeof units / sizeof *units; i++)
@@ -101,9 +97,8 @@ static const char *pprof_unit(const char *unit) {
         return "count";
 }
 
-
 static void pprof_done(struct pprof *p) {
-        sample_tree_free(p->merged);    /* before the names it borrows */
+        sample_tree_free(p->merged); /* before the names it borrows */
         name_table_free(p->functions);
         name_table_free(p->strings);
         free(p->values);
@@ -192,8 +187,8 @@ static int note_function(struct pprof *p, const struct sample_tree *t, uint32_t 
         return 0;
 }
 
-static int merge_stack(const struct sample_tree *t, uint32_t node, const uint32_t *path,
-                       size_t depth, void *userdata) {
+static int merge_stack(const struct sample_tree *t, uint32_t node, const uint32_t *path, size_t depth,
+                       void *userdata) {
         struct pprof *p = userdata;
         int64_t id;
         int r;
@@ -377,8 +372,8 @@ static int add_functions(struct pprof *p) {
         return 0;
 }
 
-static int add_sample(const struct sample_tree *t, uint32_t node, const uint32_t *path,
-                      size_t depth, void *userdata) {
+static int add_sample(const struct sample_tree *t, uint32_t node, const uint32_t *path, size_t depth,
+                      void *userdata) {
         struct pprof *p = userdata;
         Perftools__Profiles__Sample *s = &p->samples[p->n_samples];
 
@@ -386,7 +381,7 @@ static int add_sample(const struct sample_tree *t, uint32_t node, const uint32_t
         s->n_location_id = depth;
         s->location_id = p->location_ids + p->n_location_ids;
         for (size_t i = 0; i < depth; i++)
-                s->location_id[i] = path[depth - 1 - i] + 1;    /* leaf first */
+                s->location_id[i] = path[depth - 1 - i] + 1; /* leaf first */
         s->n_value = p->n_trees;
         s->value = p->values + node * p->n_trees;
         p->sample_ptrs[p->n_samples++] = s;
@@ -419,7 +414,7 @@ static int write_gzip(FILE *f, const uint8_t *data, size_t size) {
         int r;
 
         if (size > UINT_MAX)
-                return -E2BIG;          /* avail_in is an unsigned int; no pprof file is this big */
+                return -E2BIG; /* avail_in is an unsigned int; no pprof file is this big */
         r = deflateInit2(&z, Z_DEFAULT_COMPRESSION, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY);
         if (r != Z_OK)
                 return r == Z_MEM_ERROR ? -ENOMEM : -EINVAL;

@@ -29,12 +29,12 @@
 struct speedscope_walk {
         FILE *f;
         struct name_table *frames;
-        uint64_t gticks;                /* per hit */
-        bool first;                     /* no sample written yet in this profile */
+        uint64_t gticks; /* per hit */
+        bool first;      /* no sample written yet in this profile */
 };
 
-static int add_frames(const struct sample_tree *t, uint32_t node, const uint32_t *path,
-                      size_t depth, void *userdata) {
+static int add_frames(const struct sample_tree *t, uint32_t node, const uint32_t *path, size_t depth,
+                      void *userdata) {
         struct speedscope_walk *w = userdata;
 
         for (size_t i = 0; i < depth; i++) {
@@ -47,8 +47,8 @@ static int add_frames(const struct sample_tree *t, uint32_t node, const uint32_t
         return 0;
 }
 
-static int write_sample(const struct sample_tree *t, uint32_t node, const uint32_t *path,
-                        size_t depth, void *userdata) {
+static int write_sample(const struct sample_tree *t, uint32_t node, const uint32_t *path, size_t depth,
+                        void *userdata) {
         struct speedscope_walk *w = userdata;
 
         fputs(w->first ? "[" : ", [", w->f);
@@ -60,8 +60,8 @@ static int write_sample(const struct sample_tree *t, uint32_t node, const uint32
         return 0;
 }
 
-static int write_weight(const struct sample_tree *t, uint32_t node, const uint32_t *path,
-                        size_t depth, void *userdata) {
+static int write_weight(const struct sample_tree *t, uint32_t node, const uint32_t *path, size_t depth,
+                        void *userdata) {
         struct speedscope_walk *w = userdata;
 
         fprintf(w->f, "%s%" PRIu64, w->first ? "" : ", ", t->nodes[node].self * w->gticks);
@@ -84,8 +84,10 @@ static int write_profile(FILE *f, struct sample_tree *t, struct speedscope_walk 
                 json_write_string(f, name);
         } else
                 json_write_string(f, resource);
-        fprintf(f, ", \"unit\": \"none\",\n   \"startValue\": 0, \"endValue\": %" PRIu64 ",\n"
-                "   \"samples\": [", t->total * w->gticks);
+        fprintf(f,
+                ", \"unit\": \"none\",\n   \"startValue\": 0, \"endValue\": %" PRIu64 ",\n"
+                "   \"samples\": [",
+                t->total * w->gticks);
         w->first = true;
         r = render_each_stack(t, write_sample, w);
         if (r < 0)
@@ -113,7 +115,8 @@ int render_speedscope(FILE *f, struct sample_tree *const *trees, size_t n) {
         }
 
         fputs("{\"$schema\": \"https://www.speedscope.app/file-format-schema.json\",\n"
-              " \"shared\": {\"frames\": [", f);
+              " \"shared\": {\"frames\": [",
+              f);
         for (size_t i = 0; i < name_table_size(frames); i++) {
                 fputs(i ? ",\n   {\"name\": " : "\n   {\"name\": ", f);
                 json_write_string(f, name_table_get(frames, i));
@@ -127,6 +130,7 @@ int render_speedscope(FILE *f, struct sample_tree *const *trees, size_t n) {
                         return r;
         }
         fputs("],\n \"name\": \"cppd\", \"activeProfileIndex\": 0,"
-              " \"exporter\": \"cppd@" CPPD_VERSION "\"}\n", f);
+              " \"exporter\": \"cppd@" CPPD_VERSION "\"}\n",
+              f);
         return ferror(f) ? -EIO : 0;
 }

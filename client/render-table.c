@@ -47,8 +47,8 @@ static double gticks(const struct profile_join *j, size_t c, uint64_t hits) {
 
 struct ratio {
         size_t row;
-        double value;           /* INFINITY with no B hits */
-        double error;           /* NAN with no hits on either side */
+        double value; /* INFINITY with no B hits */
+        double error; /* NAN with no hits on either side */
 };
 
 static struct ratio ratio_of(const struct profile_join *j, size_t row) {
@@ -67,7 +67,7 @@ static int ratio_cmp(const void *x, const void *y) {
 
         if (a->value != b->value)
                 return a->value > b->value ? -1 : 1;
-        return a->row < b->row ? -1 : a->row > b->row;  /* the join's order: by hits */
+        return a->row < b->row ? -1 : a->row > b->row; /* the join's order: by hits */
 }
 
 /* The rows to show, in the order to show them: the join's, or by ratio. Returns how many, or
@@ -126,8 +126,8 @@ int render_text_table(FILE *f, const struct profile_join *j, bool ratio, double 
         }
         if (ratio) {
                 fprintf(f, "ratio: gticks of %s (%s) per gtick of %s (%s); all samples: %.4f\n",
-                        tree_of(j, 0)->info.resource, tree_of(j, 0)->info.unit,
-                        tree_of(j, 1)->info.resource, tree_of(j, 1)->info.unit, whole_ratio(j));
+                        tree_of(j, 0)->info.resource, tree_of(j, 0)->info.unit, tree_of(j, 1)->info.resource,
+                        tree_of(j, 1)->info.unit, whole_ratio(j));
                 fprintf(f, "format: ratio ±95%% %s [#raw_samples of %s, %s]\n%s\n",
                         paths ? "(call_path)" : "function_name", tree_of(j, 0)->info.resource,
                         tree_of(j, 1)->info.resource, RULE);
@@ -135,7 +135,8 @@ int render_text_table(FILE *f, const struct profile_join *j, bool ratio, double 
                 fprintf(f, "format: usage_fraction ±95%% per resource %s\n%s\n",
                         paths ? "(call_path)" : "function_name", RULE);
                 for (size_t c = 0; c < j->n_columns; c++)
-                        fprintf(f, "%-*s", (int) (c + 1 < j->n_columns ? 16 : 0), tree_of(j, c)->info.resource);
+                        fprintf(f, "%-*s", (int) (c + 1 < j->n_columns ? 16 : 0),
+                                tree_of(j, c)->info.resource);
                 fputc('\n', f);
         }
         for (long i = 0; i < n; i++) {
@@ -153,7 +154,8 @@ int render_text_table(FILE *f, const struct profile_join *j, bool ratio, double 
                                 uint64_t hits = profile_join_hits(j, row, c);
 
                                 fprintf(f, "%.4f ±%.4f  ", profile_fraction(p, hits),
-                                        p->total ? profile_hits_error(hits, p->total) / (double) p->total : 0.0);
+                                        p->total ? profile_hits_error(hits, p->total) / (double) p->total :
+                                                   0.0);
                         }
                 text_path(f, j, row);
                 if (ratio)
@@ -162,7 +164,7 @@ int render_text_table(FILE *f, const struct profile_join *j, bool ratio, double 
                 fputc('\n', f);
         }
         omitted = j->n_rows - (size_t) n;
-        for (size_t c = 0; c < j->n_columns; c++)       /* entries the views left out already */
+        for (size_t c = 0; c < j->n_columns; c++) /* entries the views left out already */
                 omitted += j->columns[c]->n_omitted;
         return render_text_finish(f, omitted, false, threshold, paths ? "call path" : "function");
 }
@@ -174,8 +176,10 @@ static void json_facts(FILE *f, const struct sample_tree *t) {
         json_write_string(f, i->resource ?: "");
         fputs(", \"unit\": ", f);
         json_write_string(f, i->unit ?: "");
-        fprintf(f, ", \"period\": %" PRIu64 ", \"samples\": %" PRIu64 ", \"hits\": %" PRIu64
-                ", \"lost\": %" PRIu64 "}", i->period, i->samples, t->total, i->lost);
+        fprintf(f,
+                ", \"period\": %" PRIu64 ", \"samples\": %" PRIu64 ", \"hits\": %" PRIu64
+                ", \"lost\": %" PRIu64 "}",
+                i->period, i->samples, t->total, i->lost);
 }
 
 static void json_number(FILE *f, double x) {
@@ -253,7 +257,8 @@ int render_csv_table(FILE *f, const struct profile_join *j, bool ratio, double t
                 if (ratio)
                         fprintf(f, "%s_hits,", tree_of(j, c)->info.resource);
                 else
-                        fprintf(f, "%s_fraction,%s_hits,", tree_of(j, c)->info.resource, tree_of(j, c)->info.resource);
+                        fprintf(f, "%s_fraction,%s_hits,", tree_of(j, c)->info.resource,
+                                tree_of(j, c)->info.resource);
         fputs("path\r\n", f);
         for (long i = 0; i < n; i++) {
                 size_t row = rows[i].row;

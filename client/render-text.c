@@ -63,8 +63,8 @@ void render_text_header(FILE *f, const char *title, const struct sample_tree *t,
 int render_text_finish(FILE *f, size_t omitted, bool at_least, double threshold, const char *what) {
         fprintf(f, "%s\n", RULE);
         if (omitted)
-                fprintf(f, "(%s%zu %s%s below the threshold %g not shown)\n", at_least ? "at least " : "", omitted,
-                        what, omitted == 1 && !at_least ? "" : "s", threshold);
+                fprintf(f, "(%s%zu %s%s below the threshold %g not shown)\n", at_least ? "at least " : "",
+                        omitted, what, omitted == 1 && !at_least ? "" : "s", threshold);
         return ferror(f) ? -EIO : 0;
 }
 
@@ -73,8 +73,8 @@ int render_text_profile(FILE *f, const struct profile *p, double threshold) {
         size_t omitted = p->n_omitted;
 
         render_text_header(f, render_view_title(p->kind), p->tree,
-               paths ? "usage_fraction (call_path) [#raw_samples ±95%]" :
-                       "usage_fraction function_name [#raw_samples ±95%]");
+                           paths ? "usage_fraction (call_path) [#raw_samples ±95%]" :
+                                   "usage_fraction function_name [#raw_samples ±95%]");
         for (size_t i = 0; i < p->n_entries; i++) {
                 const struct profile_entry *e = &p->entries[i];
                 const uint32_t *names = profile_path(p, e);
@@ -90,7 +90,8 @@ int render_text_profile(FILE *f, const struct profile *p, double threshold) {
                 fprintf(f, "%s [%" PRIu64 " ±%.0f]\n", paths ? ")" : "", e->hits,
                         ceil(profile_hits_error(e->hits, p->total)));
         }
-        return render_text_finish(f, omitted, p->omitted_partial, threshold, paths ? "call path" : "function");
+        return render_text_finish(f, omitted, p->omitted_partial, threshold,
+                                  paths ? "call path" : "function");
 }
 
 int render_text_tree(FILE *f, struct sample_tree *t, double threshold) {
@@ -117,7 +118,7 @@ int render_text_tree(FILE *f, struct sample_tree *t, double threshold) {
 
                         if (fraction < threshold) {
                                 omitted++;
-                                continue;       /* and its subtree: weights only shrink below */
+                                continue; /* and its subtree: weights only shrink below */
                         }
                         fprintf(f, "%*s%s (%.4f) [%" PRIu64 "]\n", (int) (2 * (n->depth - 1)), "",
                                 sample_tree_name(t, n->name), fraction, n->weight);

@@ -4,18 +4,18 @@
 #include <stdio.h>
 
 #include "call-graph.h"
-#include "profile.h"
 #include "profile-join.h"
+#include "profile.h"
 #include "sample-tree.h"
 
 enum render_format {
-        RENDER_TEXT,            /* the paper's format */
+        RENDER_TEXT, /* the paper's format */
         RENDER_JSON,
         RENDER_CSV,
         RENDER_FOLDED,
         RENDER_DOT,
-        RENDER_FLAME,           /* SVG flame graph */
-        RENDER_ICICLE,          /* SVG icicle graph of the inverted tree */
+        RENDER_FLAME,  /* SVG flame graph */
+        RENDER_ICICLE, /* SVG icicle graph of the inverted tree */
         RENDER_HTML,
         RENDER_PPROF,
         RENDER_SPEEDSCOPE,

@@ -52,15 +52,15 @@ enum {
         COL_FRACTION,
         COL_CI_LOW,
         COL_CI_HIGH,
-        COL_ARGS,               /* the first hidden column */
+        COL_ARGS, /* the first hidden column */
 };
 
 /* The hidden arguments after the root (down and up only), in order. */
 static const char *const arg_names[] = {
-        "resource", "threshold", "unit", "pid", "comm", "exe", "since", "until", "run", "host", "by", "inline",
-        "focus", "ignore", "hide", "demangle",
+        "resource", "threshold", "unit", "pid",    "comm",  "exe",    "since", "until",
+        "run",      "host",      "by",   "inline", "focus", "ignore", "hide",  "demangle",
 };
-#define N_ARGS (ELEMENTSOF(arg_names) + 1)     /* + root */
+#define N_ARGS (ELEMENTSOF(arg_names) + 1) /* + root */
 
 struct view {
         const char *name;
@@ -85,7 +85,7 @@ struct cursor {
         sqlite3_vtab_cursor base;
         struct sample_tree *tree;
         struct profile *profile;
-        sqlite3_value *args[N_ARGS];    /* copies, for xColumn of the hidden columns */
+        sqlite3_value *args[N_ARGS]; /* copies, for xColumn of the hidden columns */
         size_t row;
 };
 
@@ -100,17 +100,20 @@ static size_t n_hidden(const struct view *v) {
         return ELEMENTSOF(arg_names) + v->rooted;
 }
 
-static int x_connect(sqlite3 *db, void *aux, int argc, const char *const *argv, sqlite3_vtab **ret, char **error) {
+static int x_connect(sqlite3 *db, void *aux, int argc, const char *const *argv, sqlite3_vtab **ret,
+                     char **error) {
         const struct view *v = aux;
         char schema[1024];
         size_t len;
         struct vtab *t;
         int rc;
 
-        len = snprintf(schema, sizeof schema, "CREATE TABLE x(path TEXT, leaf TEXT, depth INTEGER, hits INTEGER, "
+        len = snprintf(schema, sizeof schema,
+                       "CREATE TABLE x(path TEXT, leaf TEXT, depth INTEGER, hits INTEGER, "
                        "fraction REAL, ci_low REAL, ci_high REAL");
         for (size_t i = 0; i < n_hidden(v); i++)
-                len += snprintf(schema + len, sizeof schema - len, ", \"%s\" HIDDEN", hidden_name(v, i) ?: "");
+                len += snprintf(schema + len, sizeof schema - len, ", \"%s\" HIDDEN",
+                                hidden_name(v, i) ?: "");
         snprintf(schema + len, sizeof schema - len, ")");
         rc = sqlite3_declare_vtab(db, schema);
         if (rc != SQLITE_OK)
@@ -144,7 +147,7 @@ static int x_best_index(sqlite3_vtab *vt, sqlite3_index_info *info) {
                 if (arg < 0 || (size_t) arg >= n_hidden(t->view))
                         continue;
                 if (!c->usable || c->op != SQLITE_INDEX_CONSTRAINT_EQ)
-                        return SQLITE_CONSTRAINT;       /* arguments are not optional to the plan */
+                        return SQLITE_CONSTRAINT; /* arguments are not optional to the plan */
                 order[arg] = i;
         }
         for (size_t a = 0; a < n_hidden(t->view); a++)
@@ -203,12 +206,13 @@ static int arg_time(struct vtab *t, const char *name, const char *text, int64_t 
 
         if (!text)
                 return SQLITE_OK;
-        *ret_set = true;        /* 0 is 1970, not "no bound" */
+        *ret_set = true; /* 0 is 1970, not "no bound" */
 
         if (safe_atou64_range(text, 0, INT64_MAX, &u) == 0)
                 *ret = (int64_t) u;
         else if (parse_timestamp(text, time(NULL), ret) < 0)
-                return fail(t, "%s: '%s' is not a time (unix seconds, '-2h', 'yesterday', '2026-11-22 10:00')",
+                return fail(t,
+                            "%s: '%s' is not a time (unix seconds, '-2h', 'yesterday', '2026-11-22 10:00')",
                             name, text);
         return SQLITE_OK;
 }
@@ -247,7 +251,8 @@ static int load(struct vtab *t, struct cursor *c) {
                 if (r < 0)
                         return fail(t, "%s: cannot read the store's resources", v->name, NULL);
                 if (r != 1)
-                        return fail(t, "%s: the store holds %s resources: name one", v->name, r ? "several" : "no");
+                        return fail(t, "%s: the store holds %s resources: name one", v->name,
+                                    r ? "several" : "no");
                 resource = resources[0];
         }
         f.resource = resource;
@@ -322,7 +327,7 @@ static int load(struct vtab *t, struct cursor *c) {
                         break;
                 }
                 if (r == -ENOENT)
-                        r = 0;          /* a root in no sample: no rows, as in SQL */
+                        r = 0; /* a root in no sample: no rows, as in SQL */
                 if (r < 0)
                         rc = SQLITE_NOMEM;
         }
@@ -335,7 +340,8 @@ static int load(struct vtab *t, struct cursor *c) {
         return rc;
 }
 
-static int x_filter(sqlite3_vtab_cursor *cur, int idx_num, const char *idx_str, int argc, sqlite3_value **argv) {
+static int x_filter(sqlite3_vtab_cursor *cur, int idx_num, const char *idx_str, int argc,
+                    sqlite3_value **argv) {
         struct cursor *c = (struct cursor *) cur;
         struct vtab *t = (struct vtab *) cur->pVtab;
         int k = 0;
@@ -446,8 +452,9 @@ static void fn_demangle(sqlite3_context *ctx, int argc, sqlite3_value **argv) {
 }
 
 int sql_ext_register(sqlite3 *db) {
-        int rc = sqlite3_create_function(db, "demangle", 1, SQLITE_UTF8 | SQLITE_DETERMINISTIC | SQLITE_INNOCUOUS,
-                                         NULL, fn_demangle, NULL, NULL);
+        int rc = sqlite3_create_function(db, "demangle", 1,
+                                         SQLITE_UTF8 | SQLITE_DETERMINISTIC | SQLITE_INNOCUOUS, NULL,
+                                         fn_demangle, NULL, NULL);
 
         for (size_t i = 0; i < ELEMENTSOF(views) && rc == SQLITE_OK; i++)
                 rc = sqlite3_create_module(db, views[i].name, &module, (void *) &views[i]);

@@ -37,7 +37,7 @@ struct recording {
         struct recording_args args;
         struct store *store;
         struct collector *collector;
-        bool status_line;               /* stderr is a terminal: show a live status line */
+        bool status_line; /* stderr is a terminal: show a live status line */
         uint64_t started_ns, ended_ns;
 };
 
@@ -71,31 +71,30 @@ static void list_resources(FILE *f) {
         fprintf(f, "Resources (-e NAME[/PERIOD]; the period is in gticks):\n");
         for (unsigned i = 0; i < n_resource_table; i++)
                 fprintf(f, "  %-17s every %-6" PRIu64 " gtick = %s: %s\n", resource_table[i].name,
-                        resource_table[i].default_period, resource_table[i].unit, resource_table[i].description);
+                        resource_table[i].default_period, resource_table[i].unit,
+                        resource_table[i].description);
 }
 
 int recording_parse(struct recording_args *a, int argc, char **argv, const char *name, const char *usage,
                     bool attach, int *ret_optind) {
-        static const struct option options[] = {
-                { "help", no_argument, NULL, 'h' },
-                { "resource", required_argument, NULL, 'e' },
-                { "event", required_argument, NULL, 'E' },
-                { "period", required_argument, NULL, 'p' },
-                { "unwind", required_argument, NULL, 'U' },
-                { "kernel", no_argument, NULL, 'k' },
-                { "stack-size", required_argument, NULL, 'S' },
-                { "jitter", no_argument, NULL, 'J' },
-                { "lines", no_argument, NULL, 'l' },
-                { "db", required_argument, NULL, 'd' },
-                { "output", required_argument, NULL, 'o' },
-                { "quiet", no_argument, NULL, 'q' },
-                { "duration", required_argument, NULL, 'D' },
-                { "list-resources", no_argument, NULL, 'L' },
-                { "unit", required_argument, NULL, 'N' },
-                { "socket", required_argument, NULL, 'K' },
-                { "standalone", no_argument, NULL, 'A' },
-                {}
-        };
+        static const struct option options[] = { { "help", no_argument, NULL, 'h' },
+                                                 { "resource", required_argument, NULL, 'e' },
+                                                 { "event", required_argument, NULL, 'E' },
+                                                 { "period", required_argument, NULL, 'p' },
+                                                 { "unwind", required_argument, NULL, 'U' },
+                                                 { "kernel", no_argument, NULL, 'k' },
+                                                 { "stack-size", required_argument, NULL, 'S' },
+                                                 { "jitter", no_argument, NULL, 'J' },
+                                                 { "lines", no_argument, NULL, 'l' },
+                                                 { "db", required_argument, NULL, 'd' },
+                                                 { "output", required_argument, NULL, 'o' },
+                                                 { "quiet", no_argument, NULL, 'q' },
+                                                 { "duration", required_argument, NULL, 'D' },
+                                                 { "list-resources", no_argument, NULL, 'L' },
+                                                 { "unit", required_argument, NULL, 'N' },
+                                                 { "socket", required_argument, NULL, 'K' },
+                                                 { "standalone", no_argument, NULL, 'A' },
+                                                 {} };
         uint64_t u;
         int c, r;
 
@@ -123,17 +122,20 @@ int recording_parse(struct recording_args *a, int argc, char **argv, const char 
                                "      --lines            keep each frame's call site (address, file:line), which\n"
                                "                         views show with '--by line'; by default frames are\n"
                                "                         stored as functions\n"
-                               "  -d, --db FILE          the store (default: $CPPD_DB or ./" CPPCTL_DEFAULT_DB ");\n"
+                               "  -d, --db FILE          the store (default: $CPPD_DB or ./" CPPCTL_DEFAULT_DB
+                               ");\n"
                                "                         -o is a report's file in cppctl, never a store\n"
                                "%s"
                                "  -q, --quiet            no status line, no summary\n"
                                "  -h, --help             this help\n",
                                usage, COLLECTOR_CONFIG_DEFAULT_STACK,
-                               attach ? "      --duration S       stop after S seconds (default: when it exits, or Ctrl-C)\n"
-                                        "      --unit NAME        profile a systemd unit's processes (through cppd)\n"
-                                        "      --socket PATH      cppd's control socket (default: $CPPD_SOCKET or "
-                                        "/run/cppd/cppd.sock)\n"
-                                        "      --standalone       profile here, even if cppd runs\n" : "");
+                               attach ?
+                                       "      --duration S       stop after S seconds (default: when it exits, or Ctrl-C)\n"
+                                       "      --unit NAME        profile a systemd unit's processes (through cppd)\n"
+                                       "      --socket PATH      cppd's control socket (default: $CPPD_SOCKET or "
+                                       "/run/cppd/cppd.sock)\n"
+                                       "      --standalone       profile here, even if cppd runs\n" :
+                                       "");
                         return 0;
                 case 'L':
                         list_resources(stdout);
@@ -146,7 +148,9 @@ int recording_parse(struct recording_args *a, int argc, char **argv, const char 
                         break;
                 case 'p':
                         if (safe_atou64_range(optarg, 1, INT64_MAX, &a->period) < 0)
-                                return log_error_errno(EINVAL, "--period %s: expected a whole number, at least 1", optarg);
+                                return log_error_errno(EINVAL,
+                                                       "--period %s: expected a whole number, at least 1",
+                                                       optarg);
                         break;
                 case 'U':
                         if (streq(optarg, "dwarf"))
@@ -162,8 +166,10 @@ int recording_parse(struct recording_args *a, int argc, char **argv, const char 
                 case 'S':
                         /* The kernel takes up to 65528 bytes, a multiple of 8. */
                         if (safe_atou64_range(optarg, 64, 65528, &u) < 0 || u % 8)
-                                return log_error_errno(EINVAL, "--stack-size %s: expected a multiple of 8 "
-                                                       "from 64 to 65528", optarg);
+                                return log_error_errno(EINVAL,
+                                                       "--stack-size %s: expected a multiple of 8 "
+                                                       "from 64 to 65528",
+                                                       optarg);
                         a->config.stack_size = u;
                         break;
                 case 'J':
@@ -178,8 +184,10 @@ int recording_parse(struct recording_args *a, int argc, char **argv, const char 
                 case 'o':
                         /* perf record's -o names its data file; cppctl's -o is a report's file in
                          * every command, so that a view's -o can never be taken for a store. */
-                        return log_error_errno(EINVAL, "%s: -o names a report's file in every cppctl command, "
-                                               "never a store; the store %s writes is --db %s", name, name, optarg);
+                        return log_error_errno(EINVAL,
+                                               "%s: -o names a report's file in every cppctl command, "
+                                               "never a store; the store %s writes is --db %s",
+                                               name, name, optarg);
                 case 'q':
                         a->quiet = true;
                         break;
@@ -187,7 +195,9 @@ int recording_parse(struct recording_args *a, int argc, char **argv, const char 
                 case 'K':
                 case 'A':
                         if (!attach)
-                                return log_error_errno(EINVAL, "%s: --unit, --socket and --standalone are for attach", name);
+                                return log_error_errno(EINVAL,
+                                                       "%s: --unit, --socket and --standalone are for attach",
+                                                       name);
                         if (c == 'N')
                                 a->unit = optarg;
                         else if (c == 'K')
@@ -197,15 +207,18 @@ int recording_parse(struct recording_args *a, int argc, char **argv, const char 
                         break;
                 case 'D':
                         if (!attach)
-                                return log_error_errno(EINVAL, "%s: --duration is for attach; "
-                                                       "record stops when the command exits", name);
+                                return log_error_errno(EINVAL,
+                                                       "%s: --duration is for attach; "
+                                                       "record stops when the command exits",
+                                                       name);
                         {
                                 char *end;
 
                                 errno = 0;
                                 a->duration = strtod(optarg, &end);
                                 if (errno || *end || !(a->duration > 0) || !isfinite(a->duration))
-                                        return log_error_errno(EINVAL, "--duration %s: expected seconds", optarg);
+                                        return log_error_errno(EINVAL, "--duration %s: expected seconds",
+                                                               optarg);
                         }
                         break;
                 default:
@@ -219,7 +232,8 @@ int recording_parse(struct recording_args *a, int argc, char **argv, const char 
         return 1;
 }
 
-int recording_new(const struct recording_args *a, const char *kind, const char *command, struct recording **ret) {
+int recording_new(const struct recording_args *a, const char *kind, const char *command,
+                  struct recording **ret) {
         _cleanup_(recording_freep) struct recording *rec = NULL;
         int r;
 
@@ -252,22 +266,27 @@ int recording_new(const struct recording_args *a, const char *kind, const char *
                 r = collector_add_resource(rec->collector, s->name, s->event, period);
                 if (r == -ENOENT && !s->event) {
                         log_error("unknown resource '%s': 'cppctl record --list-resources' lists them; "
-                                  "--event takes perf, tracepoint and libpfm4 event names", s->name);
+                                  "--event takes perf, tracepoint and libpfm4 event names",
+                                  s->name);
                         return EXIT_USAGE;
                 }
                 if (r == -ENOENT && s->event) {
-                        log_error("--event %s: not a perf software event, a tracepoint (sys:name) or an event "
-                                  "libpfm4 knows for this CPU", s->name);
+                        log_error(
+                                "--event %s: not a perf software event, a tracepoint (sys:name) or an event "
+                                "libpfm4 knows for this CPU",
+                                s->name);
                         return EXIT_USAGE;
                 }
                 if (r == -ENODEV) {
                         log_error("%s needs tracepoints, and tracefs is not mounted: "
-                                  "mount -t tracefs nodev /sys/kernel/tracing", s->name);
+                                  "mount -t tracefs nodev /sys/kernel/tracing",
+                                  s->name);
                         return EXIT_FAILURE_;
                 }
                 if (r == -EACCES) {
                         log_error("%s needs tracepoints, and tracefs is not readable: run as root or "
-                                  "with CAP_PERFMON and read access to /sys/kernel/tracing", s->name);
+                                  "with CAP_PERFMON and read access to /sys/kernel/tracing",
+                                  s->name);
                         return EXIT_FAILURE_;
                 }
                 if (r == -EEXIST) {
@@ -317,8 +336,9 @@ int recording_attach(struct recording *rec, pid_t pid, bool enable_on_exec) {
                 if (unsupported & (1u << i)) {
                         collector_resource_stats(rec->collector, i, &rs);
                         log_warning("%s: not counted on this machine (%s); the other resources go on",
-                                    rs.name, rs.unnamed ? "libpfm4 knows no such event for this CPU" :
-                                    perf_event_hint(-ENOENT));
+                                    rs.name,
+                                    rs.unnamed ? "libpfm4 knows no such event for this CPU" :
+                                                 perf_event_hint(-ENOENT));
                 }
         if (r == -ESRCH) {
                 log_error("no process %d", (int) pid);
@@ -343,8 +363,9 @@ static void status(struct recording *rec, bool final) {
         if (!rec->status_line)
                 return;
         collector_get_stats(rec->collector, &st);
-        fprintf(stderr, "\rcppctl: recording %.1f s: %" PRIu64 " samples, %" PRIu64 " lost, %" PRIu64
-                " processes%s", secs, st.samples, st.lost, st.processes, final ? "\n" : "   ");
+        fprintf(stderr,
+                "\rcppctl: recording %.1f s: %" PRIu64 " samples, %" PRIu64 " lost, %" PRIu64 " processes%s",
+                secs, st.samples, st.lost, st.processes, final ? "\n" : "   ");
         fflush(stderr);
 }
 
@@ -426,7 +447,7 @@ int recording_run(struct recording *rec, pid_t child, int pidfd, int *ret_status
                 if (deadline && now >= deadline)
                         done = true;
                 if (now - last_flush >= FLUSH_INTERVAL_NS) {
-                        (void) flush(rec, false);     /* on failure the hits wait for the next */
+                        (void) flush(rec, false); /* on failure the hits wait for the next */
                         last_flush = now;
                 }
                 if (now - last_status >= STATUS_INTERVAL_NS) {
@@ -470,7 +491,8 @@ void recording_summary(struct recording *rec, const char *what) {
                         printf("  %-18s not counted on this machine\n", rs.name);
                         continue;
                 }
-                printf("  %-18s %8" PRIu64 " samples, %8" PRIu64 " hits of %" PRIu64 " gticks, %" PRIu64 " lost\n",
+                printf("  %-18s %8" PRIu64 " samples, %8" PRIu64 " hits of %" PRIu64 " gticks, %" PRIu64
+                       " lost\n",
                        rs.name, rs.samples, rs.hits, rs.period, rs.lost);
                 if (!first && rs.hits > 0)
                         first = rs.name;
@@ -483,7 +505,8 @@ void recording_summary(struct recording *rec, const char *what) {
                 double cpu;
 
                 getrusage(RUSAGE_SELF, &ru);
-                cpu = ru.ru_utime.tv_sec + ru.ru_stime.tv_sec + (ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) / 1e6;
+                cpu = ru.ru_utime.tv_sec + ru.ru_stime.tv_sec +
+                        (ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) / 1e6;
                 printf("  cppctl: %.3f s of CPU, %.1f us a sample (unwinding %.1f us, symbolizing %.1f us)\n",
                        cpu, 1e6 * cpu / st.samples, st.unwind_ns / 1e3 / st.samples,
                        st.symbolize_ns / 1e3 / st.samples);

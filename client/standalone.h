@@ -12,21 +12,21 @@
 
 struct recording_spec {
         const char *name;
-        uint64_t period;                /* 0: the default */
-        bool event;                     /* --event: a raw event name, not a resource */
+        uint64_t period; /* 0: the default */
+        bool event;      /* --event: a raw event name, not a resource */
 };
 
 struct recording_args {
         const char *db;
         struct recording_spec specs[RECORDING_MAX_SPECS];
         unsigned n_specs;
-        uint64_t period;                /* --period: for specs without one */
+        uint64_t period; /* --period: for specs without one */
         struct collector_config config;
         bool quiet;
-        double duration;                /* attach: seconds, 0 = until the process exits or Ctrl-C */
-        const char *unit;               /* attach --unit */
-        const char *socket;             /* attach: the daemon's control socket; NULL: default */
-        bool standalone;                /* attach: never through the daemon */
+        double duration;    /* attach: seconds, 0 = until the process exits or Ctrl-C */
+        const char *unit;   /* attach --unit */
+        const char *socket; /* attach: the daemon's control socket; NULL: default */
+        bool standalone;    /* attach: never through the daemon */
 };
 
 /* Parses the options shared by record and attach from ARGV (stopping at the first non-option,
@@ -39,7 +39,8 @@ struct recording;
 
 /* Opens the store and sets up the collector for A (adding every resource, reporting unknown
  * ones). Returns 0 and sets *ret, or an exit status after reporting. */
-int recording_new(const struct recording_args *a, const char *kind, const char *command, struct recording **ret);
+int recording_new(const struct recording_args *a, const char *kind, const char *command,
+                  struct recording **ret);
 struct recording *recording_free(struct recording *r);
 DEFINE_CLEANUP(struct recording *, recording_free);
 

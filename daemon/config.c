@@ -66,8 +66,7 @@ void config_defaults(struct config *c) {
                 c->gid = CONFIG_NO_GID;
 }
 
-__attribute__((format(printf, 3, 4)))
-static int fail(char *error, size_t size, const char *format, ...) {
+__attribute__((format(printf, 3, 4))) static int fail(char *error, size_t size, const char *format, ...) {
         va_list ap;
 
         va_start(ap, format);
@@ -104,7 +103,8 @@ static int parse_resources(struct config *c, char *value, char *error, size_t si
                 if (slash) {
                         *slash = '\0';
                         if (safe_atou64_range(slash + 1, 1, INT64_MAX, &r->period) < 0)
-                                return fail(error, size, "'%s': the period after '/' must be a whole number", item);
+                                return fail(error, size, "'%s': the period after '/' must be a whole number",
+                                            item);
                 }
                 if (startswith(item, "event:")) {
                         r->event = true;
@@ -121,7 +121,8 @@ static int parse_resources(struct config *c, char *value, char *error, size_t si
         return c->n_resources > 0 ? 0 : fail(error, size, "no resources");
 }
 
-static int set(struct config *c, const char *section, const char *key, char *value, char *error, size_t size) {
+static int set(struct config *c, const char *section, const char *key, char *value, char *error,
+               size_t size) {
         uint64_t u;
         bool b;
 
@@ -216,10 +217,13 @@ static int set(struct config *c, const char *section, const char *key, char *val
                 if (value[0]) {
                         r = group_id(value, &gid);
                         if (r == -ENOENT)
-                                return fail(error, size, "no group '%s' on this machine (getent group %s); "
-                                            "leave the value empty for none", value, value);
+                                return fail(error, size,
+                                            "no group '%s' on this machine (getent group %s); "
+                                            "leave the value empty for none",
+                                            value, value);
                         if (r < 0)
-                                return fail(error, size, "cannot look up group '%s': %s", value, strerror(-r));
+                                return fail(error, size, "cannot look up group '%s': %s", value,
+                                            strerror(-r));
                 }
                 strcpy(c->group, value);
                 c->gid = gid;
@@ -244,7 +248,7 @@ int config_parse(const char *text, size_t size, struct config *ret, unsigned *re
         int r;
 
         config_defaults(&c);
-        for (size_t pos = 0; pos < size; ) {
+        for (size_t pos = 0; pos < size;) {
                 const char *nl = memchr(text + pos, '\n', size - pos);
                 size_t len = nl ? (size_t) (nl - text - pos) : size - pos;
                 char *s, *eq;
@@ -327,8 +331,10 @@ int config_load(const char *path, struct config *ret, unsigned *ret_line, char *
          * half of it, which would parse as a different configuration. */
         if (fstat(fd, &after) < 0)
                 return -errno;
-        if (S_ISREG(after.st_mode) && (after.st_size != before.st_size || (off_t) n != after.st_size ||
-            after.st_mtim.tv_sec != before.st_mtim.tv_sec || after.st_mtim.tv_nsec != before.st_mtim.tv_nsec))
+        if (S_ISREG(after.st_mode) &&
+            (after.st_size != before.st_size || (off_t) n != after.st_size ||
+             after.st_mtim.tv_sec != before.st_mtim.tv_sec ||
+             after.st_mtim.tv_nsec != before.st_mtim.tv_nsec))
                 return -ESTALE;
         return config_parse(text, n, ret, ret_line, error, error_size);
 }

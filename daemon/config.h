@@ -21,8 +21,8 @@
 
 struct config_resource {
         char name[128];
-        uint64_t period;                /* gticks; 0: the resource's default */
-        bool event;                     /* "event:NAME": a raw event name */
+        uint64_t period; /* gticks; 0: the resource's default */
+        bool event;      /* "event:NAME": a raw event name */
 };
 
 struct config {
@@ -31,20 +31,20 @@ struct config {
         unsigned n_resources;
         enum unwind_mode unwind;
         bool kernel;
-        uint32_t stack_size;            /* bytes */
-        uint32_t ring_size;             /* bytes per CPU, a power of two */
-        uint32_t queue_size;            /* bytes of records read from the rings, not yet handled */
+        uint32_t stack_size; /* bytes */
+        uint32_t ring_size;  /* bytes per CPU, a power of two */
+        uint32_t queue_size; /* bytes of records read from the rings, not yet handled */
         /* [store] */
         char store_path[4096];
-        uint64_t flush_interval;        /* µs */
-        uint64_t bucket;                /* µs, whole seconds */
-        uint64_t retention;             /* µs; 0: keep everything */
-        uint64_t max_size;              /* bytes of live store; 0: unbounded */
-        bool lines;                     /* granularity = line: frames keep address, file, line */
+        uint64_t flush_interval; /* µs */
+        uint64_t bucket;         /* µs, whole seconds */
+        uint64_t retention;      /* µs; 0: keep everything */
+        uint64_t max_size;       /* bytes of live store; 0: unbounded */
+        bool lines;              /* granularity = line: frames keep address, file, line */
         /* [control] */
-        char socket_path[108];          /* sizeof(sun_path) */
-        char group[64];                 /* members may query; "" for none */
-        gid_t gid;                      /* the group's, looked up when parsed; CONFIG_NO_GID: none */
+        char socket_path[108]; /* sizeof(sun_path) */
+        char group[64];        /* members may query; "" for none */
+        gid_t gid;             /* the group's, looked up when parsed; CONFIG_NO_GID: none */
         unsigned max_sessions;
 };
 

@@ -43,24 +43,24 @@
 
 struct connection {
         struct control *control;
-        struct connection *next;        /* in control->connections */
+        struct connection *next; /* in control->connections */
         int fd;
         struct ucred peer;
         bool in_group;
         sd_event_source *io, *timer;
         char in[PROTOCOL_MAX_LINE];
         size_t n_in;
-        char *out;                      /* the reply */
+        char *out; /* the reply */
         size_t n_out, sent, cap_out;
         bool replied;
-        bool draining;                  /* replied in full: reading what the peer still sends */
+        bool draining; /* replied in full: reading what the peer still sends */
         size_t drained;
 };
 
 struct control {
         struct manager *manager;
         int fd;
-        bool activated;                 /* passed by systemd: not ours to unlink */
+        bool activated; /* passed by systemd: not ours to unlink */
         sd_event_source *listen;
         struct connection *connections; /* open ones, newest first */
         unsigned n_connections;
@@ -92,7 +92,7 @@ static int reply(struct connection *c, const char *word, ...) {
         int len;
 
         va_start(ap, word);
-        for (const char *k; n < 2 * PROTOCOL_MAX_FIELDS && (k = va_arg(ap, const char *)); ) {
+        for (const char *k; n < 2 * PROTOCOL_MAX_FIELDS && (k = va_arg(ap, const char *));) {
                 kv[n++] = k;
                 kv[n++] = va_arg(ap, const char *);
         }
@@ -191,25 +191,26 @@ static void do_status(struct connection *c) {
                 fclose(f);
         sd_event_now(m->event, CLOCK_MONOTONIC, &now);
         reply(c, "daemon", "pid", num(&nb, getpid()), "uptime", num(&nb, (now - m->started_usec) / 1000000),
-              "store", m->config.store_path, "store_bytes", num(&nb, file), "store_live_bytes", num(&nb, live),
-              "rss_kib", rss, "run", num(&nb, collector_run_id(m->collector)),
-              "unwind", m->config.unwind == UNWIND_DWARF ? "dwarf" : "fp",
-              "samples", num(&nb, st.samples), "samples_per_second", num(&nb, m->samples_per_second),
-              "lost", num(&nb, st.lost), "processes", num(&nb, st.processes), "modules", num(&nb, st.modules),
-              "flush_failures", num(&nb, m->flush_failures), NULL);
+              "store", m->config.store_path, "store_bytes", num(&nb, file), "store_live_bytes",
+              num(&nb, live), "rss_kib", rss, "run", num(&nb, collector_run_id(m->collector)), "unwind",
+              m->config.unwind == UNWIND_DWARF ? "dwarf" : "fp", "samples", num(&nb, st.samples),
+              "samples_per_second", num(&nb, m->samples_per_second), "lost", num(&nb, st.lost), "processes",
+              num(&nb, st.processes), "modules", num(&nb, st.modules), "flush_failures",
+              num(&nb, m->flush_failures), NULL);
         /* What is in memory now and how flushes go, on a line of its own (num() has 16 slots). */
         nb.n = 0;
         reply(c, "state", "held", num(&nb, st.held), "live_processes", num(&nb, st.live_processes),
-              "live_threads", num(&nb, st.live_threads), "flushes", num(&nb, m->flushes),
-              "flush_ms_last", num(&nb, m->flush_usec_last / 1000), "flush_ms_max", num(&nb, m->flush_usec_max / 1000),
-              "addresses", num(&nb, st.addresses), "lag_ms", num(&nb, st.lag_ns / 1000000),
-              "stacks_cut", num(&nb, st.stacks_cut), "stacks_cut_short", num(&nb, st.stacks_cut_short), NULL);
+              "live_threads", num(&nb, st.live_threads), "flushes", num(&nb, m->flushes), "flush_ms_last",
+              num(&nb, m->flush_usec_last / 1000), "flush_ms_max", num(&nb, m->flush_usec_max / 1000),
+              "addresses", num(&nb, st.addresses), "lag_ms", num(&nb, st.lag_ns / 1000000), "stacks_cut",
+              num(&nb, st.stacks_cut), "stacks_cut_short", num(&nb, st.stacks_cut_short), NULL);
         for (unsigned i = 0; i < collector_n_resources(m->collector); i++) {
                 nb.n = 0;
                 collector_resource_stats(m->collector, i, &rs);
-                reply(c, "resource", "name", rs.name, "period", num(&nb, rs.period), "active", rs.active ? "yes" : "no",
-                      "samples", num(&nb, rs.samples), "hits", num(&nb, rs.hits), "lost", num(&nb, rs.lost),
-                      "samples_per_second", num(&nb, (uint64_t) m->resource_rate[i]), NULL);
+                reply(c, "resource", "name", rs.name, "period", num(&nb, rs.period), "active",
+                      rs.active ? "yes" : "no", "samples", num(&nb, rs.samples), "hits", num(&nb, rs.hits),
+                      "lost", num(&nb, rs.lost), "samples_per_second",
+                      num(&nb, (uint64_t) m->resource_rate[i]), NULL);
         }
         for (unsigned i = 0; i < m->n_sessions; i++)
                 session_line(c, m->sessions[i]);
@@ -287,7 +288,8 @@ static void do_attach(struct connection *c, const struct protocol_message *req) 
                         users += m->sessions[i]->owner != 0;
                 }
                 if (mine >= CONTROL_MAX_SESSIONS_PER_UID) {
-                        reply_error(c, EBUSY, "you have %u sessions already, the most one user may have", mine);
+                        reply_error(c, EBUSY, "you have %u sessions already, the most one user may have",
+                                    mine);
                         return;
                 }
                 if (m->config.max_sessions > CONTROL_RESERVED_SESSIONS &&
@@ -312,8 +314,8 @@ static void do_attach(struct connection *c, const struct protocol_message *req) 
                 reply_error(c, r, "cannot profile %s%s%s: %s", unit ?: pid_s, what ? " for " : "", what ?: "",
                             strerror(-r));
         else {
-                reply(c, "session", "id", num(&nb, s->id), "run", num(&nb, session_run_id(s)), "store", m->config.store_path,
-                      "target", s->target, NULL);
+                reply(c, "session", "id", num(&nb, s->id), "run", num(&nb, session_run_id(s)), "store",
+                      m->config.store_path, "target", s->target, NULL);
                 reply(c, "ok", NULL);
         }
 }
@@ -425,20 +427,22 @@ static int on_io(sd_event_source *src, int fd, uint32_t revents, void *userdata)
                 c->n_in += n;
                 nl = memchr(c->in, '\n', c->n_in);
                 if (!nl && c->n_in < sizeof c->in)
-                        return 0;       /* more to come */
+                        return 0; /* more to come */
                 req = malloc(sizeof *req);
                 if (!req) {
                         connection_free(c);
                         return 0;
                 }
                 if (!nl || protocol_parse(c->in, nl - c->in, req) < 0)
-                        reply_error(c, EBADMSG, "malformed request: expected 'WORD key=value ...\\n', "
-                                    "at most %d bytes", PROTOCOL_MAX_LINE - 1);
+                        reply_error(c, EBADMSG,
+                                    "malformed request: expected 'WORD key=value ...\\n', "
+                                    "at most %d bytes",
+                                    PROTOCOL_MAX_LINE - 1);
                 else
                         handle(c, req);
                 free(req);
                 c->replied = true;
-                if (c->n_out == 0) {    /* no memory for the reply */
+                if (c->n_out == 0) { /* no memory for the reply */
                         connection_free(c);
                         return 0;
                 }
@@ -476,7 +480,8 @@ static bool peer_in_group(const struct ucred *peer, gid_t gid) {
                 if (startswith(line, "Groups:")) {
                         char *save = NULL;
 
-                        for (char *g = strtok_r(line + 7, " \t\n", &save); g; g = strtok_r(NULL, " \t\n", &save))
+                        for (char *g = strtok_r(line + 7, " \t\n", &save); g;
+                             g = strtok_r(NULL, " \t\n", &save))
                                 found = found || strtoul(g, NULL, 10) == gid;
                         break;
                 }
@@ -501,7 +506,8 @@ static const char *refusal(const struct control *ctl, const struct ucred *peer, 
                 return "too many connections from this user";
         if (in_group)
                 return ctl->n_connections >= CONTROL_MAX_CONNECTIONS - CONTROL_RESERVED_ROOT ?
-                       "too many connections" : NULL;
+                        "too many connections" :
+                        NULL;
         return outsiders >= CONTROL_MAX_CONNECTIONS - CONTROL_RESERVED_GROUP ? "too many connections" : NULL;
 }
 
@@ -550,8 +556,8 @@ static int on_accept(sd_event_source *src, int fd, uint32_t revents, void *userd
         ctl->n_connections++;
         r = sd_event_add_io(ctl->manager->event, &c->io, cfd, EPOLLIN, on_io, c);
         if (r >= 0)
-                r = sd_event_add_time_relative(ctl->manager->event, &c->timer, CLOCK_MONOTONIC, CONTROL_TIMEOUT_USEC,
-                                               100000, on_timeout, c);
+                r = sd_event_add_time_relative(ctl->manager->event, &c->timer, CLOCK_MONOTONIC,
+                                               CONTROL_TIMEOUT_USEC, 100000, on_timeout, c);
         if (r < 0)
                 connection_free(c);
         return 0;
@@ -587,7 +593,7 @@ int control_new(struct manager *m, struct control **ret) {
                         r = -errno;
                         goto fail;
                 }
-                (void) unlink(sa.sun_path);     /* a daemon's socket left behind: ours now */
+                (void) unlink(sa.sun_path); /* a daemon's socket left behind: ours now */
                 if (bind(ctl->fd, (struct sockaddr *) &sa, sizeof sa) < 0 || chmod(sa.sun_path, 0666) < 0 ||
                     listen(ctl->fd, SOMAXCONN) < 0) {
                         r = -errno;

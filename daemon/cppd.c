@@ -22,7 +22,7 @@
 #endif
 
 static const char *arg_config = CONFIG_PATH_DEFAULT;
-static bool arg_config_given;   /* -c: the file must exist */
+static bool arg_config_given; /* -c: the file must exist */
 
 static void help(void) {
         printf("Usage: cppd [OPTIONS]\n\n"
@@ -34,17 +34,16 @@ static void help(void) {
                "  -c, --config FILE   the configuration (default %s)\n"
                "  -v, --verbose       log debug messages too\n"
                "  -h, --help          this help\n"
-               "      --version       the version\n", CONFIG_PATH_DEFAULT);
+               "      --version       the version\n",
+               CONFIG_PATH_DEFAULT);
 }
 
 static int parse_argv(int argc, char **argv) {
-        static const struct option options[] = {
-                { "config", required_argument, NULL, 'c' },
-                { "verbose", no_argument, NULL, 'v' },
-                { "help", no_argument, NULL, 'h' },
-                { "version", no_argument, NULL, 'V' },
-                {}
-        };
+        static const struct option options[] = { { "config", required_argument, NULL, 'c' },
+                                                 { "verbose", no_argument, NULL, 'v' },
+                                                 { "help", no_argument, NULL, 'h' },
+                                                 { "version", no_argument, NULL, 'V' },
+                                                 {} };
         int c;
 
         while ((c = getopt_long(argc, argv, "c:vh", options, NULL)) >= 0)

@@ -80,14 +80,18 @@ static int start_collector(struct manager *m) {
                 if (m->unsupported & (1u << i)) {
                         collector_resource_stats(m->collector, i, &rs);
                         snprintf(field, sizeof field, "CPPD_RESOURCE=%s", rs.name);
-                        log_full_field(LOG_WARNING, 0, field, "%s: not counted on this machine (%s); "
-                                       "the other resources go on", rs.name,
-                                       rs.unnamed ? "libpfm4 knows no such event for this CPU" : perf_event_hint(-ENOENT));
+                        log_full_field(LOG_WARNING, 0, field,
+                                       "%s: not counted on this machine (%s); "
+                                       "the other resources go on",
+                                       rs.name,
+                                       rs.unnamed ? "libpfm4 knows no such event for this CPU" :
+                                                    perf_event_hint(-ENOENT));
                 }
         if (r < 0)
-                return log_error_errno(r, "Cannot profile the system%s%s: %s", failed ? " for " : "", failed ?: "",
-                                       perf_event_hint(r));
-        r = sd_event_add_io(m->event, &m->collector_source, collector_fd(m->collector), EPOLLIN, on_collector, m);
+                return log_error_errno(r, "Cannot profile the system%s%s: %s", failed ? " for " : "",
+                                       failed ?: "", perf_event_hint(r));
+        r = sd_event_add_io(m->event, &m->collector_source, collector_fd(m->collector), EPOLLIN, on_collector,
+                            m);
         if (r < 0)
                 return log_error_errno(r, "Cannot watch the collector: %m");
         /* The run's row now, so that status and queries can name it from the start. */
@@ -115,8 +119,9 @@ static int stop_collector(struct manager *m) {
                         collector_resource_stats(m->collector, i, &rs);
                         if (rs.active)
                                 log_info("Run %" PRId64 " ended: %s: %" PRIu64 " hits in %" PRIu64 " samples "
-                                         "stored, %" PRIu64 " lost", collector_run_id(m->collector), rs.name,
-                                         rs.hits, rs.samples, rs.lost);
+                                         "stored, %" PRIu64 " lost",
+                                         collector_run_id(m->collector), rs.name, rs.hits, rs.samples,
+                                         rs.lost);
                 }
         m->collector = collector_free(m->collector);
         return r < 0 ? r : 0;
@@ -133,8 +138,10 @@ int manager_catch_up(struct manager *m) {
                 r = now < end ? collector_catch_up(m->sessions[i]->collector, end - now) : -ETIMEDOUT;
         }
         if (r == -ETIMEDOUT)
-                log_notice("Handling samples lags more than %llu s behind the kernel: a flush stores what was "
-                           "handled", MANAGER_CATCH_UP_NS / 1000000000ULL);
+                log_notice(
+                        "Handling samples lags more than %llu s behind the kernel: a flush stores what was "
+                        "handled",
+                        MANAGER_CATCH_UP_NS / 1000000000ULL);
         return r;
 }
 
@@ -152,8 +159,10 @@ int manager_flush(struct manager *m) {
         if (r < 0) {
                 m->flush_failures++;
                 if (!m->store_failing)
-                        log_error_errno(r, "Cannot write to the store %s (%s): the samples stay in memory "
-                                        "and are written when it works again", m->config.store_path,
+                        log_error_errno(r,
+                                        "Cannot write to the store %s (%s): the samples stay in memory "
+                                        "and are written when it works again",
+                                        m->config.store_path,
                                         r == -ENOSPC ? "the disk is full" : strerror(-r));
                 m->store_failing = true;
                 return r;
@@ -218,8 +227,10 @@ static int on_flush(sd_event_source *src, uint64_t usec, void *userdata) {
                 m->trimmed_usec = now_ns(CLOCK_MONOTONIC) / 1000;
         }
         /* While the store fails, not more often than MANAGER_FLUSH_RETRY_USEC. */
-        rearm(src, m->store_failing && m->config.flush_interval < MANAGER_FLUSH_RETRY_USEC ?
-                   MANAGER_FLUSH_RETRY_USEC : m->config.flush_interval);
+        rearm(src,
+              m->store_failing && m->config.flush_interval < MANAGER_FLUSH_RETRY_USEC ?
+                      MANAGER_FLUSH_RETRY_USEC :
+                      m->config.flush_interval);
         return 0;
 }
 
@@ -241,17 +252,21 @@ static void notify_status(struct manager *m, bool ready) {
                 struct collector_resource_stats rs;
 
                 collector_resource_stats(m->collector, i, &rs);
-                if (m->last_status_usec && now > m->last_status_usec && rs.samples >= m->last_resource_samples[i])
+                if (m->last_status_usec && now > m->last_status_usec &&
+                    rs.samples >= m->last_resource_samples[i])
                         m->resource_rate[i] = (double) (rs.samples - m->last_resource_samples[i]) * 1e6 /
-                                              (double) (now - m->last_status_usec);
+                                (double) (now - m->last_status_usec);
                 m->last_resource_samples[i] = rs.samples;
         }
         if (m->last_status_usec && now > m->last_status_usec && st.samples >= m->last_samples)
-                m->samples_per_second = (double) (st.samples - m->last_samples) * 1e6 / (double) (now - m->last_status_usec);
+                m->samples_per_second =
+                        (double) (st.samples - m->last_samples) * 1e6 / (double) (now - m->last_status_usec);
         m->last_samples = st.samples;
         m->last_status_usec = now;
-        sd_notifyf(false, "%sSTATUS=Profiling %u resources system-wide; %.0f samples/s, %" PRIu64 " lost, "
-                   "%u sessions", ready ? "READY=1\n" : "",
+        sd_notifyf(false,
+                   "%sSTATUS=Profiling %u resources system-wide; %.0f samples/s, %" PRIu64 " lost, "
+                   "%u sessions",
+                   ready ? "READY=1\n" : "",
                    collector_n_resources(m->collector) - __builtin_popcount(m->unsupported),
                    m->samples_per_second, st.lost, m->n_sessions);
 }
@@ -293,7 +308,8 @@ static int open_store(struct manager *m) {
         /* store_open() refuses a damaged store before it writes anything (store_check()). */
         if (r < 0)
                 return log_error_errno(r, "Cannot open the store %s: %s%s%s", m->config.store_path,
-                                       r == -EBADMSG ? "not a cppd store, or damaged; left untouched" : strerror(-r),
+                                       r == -EBADMSG ? "not a cppd store, or damaged; left untouched" :
+                                                       strerror(-r),
                                        *store_error(NULL) ? ": " : "", store_error(NULL));
         return 0;
 }
@@ -308,13 +324,17 @@ int manager_reload(struct manager *m) {
          * back on the defaults would profile other resources into another store. */
         r = config_load(m->config_path, &c, &line, error, sizeof error);
         if (r == -EBADMSG)
-                return log_error_errno(r, "%s:%u: %s; the configuration in use stays", m->config_path, line, error);
+                return log_error_errno(r, "%s:%u: %s; the configuration in use stays", m->config_path, line,
+                                       error);
         if (r == -ENOENT || r == -ENODATA || r == -ESTALE)
-                return log_error_errno(r, "Cannot reload: %s %s; the configuration in use stays", m->config_path,
-                                       r == -ENOENT ? "does not exist (being replaced?)" :
-                                       r == -ENODATA ? "is empty (being written?)" : "changed while it was read");
+                return log_error_errno(r, "Cannot reload: %s %s; the configuration in use stays",
+                                       m->config_path,
+                                       r == -ENOENT          ? "does not exist (being replaced?)" :
+                                               r == -ENODATA ? "is empty (being written?)" :
+                                                               "changed while it was read");
         if (r < 0)
-                return log_error_errno(r, "Cannot read %s: %m; the configuration in use stays", m->config_path);
+                return log_error_errno(r, "Cannot read %s: %m; the configuration in use stays",
+                                       m->config_path);
         if (!streq(c.socket_path, m->config.socket_path))
                 log_warning("The control socket moves to %s at the next restart", c.socket_path);
         sd_notify(false, "RELOADING=1\nSTATUS=Reloading the configuration");
@@ -369,7 +389,8 @@ int manager_new(const char *config_path, bool required, struct manager **ret) {
         }
         if (r == -ENOENT || r == -ENODATA) {
                 /* No /etc/cppd/cppd.conf, or a file that is empty on purpose: the defaults. */
-                log_info("%s %s: the built-in defaults", config_path, r == -ENOENT ? "does not exist" : "is empty");
+                log_info("%s %s: the built-in defaults", config_path,
+                         r == -ENOENT ? "does not exist" : "is empty");
                 config_defaults(&m->config);
         } else if (r == -ESTALE) {
                 log_error("%s changed while it was read: start again once it is written", config_path);
@@ -413,8 +434,8 @@ int manager_start(struct manager *m) {
         r = start_collector(m);
         if (r < 0)
                 return r;
-        if ((r = sd_event_add_time_relative(m->event, &m->flush_timer, CLOCK_MONOTONIC, m->config.flush_interval,
-                                            10000, on_flush, m)) < 0 ||
+        if ((r = sd_event_add_time_relative(m->event, &m->flush_timer, CLOCK_MONOTONIC,
+                                            m->config.flush_interval, 10000, on_flush, m)) < 0 ||
             (r = sd_event_add_time_relative(m->event, &m->status_timer, CLOCK_MONOTONIC,
                                             MANAGER_STATUS_INTERVAL_USEC, 1000000, on_status, m)) < 0 ||
             (r = sd_event_add_time_relative(m->event, &m->retention_timer, CLOCK_MONOTONIC, 60 * 1000000ULL,
@@ -465,7 +486,8 @@ int manager_run(struct manager *m) {
 
         sd_notifyf(false, "MAINPID=%d", (int) getpid());
         notify_status(m, true);
-        log_info("Profiling the system: store %s, control socket %s", m->config.store_path, m->config.socket_path);
+        log_info("Profiling the system: store %s, control socket %s", m->config.store_path,
+                 m->config.socket_path);
         r = sd_event_loop(m->event);
         for (unsigned i = m->n_sessions; i > 0; i--)
                 session_end(m->sessions[i - 1]);

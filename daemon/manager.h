@@ -34,22 +34,22 @@ struct manager {
         char config_path[4096];
         sd_event *event;
         struct store *store;
-        struct collector *collector;            /* the system-wide one */
+        struct collector *collector; /* the system-wide one */
         sd_event_source *collector_source;
         sd_event_source *flush_timer, *status_timer, *retention_timer;
-        uint32_t unsupported;                   /* resources this machine cannot count */
-        struct session *sessions[MANAGER_MAX_SESSIONS];        /* ours: removed as each ends */
+        uint32_t unsupported;                           /* resources this machine cannot count */
+        struct session *sessions[MANAGER_MAX_SESSIONS]; /* ours: removed as each ends */
         unsigned n_sessions;
         uint64_t next_session_id;
         uint64_t started_usec;
-        bool store_failing;                     /* the last flush failed: said once */
-        uint64_t trimmed_usec;                  /* CLOCK_MONOTONIC of the last malloc_trim() */
+        bool store_failing;    /* the last flush failed: said once */
+        uint64_t trimmed_usec; /* CLOCK_MONOTONIC of the last malloc_trim() */
         uint64_t flush_failures;
-        uint64_t flushes, flush_usec_last, flush_usec_max;     /* successful ones, how long they took */
-        uint64_t last_samples, last_status_usec;/* for rates in STATUS= */
+        uint64_t flushes, flush_usec_last, flush_usec_max; /* successful ones, how long they took */
+        uint64_t last_samples, last_status_usec;           /* for rates in STATUS= */
         double samples_per_second;
         uint64_t last_resource_samples[COLLECTOR_MAX_RESOURCES];
-        double resource_rate[COLLECTOR_MAX_RESOURCES];  /* samples/s per resource */
+        double resource_rate[COLLECTOR_MAX_RESOURCES]; /* samples/s per resource */
 };
 
 /* Loads CONFIG_PATH, makes the event loop and opens the store. Without the file, the built-in

@@ -22,7 +22,8 @@ static int on_io(sd_event_source *src, int fd, uint32_t revents, void *userdata)
         int r = collector_drain(s->collector, s->drain_budget_ns);
 
         if (r < 0)
-                log_warning_errno(r, "session %" PRIu64 " (%s): cannot handle its samples: %m", s->id, s->target);
+                log_warning_errno(r, "session %" PRIu64 " (%s): cannot handle its samples: %m", s->id,
+                                  s->target);
         return 0;
 }
 
@@ -79,8 +80,8 @@ static struct session *session_free(struct session *s) {
 }
 DEFINE_CLEANUP(struct session *, session_free);
 
-int session_start(const struct session_settings *settings, const struct session_request *req, struct session **ret,
-                  const char **ret_what) {
+int session_start(const struct session_settings *settings, const struct session_request *req,
+                  struct session **ret, const char **ret_what) {
         _cleanup_(session_freep) struct session *s = NULL;
         struct collector_config config;
         _cleanup_close_ int cgroup = -1;
@@ -111,7 +112,8 @@ int session_start(const struct session_settings *settings, const struct session_
         else
                 for (unsigned i = 0; r >= 0 && i < settings->n_resources; i++)
                         r = collector_add_resource(s->collector, settings->resources[i].name,
-                                                   settings->resources[i].event, settings->resources[i].period);
+                                                   settings->resources[i].event,
+                                                   settings->resources[i].period);
         if (r < 0)
                 return r;
 

@@ -16,23 +16,23 @@
 struct session;
 
 struct session_request {
-        pid_t pid;                      /* 0 if a unit */
-        const char *unit;               /* NULL if a pid */
-        const char *resources;          /* "cpu-time/1,page-faults" or NULL for the daemon's */
+        pid_t pid;             /* 0 if a unit */
+        const char *unit;      /* NULL if a pid */
+        const char *resources; /* "cpu-time/1,page-faults" or NULL for the daemon's */
         enum unwind_mode unwind;
-        double duration;                /* seconds; 0: until the process exits, or detach */
-        uid_t owner;                    /* who asked: may detach it */
+        double duration; /* seconds; 0: until the process exits, or detach */
+        uid_t owner;     /* who asked: may detach it */
 };
 
 /* What a session takes from the daemon. */
 struct session_settings {
         uint64_t id;
-        sd_event *event;                /* the loop its records, timer and process exit are handled on */
+        sd_event *event; /* the loop its records, timer and process exit are handled on */
         struct store *store;
-        struct collector_config collector;      /* the request's unwind mode replaces this one's */
-        const struct config_resource *resources;        /* for a request that names none */
+        struct collector_config collector;       /* the request's unwind mode replaces this one's */
+        const struct config_resource *resources; /* for a request that names none */
         unsigned n_resources;
-        uint64_t drain_budget_ns;       /* longest one turn of the loop spends on its samples */
+        uint64_t drain_budget_ns; /* longest one turn of the loop spends on its samples */
         /* Called as the session ends, however it ends, before it is freed. */
         void (*on_end)(struct session *s, void *userdata);
         void *userdata;
@@ -47,7 +47,7 @@ struct session {
         sd_event_source *io, *timer, *exit_watch;
         int pidfd;
         uid_t owner;
-        char target[300];               /* "pid 1234 (nginx)" or "unit nginx.service" */
+        char target[300]; /* "pid 1234 (nginx)" or "unit nginx.service" */
         uint64_t started_usec;
         bool ended;
 };
@@ -55,8 +55,8 @@ struct session {
 /* Starts a session with SETTINGS (copied). Returns 0 and sets *ret, or a negative errno: -ESRCH
  * (no such process), -ENOENT (no such unit running, or an unknown resource: *ret_what says
  * which), -EINVAL, -EACCES and -EPERM from the kernel, -ENODEV (nothing countable). */
-int session_start(const struct session_settings *settings, const struct session_request *req, struct session **ret,
-                  const char **ret_what);
+int session_start(const struct session_settings *settings, const struct session_request *req,
+                  struct session **ret, const char **ret_what);
 
 /* Ends S: stops its collector, stores the rest, ends its run, and calls its on_end. Returns the
  * flush's result. Frees S. */

@@ -39,7 +39,8 @@ bool unit_name_valid(const char *name) {
                       (name[i] >= '0' && name[i] <= '9') || strchr(":-_.@\\", name[i])))
                         return false;
         for (size_t i = 0; i < ELEMENTSOF(suffixes); i++)
-                suffix = suffix || (n > strlen(suffixes[i]) && streq(name + n - strlen(suffixes[i]), suffixes[i]));
+                suffix = suffix ||
+                        (n > strlen(suffixes[i]) && streq(name + n - strlen(suffixes[i]), suffixes[i]));
         return suffix;
 }
 
@@ -65,7 +66,8 @@ int unit_open_cgroup(const char *root, const char *name, char *ret_path, size_t 
 
                                 if (de->d_type != DT_DIR || de->d_name[0] == '.')
                                         continue;
-                                if ((size_t) snprintf(path, sizeof path, "%s/%s", level[i], de->d_name) >= sizeof path)
+                                if ((size_t) snprintf(path, sizeof path, "%s/%s", level[i], de->d_name) >=
+                                    sizeof path)
                                         continue;
                                 if (streq(de->d_name, name)) {
                                         int fd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);

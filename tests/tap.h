@@ -10,8 +10,7 @@
 
 static unsigned tap_n, tap_failed;
 
-__attribute__((format(printf, 2, 3)))
-static inline bool ok(bool pass, const char *format, ...) {
+__attribute__((format(printf, 2, 3))) static inline bool ok(bool pass, const char *format, ...) {
         va_list ap;
 
         tap_n++;
@@ -26,11 +25,11 @@ static inline bool ok(bool pass, const char *format, ...) {
         return pass;
 }
 
-#define is_int(got, want, ...)                                                                  \
-        do {                                                                                    \
-                int64_t _g = (int64_t) (got), _w = (int64_t) (want);                            \
-                if (!ok(_g == _w, __VA_ARGS__))                                                 \
-                        printf("#   got %" PRId64 ", want %" PRId64 "\n", _g, _w);              \
+#define is_int(got, want, ...) \
+        do { \
+                int64_t _g = (int64_t) (got), _w = (int64_t) (want); \
+                if (!ok(_g == _w, __VA_ARGS__)) \
+                        printf("#   got %" PRId64 ", want %" PRId64 "\n", _g, _w); \
         } while (0)
 
 static inline void diag(const char *s) {

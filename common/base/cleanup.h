@@ -27,9 +27,9 @@ static inline void closep(int *fd) {
 #define _cleanup_close_ _cleanup_(closep)
 
 /* For x_free() functions that accept NULL and return NULL. */
-#define DEFINE_CLEANUP(type, func)                      \
-        static inline void func##p(type *p) {           \
-                *p = func(*p);                          \
+#define DEFINE_CLEANUP(type, func) \
+        static inline void func##p(type *p) { \
+                *p = func(*p); \
         }
 
 static inline void *take_ptr(void *pp) {

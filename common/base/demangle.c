@@ -29,7 +29,7 @@ static void append(const char *s, size_t n, void *userdata) {
         struct output *o = userdata;
 
         if (n == 0)
-                return;         /* libiberty passes (NULL, 0) for nothing */
+                return; /* libiberty passes (NULL, 0) for nothing */
         if (o->overflow || n >= o->size - o->len) {
                 o->overflow = true;
                 return;

@@ -18,14 +18,14 @@
 #define HUGE_TABLE_BYTES (2u << 20)
 
 struct slot {
-        uint64_t key;           /* IDMAP_KEY_EMPTY where free */
+        uint64_t key; /* IDMAP_KEY_EMPTY where free */
         uint64_t value;
 };
 
 struct idmap {
         struct slot *slots;
-        size_t n;               /* keys held */
-        size_t mask;            /* capacity - 1; capacity is a power of two, or 0 */
+        size_t n;    /* keys held */
+        size_t mask; /* capacity - 1; capacity is a power of two, or 0 */
 };
 
 static inline uint64_t mix64(uint64_t x) {
@@ -68,7 +68,7 @@ static struct slot *slots_alloc(size_t cap) {
 
         if (bytes < HUGE_TABLE_BYTES)
                 return malloc(bytes);
-        slots = aligned_alloc(HUGE_TABLE_BYTES, bytes);        /* bytes: a power of two */
+        slots = aligned_alloc(HUGE_TABLE_BYTES, bytes); /* bytes: a power of two */
         if (slots)
                 (void) madvise(slots, bytes, MADV_HUGEPAGE);
         return slots;
@@ -79,13 +79,14 @@ static int idmap_rehash(struct idmap *m, size_t cap) {
 
         if (!slots)
                 return -ENOMEM;
-        memset(slots, 0xff, cap * sizeof *slots);       /* every key IDMAP_KEY_EMPTY */
+        memset(slots, 0xff, cap * sizeof *slots); /* every key IDMAP_KEY_EMPTY */
         for (size_t j = 0; m->mask && j <= m->mask; j++) {
                 size_t i;
 
                 if (m->slots[j].key == IDMAP_KEY_EMPTY)
                         continue;
-                for (i = mix64(m->slots[j].key) & (cap - 1); slots[i].key != IDMAP_KEY_EMPTY; i = (i + 1) & (cap - 1))
+                for (i = mix64(m->slots[j].key) & (cap - 1); slots[i].key != IDMAP_KEY_EMPTY;
+                     i = (i + 1) & (cap - 1))
                         ;
                 slots[i] = m->slots[j];
         }

@@ -27,8 +27,8 @@ void log_set_target(enum log_target t) {
         target = t;
 }
 
-static int log_emit(int level, int error, const char *file, int line, const char *func,
-                    const char *field, const char *format, va_list ap) {
+static int log_emit(int level, int error, const char *file, int line, const char *func, const char *field,
+                    const char *format, va_list ap) {
         int saved = errno;
         _cleanup_free_ char *whole = NULL;
         char buf[LOG_MESSAGE_MAX + 64];
@@ -40,7 +40,7 @@ static int log_emit(int level, int error, const char *file, int line, const char
                 return -error;
         }
 
-        errno = error;          /* so that %m names the error being logged */
+        errno = error; /* so that %m names the error being logged */
         n = vasprintf(&whole, format, ap);
         if (n < 0) {
                 whole = NULL;
@@ -55,8 +55,8 @@ static int log_emit(int level, int error, const char *file, int line, const char
                         head--;
                 while (tail < (size_t) n && ((unsigned char) whole[tail] & 0xc0) == 0x80)
                         tail++;
-                snprintf(buf, sizeof buf, "%.*s[... %zu bytes left out ...]%s", (int) head, whole, tail - head,
-                         whole + tail);
+                snprintf(buf, sizeof buf, "%.*s[... %zu bytes left out ...]%s", (int) head, whole,
+                         tail - head, whole + tail);
         }
 
         if (target == LOG_TARGET_JOURNAL) {
@@ -65,17 +65,12 @@ static int log_emit(int level, int error, const char *file, int line, const char
                 snprintf(code_file, sizeof code_file, "CODE_FILE=%s", file);
                 snprintf(code_line, sizeof code_line, "CODE_LINE=%d", line);
                 if (field)
-                        sd_journal_send_with_location(code_file, code_line, func,
-                                                      "MESSAGE=%s", buf,
-                                                      "PRIORITY=%d", level,
-                                                      "%s", field,
-                                                      error ? "ERRNO=%d" : NULL, error,
-                                                      NULL);
+                        sd_journal_send_with_location(code_file, code_line, func, "MESSAGE=%s", buf,
+                                                      "PRIORITY=%d", level, "%s", field,
+                                                      error ? "ERRNO=%d" : NULL, error, NULL);
                 else
-                        sd_journal_send_with_location(code_file, code_line, func,
-                                                      "MESSAGE=%s", buf,
-                                                      "PRIORITY=%d", level,
-                                                      error ? "ERRNO=%d" : NULL, error,
+                        sd_journal_send_with_location(code_file, code_line, func, "MESSAGE=%s", buf,
+                                                      "PRIORITY=%d", level, error ? "ERRNO=%d" : NULL, error,
                                                       NULL);
         } else
                 fprintf(stderr, "%s: %s\n", program_invocation_short_name, buf);
@@ -84,8 +79,8 @@ static int log_emit(int level, int error, const char *file, int line, const char
         return -error;
 }
 
-int log_internal(int level, int error, const char *file, int line, const char *func,
-                 const char *format, ...) {
+int log_internal(int level, int error, const char *file, int line, const char *func, const char *format,
+                 ...) {
         va_list ap;
         int r;
 
@@ -95,8 +90,8 @@ int log_internal(int level, int error, const char *file, int line, const char *f
         return r;
 }
 
-int log_internal_field(int level, int error, const char *file, int line, const char *func,
-                       const char *field, const char *format, ...) {
+int log_internal_field(int level, int error, const char *file, int line, const char *func, const char *field,
+                       const char *format, ...) {
         va_list ap;
         int r;
 

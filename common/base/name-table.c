@@ -20,16 +20,16 @@ struct arena_chunk {
 };
 
 struct name_table {
-        char **names;           /* id -> string */
-        uint32_t *hashes;       /* id -> hash, so growing the index does not rehash bytes */
+        char **names;     /* id -> string */
+        uint32_t *hashes; /* id -> hash, so growing the index does not rehash bytes */
         size_t n, cap;
-        uint32_t *index;        /* slot -> id, NAME_NONE where free */
+        uint32_t *index; /* slot -> id, NAME_NONE where free */
         size_t mask;
         struct arena_chunk *chunks;
 };
 
 static uint32_t hash_bytes(const char *s, size_t len) {
-        uint32_t h = 2166136261u;       /* FNV-1a */
+        uint32_t h = 2166136261u; /* FNV-1a */
 
         for (size_t i = 0; i < len; i++) {
                 h ^= (unsigned char) s[i];
@@ -113,8 +113,7 @@ static size_t index_find(const struct name_table *t, const char *s, size_t len, 
         for (i = h & t->mask; t->index[i] != NAME_NONE; i = (i + 1) & t->mask) {
                 uint32_t id = t->index[i];
 
-                if (t->hashes[id] == h && strncmp(t->names[id], s, len) == 0 &&
-                    t->names[id][len] == '\0')
+                if (t->hashes[id] == h && strncmp(t->names[id], s, len) == 0 && t->names[id][len] == '\0')
                         break;
         }
         return i;
@@ -127,7 +126,7 @@ int64_t name_table_intern(struct name_table *t, const char *s, size_t len) {
         int r;
 
         if (memchr(s, '\0', len))
-                return -EINVAL;         /* names are C strings */
+                return -EINVAL; /* names are C strings */
         if (t->mask == 0 || (t->n + 1) * 2 > t->mask + 1) {
                 r = index_grow(t);
                 if (r < 0)

@@ -92,10 +92,10 @@ static int parse_with_units(const char *s, const struct unit *units, size_t n_un
 
 int parse_duration(const char *s, uint64_t *ret_usec) {
         static const struct unit units[] = {
-                { "", 1000000ULL }, { "s", 1000000ULL }, { "sec", 1000000ULL },
-                { "ms", 1000ULL }, { "us", 1ULL },
-                { "m", 60000000ULL }, { "min", 60000000ULL },
-                { "h", 3600000000ULL }, { "d", 86400000000ULL }, { "w", 604800000000ULL },
+                { "", 1000000ULL },       { "s", 1000000ULL },    { "sec", 1000000ULL },
+                { "ms", 1000ULL },        { "us", 1ULL },         { "m", 60000000ULL },
+                { "min", 60000000ULL },   { "h", 3600000000ULL }, { "d", 86400000000ULL },
+                { "w", 604800000000ULL },
         };
 
         return parse_with_units(s, units, ELEMENTSOF(units), ret_usec);
@@ -103,7 +103,7 @@ int parse_duration(const char *s, uint64_t *ret_usec) {
 
 int parse_size(const char *s, uint64_t *ret) {
         static const struct unit units[] = {
-                { "", 1 }, { "B", 1 },
+                { "", 1 },           { "B", 1 },
                 { "K", 1ULL << 10 }, { "KiB", 1ULL << 10 },
                 { "M", 1ULL << 20 }, { "MiB", 1ULL << 20 },
                 { "G", 1ULL << 30 }, { "GiB", 1ULL << 30 },
@@ -114,7 +114,8 @@ int parse_size(const char *s, uint64_t *ret) {
 }
 
 int parse_boolean(const char *s, bool *ret) {
-        static const char *const yes[] = { "yes", "true", "on", "1" }, *const no[] = { "no", "false", "off", "0" };
+        static const char *const yes[] = { "yes", "true", "on", "1" },
+                                 *const no[] = { "no", "false", "off", "0" };
 
         for (size_t i = 0; i < ELEMENTSOF(yes); i++) {
                 if (streq(s, yes[i])) {
@@ -173,7 +174,8 @@ int parse_timestamp(const char *s, int64_t now, int64_t *ret) {
                 *ret = now - (int64_t) (usec / 1000000);
                 return 0;
         }
-        for (const char *const *f = (const char *const[]) { "%Y-%m-%d %H:%M:%S", "%Y-%m-%d %H:%M", "%Y-%m-%d", NULL };
+        for (const char *const *f =
+                     (const char *const[]) { "%Y-%m-%d %H:%M:%S", "%Y-%m-%d %H:%M", "%Y-%m-%d", NULL };
              *f; f++) {
                 memset(&tm, 0, sizeof tm);
                 end = strptime(s, *f, &tm);

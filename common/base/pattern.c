@@ -20,11 +20,11 @@
 
 static const char *regex_too_costly(const char *p) {
         struct level {
-                size_t nodes;           /* of the sequence so far */
-                size_t last;            /* of its last atom or group, which a repetition copies */
-                unsigned last_nesting;  /* repetitions around that last atom, and inside it */
-                unsigned nesting;       /* the most around any atom so far */
-        } level[64] = {}, *l = level;   /* one per open '(' */
+                size_t nodes;          /* of the sequence so far */
+                size_t last;           /* of its last atom or group, which a repetition copies */
+                unsigned last_nesting; /* repetitions around that last atom, and inside it */
+                unsigned nesting;      /* the most around any atom so far */
+        } level[64] = {}, *l = level;  /* one per open '(' */
 
         for (; *p; p++) {
                 size_t factor;
@@ -51,7 +51,7 @@ static const char *regex_too_costly(const char *p) {
                         continue;
                 case '*':
                 case '?':
-                        factor = 1;     /* no copy, one node more */
+                        factor = 1; /* no copy, one node more */
                         break;
                 case '+':
                         factor = 2;
@@ -62,7 +62,7 @@ static const char *regex_too_costly(const char *p) {
 
                         /* glibc takes '{,N}' for '{0,N}' */
                         if ((end == p + 1 && *end != ',') || (*end != ',' && *end != '}'))
-                                goto atom;      /* not an interval: regcomp() judges it */
+                                goto atom; /* not an interval: regcomp() judges it */
                         if (*end == '}')
                                 n = m;
                         else if (end[1] == '}')
@@ -100,7 +100,7 @@ static const char *regex_too_costly(const char *p) {
                                 p++;
                         goto atom;
                 default:
-                atom:
+atom:
                         l->nodes = MIN(l->nodes + 1, REGEX_MAX_NODES + 1);
                         l->last = 1;
                         l->last_nesting = 0;

@@ -15,7 +15,8 @@ static bool word_char(char c) {
 }
 
 static bool plain_char(char c) {
-        return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || strchr("._,:/@+-", c);
+        return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+                strchr("._,:/@+-", c);
 }
 
 static int hex_digit(char c) {
@@ -43,11 +44,11 @@ int protocol_parse(const char *line, size_t len, struct protocol_message *ret) {
         while (i < len) {
                 struct protocol_field *f;
 
-                i++;                    /* the space */
+                i++; /* the space */
                 if (ret->n_fields >= PROTOCOL_MAX_FIELDS)
                         return -EBADMSG;
                 f = &ret->fields[ret->n_fields];
-                for (n = 0; i < len && word_char(line[i]) && n < PROTOCOL_MAX_KEY - 1; )
+                for (n = 0; i < len && word_char(line[i]) && n < PROTOCOL_MAX_KEY - 1;)
                         f->key[n++] = line[i++];
                 f->key[n] = '\0';
                 if (n == 0 || i >= len || line[i] != '=')
@@ -60,14 +61,14 @@ int protocol_parse(const char *line, size_t len, struct protocol_message *ret) {
                         if (c == '%') {
                                 int hi, lo;
 
-                                if (i + 2 >= len || (hi = hex_digit(line[i + 1])) < 0 || (lo = hex_digit(line[i + 2])) < 0 ||
-                                    (hi == 0 && lo == 0))
+                                if (i + 2 >= len || (hi = hex_digit(line[i + 1])) < 0 ||
+                                    (lo = hex_digit(line[i + 2])) < 0 || (hi == 0 && lo == 0))
                                         return -EBADMSG;
                                 c = (char) (hi << 4 | lo);
                                 i += 2;
                         } else if (!plain_char(c))
                                 return -EBADMSG;
-                        ret->buffer[out++] = c;         /* decoding never grows: out < i < len */
+                        ret->buffer[out++] = c; /* decoding never grows: out < i < len */
                 }
                 ret->buffer[out++] = '\0';
                 ret->n_fields++;
@@ -86,7 +87,12 @@ int protocol_format(char *buf, size_t size, const char *word, const char *const 
         static const char digits[] = "0123456789ABCDEF";
         size_t n = 0, limit = MIN(size, (size_t) PROTOCOL_MAX_LINE);
 
-#define PUT(c) do { if (n + 1 >= limit) return -ENOBUFS; buf[n++] = (c); } while (0)
+#define PUT(c) \
+        do { \
+                if (n + 1 >= limit) \
+                        return -ENOBUFS; \
+                buf[n++] = (c); \
+        } while (0)
         for (const char *p = word; *p; p++)
                 PUT(*p);
         for (const char *const *kv = key_values; kv && kv[0]; kv += 2) {

@@ -14,7 +14,7 @@
 
 struct protocol_field {
         char key[PROTOCOL_MAX_KEY];
-        uint32_t value;                 /* offset of the decoded, NUL-terminated value in the message's
+        uint32_t value; /* offset of the decoded, NUL-terminated value in the message's
                                          * buffer: an offset, so that messages can be copied and moved */
 };
 

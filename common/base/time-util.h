@@ -17,5 +17,6 @@ static inline uint64_t now_ns(clockid_t clock) {
 static inline struct timespec monotonic_in(uint64_t ns) {
         uint64_t t = now_ns(CLOCK_MONOTONIC) + ns;
 
-        return (struct timespec) { .tv_sec = (time_t) (t / 1000000000ULL), .tv_nsec = (long) (t % 1000000000ULL) };
+        return (struct timespec) { .tv_sec = (time_t) (t / 1000000000ULL),
+                                   .tv_nsec = (long) (t % 1000000000ULL) };
 }

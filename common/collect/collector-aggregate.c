@@ -17,8 +17,8 @@ int64_t bucket_of(struct collector *c, uint64_t time_ns) {
         return wall - wall % (int64_t) c->config.bucket_seconds;
 }
 
-int aggregate(struct collector *c, unsigned resource, struct thread *t, uint32_t node,
-              uint64_t hits, uint64_t time_ns) {
+int aggregate(struct collector *c, unsigned resource, struct thread *t, uint32_t node, uint64_t hits,
+              uint64_t time_ns) {
         uint64_t key = (uint64_t) resource << (64 - KEY_RESOURCE_BITS) | (uint64_t) t->slot << 32 | node;
         int64_t bucket = bucket_of(c, time_ns);
         uint64_t *slot;
@@ -31,7 +31,7 @@ int aggregate(struct collector *c, unsigned resource, struct thread *t, uint32_t
                 c->agg_bucket = bucket;
 
         if (c->n_agg >= COLLECTOR_MAX_HELD && !idmap_get(c->agg_index, key)) {
-                c->resources[resource].lost++;  /* the store has failed for too long */
+                c->resources[resource].lost++; /* the store has failed for too long */
                 return 0;
         }
         r = idmap_put(c->agg_index, key, c->n_agg, &slot);
@@ -131,7 +131,8 @@ static int store_module(struct collector *c, uint32_t index, int64_t *ret) {
 
 static int store_frame(struct collector *c, uint32_t index, int64_t *ret) {
         struct frame *f = &c->sym->frames[index];
-        bool located = !c->config.function_frames && f->module != SYMBOLIZER_NO_MODULE && f->module != SYMBOLIZER_JIT;
+        bool located = !c->config.function_frames && f->module != SYMBOLIZER_NO_MODULE &&
+                f->module != SYMBOLIZER_JIT;
         int64_t module, function;
         int r;
 
@@ -139,12 +140,13 @@ static int store_frame(struct collector *c, uint32_t index, int64_t *ret) {
                 r = store_module(c, f->module, &module);
                 if (r < 0)
                         return r;
-                r = store_function_id(c->store, name_table_get(c->sym->names, f->function), module, f->unknown,
-                                      &function);
+                r = store_function_id(c->store, name_table_get(c->sym->names, f->function), module,
+                                      f->unknown, &function);
                 if (r < 0)
                         return r;
                 r = store_frame_id(c->store, function, located ? (int64_t) f->address : -1,
-                                   located && f->file != NAME_NONE ? name_table_get(c->sym->names, f->file) : NULL,
+                                   located && f->file != NAME_NONE ? name_table_get(c->sym->names, f->file) :
+                                                                     NULL,
                                    located ? f->line : 0, f->inlined, &f->store_id);
                 if (r < 0)
                         return r;
@@ -183,8 +185,8 @@ static int store_thread(struct collector *c, struct thread *t, int64_t *ret) {
         int r;
 
         if (p->store_id == 0) {
-                r = store_add_process(c->store, c->run_id, p->pid, p->comm[0] ? p->comm : NULL,
-                                      p->exe, p->unit, time(NULL), &p->store_id);
+                r = store_add_process(c->store, c->run_id, p->pid, p->comm[0] ? p->comm : NULL, p->exe,
+                                      p->unit, time(NULL), &p->store_id);
                 if (r < 0)
                         return r;
                 if (!c->txn_process_id)
@@ -195,7 +197,8 @@ static int store_thread(struct collector *c, struct thread *t, int64_t *ret) {
                                 c->slots[s]->store_id = 0;
         }
         if (t->store_id == 0) {
-                r = store_add_thread(c->store, p->store_id, t->tid, t->comm[0] ? t->comm : NULL, &t->store_id);
+                r = store_add_thread(c->store, p->store_id, t->tid, t->comm[0] ? t->comm : NULL,
+                                     &t->store_id);
                 if (r < 0)
                         return r;
                 if (!c->txn_thread_id)
@@ -209,13 +212,15 @@ int flush_rows(struct collector *c, bool final) {
         int r;
 
         if (c->run_id == 0) {
-                r = store_add_run(c->store, &(struct store_run) {
-                                .kind = c->run_kind ?: "record",
-                                .command = c->run_command,
-                                .unwind = c->config.unwind == UNWIND_DWARF ? "dwarf" : "fp",
-                                .started = c->run_started ?: time(NULL),
-                                .host = c->run_host,
-                        }, &c->run_id);
+                r = store_add_run(c->store,
+                                  &(struct store_run) {
+                                          .kind = c->run_kind ?: "record",
+                                          .command = c->run_command,
+                                          .unwind = c->config.unwind == UNWIND_DWARF ? "dwarf" : "fp",
+                                          .started = c->run_started ?: time(NULL),
+                                          .host = c->run_host,
+                                  },
+                                  &c->run_id);
                 if (r < 0)
                         return r;
                 c->txn_run = true;

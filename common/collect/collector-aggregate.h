@@ -8,8 +8,8 @@ int64_t bucket_of(struct collector *c, uint64_t time_ns);
 
 /* Adds HITS (one sample) of RESOURCE by thread T at trie NODE to the bucket in memory; past
  * COLLECTOR_MAX_HELD keys they are counted lost. 0 or -ENOMEM. */
-int aggregate(struct collector *c, unsigned resource, struct thread *t, uint32_t node,
-              uint64_t hits, uint64_t time_ns);
+int aggregate(struct collector *c, unsigned resource, struct thread *t, uint32_t node, uint64_t hits,
+              uint64_t time_ns);
 
 /* Forgets the store ids the collector cached: those of rows retention may have deleted, or after
  * a ROLLBACK only those of rows the failed transaction inserted. Rows found or added by key

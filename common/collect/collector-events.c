@@ -30,8 +30,8 @@ uint64_t draw_period(struct collector *c, uint64_t p) {
         return p / 2 + rng_next(c) % (p + 1);
 }
 
-int add_event(struct collector *c, unsigned resource, enum event_role role, uint32_t type,
-              uint64_t config, uint64_t period, struct cevent **ret) {
+int add_event(struct collector *c, unsigned resource, enum event_role role, uint32_t type, uint64_t config,
+              uint64_t period, struct cevent **ret) {
         struct cevent *a = realloc(c->events, (c->n_events + 1) * sizeof *a), *e;
 
         if (!a)
@@ -83,7 +83,8 @@ static size_t ring_size(const struct collector *c, bool side_band) {
 }
 
 /* Fills E's attr for opening: what every event shares, from the configuration. */
-static void prepare_attr(struct collector *c, struct cevent *e, bool side_band, bool inherit, bool enable_on_exec) {
+static void prepare_attr(struct collector *c, struct cevent *e, bool side_band, bool inherit,
+                         bool enable_on_exec) {
         struct perf_event_attr *a = &e->attr;
         bool dwarf = c->config.unwind == UNWIND_DWARF;
 
@@ -192,8 +193,8 @@ void share_context_switches(struct collector *c) {
 
                 if (e->role == ROLE_OFFCPU)
                         offcpu = e->resource;
-                else if (e->attr.type == PERF_TYPE_SOFTWARE && e->attr.config == PERF_COUNT_SW_CONTEXT_SWITCHES &&
-                         e->resource != NO_RESOURCE)
+                else if (e->attr.type == PERF_TYPE_SOFTWARE &&
+                         e->attr.config == PERF_COUNT_SW_CONTEXT_SWITCHES && e->resource != NO_RESOURCE)
                         switches = ev;
         }
         if (offcpu == NO_RESOURCE || switches == NO_RESOURCE)
@@ -224,7 +225,7 @@ int open_rings(struct collector *c, const struct targets *t) {
                 for (int cpu = 0; cpu < c->n_cpus; cpu++) {
                         r = open_one(c, side, t, t->ids[i], cpu, true);
                         if (r == -ESRCH && i > 0)
-                                break;  /* a thread exited meanwhile */
+                                break; /* a thread exited meanwhile */
                         if (r < 0)
                                 return r;
                 }

@@ -8,8 +8,8 @@ uint64_t draw_period(struct collector *c, uint64_t p);
 
 /* Adds an event of ROLE for RESOURCE (NO_RESOURCE: the side band) to the events to open, with
  * its kernel PERIOD; *ret (if not NULL) points at it until the next add. 0 or -ENOMEM. */
-int add_event(struct collector *c, unsigned resource, enum event_role role, uint32_t type,
-              uint64_t config, uint64_t period, struct cevent **ret);
+int add_event(struct collector *c, unsigned resource, enum event_role role, uint32_t type, uint64_t config,
+              uint64_t period, struct cevent **ret);
 
 /* Adds tracepoint NAME ("syscalls:sys_exit_read") for RESOURCE, each sample's value read from
  * FIELD of its raw data (NULL: none). 0, tracepoint_id()'s or tracepoint_field()'s errors, or

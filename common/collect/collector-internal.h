@@ -56,32 +56,32 @@ static_assert(KEY_RESOURCE_BITS + KEY_SLOT_BITS + 32 == 64, "the key's fields fi
 static_assert(COLLECTOR_MAX_NODES < UINT32_MAX, "a trie node fits the key's low 32 bits");
 
 enum event_role {
-        ROLE_SAMPLE,            /* one hit a sample */
-        ROLE_SYSCALL,           /* one hit, and the system call's name ends the stack */
-        ROLE_BYTES,             /* counted in user space from the returned byte count */
-        ROLE_OFFCPU,            /* a switch out: the stack waits for the switch back in */
+        ROLE_SAMPLE,  /* one hit a sample */
+        ROLE_SYSCALL, /* one hit, and the system call's name ends the stack */
+        ROLE_BYTES,   /* counted in user space from the returned byte count */
+        ROLE_OFFCPU,  /* a switch out: the stack waits for the switch back in */
 };
 
 struct cresource {
         char *name;
         char *unit;
-        char *event;                    /* what measures it, for the store: "software:cpu-clock" */
-        const struct resource *def;     /* NULL for --event */
-        uint64_t period;                /* gticks */
+        char *event;                /* what measures it, for the store: "software:cpu-clock" */
+        const struct resource *def; /* NULL for --event */
+        uint64_t period;            /* gticks */
         bool active;
-        bool unnamed;                   /* no event to open: never active (collector_resource_stats) */
+        bool unnamed; /* no event to open: never active (collector_resource_stats) */
         uint64_t samples, hits, lost, lost_flushed;
         int64_t store_id;
 };
 
 struct cevent {
         unsigned resource;
-        bool shared;                    /* not opened: another event counts it (context switches) */
+        bool shared; /* not opened: another event counts it (context switches) */
         enum event_role role;
         struct perf_event_attr attr;
-        unsigned raw_offset, raw_size;  /* SYSCALL: the syscall number; BYTES: the return value */
+        unsigned raw_offset, raw_size; /* SYSCALL: the syscall number; BYTES: the return value */
         const char *filter;
-        uint64_t period;                /* the kernel period (ns for clocks), for jitter */
+        uint64_t period; /* the kernel period (ns for clocks), for jitter */
 };
 
 struct cfd {
@@ -100,8 +100,8 @@ struct thread {
         bool exited;
         bool offcpu_pending;
         uint32_t offcpu_node;
-        uint64_t offcpu_since;          /* ns */
-        uint64_t offcpu_remaining;      /* ns to the next real-time boundary */
+        uint64_t offcpu_since;     /* ns */
+        uint64_t offcpu_remaining; /* ns to the next real-time boundary */
         /* The user part of its last stack, outermost PC first, as far as it came from modules:
          * the trie node each PC's frames end at, while the process's mappings (their
          * generation) and the trie (its epoch) stay the same (sample_stack()). */
@@ -126,17 +126,17 @@ struct stack_step {
 struct process {
         uint32_t pid;
         char comm[16];
-        char *exe;                      /* the executable's path; NULL until known */
-        char *unit;                     /* its systemd unit, from its cgroup; NULL if none */
-        bool exe_pending;               /* exec'd: the next file mapped executable is the program */
+        char *exe;        /* the executable's path; NULL until known */
+        char *unit;       /* its systemd unit, from its cgroup; NULL if none */
+        bool exe_pending; /* exec'd: the next file mapped executable is the program */
         struct proc_maps *maps;
         int64_t store_id;
         bool exited;
-        uint64_t *bytes_remaining;      /* per resource counted in user space: gticks to the
+        uint64_t *bytes_remaining; /* per resource counted in user space: gticks to the
                                          * next period boundary (bytes, shared switches) */
-        struct symtab *jit;             /* /tmp/perf-PID.map, read when a PC falls outside modules */
+        struct symtab *jit;        /* /tmp/perf-PID.map, read when a PC falls outside modules */
         off_t jit_size;
-        uint64_t jit_checked;           /* CLOCK_MONOTONIC ns of the last look at the map's size */
+        uint64_t jit_checked; /* CLOCK_MONOTONIC ns of the last look at the map's size */
 };
 
 struct trie_node {
@@ -154,7 +154,7 @@ struct collector {
         struct collector_config config;
         struct store *store;
         struct symbolizer *sym;
-        struct unwinder *unwinder;      /* one for every process: it learns modules, not processes */
+        struct unwinder *unwinder; /* one for every process: it learns modules, not processes */
 
         /* collector-events.c, and attaching: resources, their events, the rings and their reader */
         struct cresource resources[COLLECTOR_MAX_RESOURCES];
@@ -164,15 +164,15 @@ struct collector {
         struct cfd *fds;
         size_t n_fds, cap_fds;
         int n_cpus;
-        struct ring_buffer **rings;     /* by CPU the sample rings, then the side band's; NULL until
+        struct ring_buffer **rings; /* by CPU the sample rings, then the side band's; NULL until
                                          * their owners (dummy events) open */
         int n_ring_list;
         struct ring_buffer **ring_list; /* the rings that exist, for the reader */
         struct ring_reader *reader;
-        const uint8_t *queue;           /* records taken from the reader, handled up to queue_off */
+        const uint8_t *queue; /* records taken from the reader, handled up to queue_off */
         size_t queue_size, queue_off;
-        struct idmap *event_ids;        /* kernel event id -> index in events */
-        unsigned switches_via_offcpu;   /* context-switches counted from real-time's switch
+        struct idmap *event_ids;      /* kernel event id -> index in events */
+        unsigned switches_via_offcpu; /* context-switches counted from real-time's switch
                                          * samples, or NO_RESOURCE */
 
         /* collector-tasks.c: processes, threads, exec units and the cgroup -> unit cache */
@@ -183,45 +183,45 @@ struct collector {
         /* The reader thread's: each /proc/PID/cgroup text seen at an exec and its unit, as
          * libsystemd read it (strdup()ed, or NULL: none). A unit is a function of the cgroup. */
         struct name_table *cgroups;
-        char **cgroup_units;            /* by id in cgroups */
+        char **cgroup_units; /* by id in cgroups */
         size_t cap_cgroup_units;
-        struct idmap *processes;        /* pid -> struct process * */
-        struct idmap *threads;          /* tid -> struct thread * */
-        struct thread **slots;          /* thread slot -> thread */
+        struct idmap *processes; /* pid -> struct process * */
+        struct idmap *threads;   /* tid -> struct thread * */
+        struct thread **slots;   /* thread slot -> thread */
         size_t n_slots, cap_slots;
-        uint64_t lost_checked;          /* stats.lost when mark_gone() last looked */
-        uint64_t gone_checked_ns;       /* and when (CLOCK_MONOTONIC) */
+        uint64_t lost_checked;    /* stats.lost when mark_gone() last looked */
+        uint64_t gone_checked_ns; /* and when (CLOCK_MONOTONIC) */
 
         /* collector-stacks.c: the frame trie, and the scratch space of one sample's stack */
-        struct trie_node *nodes;        /* nodes[0]: the empty stack */
+        struct trie_node *nodes; /* nodes[0]: the empty stack */
         size_t n_nodes, cap_nodes;
-        struct idmap *trie;             /* pair(parent, frame) -> node */
-        uint64_t trie_epoch;            /* counts the trie's fresh starts (trim()) */
+        struct idmap *trie;  /* pair(parent, frame) -> node */
+        uint64_t trie_epoch; /* counts the trie's fresh starts (trim()) */
         uint64_t pcs[COLLECTOR_MAX_STACK];
-        uint32_t stack[COLLECTOR_MAX_STACK];   /* frame indexes, innermost first */
-        uint16_t pc_frames[COLLECTOR_MAX_STACK];        /* by PC: its frames in stack (0: unstable) */
+        uint32_t stack[COLLECTOR_MAX_STACK];     /* frame indexes, innermost first */
+        uint16_t pc_frames[COLLECTOR_MAX_STACK]; /* by PC: its frames in stack (0: unstable) */
 
         /* collector-aggregate.c: hits of the bucket in memory; the flush in progress */
-        struct idmap *agg_index;        /* key -> index in agg */
+        struct idmap *agg_index; /* key -> index in agg */
         uint64_t *agg_keys;
         struct agg *agg;
         size_t n_agg, cap_agg;
-        int64_t agg_bucket;             /* unix seconds; -1 when empty */
-        uint64_t flush_failed_ns;       /* CLOCK_MONOTONIC of the last failed flush; 0: none */
+        int64_t agg_bucket;       /* unix seconds; -1 when empty */
+        uint64_t flush_failed_ns; /* CLOCK_MONOTONIC of the last failed flush; 0: none */
         /* What the flush in progress inserted: the run, and its first process and thread ids,
          * for a rollback to forget (forget_ids()). */
         bool txn_run;
         int64_t txn_process_id, txn_thread_id;
 
         /* collector.c: the run, its clock and its counts */
-        int64_t realtime_offset;        /* CLOCK_REALTIME - CLOCK_MONOTONIC, ns */
+        int64_t realtime_offset; /* CLOCK_REALTIME - CLOCK_MONOTONIC, ns */
         uint64_t rng;
         int64_t run_id;
         char *run_kind, *run_command;
-        char *run_host;                 /* offline: the recording's machine */
-        int64_t run_started;            /* offline: when the recording began */
-        bool offline;                   /* records come from a file: never read /proc */
-        uint64_t feed_hits;             /* offline: the hits of the sample being fed */
+        char *run_host;      /* offline: the recording's machine */
+        int64_t run_started; /* offline: when the recording began */
+        bool offline;        /* records come from a file: never read /proc */
+        uint64_t feed_hits;  /* offline: the hits of the sample being fed */
         bool run_ended;
         struct collector_stats stats;
 };

@@ -125,7 +125,8 @@ static int add_user_pcs(struct collector *c, struct process *p, size_t from, siz
                 if (r < 0)
                         return r;
                 /* A PC cut short by the stack's bound is not its whole self: not one to keep. */
-                c->pc_frames[i] = (uint16_t) (*n - before) | (r == 0 || *n == COLLECTOR_MAX_STACK ? STEP_UNSTABLE : 0);
+                c->pc_frames[i] =
+                        (uint16_t) (*n - before) | (r == 0 || *n == COLLECTOR_MAX_STACK ? STEP_UNSTABLE : 0);
         }
         return 0;
 }
@@ -186,7 +187,8 @@ static bool is_context(uint64_t ip) {
  * copies stop carrying the environment above the outermost frame. A copy that a top cut short
  * (it ends there, and its unwind did not reach the outermost frame: the thread switched stacks,
  * or its tid went to a new thread before the reader saw the exit) turns cutting off for T. */
-static void learn_stack_top(struct collector *c, struct thread *t, const struct record_sample *s, uint64_t top) {
+static void learn_stack_top(struct collector *c, struct thread *t, const struct record_sample *s,
+                            uint64_t top) {
         uint64_t generation = ring_reader_stack_tops_generation(c->reader);
 
         if (t->stack_top_off || top == 0)
@@ -237,7 +239,7 @@ int64_t sample_stack(struct collector *c, const struct record_sample *s, struct 
                                 c->stack[n++] = f;
                 } else if (context == PERF_CONTEXT_USER && c->config.unwind == UNWIND_FP &&
                            n_pcs < COLLECTOR_MAX_STACK) {
-                        c->pcs[n_pcs] = n_pcs == 0 ? ip : ip - 1;       /* return addresses: the call */
+                        c->pcs[n_pcs] = n_pcs == 0 ? ip : ip - 1; /* return addresses: the call */
                         n_pcs++;
                 }
         }
@@ -249,8 +251,8 @@ int64_t sample_stack(struct collector *c, const struct record_sample *s, struct 
                 uint64_t top;
 
                 t0 = timed ? now_ns(CLOCK_MONOTONIC) : 0;
-                n_pcs = unwinder_unwind(c->unwinder, find_module, &target, p->maps->generation, s->regs, s->stack,
-                                        s->dyn_size, c->pcs, COLLECTOR_MAX_STACK, &top);
+                n_pcs = unwinder_unwind(c->unwinder, find_module, &target, p->maps->generation, s->regs,
+                                        s->stack, s->dyn_size, c->pcs, COLLECTOR_MAX_STACK, &top);
                 if (timed)
                         c->stats.unwind_ns += (now_ns(CLOCK_MONOTONIC) - t0) * TIMED_EVERY;
                 if (c->reader)
@@ -307,9 +309,13 @@ int64_t sample_stack(struct collector *c, const struct record_sample *s, struct 
                                 return node;
                 }
                 if (!(c->pc_frames[i - 1] & STEP_UNSTABLE) && t->n_steps == n_pcs - i)
-                        (void) keep_step(t, t->n_steps, &(struct stack_step) {
-                                        .pc = c->pcs[i - 1], .node = node, .frames = frames, .unknown = unknown,
-                                });
+                        (void) keep_step(t, t->n_steps,
+                                         &(struct stack_step) {
+                                                 .pc = c->pcs[i - 1],
+                                                 .node = node,
+                                                 .frames = frames,
+                                                 .unknown = unknown,
+                                         });
         }
         t->steps_space = p->maps->generation;
         t->steps_epoch = c->trie_epoch;
@@ -334,9 +340,9 @@ void trim(struct collector *c) {
         if (c->n_nodes > COLLECTOR_MAX_NODES || c->sym->n_frames > COLLECTOR_MAX_FRAMES) {
                 c->n_nodes = 1;
                 idmap_clear(c->trie);
-                c->trie_epoch++;        /* the nodes threads kept are gone */
+                c->trie_epoch++; /* the nodes threads kept are gone */
                 for (size_t s = 0; s < c->n_slots; s++)
-                        c->slots[s]->offcpu_pending = false;    /* its node is gone */
+                        c->slots[s]->offcpu_pending = false; /* its node is gone */
                 if (c->sym->n_frames > COLLECTOR_MAX_FRAMES)
                         symbolizer_forget_frames(c->sym);
         }

@@ -29,8 +29,8 @@
 #include "time-util.h"
 
 /* Values of exec_units: a unit name (malloc()ed), or one of these. */
-#define EXEC_UNIT_TAKEN 0               /* handled: the map cannot delete */
-#define EXEC_UNIT_NONE 1                /* looked at the exec, and the process had none */
+#define EXEC_UNIT_TAKEN 0 /* handled: the map cannot delete */
+#define EXEC_UNIT_NONE 1  /* looked at the exec, and the process had none */
 
 void exec_unit_free(uint64_t v) {
         if (v > EXEC_UNIT_NONE)
@@ -112,7 +112,7 @@ static char *exec_unit(struct collector *c, uint32_t pid) {
                 return unit;
 
         if (c->cgroups && name_table_size(c->cgroups) >= COLLECTOR_MAX_CGROUPS)
-                forget_cgroups(c);      /* a host making cgroups without end: start over */
+                forget_cgroups(c); /* a host making cgroups without end: start over */
         if (!c->cgroups)
                 c->cgroups = name_table_new();
         if (!c->cgroups)
@@ -154,7 +154,7 @@ void on_exec_record(void *userdata, const struct perf_event_header *h) {
         pthread_mutex_lock(&c->exec_units_lock);
         r = idmap_put(c->exec_units, m.pid, v, &slot);
         if (r == 0) {
-                exec_unit_free(*slot);          /* an older exec's, not handled yet */
+                exec_unit_free(*slot); /* an older exec's, not handled yet */
                 *slot = v;
         }
         pthread_mutex_unlock(&c->exec_units_lock);
@@ -196,8 +196,8 @@ static int load_proc_maps(struct collector *c, struct process *p) {
                 if (proc_maps_parse_line(line, &l) < 0 || !l.exec)
                         continue;
                 if (l.path[0] == '/' || streq(l.path, "[vdso]")) {
-                        r = symbolizer_module(c->sym, l.path, NULL, 0, (uint64_t) l.dev_major << 32 | l.dev_minor,
-                                              l.ino, &module);
+                        r = symbolizer_module(c->sym, l.path, NULL, 0,
+                                              (uint64_t) l.dev_major << 32 | l.dev_minor, l.ino, &module);
                         if (r < 0)
                                 return r;
                 }
@@ -248,7 +248,7 @@ struct process *process_get(struct collector *c, uint32_t pid, bool from_proc) {
         for (unsigned r = 0; r < c->n_resources; r++)
                 p->bytes_remaining[r] = draw_period(c, c->resources[r].period);
         if (pid == 0)
-                strcpy(p->comm, IDLE_NAME);     /* the idle task: nothing in /proc to read */
+                strcpy(p->comm, IDLE_NAME); /* the idle task: nothing in /proc to read */
         else if (from_proc && !c->offline) {
                 char exe[4096];
                 ssize_t n;
@@ -262,7 +262,7 @@ struct process *process_get(struct collector *c, uint32_t pid, bool from_proc) {
                         p->exe = strdup(exe);
                 }
                 read_unit(p);
-                (void) load_proc_maps(c, p);    /* gone or forbidden: its frames stay unknown */
+                (void) load_proc_maps(c, p); /* gone or forbidden: its frames stay unknown */
         }
         c->stats.processes++;
         return p;
@@ -316,7 +316,7 @@ struct thread *thread_get(struct collector *c, uint32_t pid, uint32_t tid) {
  * memory, as JITs make), "/dev/zero", "/anon_hugepage" or "/SYSV..." shared memory. */
 static bool mapped_file(const char *name) {
         return name[0] == '/' && !startswith(name, "//anon") && !streq(name, "/dev/zero") &&
-               !startswith(name, "/anon_hugepage") && !startswith(name, "/SYSV");
+                !startswith(name, "/anon_hugepage") && !startswith(name, "/SYSV");
 }
 
 int handle_mmap2(struct collector *c, const struct perf_event_header *h) {
@@ -340,8 +340,8 @@ int handle_mmap2(struct collector *c, const struct perf_event_header *h) {
         }
         if (mapped_file(m.filename) || streq(m.filename, "[vdso]")) {
                 r = symbolizer_module(c->sym, m.filename, m.has_build_id ? m.build_id : NULL,
-                                      m.has_build_id ? m.build_id_size : 0,
-                                      (uint64_t) m.maj << 32 | m.min, m.ino, &module);
+                                      m.has_build_id ? m.build_id_size : 0, (uint64_t) m.maj << 32 | m.min,
+                                      m.ino, &module);
                 if (r < 0)
                         return r;
         }
@@ -369,7 +369,7 @@ int handle_comm(struct collector *c, const struct perf_event_header *h) {
                 t->process->jit = symtab_free(t->process->jit);
                 t->process->jit_size = 0;
                 t->process->jit_checked = 0;
-                t->process->store_id = 0;       /* a new process row: it runs another program */
+                t->process->store_id = 0; /* a new process row: it runs another program */
                 t->process->exe_pending = true;
                 {
                         char *unit;
@@ -507,7 +507,7 @@ void reap(struct collector *c) {
                 _cleanup_(idmap_freep) struct idmap *alive = idmap_new();
 
                 if (!alive)
-                        return;         /* keep everything; try again next flush */
+                        return; /* keep everything; try again next flush */
                 while (idmap_next(c->processes, &i, &key, &value)) {
                         struct process *p = (struct process *) (uintptr_t) value;
                         bool used = !p->exited;

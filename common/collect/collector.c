@@ -99,7 +99,7 @@ int collector_new(const struct collector_config *config, struct store *store, st
                 return -ENOMEM;
         c->nodes[0] = (struct trie_node) {};
         c->n_nodes = 1;
-        c->sym->lines = !config->function_frames;      /* frames stored as functions need none */
+        c->sym->lines = !config->function_frames; /* frames stored as functions need none */
         c->agg_bucket = -1;
         c->switches_via_offcpu = NO_RESOURCE;
         c->realtime_offset = (int64_t) (now_ns(CLOCK_REALTIME) - now_ns(CLOCK_MONOTONIC));
@@ -114,7 +114,7 @@ struct collector *collector_free(struct collector *c) {
 
         if (!c)
                 return NULL;
-        ring_reader_free(c->reader);    /* first: its thread reads the rings */
+        ring_reader_free(c->reader); /* first: its thread reads the rings */
         if (c->exec_units) {
                 i = 0;
                 while (idmap_next(c->exec_units, &i, &key, &value))
@@ -198,8 +198,11 @@ int collector_add_resource(struct collector *c, const char *name, bool event, ui
                         goto fail;
                 c->events[c->n_events - 1].attr.config1 = attr.config1;
                 c->events[c->n_events - 1].attr.config2 = attr.config2;
-                snprintf(desc, sizeof desc, "%s:%s", tracepoint ? "tracepoint" :
-                         attr.type == PERF_TYPE_SOFTWARE ? "software" : "pfm", name);
+                snprintf(desc, sizeof desc, "%s:%s",
+                         tracepoint                              ? "tracepoint" :
+                                 attr.type == PERF_TYPE_SOFTWARE ? "software" :
+                                                                   "pfm",
+                         name);
         } else
                 switch (def->kind) {
                 case RESOURCE_SOFTWARE:
@@ -268,7 +271,7 @@ int collector_add_resource(struct collector *c, const char *name, bool event, ui
         c->n_resources++;
         return i;
 fail:
-        c->n_events = n_events;         /* drop this resource's half-made events */
+        c->n_events = n_events; /* drop this resource's half-made events */
         free(res->name);
         free(res->unit);
         free(res->event);
@@ -340,7 +343,7 @@ static int open_events(struct collector *c, const struct targets *t, uint32_t *r
 
         *ret_failed = NULL;
         if (c->reader)
-                return -EBUSY;          /* one target set per collector */
+                return -EBUSY; /* one target set per collector */
         share_context_switches(c);
         r = open_rings(c, t);
         if (r < 0)
@@ -361,7 +364,7 @@ static int open_events(struct collector *c, const struct targets *t, uint32_t *r
                                 for (int cpu = 0; r >= 0 && cpu < c->n_cpus; cpu++) {
                                         r = open_one(c, ev, t, t->ids[i], cpu, false);
                                         if (r == -ESRCH && i > 0) {
-                                                r = 0;  /* a thread exited meanwhile */
+                                                r = 0; /* a thread exited meanwhile */
                                                 break;
                                         }
                                 }
@@ -471,7 +474,8 @@ int collector_attach_system(struct collector *c, uint32_t *ret_unsupported, cons
         return open_events(c, &t, ret_unsupported, ret_failed);
 }
 
-int collector_attach_cgroup(struct collector *c, int cgroup_fd, uint32_t *ret_unsupported, const char **ret_failed) {
+int collector_attach_cgroup(struct collector *c, int cgroup_fd, uint32_t *ret_unsupported,
+                            const char **ret_failed) {
         struct targets t = { .ids = &cgroup_fd, .n = 1, .flags = PERF_FLAG_PID_CGROUP };
         int r;
 
@@ -488,7 +492,6 @@ int collector_fd(struct collector *c) {
 void collector_stop(struct collector *c) {
         if (c->reader)
                 ring_reader_stop(c->reader);
-
 }
 
 /* Flushes the bucket in memory when a record at TIME_NS belongs to a later one. Records call
@@ -546,7 +549,7 @@ static int handle_parsed_sample(struct collector *c, const struct cevent *e, con
         switch (e->role) {
         case ROLE_SAMPLE:
                 if (c->feed_hits)
-                        hits = c->feed_hits;    /* offline: a sample weighted by its period */
+                        hits = c->feed_hits; /* offline: a sample weighted by its period */
                 break;
         case ROLE_SYSCALL: {
                 char name[64];
@@ -718,7 +721,7 @@ static int handle_record(struct collector *c, const struct perf_event_header *h)
         case PERF_RECORD_SWITCH:
                 return handle_switch(c, h);
         default:
-                return 0;       /* THROTTLE and others carry nothing we count */
+                return 0; /* THROTTLE and others carry nothing we count */
         }
 }
 
@@ -746,7 +749,7 @@ int collector_drain(struct collector *c, uint64_t budget_ns) {
 
                 if (c->queue_off + sizeof *h > c->queue_size) {
                         if (took)
-                                break;          /* what was queued when we were called: done */
+                                break; /* what was queued when we were called: done */
                         r = ring_reader_take(c->reader, &c->queue, &c->queue_size);
                         if (r < 0)
                                 return r;
@@ -756,7 +759,7 @@ int collector_drain(struct collector *c, uint64_t budget_ns) {
                 }
                 h = (const void *) (c->queue + c->queue_off);
                 if (h->size < sizeof *h || c->queue_off + h->size > c->queue_size) {
-                        c->queue_off = c->queue_size;   /* the reader only queues whole records */
+                        c->queue_off = c->queue_size; /* the reader only queues whole records */
                         continue;
                 }
                 c->queue_off += h->size;
@@ -795,7 +798,7 @@ int collector_catch_up(struct collector *c, uint64_t timeout_ns) {
                 q = collector_drain(c, 0);
                 if (q < 0)
                         return q;
-        } while (r == 0);       /* the queue was full: more waits in the rings */
+        } while (r == 0); /* the queue was full: more waits in the rings */
         return 0;
 }
 

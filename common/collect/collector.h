@@ -4,10 +4,10 @@
  * store in one transaction. cppctl record and attach drive it; the daemon will too. */
 #pragma once
 
+#include <linux/perf_event.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <sys/types.h>
-#include <linux/perf_event.h>
 
 #include "cleanup.h"
 #include "perf-record.h"
@@ -15,35 +15,33 @@
 #include "store.h"
 
 enum unwind_mode {
-        UNWIND_DWARF,           /* copy the user stack, unwind with libdw: right without frame pointers */
-        UNWIND_FP,              /* the kernel's frame-pointer callchain: cheap, loses callers in -O2 code */
+        UNWIND_DWARF, /* copy the user stack, unwind with libdw: right without frame pointers */
+        UNWIND_FP,    /* the kernel's frame-pointer callchain: cheap, loses callers in -O2 code */
 };
 
 struct collector_config {
         enum unwind_mode unwind;
-        bool kernel;                    /* keep kernel frames in stacks */
-        uint32_t stack_size;            /* DWARF: bytes of user stack copied per sample */
-        uint32_t ring_size;             /* bytes of ring buffer per CPU (a power of two) */
-        bool jitter;                    /* randomize periods around their mean (paper §7.1) */
-        unsigned bucket_seconds;        /* samples are summed per time bucket of this size */
-        size_t queue_size;              /* bytes of records read from the rings, not yet handled */
-        bool function_frames;           /* store frames as functions, without address, file and
+        bool kernel;             /* keep kernel frames in stacks */
+        uint32_t stack_size;     /* DWARF: bytes of user stack copied per sample */
+        uint32_t ring_size;      /* bytes of ring buffer per CPU (a power of two) */
+        bool jitter;             /* randomize periods around their mean (paper §7.1) */
+        unsigned bucket_seconds; /* samples are summed per time bucket of this size */
+        size_t queue_size;       /* bytes of records read from the rings, not yet handled */
+        bool function_frames;    /* store frames as functions, without address, file and
                                          * line: one stack per path of functions, not per path of
                                          * call sites (recursion makes the latter without end) */
-        bool mmap_build_ids;            /* records fed (collector_feed) come from events that asked
+        bool mmap_build_ids;     /* records fed (collector_feed) come from events that asked
                                          * for build ids in MMAP2 (record_parse_mmap2()); the
                                          * collector's own events never ask (collector.c) */
 };
 
 #define COLLECTOR_CONFIG_DEFAULT_STACK 16384u
-#define COLLECTOR_CONFIG_DEFAULT {              \
-        .unwind = UNWIND_DWARF,                 \
-        .function_frames = true,                \
-        .stack_size = COLLECTOR_CONFIG_DEFAULT_STACK, \
-        .ring_size = 8u << 20,                  \
-        .bucket_seconds = 60,                   \
-        .queue_size = 256u << 20,               \
-}
+#define COLLECTOR_CONFIG_DEFAULT \
+        { \
+                .unwind = UNWIND_DWARF, .function_frames = true, \
+                .stack_size = COLLECTOR_CONFIG_DEFAULT_STACK, .ring_size = 8u << 20, .bucket_seconds = 60, \
+                .queue_size = 256u << 20, \
+        }
 
 /* Frames a stack keeps: the kernel's callchain limit is 127; DWARF goes deeper. */
 #define COLLECTOR_MAX_STACK 512
@@ -65,26 +63,26 @@ struct collector;
 struct collector_resource_stats {
         const char *name;
         uint64_t period;
-        bool active;                    /* its events opened */
-        bool unnamed;                   /* a hardware event libpfm4 has no name for on this CPU */
-        uint64_t samples;               /* samples that became hits */
+        bool active;      /* its events opened */
+        bool unnamed;     /* a hardware event libpfm4 has no name for on this CPU */
+        uint64_t samples; /* samples that became hits */
         uint64_t hits;
-        uint64_t lost;                  /* PERF_RECORD_LOST */
+        uint64_t lost; /* PERF_RECORD_LOST */
 };
 
 struct collector_stats {
         uint64_t records, samples, lost, bad_records;
         uint64_t frames, frames_unknown;
-        uint64_t unwind_ns, symbolize_ns;       /* time spent per phase, estimated from one
+        uint64_t unwind_ns, symbolize_ns; /* time spent per phase, estimated from one
                                                  * sample in 16, for benchmarks */
         uint64_t processes, threads, modules, stack_nodes;
-        uint64_t addresses;                     /* distinct user addresses symbolized (cache misses) */
-        uint64_t stacks_cut, stacks_cut_short;  /* samples whose stack copy ended at its thread's
+        uint64_t addresses;                    /* distinct user addresses symbolized (cache misses) */
+        uint64_t stacks_cut, stacks_cut_short; /* samples whose stack copy ended at its thread's
                                                  * top, and threads for which that fell short */
         /* Now, not since the start: what is in memory. */
-        uint64_t live_processes, live_threads;  /* followed, exited ones until their hits are stored */
-        uint64_t held;                          /* distinct hits not yet stored (COLLECTOR_MAX_HELD) */
-        uint64_t lag_ns;                        /* age of the oldest record not yet handled; 0: none */
+        uint64_t live_processes, live_threads; /* followed, exited ones until their hits are stored */
+        uint64_t held;                         /* distinct hits not yet stored (COLLECTOR_MAX_HELD) */
+        uint64_t lag_ns;                       /* age of the oldest record not yet handled; 0: none */
 };
 
 /* Creates a collector writing to STORE (borrowed; may be NULL until collector_flush). Returns
@@ -119,7 +117,8 @@ int collector_attach_system(struct collector *c, uint32_t *ret_unsupported, cons
 /* Opens the events of every resource on the tasks of one cgroup (v2), whose directory is open
  * as CGROUP_FD (borrowed; it may be closed after), per CPU with PERF_FLAG_PID_CGROUP. Results as
  * collector_attach(). */
-int collector_attach_cgroup(struct collector *c, int cgroup_fd, uint32_t *ret_unsupported, const char **ret_failed);
+int collector_attach_cgroup(struct collector *c, int cgroup_fd, uint32_t *ret_unsupported,
+                            const char **ret_failed);
 
 /* A file descriptor that polls readable when records wait to be handled; -1 before attach. */
 int collector_fd(struct collector *c);

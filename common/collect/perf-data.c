@@ -23,20 +23,19 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#define MAGIC UINT64_C(0x32454c4946524550)     /* "PERFILE2", little-endian */
+#define MAGIC UINT64_C(0x32454c4946524550) /* "PERFILE2", little-endian */
 #define MAGIC_SWAPPED UINT64_C(0x50455246494c4532)
 #define HEADER_SIZE 104
 #define FEATURE_HOSTNAME 3
 #define FEATURE_CMDLINE 11
 #define FEATURE_EVENT_DESC 12
 #define RECORD_COMPRESSED 81
-#define RECORD_USER_FIRST 64            /* perf's own records (FINISHED_ROUND...) from here */
-#define WINDOW_READ (4u << 20)          /* bytes read at a time: few system calls, little memory */
+#define RECORD_USER_FIRST 64   /* perf's own records (FINISHED_ROUND...) from here */
+#define WINDOW_READ (4u << 20) /* bytes read at a time: few system calls, little memory */
 /* What works with the perf of Debian 12 (6.1) for the files cppd does not read: perf script
  * reads them and folds the stacks, counting samples. */
 #define PERF_DATA_FOLD_ADVICE \
         "'perf script report stackcollapse -i FILE | cppctl import --folded - --resource EVENT'"
-
 
 static _Thread_local char last_error[256];
 
@@ -44,8 +43,7 @@ const char *perf_data_last_error(void) {
         return last_error;
 }
 
-__attribute__((format(printf, 2, 3)))
-static int bad(struct perf_data *d, const char *fmt, ...) {
+__attribute__((format(printf, 2, 3))) static int bad(struct perf_data *d, const char *fmt, ...) {
         va_list ap;
 
         va_start(ap, fmt);
@@ -108,13 +106,17 @@ static int read_attrs(struct perf_data *d, uint64_t attr_entry, uint64_t offset,
         if (attr_size < PERF_ATTR_SIZE_VER0)
                 return bad(d, "attributes of %" PRIu64 " bytes, smaller than any perf's", attr_size);
         if (!in_file(d, offset, size) || size % attr_entry != 0 || size == 0)
-                return bad(d, "the attrs section (%" PRIu64 " bytes at offset %" PRIu64 ") does not fit the file",
+                return bad(d,
+                           "the attrs section (%" PRIu64 " bytes at offset %" PRIu64
+                           ") does not fit the file",
                            size, offset);
         /* Attrs read out of the header would be its numbers taken for events (perf refuses such
          * files). */
         if (offset < header_size)
-                return bad(d, "the attrs section (%" PRIu64 " bytes at offset %" PRIu64 ") overlaps the %" PRIu64
-                           "-byte header", size, offset, header_size);
+                return bad(d,
+                           "the attrs section (%" PRIu64 " bytes at offset %" PRIu64 ") overlaps the %" PRIu64
+                           "-byte header",
+                           size, offset, header_size);
         d->n_events = size / attr_entry;
         d->events = calloc(d->n_events, sizeof *d->events);
         if (!d->events)
@@ -133,7 +135,9 @@ static int read_attrs(struct perf_data *d, uint64_t attr_entry, uint64_t offset,
                 ids_size = u64_at(d, at + attr_size + 8);
                 if (!in_file(d, ids_offset, ids_size) || ids_size % 8 != 0 ||
                     (ids_size > 0 && ids_offset < header_size))
-                        return bad(d, "event %zu's ids (%" PRIu64 " bytes at offset %" PRIu64 ") do not fit the file",
+                        return bad(d,
+                                   "event %zu's ids (%" PRIu64 " bytes at offset %" PRIu64
+                                   ") do not fit the file",
                                    i, ids_size, ids_offset);
                 if (ids_offset % 8 != 0 && ids_size > 0)
                         return bad(d, "event %zu's ids at offset %" PRIu64 " are not aligned", i, ids_offset);
@@ -153,7 +157,7 @@ static int read_event_desc(struct perf_data *d, uint64_t offset, uint64_t end) {
         attr_size = u32_at(d, offset + 4);
         offset += 8;
         if (nr != d->n_events)
-                return 0;       /* not ours to match by order: leave the names out */
+                return 0; /* not ours to match by order: leave the names out */
         for (uint32_t i = 0; i < nr; i++) {
                 uint32_t n_ids;
 
@@ -188,7 +192,9 @@ static int read_features(struct perf_data *d, const uint64_t features[4]) {
                 offset = u64_at(d, at);
                 size = u64_at(d, at + 8);
                 if (!in_file(d, offset, size))
-                        return bad(d, "feature %u (%" PRIu64 " bytes at offset %" PRIu64 ") does not fit the file",
+                        return bad(d,
+                                   "feature %u (%" PRIu64 " bytes at offset %" PRIu64
+                                   ") does not fit the file",
                                    bit, size, offset);
                 end = offset + size;
                 switch (bit) {
@@ -242,7 +248,8 @@ static int parse(struct perf_data *d) {
         /* perf inject does not help here: perf 6.1's output of a pipe-mode input is a file perf
          * report refuses too, and it keeps -z's compression. perf script folds either. */
         if (header_size == 16) {
-                snprintf(d->error, sizeof d->error, "a pipe-mode perf.data (perf record -o -), which cppd does not "
+                snprintf(d->error, sizeof d->error,
+                         "a pipe-mode perf.data (perf record -o -), which cppd does not "
                          "read; record to a file, or fold it with perf: " PERF_DATA_FOLD_ADVICE);
                 return -EPROTONOSUPPORT;
         }
@@ -252,9 +259,10 @@ static int parse(struct perf_data *d) {
         d->data_offset = u64_at(d, 40);
         d->data_size = u64_at(d, 48);
         if (!in_file(d, d->data_offset, d->data_size))
-                return bad(d, "the data section (%" PRIu64 " bytes at offset %" PRIu64 ") does not fit the "
-                           "file of %zu bytes: truncated, or still being written", d->data_size, d->data_offset,
-                           d->size);
+                return bad(d,
+                           "the data section (%" PRIu64 " bytes at offset %" PRIu64 ") does not fit the "
+                           "file of %zu bytes: truncated, or still being written",
+                           d->data_size, d->data_offset, d->size);
         if (d->data_offset < header_size)
                 return bad(d, "the data section at offset %" PRIu64 " overlaps the %" PRIu64 "-byte header",
                            d->data_offset, header_size);
@@ -268,7 +276,7 @@ static int parse(struct perf_data *d) {
 static int finish_open(struct perf_data *d, struct perf_data **ret) {
         int r;
 
-        d->hold = UINT64_MAX;           /* nothing held: the window slides on */
+        d->hold = UINT64_MAX; /* nothing held: the window slides on */
         r = parse(d);
 
         if (r < 0) {
@@ -365,12 +373,12 @@ static int window_get(struct perf_data *d, uint64_t offset, uint64_t n, const ui
                 return 0;
         }
         if (keep < d->window_start || keep > d->window_start + d->window_len) {
-                d->window_start = keep;         /* a jump back (a second pass) or past the window */
+                d->window_start = keep; /* a jump back (a second pass) or past the window */
                 d->window_len = 0;
         } else {
                 size_t drop = keep - d->window_start;
 
-                if (d->window_len > drop)       /* the window may not exist yet */
+                if (d->window_len > drop) /* the window may not exist yet */
                         memmove(d->window, d->window + drop, d->window_len - drop);
                 d->window_start = keep;
                 d->window_len -= drop;
@@ -396,7 +404,10 @@ static int window_get(struct perf_data *d, uint64_t offset, uint64_t n, const ui
                 if (k < 0)
                         return -errno;
                 if (k == 0) {
-                        bad(d, "the file ended at data offset %" PRIu64 " while being read: truncated meanwhile?", at);
+                        bad(d,
+                            "the file ended at data offset %" PRIu64
+                            " while being read: truncated meanwhile?",
+                            at);
                         return -EIO;
                 }
                 d->window_len += k;
@@ -425,7 +436,8 @@ int perf_data_next(struct perf_data *d, uint64_t *offset, const struct perf_even
                 return bad(d, "the record at offset %" PRIu64 " claims %u bytes%s", at, h->size,
                            h->size < sizeof *h ? "" : ", past the end of the data");
         if (h->type == RECORD_COMPRESSED) {
-                snprintf(d->error, sizeof d->error, "compressed records (perf record -z), which cppd does not "
+                snprintf(d->error, sizeof d->error,
+                         "compressed records (perf record -z), which cppd does not "
                          "read; record without -z, or fold it with perf: " PERF_DATA_FOLD_ADVICE);
                 return -EOPNOTSUPP;
         }
@@ -456,7 +468,8 @@ static const struct perf_data_event *event_by_id(const struct perf_data *d, uint
         return NULL;
 }
 
-const struct perf_data_event *perf_data_sample_event(const struct perf_data *d, const struct perf_event_header *h) {
+const struct perf_data_event *perf_data_sample_event(const struct perf_data *d,
+                                                     const struct perf_event_header *h) {
         uint64_t type, id, offset = sizeof *h;
 
         if (d->n_events == 1)
@@ -471,8 +484,9 @@ const struct perf_data_event *perf_data_sample_event(const struct perf_data *d, 
         }
         if (!(type & PERF_SAMPLE_ID))
                 return NULL;
-        offset += 8 * (!!(type & PERF_SAMPLE_IP) + !!(type & PERF_SAMPLE_TID) + !!(type & PERF_SAMPLE_TIME) +
-                       !!(type & PERF_SAMPLE_ADDR));
+        offset += 8 *
+                (!!(type & PERF_SAMPLE_IP) + !!(type & PERF_SAMPLE_TID) + !!(type & PERF_SAMPLE_TIME) +
+                 !!(type & PERF_SAMPLE_ADDR));
         if (h->size < offset + 8)
                 return NULL;
         memcpy(&id, (const uint8_t *) h + offset, 8);
@@ -498,8 +512,9 @@ int perf_data_parse_lost(const struct perf_data *d, const struct perf_event_head
                 if (h->size < sizeof *h + 8)
                         return -EBADMSG;
                 memcpy(&lost, body, 8);
-                from_end = (type & PERF_SAMPLE_IDENTIFIER) ? 8 :
-                           8 * (!!(type & PERF_SAMPLE_STREAM_ID) + !!(type & PERF_SAMPLE_CPU) + 1);
+                from_end = (type & PERF_SAMPLE_IDENTIFIER) ?
+                        8 :
+                        8 * (!!(type & PERF_SAMPLE_STREAM_ID) + !!(type & PERF_SAMPLE_CPU) + 1);
                 if (d->events[0].attr.sample_id_all && (type & (PERF_SAMPLE_IDENTIFIER | PERF_SAMPLE_ID)) &&
                     h->size >= sizeof *h + 8 + from_end) {
                         memcpy(&id, (const uint8_t *) h + h->size - from_end, 8);
@@ -519,8 +534,10 @@ uint64_t perf_data_record_time(const struct perf_data *d, const struct perf_even
         if (!(type & PERF_SAMPLE_TIME))
                 return 0;
         if (h->type == PERF_RECORD_SAMPLE) {
-                uint64_t offset = sizeof *h + 8 * (!!(type & PERF_SAMPLE_IDENTIFIER) + !!(type & PERF_SAMPLE_IP) +
-                                                   !!(type & PERF_SAMPLE_TID));
+                uint64_t offset = sizeof *h +
+                        8 *
+                                (!!(type & PERF_SAMPLE_IDENTIFIER) + !!(type & PERF_SAMPLE_IP) +
+                                 !!(type & PERF_SAMPLE_TID));
 
                 if (h->size >= offset + 8)
                         memcpy(&t, (const uint8_t *) h + offset, 8);
@@ -529,8 +546,9 @@ uint64_t perf_data_record_time(const struct perf_data *d, const struct perf_even
         if (h->type >= RECORD_USER_FIRST || !d->events[0].attr.sample_id_all)
                 return 0;
         /* The sample_id trailer: TID, TIME, ID, STREAM_ID, CPU, IDENTIFIER, as set. */
-        after = 8 * (!!(type & PERF_SAMPLE_ID) + !!(type & PERF_SAMPLE_STREAM_ID) + !!(type & PERF_SAMPLE_CPU) +
-                     !!(type & PERF_SAMPLE_IDENTIFIER));
+        after = 8 *
+                (!!(type & PERF_SAMPLE_ID) + !!(type & PERF_SAMPLE_STREAM_ID) + !!(type & PERF_SAMPLE_CPU) +
+                 !!(type & PERF_SAMPLE_IDENTIFIER));
         if (h->size >= sizeof *h + after + 8)
                 memcpy(&t, (const uint8_t *) h + h->size - after - 8, 8);
         return t;
@@ -620,7 +638,8 @@ int perf_data_parse_sample(const struct perf_data_event *e, const struct perf_ev
                 if (!take_u64(&c, &s.stack_size) || s.stack_size > (uint64_t) (c.end - c.p))
                         return -EBADMSG;
                 if (s.stack_size > 0) {
-                        if (!take(&c, s.stack_size, &p) || !take_u64(&c, &s.dyn_size) || s.dyn_size > s.stack_size)
+                        if (!take(&c, s.stack_size, &p) || !take_u64(&c, &s.dyn_size) ||
+                            s.dyn_size > s.stack_size)
                                 return -EBADMSG;
                         s.stack = p;
                 }

@@ -12,26 +12,26 @@
 #include "cleanup.h"
 
 struct perf_data_event {
-        struct perf_event_attr attr;    /* copied; fields past the file's attr_size are 0 */
-        char *name;                     /* from HEADER_EVENT_DESC; NULL when absent */
-        const uint64_t *ids;            /* the sample ids of this event, in the file */
+        struct perf_event_attr attr; /* copied; fields past the file's attr_size are 0 */
+        char *name;                  /* from HEADER_EVENT_DESC; NULL when absent */
+        const uint64_t *ids;         /* the sample ids of this event, in the file */
         size_t n_ids;
 };
 
 struct perf_data {
-        const uint8_t *data;            /* the whole file: a buffer, or mapped for the headers */
+        const uint8_t *data; /* the whole file: a buffer, or mapped for the headers */
         size_t size;
-        void *map;                      /* for munmap(), NULL for a buffer */
-        int fd;                         /* a file's records are read, not mapped; -1 for a buffer */
-        uint8_t *window;                /* data section bytes [window_start, + window_len) */
+        void *map;       /* for munmap(), NULL for a buffer */
+        int fd;          /* a file's records are read, not mapped; -1 for a buffer */
+        uint8_t *window; /* data section bytes [window_start, + window_len) */
         size_t window_len, window_cap;
         uint64_t window_start;
-        uint64_t hold;                  /* records from here on stay in the window */
+        uint64_t hold; /* records from here on stay in the window */
         struct perf_data_event *events;
         size_t n_events;
         uint64_t data_offset, data_size;
-        char *hostname, *cmdline;       /* NULL when absent */
-        char error[256];                /* why the last call failed, with the offset */
+        char *hostname, *cmdline; /* NULL when absent */
+        char error[256];          /* why the last call failed, with the offset */
 };
 
 /* Opens PATH (mapped) or a buffer BUF of SIZE bytes (borrowed; for fuzzing) and checks the
@@ -63,7 +63,8 @@ const struct perf_event_header *perf_data_record(const struct perf_data *d, uint
 
 /* The event of sample H: by its PERF_SAMPLE_IDENTIFIER or PERF_SAMPLE_ID, or the only event.
  * NULL when it cannot be told. */
-const struct perf_data_event *perf_data_sample_event(const struct perf_data *d, const struct perf_event_header *h);
+const struct perf_data_event *perf_data_sample_event(const struct perf_data *d,
+                                                     const struct perf_event_header *h);
 
 /* What record H says was lost, if it is a PERF_RECORD_LOST (records the kernel dropped from a
  * full ring, charged to the event whose id it names) or a PERF_RECORD_LOST_SAMPLES (the
@@ -81,10 +82,10 @@ uint64_t perf_data_record_time(const struct perf_data *d, const struct perf_even
 struct perf_data_sample {
         uint64_t ip, time, period;
         uint32_t pid, tid;
-        uint64_t nr;                    /* callchain, with PERF_CONTEXT_* markers */
+        uint64_t nr; /* callchain, with PERF_CONTEXT_* markers */
         const uint64_t *ips;
-        uint64_t abi;                   /* PERF_SAMPLE_REGS_USER; 0: none */
-        const uint64_t *regs;           /* in the order of the bits of attr.sample_regs_user */
+        uint64_t abi;         /* PERF_SAMPLE_REGS_USER; 0: none */
+        const uint64_t *regs; /* in the order of the bits of attr.sample_regs_user */
         uint64_t stack_size, dyn_size;
         const uint8_t *stack;
 };

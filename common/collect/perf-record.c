@@ -59,8 +59,7 @@ int record_parse_sample(const struct perf_event_header *h, uint64_t sample_type,
         if ((sample_type & PERF_SAMPLE_TIME) && !take_u64(&c, &s.time))
                 return -EBADMSG;
         if (sample_type & PERF_SAMPLE_CALLCHAIN) {
-                if (!take_u64(&c, &s.nr) || s.nr > (uint64_t) (c.end - c.p) / 8 ||
-                    !take(&c, s.nr * 8, &p))
+                if (!take_u64(&c, &s.nr) || s.nr > (uint64_t) (c.end - c.p) / 8 || !take(&c, s.nr * 8, &p))
                         return -EBADMSG;
                 s.ips = p;
         }
@@ -190,7 +189,8 @@ int record_parse_lost(const struct perf_event_header *h, uint64_t *ret_id, uint6
         return 0;
 }
 
-int record_parse_switch(const struct perf_event_header *h, uint32_t *ret_pid, uint32_t *ret_tid, bool *ret_out) {
+int record_parse_switch(const struct perf_event_header *h, uint32_t *ret_pid, uint32_t *ret_tid,
+                        bool *ret_out) {
         const uint8_t *end = (const uint8_t *) h + h->size;
 
         /* The body is empty: the thread is in the sample_id, {pid, tid} first of its 24 bytes. */

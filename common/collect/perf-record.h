@@ -9,23 +9,23 @@
 
 /* The sample_type cppd asks for; PERF_SAMPLE_PERIOD is deliberately absent: with a fixed period
  * on software events and tracepoints it makes the kernel sample every event (env-probe.md). */
-#define RECORD_SAMPLE_TYPE (PERF_SAMPLE_IDENTIFIER | PERF_SAMPLE_IP | PERF_SAMPLE_TID | \
-                            PERF_SAMPLE_TIME | PERF_SAMPLE_CALLCHAIN)
+#define RECORD_SAMPLE_TYPE \
+        (PERF_SAMPLE_IDENTIFIER | PERF_SAMPLE_IP | PERF_SAMPLE_TID | PERF_SAMPLE_TIME | PERF_SAMPLE_CALLCHAIN)
 
 struct record_sample {
-        uint64_t id;                    /* the event's id (PERF_EVENT_IOC_ID) */
+        uint64_t id; /* the event's id (PERF_EVENT_IOC_ID) */
         uint64_t ip;
         uint32_t pid, tid;
-        uint64_t time;                  /* ns, perf clock */
-        uint64_t nr;                    /* callchain entries, with PERF_CONTEXT_* markers */
+        uint64_t time; /* ns, perf clock */
+        uint64_t nr;   /* callchain entries, with PERF_CONTEXT_* markers */
         const uint64_t *ips;
-        uint32_t raw_size;              /* PERF_SAMPLE_RAW: tracepoint data */
+        uint32_t raw_size; /* PERF_SAMPLE_RAW: tracepoint data */
         const uint8_t *raw;
-        uint64_t abi;                   /* PERF_SAMPLE_REGS_USER: PERF_SAMPLE_REGS_ABI_*, 0: none */
-        const uint64_t *regs;           /* in the order of the bits of sample_regs_user */
-        uint64_t stack_size;            /* PERF_SAMPLE_STACK_USER: bytes copied from the user sp */
+        uint64_t abi;         /* PERF_SAMPLE_REGS_USER: PERF_SAMPLE_REGS_ABI_*, 0: none */
+        const uint64_t *regs; /* in the order of the bits of sample_regs_user */
+        uint64_t stack_size;  /* PERF_SAMPLE_STACK_USER: bytes copied from the user sp */
         const uint8_t *stack;
-        uint64_t dyn_size;              /* of which valid */
+        uint64_t dyn_size; /* of which valid */
 };
 
 /* Decodes a PERF_RECORD_SAMPLE of SAMPLE_TYPE with N_REGS user registers. Returns 0 or
@@ -49,7 +49,7 @@ struct record_mmap2 {
         uint8_t build_id[20];
         uint32_t maj, min;
         uint64_t ino;
-        const char *filename;           /* NUL-terminated inside the record */
+        const char *filename; /* NUL-terminated inside the record */
 };
 /* Decodes a PERF_RECORD_MMAP2 written for events that asked for build ids (attr.build_id) if
  * BUILD_IDS, else for events that did not. The kernel marks a record that carries a build id
@@ -67,7 +67,7 @@ struct record_comm {
 };
 int record_parse_comm(const struct perf_event_header *h, struct record_comm *ret);
 
-struct record_task {                    /* PERF_RECORD_FORK and PERF_RECORD_EXIT */
+struct record_task { /* PERF_RECORD_FORK and PERF_RECORD_EXIT */
         uint32_t pid, ppid, tid, ptid;
         uint64_t time;
 };
@@ -78,4 +78,5 @@ int record_parse_lost(const struct perf_event_header *h, uint64_t *ret_id, uint6
 
 /* A context switch record's thread (PERF_RECORD_SWITCH, sample_id_all) and whether it is a
  * switch out. */
-int record_parse_switch(const struct perf_event_header *h, uint32_t *ret_pid, uint32_t *ret_tid, bool *ret_out);
+int record_parse_switch(const struct perf_event_header *h, uint32_t *ret_pid, uint32_t *ret_tid,
+                        bool *ret_out);

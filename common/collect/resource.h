@@ -22,13 +22,13 @@ enum resource_kind {
 };
 
 struct resource {
-        const char *name;               /* what users type: "cpu-time" */
-        const char *unit;               /* what one gtick is: "1 ms of CPU time" */
+        const char *name; /* what users type: "cpu-time" */
+        const char *unit; /* what one gtick is: "1 ms of CPU time" */
         const char *description;
-        uint64_t default_period;        /* gticks between samples, chosen for low overhead */
+        uint64_t default_period; /* gticks between samples, chosen for low overhead */
         enum resource_kind kind;
-        uint64_t config;                /* SOFTWARE, CLOCK: PERF_COUNT_SW_* */
-        const char *const *events;      /* TRACEPOINT, BYTES: "sys:name"; PFM: libpfm4 names */
+        uint64_t config;           /* SOFTWARE, CLOCK: PERF_COUNT_SW_* */
+        const char *const *events; /* TRACEPOINT, BYTES: "sys:name"; PFM: libpfm4 names */
 };
 
 extern const struct resource resource_table[];

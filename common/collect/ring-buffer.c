@@ -52,7 +52,8 @@ void ring_buffer_peek(struct ring_buffer *r) {
         r->head = __atomic_load_n(&r->meta->data_head, __ATOMIC_ACQUIRE);
 }
 
-int ring_buffer_at(struct ring_buffer *r, uint64_t pos, const struct perf_event_header **ret, uint64_t *ret_next) {
+int ring_buffer_at(struct ring_buffer *r, uint64_t pos, const struct perf_event_header **ret,
+                   uint64_t *ret_next) {
         uint64_t avail = r->head - pos;
         size_t off = pos & r->mask;
         const struct perf_event_header *h;

@@ -62,26 +62,26 @@ struct entry {
         uint64_t time;
         uint64_t pos;
         uint32_t ring;
-        bool hook;              /* not a sample, and not given to the hook before */
+        bool hook; /* not a sample, and not given to the hook before */
 };
 
 struct ring_reader {
         struct ring_buffer *const *rings;
         int n_rings;
         size_t max_queued;
-        struct idmap *events;           /* id -> n_regs << 56 | (sp + 1) << 48 | sample_type */
+        struct idmap *events; /* id -> n_regs << 56 | (sp + 1) << 48 | sample_type */
         pthread_t thread;
         bool started, stopped;
-        int notify_fd;                  /* readable when records are queued */
-        int wake_fd;                    /* wakes the thread to stop */
+        int notify_fd; /* readable when records are queued */
+        int wake_fd;   /* wakes the thread to stop */
         struct entry *entries;
-        uint64_t *reached;              /* by ring: the first record not yet copied */
-        uint64_t *hooked;               /* by ring: the first record not yet given to the hook */
+        uint64_t *reached; /* by ring: the first record not yet copied */
+        uint64_t *hooked;  /* by ring: the first record not yet given to the hook */
         ring_reader_hook hook;
         void *hook_userdata;
 
-        pthread_mutex_t lock;           /* guards what follows */
-        uint8_t *fill;                  /* the queue being appended to */
+        pthread_mutex_t lock; /* guards what follows */
+        uint8_t *fill;        /* the queue being appended to */
         size_t fill_size, fill_cap;
         bool stop;
         struct ring_reader_stats stats;
@@ -93,9 +93,9 @@ struct ring_reader {
         pthread_cond_t synced;          /* sync_done moved */
         pthread_cond_t kicked;          /* for the thread: a take, a sync asked, or stop */
 
-        uint8_t *work;                  /* the consumer's: the last queue taken */
+        uint8_t *work; /* the consumer's: the last queue taken */
         size_t work_cap;
-        uint64_t big_ns;                /* when a take last held more than QUEUE_KEEP_BYTES */
+        uint64_t big_ns; /* when a take last held more than QUEUE_KEEP_BYTES */
 };
 
 struct ring_reader *ring_reader_new(struct ring_buffer *const *rings, int n_rings, size_t max_queued) {
@@ -158,7 +158,9 @@ int ring_reader_add_event(struct ring_reader *r, uint64_t id, uint64_t sample_ty
                 return -EBUSY;
         assert(n_regs < 256 && sp < (int) n_regs && EVENT_TYPE(sample_type) == sample_type);
         return idmap_put(r->events, id, (uint64_t) n_regs << 56 | (uint64_t) (sp + 1) << 48 | sample_type,
-                         &slot) < 0 ? -ENOMEM : 0;
+                         &slot) < 0 ?
+                -ENOMEM :
+                0;
 }
 
 int ring_reader_set_stack_top(struct ring_reader *r, uint32_t tid, uint64_t top, uint64_t time) {
@@ -251,7 +253,8 @@ static bool append(struct ring_reader *r, const struct perf_event_header *h, siz
                     record_parse_sample(h, type, EVENT_N_REGS(*slot), &s) == 0 && s.stack) {
                         unsigned sp = EVENT_SP(*slot);
                         uint64_t *top = sp > 0 && s.regs && s.abi != PERF_SAMPLE_REGS_ABI_NONE ?
-                                idmap_get(r->stack_tops, s.tid) : NULL;
+                                idmap_get(r->stack_tops, s.tid) :
+                                NULL;
 
                         prefix = (const uint8_t *) s.stack - 8 - src;
                         if (top && *top > s.regs[sp - 1] && *top - s.regs[sp - 1] < s.dyn_size) {
@@ -322,7 +325,9 @@ static size_t pass(struct ring_reader *r, bool final, bool *ret_more, bool *ret_
                                 break;
                         }
                         r->entries[n++] = (struct entry) {
-                                .time = time, .pos = pos, .ring = i,
+                                .time = time,
+                                .pos = pos,
+                                .ring = i,
                                 .hook = h->type != PERF_RECORD_SAMPLE && pos >= r->hooked[i],
                         };
                 }
@@ -377,7 +382,7 @@ static void *thread_main(void *arg) {
         struct ring_reader *r = arg;
         struct pollfd *pfd = calloc(r->n_rings + 1, sizeof *pfd);
         uint64_t notified_ns = 0, last_asked = 0;
-        bool untold = false;            /* records queued that the consumer was not told of */
+        bool untold = false; /* records queued that the consumer was not told of */
 
         if (!pfd)
                 return NULL;
@@ -405,8 +410,9 @@ static void *thread_main(void *arg) {
                 pthread_mutex_unlock(&r->lock);
                 now = now_ns(CLOCK_MONOTONIC);
                 untold = (untold || queued > 0) && filled > 0;
-                if (untold && (stopping || full || asked != last_asked || filled >= NOTIFY_BYTES ||
-                               now - notified_ns >= NOTIFY_NS)) {
+                if (untold &&
+                    (stopping || full || asked != last_asked || filled >= NOTIFY_BYTES ||
+                     now - notified_ns >= NOTIFY_NS)) {
                         (void) !write(r->notify_fd, &one, sizeof one);
                         untold = false;
                         notified_ns = now;
@@ -503,7 +509,7 @@ int ring_reader_sync(struct ring_reader *r, unsigned timeout_ms) {
         int e = 0, ret;
 
         if (!r->started)
-                return 1;       /* ring_reader_take() reads the rings itself */
+                return 1; /* ring_reader_take() reads the rings itself */
         pthread_mutex_lock(&r->lock);
         gen = ++r->sync_asked;
         pthread_cond_signal(&r->kicked);

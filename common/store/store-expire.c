@@ -89,7 +89,7 @@ int store_expire(struct store *s, int64_t cutoff, uint64_t max_bytes, uint64_t *
                         break;
                 r = store_query_int(s, "SELECT ifnull(min(bucket), -1) FROM sample", &oldest);
                 if (r < 0 || oldest < 0)
-                        break;          /* nothing left to delete: the bound is below the metadata */
+                        break; /* nothing left to delete: the bound is below the metadata */
                 r = delete_before(s, oldest + 1, &deleted);
                 if (r >= 0)
                         r = collect_garbage(s);

@@ -32,20 +32,20 @@ enum store_stmt {
 
 struct store {
         sqlite3 *db;
-        bool borrowed;                  /* store_wrap(): someone else's connection */
+        bool borrowed; /* store_wrap(): someone else's connection */
         enum store_mode mode;
         unsigned version;
         bool in_transaction;
-        char error[512];                /* the last SQLite message */
+        char error[512]; /* the last SQLite message */
         sqlite3_stmt *stmts[_STMT_MAX];
 
         /* Writer caches: database ids by key. Kept across transactions (the rows are committed),
          * dropped on rollback (they may not be). */
-        struct name_table *keys;        /* strings that key the maps below */
-        struct idmap *modules;          /* key("path\x1f" "build_id") -> id */
-        struct idmap *functions;        /* pair(key(name), module id) -> id, unknown in bit 63 */
-        struct idmap *frames;           /* function id -> id, frames without a location */
-        struct idmap *stacks;           /* pair(parent id, frame id) -> id */
+        struct name_table *keys; /* strings that key the maps below */
+        struct idmap *modules;   /* key("path\x1f" "build_id") -> id */
+        struct idmap *functions; /* pair(key(name), module id) -> id, unknown in bit 63 */
+        struct idmap *frames;    /* function id -> id, frames without a location */
+        struct idmap *stacks;    /* pair(parent id, frame id) -> id */
 };
 
 /* Translates SQLite result RC to 0 or a negative errno and keeps the message in s->error. */

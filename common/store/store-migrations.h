@@ -2,7 +2,7 @@
 #pragma once
 
 struct store_migration {
-        unsigned version;               /* PRAGMA user_version after it ran */
+        unsigned version; /* PRAGMA user_version after it ran */
         const char *name;
         const char *sql;
 };

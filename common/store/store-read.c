@@ -36,22 +36,22 @@ static uint64_t gcd(uint64_t a, uint64_t b) {
 /* What each stored frame becomes in the tree: its label at the chosen granularity, and what the
  * filters say of it. */
 struct frame_info {
-        uint32_t label;         /* name id in the tree; NAME_NONE for a frame id not in use */
-        bool unknown;           /* no symbol */
-        bool skip;              /* hidden (--hide), or an inline frame being folded */
-        bool focus, ignore;     /* matches --focus, --ignore */
+        uint32_t label;     /* name id in the tree; NAME_NONE for a frame id not in use */
+        bool unknown;       /* no symbol */
+        bool skip;          /* hidden (--hide), or an inline frame being folded */
+        bool focus, ignore; /* matches --focus, --ignore */
 };
 
 /* The stored trie, and its mapping onto the tree being built. */
 struct stack_table {
-        uint32_t *parent;       /* by stack id; 0 for outermost */
-        uint32_t *frame;        /* by stack id: its frame id; 0 for an id not in use */
-        uint32_t *node;         /* by stack id: the tree node, or SAMPLE_TREE_NONE until mapped */
-        uint8_t *flags;         /* by stack id, once mapped: FOCUS and IGNORE seen on the stack */
-        uint32_t *frames;       /* by stack id, once mapped: frames kept on the stack... */
-        uint32_t *unknown;      /* ...and how many of them are unknown */
-        size_t n;               /* max id + 1 */
-        struct frame_info *info;/* by frame id */
+        uint32_t *parent;        /* by stack id; 0 for outermost */
+        uint32_t *frame;         /* by stack id: its frame id; 0 for an id not in use */
+        uint32_t *node;          /* by stack id: the tree node, or SAMPLE_TREE_NONE until mapped */
+        uint8_t *flags;          /* by stack id, once mapped: FOCUS and IGNORE seen on the stack */
+        uint32_t *frames;        /* by stack id, once mapped: frames kept on the stack... */
+        uint32_t *unknown;       /* ...and how many of them are unknown */
+        size_t n;                /* max id + 1 */
+        struct frame_info *info; /* by frame id */
         size_t n_frames;
 };
 
@@ -115,9 +115,9 @@ static bool matches(const regex_t *re, const char *s) {
 /* The names of functions as shown: demangled (demangle.c) unless the filter asks for the raw
  * ones, each function once however many frames (call sites, inline instances) it has. */
 struct shown_names {
-        struct name_table *names;       /* demangled names */
-        uint32_t *by_function;          /* function id -> id in names; NAME_NONE: not seen yet */
-        size_t n;                       /* max function id + 1 */
+        struct name_table *names; /* demangled names */
+        uint32_t *by_function;    /* function id -> id in names; NAME_NONE: not seen yet */
+        size_t n;                 /* max function id + 1 */
 };
 
 static void shown_names_done(struct shown_names *sn) {
@@ -133,12 +133,12 @@ static const char *shown_name(struct shown_names *sn, int64_t function_id, const
         int64_t id;
 
         if (function_id <= 0 || (size_t) function_id >= sn->n)
-                return name;    /* not cached; the loader checks ids elsewhere */
+                return name; /* not cached; the loader checks ids elsewhere */
         if (sn->by_function[function_id] != NAME_NONE)
                 return name_table_get(sn->names, sn->by_function[function_id]);
         len = demangle(name, buf, sizeof buf);
         if (len == 0)
-                return name;    /* not mangled (C, most names): two compares each time, no copy */
+                return name; /* not mangled (C, most names): two compares each time, no copy */
         id = name_table_intern(sn->names, buf, len);
         if (id < 0)
                 return NULL;
@@ -184,9 +184,10 @@ static int label_module(struct sample_tree *tree, uint32_t label, int64_t module
         return sample_tree_set_label_module(tree, label, modules[module_id]);
 }
 
-static int load_frames(struct store *s, const struct store_filter *f, struct sample_tree *tree, struct stack_table *t) {
+static int load_frames(struct store *s, const struct store_filter *f, struct sample_tree *tree,
+                       struct stack_table *t) {
         _cleanup_(shown_names_done) struct shown_names sn = {};
-        _cleanup_free_ uint32_t *modules = NULL;      /* module id -> index in the tree's modules */
+        _cleanup_free_ uint32_t *modules = NULL; /* module id -> index in the tree's modules */
         sqlite3_stmt *st = NULL;
         int64_t max_id = 0, max_module = 0;
         char label[8192];
@@ -218,7 +219,8 @@ static int load_frames(struct store *s, const struct store_filter *f, struct sam
                                 "SELECT fr.id, fn.name, fr.file, ifnull(fr.line, 0), ifnull(fr.address, -1), "
                                 "fr.inlined, fn.unknown, m.path, fn.id, m.id, m.build_id "
                                 "FROM frame AS fr JOIN function AS fn ON fn.id = fr.function_id "
-                                "LEFT JOIN module AS m ON m.id = fn.module_id", -1, &st, NULL);
+                                "LEFT JOIN module AS m ON m.id = fn.module_id",
+                                -1, &st, NULL);
         if (rc != SQLITE_OK)
                 return store_errno(s, rc);
         while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
@@ -236,9 +238,9 @@ static int load_frames(struct store *s, const struct store_filter *f, struct sam
                         sqlite3_finalize(st);
                         return -ENOMEM;
                 }
-                frame_label(f->by, name, (const char *) sqlite3_column_text(st, 2), sqlite3_column_int64(st, 3),
-                            sqlite3_column_int64(st, 4), (const char *) sqlite3_column_text(st, 7),
-                            label, sizeof label);
+                frame_label(f->by, name, (const char *) sqlite3_column_text(st, 2),
+                            sqlite3_column_int64(st, 3), sqlite3_column_int64(st, 4),
+                            (const char *) sqlite3_column_text(st, 7), label, sizeof label);
                 n = name_table_intern(tree->names, label, strlen(label));
                 if (n < 0) {
                         sqlite3_finalize(st);
@@ -265,7 +267,8 @@ static int load_frames(struct store *s, const struct store_filter *f, struct sam
         return rc == SQLITE_DONE ? 0 : store_errno(s, rc);
 }
 
-static int load_stacks(struct store *s, const struct store_filter *f, struct sample_tree *tree, struct stack_table *t) {
+static int load_stacks(struct store *s, const struct store_filter *f, struct sample_tree *tree,
+                       struct stack_table *t) {
         sqlite3_stmt *st = NULL;
         int64_t max_id = 0;
         int rc, r;
@@ -322,7 +325,7 @@ static int64_t stack_node(struct sample_tree *tree, struct stack_table *t, uint3
         for (uint32_t i = id; t->node[i] == SAMPLE_TREE_NONE; i = t->parent[i]) {
                 if (t->frame[i] == 0)
                         return -EBADMSG;
-                scratch[n++] = i;       /* depth is bounded by id, as parents have lower ids */
+                scratch[n++] = i; /* depth is bounded by id, as parents have lower ids */
         }
         while (n > 0) {
                 uint32_t i = scratch[--n], p = t->parent[i];
@@ -352,7 +355,8 @@ static int load_header(struct store *s, const struct store_filter *f, int64_t re
         rc = sqlite3_prepare_v2(s->db,
                                 "SELECT rr.period, rr.lost FROM run_resource AS rr "
                                 "WHERE rr.resource_id = ?1 AND (?2 = 0 OR rr.run_id = ?2) "
-                                "AND (?3 IS NULL OR rr.run_id IN (SELECT id FROM run WHERE host = ?3))", -1, &st, NULL);
+                                "AND (?3 IS NULL OR rr.run_id IN (SELECT id FROM run WHERE host = ?3))",
+                                -1, &st, NULL);
         if (rc != SQLITE_OK)
                 return store_errno(s, rc);
         sqlite3_bind_int64(st, 1, resource_id);
@@ -438,20 +442,22 @@ static int load_tree(struct store *s, const struct store_filter *f, struct name_
         if (r < 0)
                 return r;
 
-        rc = sqlite3_prepare_v2(s->db,
-                                "SELECT s.stack_id, sum(s.hits), sum(s.samples), rr.period "
-                                "FROM sample AS s "
-                                "JOIN thread AS t ON t.id = s.thread_id "
-                                "JOIN process AS p ON p.id = t.process_id "
-                                "JOIN run_resource AS rr ON rr.run_id = p.run_id AND rr.resource_id = s.resource_id "
-                                "WHERE s.resource_id = ?1 AND (?2 = 0 OR p.run_id = ?2) "
-                                "AND (?3 IS NULL OR p.unit = ?3) AND (?4 = 0 OR p.pid = ?4) "
-                                "AND (?5 IS NULL OR p.comm = ?5 OR t.comm = ?5) "
-                                "AND (?6 IS NULL OR p.exe = ?6 OR substr(p.exe, -length(?6) - 1) = '/' || ?6) "
-                                "AND (?7 IS NULL OR s.bucket >= ?7) AND (?8 IS NULL OR s.bucket < ?8) "
-                                "AND (?9 IS NULL OR p.run_id IN (SELECT id FROM run WHERE host = ?9)) "
-                                "AND (?10 = 0 OR p.pid != 0) "
-                                "GROUP BY s.stack_id, rr.period", -1, &st, NULL);
+        rc = sqlite3_prepare_v2(
+                s->db,
+                "SELECT s.stack_id, sum(s.hits), sum(s.samples), rr.period "
+                "FROM sample AS s "
+                "JOIN thread AS t ON t.id = s.thread_id "
+                "JOIN process AS p ON p.id = t.process_id "
+                "JOIN run_resource AS rr ON rr.run_id = p.run_id AND rr.resource_id = s.resource_id "
+                "WHERE s.resource_id = ?1 AND (?2 = 0 OR p.run_id = ?2) "
+                "AND (?3 IS NULL OR p.unit = ?3) AND (?4 = 0 OR p.pid = ?4) "
+                "AND (?5 IS NULL OR p.comm = ?5 OR t.comm = ?5) "
+                "AND (?6 IS NULL OR p.exe = ?6 OR substr(p.exe, -length(?6) - 1) = '/' || ?6) "
+                "AND (?7 IS NULL OR s.bucket >= ?7) AND (?8 IS NULL OR s.bucket < ?8) "
+                "AND (?9 IS NULL OR p.run_id IN (SELECT id FROM run WHERE host = ?9)) "
+                "AND (?10 = 0 OR p.pid != 0) "
+                "GROUP BY s.stack_id, rr.period",
+                -1, &st, NULL);
         if (rc != SQLITE_OK)
                 return store_errno(s, rc);
         sqlite3_bind_int64(st, 1, resource_id);
@@ -491,14 +497,15 @@ static int load_tree(struct store *s, const struct store_filter *f, struct name_
                 if (__builtin_mul_overflow((uint64_t) hits, (uint64_t) period / g, &w) ||
                     __builtin_add_overflow(total, w, &total) || total > INT64_MAX) {
                         sqlite3_finalize(st);
-                        snprintf(s->error, sizeof s->error, "the hits of %s add up to more than 2^63", f->resource);
+                        snprintf(s->error, sizeof s->error, "the hits of %s add up to more than 2^63",
+                                 f->resource);
                         return -EOVERFLOW;
                 }
                 sample_tree_add_hits(tree, node, w);
                 tree->info.samples += samples;
                 tree->info.frames = saturating_add(tree->info.frames, saturating_mul(t.frames[id], w));
-                tree->info.frames_unsymbolized = saturating_add(tree->info.frames_unsymbolized,
-                                                                saturating_mul(t.unknown[id], w));
+                tree->info.frames_unsymbolized =
+                        saturating_add(tree->info.frames_unsymbolized, saturating_mul(t.unknown[id], w));
         }
         sqlite3_finalize(st);
         /* SQLite's sum() stops at a 64-bit overflow rather than wrap: the same bound, passed. */
@@ -520,7 +527,8 @@ static int load_tree(struct store *s, const struct store_filter *f, struct name_
  * statement (an SQL function) the snapshot is already the caller's. */
 int store_load_tree_shared(struct store *s, const struct store_filter *f, struct name_table *names,
                            struct sample_tree **ret) {
-        bool own = sqlite3_get_autocommit(s->db) && sqlite3_exec(s->db, "BEGIN", NULL, NULL, NULL) == SQLITE_OK;
+        bool own =
+                sqlite3_get_autocommit(s->db) && sqlite3_exec(s->db, "BEGIN", NULL, NULL, NULL) == SQLITE_OK;
         int r = load_tree(s, f, names, ret);
 
         if (own)
@@ -537,7 +545,8 @@ int store_list_resources(struct store *s, char ***ret) {
                                 /* EXISTS: one probe of sample's primary key per resource, not a scan */
                                 "SELECT name FROM resource AS r "
                                 "WHERE EXISTS (SELECT 1 FROM sample AS s WHERE s.resource_id = r.id) "
-                                "ORDER BY name", -1, &st, NULL);
+                                "ORDER BY name",
+                                -1, &st, NULL);
         if (rc != SQLITE_OK)
                 return store_errno(s, rc);
         while ((rc = sqlite3_step(st)) == SQLITE_ROW) {

@@ -50,7 +50,8 @@ int store_add_run(struct store *s, const struct store_run *run, int64_t *ret_id)
 
         r = store_stmt(s, STMT_ADD_RUN,
                        "INSERT INTO run (kind, command, source, host, kernel, cppd_version, unwind, started) "
-                       "VALUES (?, ?, ?, ?, ?, ?, ?, ?)", &st);
+                       "VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                       &st);
         if (r < 0)
                 return r;
         if (uname(&u) < 0)
@@ -123,7 +124,8 @@ int store_add_run_resource(struct store *s, int64_t run_id, const char *name, co
                 return 0;
         }
         r = store_stmt(s, STMT_ADD_RUN_RESOURCE,
-                       "INSERT INTO run_resource (run_id, resource_id, event, period) VALUES (?, ?, ?, ?)", &st);
+                       "INSERT INTO run_resource (run_id, resource_id, event, period) VALUES (?, ?, ?, ?)",
+                       &st);
         if (r < 0)
                 return r;
         sqlite3_bind_int64(st, 1, run_id);
@@ -151,13 +153,14 @@ int store_add_lost(struct store *s, int64_t run_id, int64_t resource_id, uint64_
         return store_step_done(s, st);
 }
 
-int store_add_process(struct store *s, int64_t run_id, int64_t pid, const char *comm,
-                      const char *exe, const char *unit, int64_t started, int64_t *ret_id) {
+int store_add_process(struct store *s, int64_t run_id, int64_t pid, const char *comm, const char *exe,
+                      const char *unit, int64_t started, int64_t *ret_id) {
         sqlite3_stmt *st;
         int r;
 
-        r = store_stmt(s, STMT_ADD_PROCESS,
-                       "INSERT INTO process (run_id, pid, comm, exe, unit, started) VALUES (?, ?, ?, ?, ?, ?)", &st);
+        r = store_stmt(
+                s, STMT_ADD_PROCESS,
+                "INSERT INTO process (run_id, pid, comm, exe, unit, started) VALUES (?, ?, ?, ?, ?, ?)", &st);
         if (r < 0)
                 return r;
         sqlite3_bind_int64(st, 1, run_id);
@@ -175,8 +178,8 @@ int store_add_thread(struct store *s, int64_t process_id, int64_t tid, const cha
         sqlite3_stmt *st;
         int r;
 
-        r = store_stmt(s, STMT_ADD_THREAD,
-                       "INSERT INTO thread (process_id, tid, comm) VALUES (?, ?, ?)", &st);
+        r = store_stmt(s, STMT_ADD_THREAD, "INSERT INTO thread (process_id, tid, comm) VALUES (?, ?, ?)",
+                       &st);
         if (r < 0)
                 return r;
         sqlite3_bind_int64(st, 1, process_id);
@@ -202,7 +205,7 @@ static int find_or_add(struct store *s, sqlite3_stmt *find, sqlite3_stmt *add, i
         if (r < 0)
                 return r;
         if (r == 0)
-                return -EBADMSG;        /* neither inserted nor found: a broken index */
+                return -EBADMSG; /* neither inserted nor found: a broken index */
         return check_id(*ret);
 }
 
@@ -227,7 +230,8 @@ int store_module_id(struct store *s, const char *path, const char *build_id, int
         r = store_stmt(s, STMT_FIND_MODULE, "SELECT id FROM module WHERE path = ? AND build_id = ?", &find);
         if (r < 0)
                 return r;
-        r = store_stmt(s, STMT_ADD_MODULE, "INSERT OR IGNORE INTO module (path, build_id) VALUES (?, ?)", &add);
+        r = store_stmt(s, STMT_ADD_MODULE, "INSERT OR IGNORE INTO module (path, build_id) VALUES (?, ?)",
+                       &add);
         if (r < 0)
                 return r;
         store_bind_text(find, 1, path);
@@ -275,8 +279,8 @@ int store_function_id(struct store *s, const char *name, int64_t module_id, bool
         return idmap_put(s->functions, key, *ret_id, &slot) < 0 ? -ENOMEM : 0;
 }
 
-int store_frame_id(struct store *s, int64_t function_id, int64_t address, const char *file,
-                   unsigned line, bool inlined, int64_t *ret_id) {
+int store_frame_id(struct store *s, int64_t function_id, int64_t address, const char *file, unsigned line,
+                   bool inlined, int64_t *ret_id) {
         bool plain = address < 0 && !file && line == 0 && !inlined;
         sqlite3_stmt *find, *add;
         uint64_t *slot;
@@ -290,12 +294,14 @@ int store_frame_id(struct store *s, int64_t function_id, int64_t address, const 
         }
         r = store_stmt(s, STMT_FIND_FRAME,
                        "SELECT id FROM frame WHERE function_id = ? AND ifnull(address, -1) = ? AND "
-                       "ifnull(file, '') = ifnull(?, '') AND ifnull(line, -1) = ? AND inlined = ?", &find);
+                       "ifnull(file, '') = ifnull(?, '') AND ifnull(line, -1) = ? AND inlined = ?",
+                       &find);
         if (r < 0)
                 return r;
         r = store_stmt(s, STMT_ADD_FRAME,
                        "INSERT OR IGNORE INTO frame (function_id, address, file, line, inlined) "
-                       "VALUES (?, ?, ?, ?, ?)", &add);
+                       "VALUES (?, ?, ?, ?, ?)",
+                       &add);
         if (r < 0)
                 return r;
         sqlite3_bind_int64(find, 1, function_id);
@@ -332,7 +338,8 @@ int store_stack_id(struct store *s, int64_t parent_id, int64_t frame_id, int64_t
                 return r;
         r = store_stmt(s, STMT_ADD_STACK,
                        "INSERT OR IGNORE INTO stack (parent_id, frame_id, depth) "
-                       "VALUES (?1, ?2, 1 + ifnull((SELECT depth FROM stack WHERE id = ?1), 0))", &add);
+                       "VALUES (?1, ?2, 1 + ifnull((SELECT depth FROM stack WHERE id = ?1), 0))",
+                       &add);
         if (r < 0)
                 return r;
         sqlite3_bind_int64(find, 1, parent_id);
@@ -356,7 +363,8 @@ int store_add_samples(struct store *s, int64_t resource_id, int64_t bucket, int6
         r = store_stmt(s, STMT_ADD_SAMPLES,
                        "INSERT INTO sample (resource_id, bucket, thread_id, stack_id, hits, samples) "
                        "VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT DO UPDATE SET "
-                       "hits = hits + excluded.hits, samples = samples + excluded.samples", &st);
+                       "hits = hits + excluded.hits, samples = samples + excluded.samples",
+                       &st);
         if (r < 0)
                 return r;
         sqlite3_bind_int64(st, 1, resource_id);
@@ -374,8 +382,8 @@ int store_add_samples(struct store *s, int64_t resource_id, int64_t bucket, int6
 
 struct merge {
         struct store *s;
-        int64_t off[3];                 /* run, process, thread: bound as ?1, ?2, ?3 */
-        int64_t duplicate;              /* a source run the target has already; 0: none */
+        int64_t off[3];    /* run, process, thread: bound as ?1, ?2, ?3 */
+        int64_t duplicate; /* a source run the target has already; 0: none */
 };
 
 /* The temporary maps, old id -> new id, of the tables found by content. */
@@ -414,8 +422,9 @@ static int64_t merge_copy(struct merge *m, const char *sql, const char *table) {
         if (r < 0)
                 return r;
         if (n != want) {
-                snprintf(m->s->error, sizeof m->s->error, "%lld of the %lld rows of %s refer to rows that are missing",
-                         (long long) (want - n), (long long) want, table);
+                snprintf(m->s->error, sizeof m->s->error,
+                         "%lld of the %lld rows of %s refer to rows that are missing", (long long) (want - n),
+                         (long long) want, table);
                 return -EBADMSG;
         }
         return n;
@@ -456,11 +465,13 @@ static int64_t merge_find_duplicate(struct merge *m) {
         int r;
 
         r = store_query_int(m->s,
-                            "SELECT r.id FROM " MERGE_SRC ".run AS r WHERE EXISTS (SELECT 1 FROM main.run AS o "
+                            "SELECT r.id FROM " MERGE_SRC
+                            ".run AS r WHERE EXISTS (SELECT 1 FROM main.run AS o "
                             "WHERE o.host IS r.host AND o.kind IS r.kind AND o.started IS r.started "
                             "AND o.command IS r.command AND o.source IS r.source AND o.kernel IS r.kernel "
                             "AND o.cppd_version IS r.cppd_version AND o.unwind IS r.unwind) "
-                            "ORDER BY r.id LIMIT 1", &id);
+                            "ORDER BY r.id LIMIT 1",
+                            &id);
         return r < 0 ? r : id;
 }
 
@@ -502,7 +513,8 @@ static int merge_sampled(struct merge *m, int64_t max_stack, bool **ret) {
 
         if (!sampled)
                 return -ENOMEM;
-        rc = sqlite3_prepare_v2(m->s->db, "SELECT DISTINCT stack_id FROM " MERGE_SRC ".sample", -1, &st, NULL);
+        rc = sqlite3_prepare_v2(m->s->db, "SELECT DISTINCT stack_id FROM " MERGE_SRC ".sample", -1, &st,
+                                NULL);
         if (rc != SQLITE_OK)
                 return store_errno(m->s, rc);
         while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
@@ -545,11 +557,13 @@ static int merge_stacks(struct merge *m) {
         if (!stacks)
                 return -ENOMEM;
 
-        rc = sqlite3_prepare_v2(m->s->db, "SELECT id, ifnull(parent_id, 0), frame_id FROM " MERGE_SRC ".stack "
-                                "ORDER BY id", -1, &st, NULL);
+        rc = sqlite3_prepare_v2(m->s->db,
+                                "SELECT id, ifnull(parent_id, 0), frame_id FROM " MERGE_SRC ".stack "
+                                "ORDER BY id",
+                                -1, &st, NULL);
         if (rc == SQLITE_OK)
-                rc = sqlite3_prepare_v2(m->s->db, "INSERT INTO temp.merge_stack (old, new) VALUES (?, ?)",
-                                        -1, &put, NULL);
+                rc = sqlite3_prepare_v2(m->s->db, "INSERT INTO temp.merge_stack (old, new) VALUES (?, ?)", -1,
+                                        &put, NULL);
         if (rc != SQLITE_OK) {
                 r = store_errno(m->s, rc);
                 goto finish;
@@ -560,10 +574,12 @@ static int merge_stacks(struct merge *m) {
                 int64_t frame = sqlite3_column_int64(st, 2);
 
                 /* A parent's id is below its child's (store-read.c relies on it too). */
-                if (id < 1 || id > max_stack || parent < 0 || parent >= id || (parent > 0 && stacks[parent] == 0) ||
-                    frame < 1 || frame > max_frame || frames[frame] == 0) {
-                        snprintf(m->s->error, sizeof m->s->error, "stack %lld: parent %lld or frame %lld missing",
-                                 (long long) id, (long long) parent, (long long) frame);
+                if (id < 1 || id > max_stack || parent < 0 || parent >= id ||
+                    (parent > 0 && stacks[parent] == 0) || frame < 1 || frame > max_frame ||
+                    frames[frame] == 0) {
+                        snprintf(m->s->error, sizeof m->s->error,
+                                 "stack %lld: parent %lld or frame %lld missing", (long long) id,
+                                 (long long) parent, (long long) frame);
                         r = -EBADMSG;
                         goto finish;
                 }
@@ -589,9 +605,11 @@ finish:
 static int merge_rows(struct merge *m, struct store_merge_stats *stats) {
         /* Dictionaries: added where missing, then mapped by the same unique keys. */
         static const char *const adds[] = {
-                "INSERT OR IGNORE INTO main.resource (name, unit) SELECT name, unit FROM " MERGE_SRC ".resource "
+                "INSERT OR IGNORE INTO main.resource (name, unit) SELECT name, unit FROM " MERGE_SRC
+                ".resource "
                 "ORDER BY id",
-                "INSERT OR IGNORE INTO main.module (path, build_id) SELECT path, build_id FROM " MERGE_SRC ".module "
+                "INSERT OR IGNORE INTO main.module (path, build_id) SELECT path, build_id FROM " MERGE_SRC
+                ".module "
                 "ORDER BY id",
         };
         /* Each with the source table it must map in full, or NULL. */
@@ -634,12 +652,15 @@ static int merge_rows(struct merge *m, struct store_merge_stats *stats) {
                   "FROM " MERGE_SRC ".run ORDER BY id",
                   "run" },
                 { "INSERT INTO main.run_resource (run_id, resource_id, event, period, lost) "
-                  "SELECT s.run_id + ?1, mr.new, s.event, s.period, s.lost FROM " MERGE_SRC ".run_resource AS s "
-                  "JOIN " MERGE_SRC ".run AS r ON r.id = s.run_id JOIN temp.merge_resource AS mr ON mr.old = s.resource_id",
+                  "SELECT s.run_id + ?1, mr.new, s.event, s.period, s.lost FROM " MERGE_SRC
+                  ".run_resource AS s "
+                  "JOIN " MERGE_SRC
+                  ".run AS r ON r.id = s.run_id JOIN temp.merge_resource AS mr ON mr.old = s.resource_id",
                   "run_resource" },
                 { "INSERT INTO main.process (id, run_id, pid, comm, exe, unit, started, ended) "
                   "SELECT s.id + ?2, s.run_id + ?1, s.pid, s.comm, s.exe, s.unit, s.started, s.ended "
-                  "FROM " MERGE_SRC ".process AS s JOIN " MERGE_SRC ".run AS r ON r.id = s.run_id ORDER BY s.id",
+                  "FROM " MERGE_SRC ".process AS s JOIN " MERGE_SRC
+                  ".run AS r ON r.id = s.run_id ORDER BY s.id",
                   "process" },
                 { "INSERT INTO main.thread (id, process_id, tid, comm) "
                   "SELECT s.id + ?3, s.process_id + ?2, s.tid, s.comm FROM " MERGE_SRC ".thread AS s "
@@ -666,7 +687,8 @@ static int merge_rows(struct merge *m, struct store_merge_stats *stats) {
                 return r;
 
         for (size_t i = 0; i < ELEMENTSOF(merge_maps); i++) {
-                snprintf(sql, sizeof sql, "CREATE TEMP TABLE %s (old INTEGER PRIMARY KEY, new INTEGER NOT NULL)",
+                snprintf(sql, sizeof sql,
+                         "CREATE TEMP TABLE %s (old INTEGER PRIMARY KEY, new INTEGER NOT NULL)",
                          merge_maps[i]);
                 n = merge_exec(m, sql);
                 if (n < 0)
@@ -700,7 +722,8 @@ static int merge_rows(struct merge *m, struct store_merge_stats *stats) {
                         stats->runs = n;
         }
         /* Thread ids are new, so no sample row can meet one already there. */
-        n = merge_copy(m, "INSERT INTO main.sample (resource_id, bucket, thread_id, stack_id, hits, samples) "
+        n = merge_copy(m,
+                       "INSERT INTO main.sample (resource_id, bucket, thread_id, stack_id, hits, samples) "
                        "SELECT mr.new, s.bucket, s.thread_id + ?3, ms.new, s.hits, s.samples "
                        "FROM " MERGE_SRC ".sample AS s JOIN " MERGE_SRC ".thread AS t ON t.id = s.thread_id "
                        "JOIN temp.merge_resource AS mr ON mr.old = s.resource_id "
@@ -736,7 +759,8 @@ static int merge_check_source(struct store *s) {
                 return -EBADMSG;
         }
         if (version != s->version) {
-                snprintf(s->error, sizeof s->error, "schema version %lld, not %u", (long long) version, s->version);
+                snprintf(s->error, sizeof s->error, "schema version %lld, not %u", (long long) version,
+                         s->version);
                 return version > s->version ? -EPROTONOSUPPORT : -EPROTO;
         }
         /* A damaged page may read as plausible rows: look at every page's structure first. */
@@ -761,12 +785,14 @@ int store_resource_gticks(struct store *s, const char *name, uint64_t *ret) {
         double total = 0;
         int rc;
 
-        rc = sqlite3_prepare_v2(s->db,
-                                "SELECT total(CAST(s.hits AS REAL) * rr.period) FROM sample AS s "
-                                "JOIN thread AS t ON t.id = s.thread_id "
-                                "JOIN process AS p ON p.id = t.process_id "
-                                "JOIN run_resource AS rr ON rr.run_id = p.run_id AND rr.resource_id = s.resource_id "
-                                "WHERE s.resource_id = (SELECT id FROM resource WHERE name = ?)", -1, &st, NULL);
+        rc = sqlite3_prepare_v2(
+                s->db,
+                "SELECT total(CAST(s.hits AS REAL) * rr.period) FROM sample AS s "
+                "JOIN thread AS t ON t.id = s.thread_id "
+                "JOIN process AS p ON p.id = t.process_id "
+                "JOIN run_resource AS rr ON rr.run_id = p.run_id AND rr.resource_id = s.resource_id "
+                "WHERE s.resource_id = (SELECT id FROM resource WHERE name = ?)",
+                -1, &st, NULL);
         if (rc != SQLITE_OK)
                 return store_errno(s, rc);
         store_bind_text(st, 1, name);
@@ -832,7 +858,8 @@ int store_merge(struct store *s, const char *path, struct store_merge_stats *ret
         /* ATTACH cannot run inside a transaction: attach, then begin. */
         r = merge_attach(s, plain);
         if (r >= 0) {
-                rc = sqlite3_exec(s->db, "SELECT 1 FROM " MERGE_SRC ".sqlite_schema LIMIT 1", NULL, NULL, NULL);
+                rc = sqlite3_exec(s->db, "SELECT 1 FROM " MERGE_SRC ".sqlite_schema LIMIT 1", NULL, NULL,
+                                  NULL);
                 r = store_errno(s, rc);
                 if (r < 0)
                         sqlite3_exec(s->db, "DETACH DATABASE " MERGE_SRC, NULL, NULL, NULL);

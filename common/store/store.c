@@ -46,7 +46,7 @@ int store_errno(struct store *s, int rc) {
         case SQLITE_CORRUPT:
         case SQLITE_NOTADB:
         case SQLITE_FORMAT:
-        case SQLITE_ERROR:              /* SQL that fits our schema failed: the schema was edited */
+        case SQLITE_ERROR: /* SQL that fits our schema failed: the schema was edited */
         case SQLITE_SCHEMA:
         case SQLITE_MISMATCH:
                 return -EBADMSG;
@@ -63,7 +63,8 @@ int store_errno(struct store *s, int rc) {
         case SQLITE_INTERRUPT:
                 return -EINTR;
         case SQLITE_CONSTRAINT:
-                return rc == SQLITE_CONSTRAINT_UNIQUE || rc == SQLITE_CONSTRAINT_PRIMARYKEY ? -EEXIST : -EINVAL;
+                return rc == SQLITE_CONSTRAINT_UNIQUE || rc == SQLITE_CONSTRAINT_PRIMARYKEY ? -EEXIST :
+                                                                                              -EINVAL;
         case SQLITE_CANTOPEN:
         case SQLITE_IOERR:
                 sys = s && s->db ? sqlite3_system_errno(s->db) : 0;
@@ -209,7 +210,7 @@ bool store_wal_has_frames(const char *path) {
         struct stat st;
 
         if (asprintf(&wal, "%s-wal", path) < 0)
-                return true;    /* no memory: do not guess that it is empty */
+                return true; /* no memory: do not guess that it is empty */
         return stat(wal, &st) == 0 && st.st_size > 0;
 }
 
@@ -284,7 +285,7 @@ int store_open(const char *path, enum store_mode mode, struct store **ret) {
         if (mode == STORE_READ && stat(path, &st) < 0)
                 return -errno;
         if (stat(path, &st) == 0 && !S_ISREG(st.st_mode))
-                return -EBADMSG;        /* a directory or a device is not a store */
+                return -EBADMSG; /* a directory or a device is not a store */
 
         s = calloc(1, sizeof *s);
         if (!s)
@@ -311,16 +312,20 @@ int store_open(const char *path, enum store_mode mode, struct store **ret) {
 
                 if (!plain)
                         return -ENOMEM;
-                r = sqlite3_open_v2(plain, &s->db, flags | SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE |
-                                    SQLITE_OPEN_URI, NULL);
+                r = sqlite3_open_v2(plain, &s->db,
+                                    flags | SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_URI,
+                                    NULL);
         }
         if (r != SQLITE_OK && mode == STORE_READ && s->db && store_wal_has_frames(path) &&
             ((r & 0xff) == SQLITE_READONLY || (r & 0xff) == SQLITE_CANTOPEN)) {
                 /* Say why in words: the bare SQLite error blames a write nobody asked for. */
                 r = store_errno(s, r);
-                snprintf(s->error, sizeof s->error, "cannot be read from here: its write-ahead log (%s-wal) holds "
-                         "changes that only a reader who may write beside the store can see (start its writer, "
-                         "or read as its owner)", path);
+                snprintf(
+                        s->error, sizeof s->error,
+                        "cannot be read from here: its write-ahead log (%s-wal) holds "
+                        "changes that only a reader who may write beside the store can see (start its writer, "
+                        "or read as its owner)",
+                        path);
                 return r == -ENOENT ? -EROFS : r;
         }
         if (r != SQLITE_OK)
@@ -331,7 +336,8 @@ int store_open(const char *path, enum store_mode mode, struct store **ret) {
         /* SQLite opens a file it may not write read-only without a word: say so before the first
          * write fails as something else (on a read-only file system, "cannot open"). */
         if (mode == STORE_WRITE && sqlite3_db_readonly(s->db, "main") == 1) {
-                snprintf(s->error, sizeof s->error, "read-only to this user (the file, or its file system); "
+                snprintf(s->error, sizeof s->error,
+                         "read-only to this user (the file, or its file system); "
                          "nothing was changed");
                 return -EROFS;
         }
@@ -347,8 +353,8 @@ int store_open(const char *path, enum store_mode mode, struct store **ret) {
                 return -EBADMSG;
         }
         if (version > latest) {
-                snprintf(s->error, sizeof s->error, "schema version %lld, newer than %u",
-                         (long long) version, latest);
+                snprintf(s->error, sizeof s->error, "schema version %lld, newer than %u", (long long) version,
+                         latest);
                 return -EPROTONOSUPPORT;
         }
         if (r == 0 && mode == STORE_WRITE) {
@@ -369,8 +375,10 @@ int store_open(const char *path, enum store_mode mode, struct store **ret) {
                                 store_close(w);
                                 return store_open(path, STORE_READ, ret);
                         }
-                        snprintf(open_error, sizeof open_error, "schema version %lld, older than %u, and "
-                                 "the store is not writable to upgrade it", (long long) version, latest);
+                        snprintf(open_error, sizeof open_error,
+                                 "schema version %lld, older than %u, and "
+                                 "the store is not writable to upgrade it",
+                                 (long long) version, latest);
                         return -EPROTO;
                 }
                 if (version == 0) {
@@ -545,7 +553,8 @@ int store_identity(struct store *s, struct store_identity *ret) {
         struct stat stat_buf;
         int rc;
 
-        rc = sqlite3_prepare_v2(s->db, "SELECT uuid, generation, token FROM store_state WHERE id = 1", -1, &st, NULL);
+        rc = sqlite3_prepare_v2(s->db, "SELECT uuid, generation, token FROM store_state WHERE id = 1", -1,
+                                &st, NULL);
         if (rc != SQLITE_OK)
                 return store_errno(s, rc);
         rc = sqlite3_step(st);
@@ -553,8 +562,9 @@ int store_identity(struct store *s, struct store_identity *ret) {
                 const char *uuid = (const char *) sqlite3_column_text(st, 0);
                 const char *token = (const char *) sqlite3_column_text(st, 2);
 
-                if (!uuid || strlen(uuid) >= sizeof id.uuid || strspn(uuid, "0123456789abcdef") != strlen(uuid) ||
-                    !token || strlen(token) >= sizeof id.token || strspn(token, "0123456789abcdef") != strlen(token)) {
+                if (!uuid || strlen(uuid) >= sizeof id.uuid ||
+                    strspn(uuid, "0123456789abcdef") != strlen(uuid) || !token ||
+                    strlen(token) >= sizeof id.token || strspn(token, "0123456789abcdef") != strlen(token)) {
                         sqlite3_finalize(st);
                         return -EBADMSG;
                 }
@@ -596,8 +606,10 @@ int store_has_call_sites(struct store *s) {
         sqlite3_stmt *st = NULL;
         int rc, has = 0;
 
-        rc = sqlite3_prepare_v2(s->db, "SELECT EXISTS (SELECT 1 FROM frame WHERE address IS NOT NULL "
-                                "OR line IS NOT NULL)", -1, &st, NULL);
+        rc = sqlite3_prepare_v2(s->db,
+                                "SELECT EXISTS (SELECT 1 FROM frame WHERE address IS NOT NULL "
+                                "OR line IS NOT NULL)",
+                                -1, &st, NULL);
         if (rc != SQLITE_OK)
                 return store_errno(s, rc);
         rc = sqlite3_step(st);

@@ -16,8 +16,8 @@
 #define STORE_APPLICATION_ID 0x43505044
 
 enum store_mode {
-        STORE_READ,             /* an existing store, read-only; never blocks a writer */
-        STORE_WRITE,            /* created if missing, migrated to the current schema */
+        STORE_READ,  /* an existing store, read-only; never blocks a writer */
+        STORE_WRITE, /* created if missing, migrated to the current schema */
 };
 
 struct store;
@@ -71,12 +71,12 @@ void store_rollback(struct store *s);
 /* ---- writing (store-write.c); all inside a transaction ---- */
 
 struct store_run {
-        const char *kind;               /* 'import', 'record', 'attach', 'daemon' */
+        const char *kind; /* 'import', 'record', 'attach', 'daemon' */
         const char *command;
         const char *source;
-        const char *unwind;             /* 'fp', 'dwarf' or NULL */
-        int64_t started;                /* unix seconds */
-        const char *host;               /* NULL: this machine's (uname -n) */
+        const char *unwind; /* 'fp', 'dwarf' or NULL */
+        int64_t started;    /* unix seconds */
+        const char *host;   /* NULL: this machine's (uname -n) */
 };
 
 /* Adds a run (kernel and version, and the host unless RUN names one, filled in here). Returns 0
@@ -92,8 +92,8 @@ int store_add_run_resource(struct store *s, int64_t run_id, const char *name, co
 /* Adds N to the samples lost for (run, resource). */
 int store_add_lost(struct store *s, int64_t run_id, int64_t resource_id, uint64_t n);
 
-int store_add_process(struct store *s, int64_t run_id, int64_t pid, const char *comm,
-                      const char *exe, const char *unit, int64_t started, int64_t *ret_id);
+int store_add_process(struct store *s, int64_t run_id, int64_t pid, const char *comm, const char *exe,
+                      const char *unit, int64_t started, int64_t *ret_id);
 int store_add_thread(struct store *s, int64_t process_id, int64_t tid, const char *comm, int64_t *ret_id);
 
 /* Find-or-add lookups, cached in memory for the life of the transaction and beyond. Ids fit in
@@ -101,8 +101,8 @@ int store_add_thread(struct store *s, int64_t process_id, int64_t tid, const cha
  * unknown; ADDRESS < 0, FILE NULL and LINE 0 mean unknown; PARENT 0 means an outermost frame. */
 int store_module_id(struct store *s, const char *path, const char *build_id, int64_t *ret_id);
 int store_function_id(struct store *s, const char *name, int64_t module_id, bool unknown, int64_t *ret_id);
-int store_frame_id(struct store *s, int64_t function_id, int64_t address, const char *file,
-                   unsigned line, bool inlined, int64_t *ret_id);
+int store_frame_id(struct store *s, int64_t function_id, int64_t address, const char *file, unsigned line,
+                   bool inlined, int64_t *ret_id);
 int store_stack_id(struct store *s, int64_t parent_id, int64_t frame_id, int64_t *ret_id);
 
 /* Adds HITS and SAMPLES to the row (resource, bucket, thread, stack). */
@@ -112,28 +112,28 @@ int store_add_samples(struct store *s, int64_t resource_id, int64_t bucket, int6
 /* ---- reading (store-read.c) ---- */
 
 enum store_granularity {
-        STORE_BY_FUNCTION,              /* frames labelled by function name */
-        STORE_BY_LINE,                  /* by call site: "name (file.c:42)" (paper §7.1's wish) */
-        STORE_BY_MODULE,                /* by the module's file name: "libc.so.6" */
+        STORE_BY_FUNCTION, /* frames labelled by function name */
+        STORE_BY_LINE,     /* by call site: "name (file.c:42)" (paper §7.1's wish) */
+        STORE_BY_MODULE,   /* by the module's file name: "libc.so.6" */
 };
 
 struct store_filter {
-        const char *resource;           /* required */
-        int64_t run_id;                 /* 0: every run */
-        const char *unit;               /* systemd unit; NULL: any */
-        int64_t pid;                    /* 0: any */
-        bool no_idle;                   /* leave out the idle task, pid 0 ("swapper") */
-        const char *comm;               /* process or thread name; NULL: any */
-        const char *exe;                /* executable path, or its file name; NULL: any */
-        const char *host;               /* run.host, the machine that collected; NULL: any */
-        int64_t since, until;           /* unix seconds, [since, until) of time buckets, where set */
-        bool has_since, has_until;      /* false: that side is open (0 is a time like any other) */
+        const char *resource;      /* required */
+        int64_t run_id;            /* 0: every run */
+        const char *unit;          /* systemd unit; NULL: any */
+        int64_t pid;               /* 0: any */
+        bool no_idle;              /* leave out the idle task, pid 0 ("swapper") */
+        const char *comm;          /* process or thread name; NULL: any */
+        const char *exe;           /* executable path, or its file name; NULL: any */
+        const char *host;          /* run.host, the machine that collected; NULL: any */
+        int64_t since, until;      /* unix seconds, [since, until) of time buckets, where set */
+        bool has_since, has_until; /* false: that side is open (0 is a time like any other) */
         enum store_granularity by;
-        bool fold_inline;               /* drop inline frames (their hits go to the caller) */
-        bool raw_names;                 /* C++ and Rust names as stored, not demangled */
-        const regex_t *focus;           /* keep only stacks with a frame matching (pprof's -focus) */
-        const regex_t *ignore;          /* drop stacks with a frame matching (-ignore) */
-        const regex_t *hide;            /* drop matching frames, keep the samples (-hide) */
+        bool fold_inline;      /* drop inline frames (their hits go to the caller) */
+        bool raw_names;        /* C++ and Rust names as stored, not demangled */
+        const regex_t *focus;  /* keep only stacks with a frame matching (pprof's -focus) */
+        const regex_t *ignore; /* drop stacks with a frame matching (-ignore) */
+        const regex_t *hide;   /* drop matching frames, keep the samples (-hide) */
 };
 
 /* Loads the samples of F into a sample tree of function names with its header info. Returns 0
@@ -150,8 +150,8 @@ int store_load_tree_shared(struct store *s, const struct store_filter *f, struct
 
 /* What store_merge() copied. */
 struct store_merge_stats {
-        uint64_t runs, samples;         /* rows of run and sample added */
-        uint64_t stacks_new;            /* stack rows the store did not have yet */
+        uint64_t runs, samples; /* rows of run and sample added */
+        uint64_t stacks_new;    /* stack rows the store did not have yet */
 };
 
 /* The most gticks of one resource a store holds: its hits times their run's period, summed over
@@ -200,11 +200,11 @@ int store_list_resources(struct store *s, char ***ret);
 /* What tells this store, as it is now, from any other: caches of what was derived from it
  * (tree indexes) are keyed by it. */
 struct store_identity {
-        char uuid[33];                  /* store_state.uuid: random, made with the store */
-        int64_t generation;             /* store_state.generation: bumped by every change */
-        char token[17];                 /* store_state.token: drawn at random by every change, so
+        char uuid[33];      /* store_state.uuid: random, made with the store */
+        int64_t generation; /* store_state.generation: bumped by every change */
+        char token[17];     /* store_state.token: drawn at random by every change, so
                                          * that copies which took alike changes differ */
-        uint64_t dev, ino;              /* the file, so that a copy is another store */
+        uint64_t dev, ino;  /* the file, so that a copy is another store */
 };
 
 /* Fills *ret. Returns 0, -EBADMSG for a store without a sane store_state row, or an errno of

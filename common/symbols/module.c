@@ -20,10 +20,10 @@
 #include <fcntl.h>
 #include <gelf.h>
 #include <limits.h>
+#include <link.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <link.h>
 #include <sys/auxv.h>
 #include <sys/mman.h>
 #include <unistd.h>
@@ -54,7 +54,8 @@ static void hex(const uint8_t *b, size_t n, char *out) {
         out[2 * n] = '\0';
 }
 
-struct module *module_new(enum module_kind kind, const char *path, const uint8_t *build_id, size_t build_id_len) {
+struct module *module_new(enum module_kind kind, const char *path, const uint8_t *build_id,
+                          size_t build_id_len) {
         struct module *m = calloc(1, sizeof *m);
 
         if (!m)
@@ -79,7 +80,7 @@ static void forget_scopes(struct module *m) {
 }
 
 void module_unload(struct module *m) {
-        forget_scopes(m);       /* their DIEs point into the libdw session */
+        forget_scopes(m); /* their DIEs point into the libdw session */
         if (m->dwfl)
                 dwfl_end(m->dwfl);
         m->dwfl = NULL;
@@ -110,7 +111,7 @@ struct module *module_free(struct module *m) {
 /* The vdso of this process as a file: a memfd holding the image. Returns an fd or -errno. */
 static int vdso_fd(void) {
         const ElfW(Ehdr) *eh = (const void *) getauxval(AT_SYSINFO_EHDR);
-        const ElfW(Phdr) *ph;
+        const ElfW(Phdr) * ph;
         size_t size = 0;
         int fd;
 
@@ -212,7 +213,7 @@ static bool code_label(Elf *elf, GElf_Word shndx, const char *name) {
 
 static int read_symbols(struct module *m, struct name_table *names) {
         int n = dwfl_module_getsymtab(m->dwmod);
-        Elf *seen[ELEMENTSOF(m->images)] = {};  /* the images asked about: one look at the maps each */
+        Elf *seen[ELEMENTSOF(m->images)] = {}; /* the images asked about: one look at the maps each */
 
         m->symbols = symtab_new(names);
         if (!m->symbols)
@@ -238,18 +239,20 @@ static int read_symbols(struct module *m, struct name_table *names) {
                         if (image_is_file_mapping(elf))
                                 m->images[m->images[0] ? 1 : 0] = elf;
                 }
-                len = strcspn(name, "@");       /* versions: "qsort_r@@GLIBC_2.2.5" */
+                len = strcspn(name, "@"); /* versions: "qsort_r@@GLIBC_2.2.5" */
                 if (len == 0)
                         continue;
                 /* An alias that is a function names the address before a label does. */
                 r = symtab_add(m->symbols, addr, sym.st_size, name, len,
-                               (bind == STB_GLOBAL ? 0 : bind == STB_WEAK ? 1 : 2) +
-                               (type == STT_NOTYPE ? 3 : 0));
+                               (bind == STB_GLOBAL       ? 0 :
+                                        bind == STB_WEAK ? 1 :
+                                                           2) +
+                                       (type == STT_NOTYPE ? 3 : 0));
                 if (r < 0)
                         return r;
         }
         symtab_sort(m->symbols);
-        module_release_pages(m);        /* the symbol tables are ours now */
+        module_release_pages(m); /* the symbol tables are ours now */
         return 0;
 }
 
@@ -297,7 +300,7 @@ static int load_fd(struct module *m, int fd, struct name_table *names) {
         r = dup(fd);
         if (r < 0)
                 return -errno;
-        m->dwmod = dwfl_report_elf(m->dwfl, m->path, m->path, r, 0, false);   /* consumes the dup */
+        m->dwmod = dwfl_report_elf(m->dwfl, m->path, m->path, r, 0, false); /* consumes the dup */
         dwfl_report_end(m->dwfl, NULL, NULL);
         if (!m->dwmod)
                 return -EBADMSG;
@@ -393,7 +396,8 @@ static const char *die_name(Dwarf_Die *die) {
         const char *s;
 
         if ((dwarf_attr_integrate(die, DW_AT_linkage_name, &a) ||
-             dwarf_attr_integrate(die, DW_AT_MIPS_linkage_name, &a)) && (s = dwarf_formstring(&a)))
+             dwarf_attr_integrate(die, DW_AT_MIPS_linkage_name, &a)) &&
+            (s = dwarf_formstring(&a)))
                 return s;
         if (dwarf_attr_integrate(die, DW_AT_name, &a) && (s = dwarf_formstring(&a)))
                 return s;

@@ -23,34 +23,35 @@ enum module_kind {
 };
 
 struct module_segment {
-        uint64_t offset, vaddr, filesz, memsz;  /* a PT_LOAD */
+        uint64_t offset, vaddr, filesz, memsz; /* a PT_LOAD */
         bool exec;
 };
 
 struct module {
         enum module_kind kind;
-        char *path;                     /* as mapped, e.g. /usr/lib/x86_64-linux-gnu/libc.so.6 */
-        char build_id[41];              /* lowercase hex; "" while unknown */
-        bool loaded;                    /* module_load() ran (successfully or not) */
-        int load_error;                 /* its result, 0 or a negative errno */
-        int fd;                         /* the file that was opened; -1 if none */
-        Dwfl *dwfl;                     /* offline: addresses are ELF addresses */
+        char *path;        /* as mapped, e.g. /usr/lib/x86_64-linux-gnu/libc.so.6 */
+        char build_id[41]; /* lowercase hex; "" while unknown */
+        bool loaded;       /* module_load() ran (successfully or not) */
+        int load_error;    /* its result, 0 or a negative errno */
+        int fd;            /* the file that was opened; -1 if none */
+        Dwfl *dwfl;        /* offline: addresses are ELF addresses */
         Dwfl_Module *dwmod;
-        Dwarf_CFI *cfi;                 /* .eh_frame, for unwinding; see module_cfi() */
+        Dwarf_CFI *cfi; /* .eh_frame, for unwinding; see module_cfi() */
         bool cfi_tried;
-        Elf *images[2];                 /* libdwfl's mappings of the file and its debug file, to release */
+        Elf *images[2]; /* libdwfl's mappings of the file and its debug file, to release */
         struct module_segment *segments;
         size_t n_segments;
-        bool is_dyn;                    /* ET_DYN: loaded at a bias */
+        bool is_dyn; /* ET_DYN: loaded at a bias */
         struct symtab *symbols;
-        struct idmap *cu_scopes;        /* CU DIE offset -> struct scope_index *, built on first use */
-        int64_t store_id;               /* the collector's cache of the store's module id */
-        uint64_t last_used;             /* the symbolizer's clock at its last load or lookup */
+        struct idmap *cu_scopes; /* CU DIE offset -> struct scope_index *, built on first use */
+        int64_t store_id;        /* the collector's cache of the store's module id */
+        uint64_t last_used;      /* the symbolizer's clock at its last load or lookup */
 };
 
 /* Allocates an unloaded module for PATH with build id BUILD_ID (BUILD_ID_LEN bytes, 0 if
  * unknown). NULL: no memory. */
-struct module *module_new(enum module_kind kind, const char *path, const uint8_t *build_id, size_t build_id_len);
+struct module *module_new(enum module_kind kind, const char *path, const uint8_t *build_id,
+                          size_t build_id_len);
 struct module *module_free(struct module *m);
 DEFINE_CLEANUP(struct module *, module_free);
 
@@ -83,10 +84,10 @@ int module_offset_to_vaddr(const struct module *m, uint64_t offset, uint64_t *re
 int module_bias(const struct module *m, uint64_t start, uint64_t pgoff, uint64_t *ret);
 
 struct module_location {
-        uint32_t function;              /* name id */
-        uint32_t file;                  /* name id, NAME_NONE if unknown */
-        uint32_t line;                  /* 0 if unknown */
-        bool inlined;                   /* inlined into the location before it */
+        uint32_t function; /* name id */
+        uint32_t file;     /* name id, NAME_NONE if unknown */
+        uint32_t line;     /* 0 if unknown */
+        bool inlined;      /* inlined into the location before it */
 };
 
 /* Symbolizes ELF address VADDR: fills RET[0..n) outermost first (a function, then the

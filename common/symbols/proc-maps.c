@@ -74,7 +74,7 @@ static int reserve(struct proc_maps *m, size_t n) {
                 if (a && m->n > 0)
                         memcpy(a->items, m->mappings, m->n * sizeof *a->items);
                 if (a && b)
-                        b->refs--;      /* the others keep it */
+                        b->refs--; /* the others keep it */
         }
         if (!a)
                 return -ENOMEM;
@@ -107,7 +107,7 @@ int proc_maps_add(struct proc_maps *m, uint64_t start, uint64_t end, uint64_t pg
                 m->n++;
                 i++;
         } else if (i < m->n && m->mappings[i].start < start) {
-                m->mappings[i].end = start;     /* trim its tail */
+                m->mappings[i].end = start; /* trim its tail */
                 i++;
         }
         /* Old mappings inside [start, end) go; one that runs past end loses its head. */
@@ -156,7 +156,7 @@ void proc_maps_clear(struct proc_maps *m) {
         struct block *b = block_of(m);
 
         if (b && b->refs > 1)
-                release(m);     /* its copies keep the array */
+                release(m); /* its copies keep the array */
         m->n = 0;
         m->generation = new_generation();
 }
@@ -169,9 +169,9 @@ int proc_maps_parse_line(char *line, struct proc_maps_line *ret) {
         size_t len;
 
         /* "7f2c4a000000-7f2c4a022000 r-xp 00028000 fe:01 1234567    /usr/lib/libc.so.6" */
-        if (sscanf(line, "%llx-%llx %4s %llx %x:%x %llu %n", &start, &end, perms, &pgoff,
-                   &l.dev_major, &l.dev_minor, &ino, &consumed) < 7 || consumed == 0 ||
-            start >= end || strlen(perms) != 4)
+        if (sscanf(line, "%llx-%llx %4s %llx %x:%x %llu %n", &start, &end, perms, &pgoff, &l.dev_major,
+                   &l.dev_minor, &ino, &consumed) < 7 ||
+            consumed == 0 || start >= end || strlen(perms) != 4)
                 return -EBADMSG;
         l.start = start;
         l.end = end;

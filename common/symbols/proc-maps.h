@@ -10,16 +10,16 @@
 #include "cleanup.h"
 
 struct mapping {
-        uint64_t start, end;            /* [start, end) */
-        uint64_t pgoff;                 /* file offset mapped at start */
-        uint32_t module;                /* symbolizer index; SYMBOLIZER_NO_MODULE if anonymous */
+        uint64_t start, end; /* [start, end) */
+        uint64_t pgoff;      /* file offset mapped at start */
+        uint32_t module;     /* symbolizer index; SYMBOLIZER_NO_MODULE if anonymous */
 };
 
 struct proc_maps {
-        struct mapping *mappings;       /* sorted by start, not overlapping; read-only: shared by
+        struct mapping *mappings; /* sorted by start, not overlapping; read-only: shared by
                                          * copies until one of them changes */
         size_t n;
-        uint64_t generation;            /* names these mappings: every change gives a number never
+        uint64_t generation; /* names these mappings: every change gives a number never
                                          * used before, in any space; a copy keeps it (the same
                                          * mappings give the same answers) */
 };
@@ -47,8 +47,8 @@ struct proc_maps_line {
         bool exec;
         unsigned dev_major, dev_minor;
         uint64_t ino;
-        const char *path;               /* into the line; "" for anonymous mappings */
-        bool deleted;                   /* the path ended in " (deleted)", which is stripped */
+        const char *path; /* into the line; "" for anonymous mappings */
+        bool deleted;     /* the path ended in " (deleted)", which is stripped */
 };
 
 /* Parses one /proc/PID/maps line in place (the path is NUL-terminated and " (deleted)" cut).

@@ -22,23 +22,23 @@
 #include <stdlib.h>
 
 #define NONE UINT32_MAX
-#define MAX_DEPTH 256           /* DIE nesting followed; deeper subtrees are left out */
-#define MAX_IMPORTS 8           /* imported units entered within imported units */
+#define MAX_DEPTH 256 /* DIE nesting followed; deeper subtrees are left out */
+#define MAX_IMPORTS 8 /* imported units entered within imported units */
 
 struct scope {
         Dwarf_Die die;
-        uint32_t parent;        /* the enclosing scope, or NONE */
-        bool subprogram;        /* else an inlined subroutine */
+        uint32_t parent; /* the enclosing scope, or NONE */
+        bool subprogram; /* else an inlined subroutine */
 };
 
 struct range {
-        uint64_t low, high;     /* [low, high) */
+        uint64_t low, high; /* [low, high) */
         uint32_t scope, depth;
 };
 
 struct segment {
-        uint64_t start;         /* the segment runs to the next one's start */
-        uint32_t scope;         /* the innermost scope holding it, or NONE */
+        uint64_t start; /* the segment runs to the next one's start */
+        uint32_t scope; /* the innermost scope holding it, or NONE */
 };
 
 struct scope_index {
@@ -55,7 +55,7 @@ struct level {
         Dwarf_Die die;
         uint32_t scope;
         uint32_t depth;
-        uint32_t imports;       /* imported units entered above this level */
+        uint32_t imports; /* imported units entered above this level */
 };
 
 struct builder {
@@ -87,7 +87,8 @@ static bool grow(void **array, size_t *cap, size_t n, size_t size) {
 
 /* Adds DIE as a scope inside PARENT at DEPTH if it has code. Returns its index, NONE if it has
  * none (or the index is full), or -ENOMEM. */
-static int64_t add_scope(struct builder *b, Dwarf_Die *die, bool subprogram, uint32_t parent, uint32_t depth) {
+static int64_t add_scope(struct builder *b, Dwarf_Die *die, bool subprogram, uint32_t parent,
+                         uint32_t depth) {
         Dwarf_Addr base, low, high;
         size_t first = b->n_ranges;
         ptrdiff_t off = 0;
@@ -100,7 +101,10 @@ static int64_t add_scope(struct builder *b, Dwarf_Die *die, bool subprogram, uin
                 if (!grow((void **) &b->ranges, &b->cap_ranges, b->n_ranges, sizeof *b->ranges))
                         return -ENOMEM;
                 b->ranges[b->n_ranges++] = (struct range) {
-                        .low = low, .high = high, .scope = b->n_scopes, .depth = depth,
+                        .low = low,
+                        .high = high,
+                        .scope = b->n_scopes,
+                        .depth = depth,
                 };
         }
         if (b->n_ranges == first)
@@ -145,13 +149,19 @@ static int walk(struct builder *b, Dwarf_Die *cu) {
                         if (dwarf_attr(&die, DW_AT_import, &a) && dwarf_formref_die(&a, &unit) &&
                             dwarf_child(&unit, &child) == 0 && top < MAX_DEPTH)
                                 stack[top++] = (struct level) {
-                                        .die = child, .scope = scope, .depth = nest + 1, .imports = imports + 1,
+                                        .die = child,
+                                        .scope = scope,
+                                        .depth = nest + 1,
+                                        .imports = imports + 1,
                                 };
                         continue;
                 }
                 if (dwarf_haschildren(&die) > 0 && top < MAX_DEPTH && dwarf_child(&die, &child) == 0)
                         stack[top++] = (struct level) {
-                                .die = child, .scope = scope, .depth = nest + 1, .imports = imports,
+                                .die = child,
+                                .scope = scope,
+                                .depth = nest + 1,
+                                .imports = imports,
                         };
         }
         return 0;
@@ -210,7 +220,7 @@ static int sweep(struct builder *b, struct scope_index *x) {
         if (!points || !heap || !x->segments)
                 return -ENOMEM;
         if (b->n_ranges == 0)
-                return 0;               /* a CU with no code: no segments (qsort may not be given NULL) */
+                return 0; /* a CU with no code: no segments (qsort may not be given NULL) */
         qsort(b->ranges, b->n_ranges, sizeof *b->ranges, range_cmp);
         for (size_t i = 0; i < b->n_ranges; i++) {
                 points[n_points++] = b->ranges[i].low;

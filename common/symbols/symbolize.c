@@ -18,7 +18,7 @@
 #include "kallsyms.h"
 
 /* The chain cache's key: the module index (at most 16 bits used) and a 48-bit offset. */
-#define CHAIN_KEY(index, offset) ((uint64_t) (index) << 48 | ((offset) & 0xffffffffffffULL))
+#define CHAIN_KEY(index, offset) ((uint64_t) (index) << 48 | ((offset) &0xffffffffffffULL))
 
 struct symbolizer *symbolizer_new(void) {
         struct symbolizer *s = calloc(1, sizeof *s);
@@ -100,7 +100,7 @@ int symbolizer_module(struct symbolizer *s, const char *path, const uint8_t *bui
         if (r < 0)
                 return r;
         if (s->n_modules >= 0xffff)
-                return -E2BIG;          /* the chain key has 16 bits for it */
+                return -E2BIG; /* the chain key has 16 bits for it */
         if (s->n_modules == s->cap_modules) {
                 size_t cap = s->cap_modules ? s->cap_modules * 2 : 64;
                 struct module **a = realloc(s->modules, cap * sizeof *a);
@@ -137,9 +137,9 @@ static uint32_t unify(struct symbolizer *s, uint32_t index) {
         snprintf(key, sizeof key, "b:%s", m->build_id);
         id = name_table_intern(s->module_keys, key, strlen(key));
         if (id < 0)
-                return index;                   /* no memory: two copies, no harm */
+                return index; /* no memory: two copies, no harm */
         if ((size_t) id == s->n_keys) {
-                (void) add_key(s, id, index);   /* no memory: later MMAP2s make a second copy */
+                (void) add_key(s, id, index); /* no memory: later MMAP2s make a second copy */
                 return index;
         }
         if (s->key_modules[id] == index)
@@ -160,9 +160,11 @@ int symbolizer_load(struct symbolizer *s, uint32_t index, pid_t pid, uint64_t st
         if (m->loaded)
                 return m->load_error;
         if (pid > 0) {
-                snprintf(by_map, sizeof by_map, "/proc/%d/map_files/%" PRIx64 "-%" PRIx64, (int) pid, start, end);
+                snprintf(by_map, sizeof by_map, "/proc/%d/map_files/%" PRIx64 "-%" PRIx64, (int) pid, start,
+                         end);
                 candidates[n++] = by_map;
-                if ((size_t) snprintf(by_root, sizeof by_root, "/proc/%d/root%s", (int) pid, m->path) < sizeof by_root)
+                if ((size_t) snprintf(by_root, sizeof by_root, "/proc/%d/root%s", (int) pid, m->path) <
+                    sizeof by_root)
                         candidates[n++] = by_root;
         }
         candidates[n++] = m->path;
@@ -204,7 +206,8 @@ static int64_t unknown_name(struct symbolizer *s, const char *path, uint64_t off
         return intern(s, buf);
 }
 
-int symbolizer_resolve(struct symbolizer *s, uint32_t index, uint64_t offset, uint32_t *ret_first, uint32_t *ret_n) {
+int symbolizer_resolve(struct symbolizer *s, uint32_t index, uint64_t offset, uint32_t *ret_first,
+                       uint32_t *ret_n) {
         struct module_location loc[MODULE_MAX_INLINE];
         struct module *m;
         uint64_t *slot, vaddr = offset;
@@ -229,14 +232,15 @@ int symbolizer_resolve(struct symbolizer *s, uint32_t index, uint64_t offset, ui
                         return n;
         }
         for (int i = 0; i < n; i++) {
-                r = add_frame(s, &(struct frame) {
-                                .function = loc[i].function,
-                                .file = loc[i].file,
-                                .line = loc[i].line,
-                                .module = index,
-                                .address = vaddr,
-                                .inlined = loc[i].inlined,
-                        });
+                r = add_frame(s,
+                              &(struct frame) {
+                                      .function = loc[i].function,
+                                      .file = loc[i].file,
+                                      .line = loc[i].line,
+                                      .module = index,
+                                      .address = vaddr,
+                                      .inlined = loc[i].inlined,
+                              });
                 if (r < 0)
                         return r;
                 if (first < 0)
@@ -246,13 +250,14 @@ int symbolizer_resolve(struct symbolizer *s, uint32_t index, uint64_t offset, ui
                 name = unknown_name(s, m->path, vaddr);
                 if (name < 0)
                         return name;
-                first = add_frame(s, &(struct frame) {
-                                .function = name,
-                                .file = NAME_NONE,
-                                .module = index,
-                                .address = vaddr,
-                                .unknown = true,
-                        });
+                first = add_frame(s,
+                                  &(struct frame) {
+                                          .function = name,
+                                          .file = NAME_NONE,
+                                          .module = index,
+                                          .address = vaddr,
+                                          .unknown = true,
+                                  });
                 if (first < 0)
                         return first;
                 n = 1;
@@ -289,14 +294,15 @@ int64_t symbolizer_kernel(struct symbolizer *s, uint64_t addr) {
         }
         if (name < 0)
                 return name;
-        f = add_frame(s, &(struct frame) {
-                        .function = name,
-                        .file = NAME_NONE,
-                        .module = SYMBOLIZER_KERNEL,
-                        .address = addr,
-                        .unknown = !e,
-                        .kernel = true,
-                });
+        f = add_frame(s,
+                      &(struct frame) {
+                              .function = name,
+                              .file = NAME_NONE,
+                              .module = SYMBOLIZER_KERNEL,
+                              .address = addr,
+                              .unknown = !e,
+                              .kernel = true,
+                      });
         if (f < 0)
                 return f;
         if (idmap_put(s->kernel_frames, addr, f, &slot) < 0)
@@ -316,12 +322,13 @@ static int64_t named_frame(struct symbolizer *s, const char *name, uint32_t modu
         slot = idmap_get(s->chains, key);
         if (slot)
                 return *slot >> 8;
-        f = add_frame(s, &(struct frame) {
-                        .function = id,
-                        .file = NAME_NONE,
-                        .module = module,
-                        .unknown = unknown,
-                });
+        f = add_frame(s,
+                      &(struct frame) {
+                              .function = id,
+                              .file = NAME_NONE,
+                              .module = module,
+                              .unknown = unknown,
+                      });
         if (f < 0)
                 return f;
         if (idmap_put(s->chains, key, (uint64_t) f << 8 | 1, &slot) < 0)
@@ -346,7 +353,8 @@ void symbolizer_forget_frames(struct symbolizer *s) {
 static _Thread_local struct module *const *lru_modules;
 
 static int lru_cmp(const void *a, const void *b) {
-        uint64_t x = lru_modules[*(const uint32_t *) a]->last_used, y = lru_modules[*(const uint32_t *) b]->last_used;
+        uint64_t x = lru_modules[*(const uint32_t *) a]->last_used,
+                 y = lru_modules[*(const uint32_t *) b]->last_used;
 
         return x < y ? -1 : x > y;
 }

@@ -17,20 +17,20 @@
 
 /* Pseudo-module indexes for frames that are not in an ELF module. */
 enum {
-        SYMBOLIZER_KERNEL = UINT32_MAX - 1,     /* [kernel.kallsyms] */
-        SYMBOLIZER_JIT = UINT32_MAX - 2,        /* /tmp/perf-PID.map */
+        SYMBOLIZER_KERNEL = UINT32_MAX - 1, /* [kernel.kallsyms] */
+        SYMBOLIZER_JIT = UINT32_MAX - 2,    /* /tmp/perf-PID.map */
 };
 
 struct frame {
-        uint32_t function;      /* name id */
-        uint32_t file;          /* name id; NAME_NONE if unknown */
-        uint32_t line;          /* 0 if unknown */
-        uint32_t module;        /* module index, a pseudo-module, or SYMBOLIZER_NO_MODULE */
-        uint64_t address;       /* within the module: ELF address, or file offset if unloaded */
-        bool inlined;           /* inlined into the frame before it (its caller) */
-        bool unknown;           /* no symbol: the name is "module+0xoffset" */
+        uint32_t function; /* name id */
+        uint32_t file;     /* name id; NAME_NONE if unknown */
+        uint32_t line;     /* 0 if unknown */
+        uint32_t module;   /* module index, a pseudo-module, or SYMBOLIZER_NO_MODULE */
+        uint64_t address;  /* within the module: ELF address, or file offset if unloaded */
+        bool inlined;      /* inlined into the frame before it (its caller) */
+        bool unknown;      /* no symbol: the name is "module+0xoffset" */
         bool kernel;
-        int64_t store_id;       /* the collector's cache of the store's frame id; 0: none */
+        int64_t store_id; /* the collector's cache of the store's frame id; 0: none */
 };
 
 struct symbolizer {
@@ -38,19 +38,19 @@ struct symbolizer {
         struct name_table *module_keys; /* "b:BUILD_ID", "p:PATH DEV INO" or "[vdso]" */
         uint32_t *key_modules;          /* by key id: the module's index */
         size_t n_keys, cap_keys;
-        struct module **modules;        /* by index */
-        uint32_t *canonical;            /* by index: itself, or the module with the same contents */
+        struct module **modules; /* by index */
+        uint32_t *canonical;     /* by index: itself, or the module with the same contents */
         size_t n_modules, cap_modules;
         struct frame *frames;
         size_t n_frames, cap_frames;
-        struct idmap *chains;           /* (module, address) -> first frame << 8 | count */
-        struct idmap *kernel_frames;    /* kernel address -> frame */
+        struct idmap *chains;        /* (module, address) -> first frame << 8 | count */
+        struct idmap *kernel_frames; /* kernel address -> frame */
         struct symtab *kernel;
-        int kernel_error;               /* why kernel symbols are missing, 0 if loaded */
+        int kernel_error; /* why kernel symbols are missing, 0 if loaded */
         bool kernel_tried;
-        bool lines;                     /* find the source lines of frames (true once new) */
-        uint64_t lookups, misses;       /* for statistics */
-        uint64_t clock;                 /* ticks at each module load or lookup miss, for LRU */
+        bool lines;               /* find the source lines of frames (true once new) */
+        uint64_t lookups, misses; /* for statistics */
+        uint64_t clock;           /* ticks at each module load or lookup miss, for LRU */
 };
 
 struct symbolizer *symbolizer_new(void);
@@ -81,7 +81,8 @@ int symbolizer_load(struct symbolizer *s, uint32_t index, pid_t pid, uint64_t st
 /* Resolves file offset OFFSET of module INDEX (loaded or not) to its frames, outermost first:
  * sets *ret_first and *ret_n (1 to MODULE_MAX_INLINE) to a run of s->frames. Cached. Returns 0
  * or -ENOMEM. An address without a symbol gets one frame named "module+0xoffset". */
-int symbolizer_resolve(struct symbolizer *s, uint32_t index, uint64_t offset, uint32_t *ret_first, uint32_t *ret_n);
+int symbolizer_resolve(struct symbolizer *s, uint32_t index, uint64_t offset, uint32_t *ret_first,
+                       uint32_t *ret_n);
 
 /* A kernel address's frame, from /proc/kallsyms (read on first use). Returns the frame index,
  * or -ENOMEM. Without kernel symbols the frame is "[kernel.kallsyms]+0xaddr", unknown. */

@@ -82,11 +82,11 @@ static int entry_cmp(const void *a, const void *b) {
 }
 
 void symtab_sort(struct symtab *t) {
-        uint64_t covered = 0;   /* the end of the sized symbols so far */
+        uint64_t covered = 0; /* the end of the sized symbols so far */
         size_t n = 0;
 
         sorting = t;
-        if (t->n > 0)           /* qsort() wants a pointer even for nothing */
+        if (t->n > 0) /* qsort() wants a pointer even for nothing */
                 qsort(t->entries, t->n, sizeof *t->entries, entry_cmp);
         sorting = NULL;
         for (size_t i = 0; i < t->n; i++) {
@@ -124,7 +124,7 @@ const struct symtab_entry *symtab_lookup(const struct symtab *t, uint64_t addr) 
                 return NULL;
         e = &t->entries[lo - 1];
         if (addr == e->start)
-                return e;       /* its own start, even at the top of the address space */
+                return e; /* its own start, even at the top of the address space */
         if (e->size > 0)
                 end = e->start + e->size;
         else {

@@ -12,15 +12,15 @@
 
 struct symtab_entry {
         uint64_t start;
-        uint64_t size;          /* 0: unknown, the symbol runs to the next one */
-        uint32_t name;          /* id in the table's name table */
-        uint8_t rank;           /* among symbols at one address the lowest rank names it */
+        uint64_t size; /* 0: unknown, the symbol runs to the next one */
+        uint32_t name; /* id in the table's name table */
+        uint8_t rank;  /* among symbols at one address the lowest rank names it */
 };
 
 struct symtab {
         struct symtab_entry *entries;
         size_t n, cap;
-        struct name_table *names;       /* borrowed */
+        struct name_table *names; /* borrowed */
         bool sorted;
 };
 

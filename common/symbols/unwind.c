@@ -37,11 +37,11 @@
 #define PC_CACHE_SIZE 1024u
 
 enum rule_kind {
-        RULE_UNDEFINED,         /* the caller's value is lost */
-        RULE_SAME,              /* this frame left it alone */
-        RULE_OFFSET,            /* saved at CFA + off */
-        RULE_VAL_OFFSET,        /* is CFA + off */
-        RULE_REGISTER,          /* is in register off */
+        RULE_UNDEFINED,  /* the caller's value is lost */
+        RULE_SAME,       /* this frame left it alone */
+        RULE_OFFSET,     /* saved at CFA + off */
+        RULE_VAL_OFFSET, /* is CFA + off */
+        RULE_REGISTER,   /* is in register off */
 };
 
 /* What a caller can get back: the callee-saved registers and the return address. */
@@ -54,47 +54,47 @@ struct rule {
 };
 
 struct row {
-        uint64_t start;         /* the ELF addresses [start, start + len) it covers */
+        uint64_t start; /* the ELF addresses [start, start + len) it covers */
         uint32_t len;
         int32_t cfa_off;
-        uint8_t cfa_reg;        /* CFA = cfa_reg + cfa_off */
-        bool none;              /* no CFI covers the address: step by the frame pointer */
-        bool complex;           /* an expression somewhere: evaluate libdw's description */
-        bool signal;            /* a signal frame: the PC of its caller is exact */
+        uint8_t cfa_reg; /* CFA = cfa_reg + cfa_off */
+        bool none;       /* no CFI covers the address: step by the frame pointer */
+        bool complex;    /* an expression somewhere: evaluate libdw's description */
+        bool signal;     /* a signal frame: the PC of its caller is exact */
         struct rule rules[N_SAVED];
 };
 
 struct module_rows {
-        struct row *rows;       /* sorted by start */
+        struct row *rows; /* sorted by start */
         uint32_t n, cap;
 };
 
 /* What a lookup PC resolved to in one state of one address space. */
 struct pc_entry {
-        uint64_t space, pc;     /* space 0: empty */
-        Dwarf_CFI *cfi;         /* for a complex row */
+        uint64_t space, pc; /* space 0: empty */
+        Dwarf_CFI *cfi;     /* for a complex row */
         uint64_t bias;
-        struct row row;         /* a copy: the module's rows move as rows are learnt */
+        struct row row; /* a copy: the module's rows move as rows are learnt */
 };
 
 struct unwinder {
-        struct module_rows *modules;    /* by module key */
+        struct module_rows *modules; /* by module key */
         size_t n_modules;
-        struct pc_entry *cache;         /* PC_CACHE_SIZE entries */
+        struct pc_entry *cache; /* PC_CACHE_SIZE entries */
         struct unwind_stats stats;
 };
 
 struct state {
         uint64_t regs[N_REGS];
-        uint32_t valid;         /* bit r: regs[r] is known */
-        bool outermost;         /* the CFI says the return address is undefined: the chain's end */
+        uint32_t valid; /* bit r: regs[r] is known */
+        bool outermost; /* the CFI says the return address is undefined: the chain's end */
 };
 
 struct stack_mem {
         const uint8_t *data;
-        uint64_t start, size;   /* data holds [start, start + size) */
-        uint64_t high;          /* past the highest word read */
-        bool short_read;        /* a read fell past the end of the copy */
+        uint64_t start, size; /* data holds [start, start + size) */
+        uint64_t high;        /* past the highest word read */
+        bool short_read;      /* a read fell past the end of the copy */
 };
 
 struct unwinder *unwinder_new(void) {
@@ -141,7 +141,7 @@ static bool has(const struct state *s, unsigned reg) {
 
 static bool read_word(struct stack_mem *m, uint64_t addr, uint64_t *ret) {
         if (addr < m->start || addr - m->start > m->size || m->size - (addr - m->start) < 8) {
-                m->short_read |= addr >= m->start;      /* below the stack pointer is no copy's fault */
+                m->short_read |= addr >= m->start; /* below the stack pointer is no copy's fault */
                 return false;
         }
         memcpy(ret, m->data + (addr - m->start), 8);
@@ -157,14 +157,24 @@ static bool eval(const Dwarf_Op *ops, size_t n, const struct state *s, uint64_t 
         uint64_t st[EVAL_STACK], a, b;
         size_t sp = 0;
 
-#define PUSH(v) do { if (sp == EVAL_STACK) return false; st[sp++] = (v); } while (0)
-#define POP(v) do { if (sp == 0) return false; (v) = st[--sp]; } while (0)
+#define PUSH(v) \
+        do { \
+                if (sp == EVAL_STACK) \
+                        return false; \
+                st[sp++] = (v); \
+        } while (0)
+#define POP(v) \
+        do { \
+                if (sp == 0) \
+                        return false; \
+                (v) = st[--sp]; \
+        } while (0)
         *ret_value = false;
         for (size_t i = 0; i < n; i++) {
                 uint8_t op = ops[i].atom;
 
                 if (*ret_value)
-                        return false;           /* DW_OP_stack_value ends an expression */
+                        return false; /* DW_OP_stack_value ends an expression */
                 if (op >= DW_OP_lit0 && op <= DW_OP_lit31) {
                         PUSH(op - DW_OP_lit0);
                         continue;
@@ -181,10 +191,17 @@ static bool eval(const Dwarf_Op *ops, size_t n, const struct state *s, uint64_t 
                                 return false;
                         PUSH(s->regs[ops[i].number] + ops[i].number2);
                         break;
-                case DW_OP_const1u: case DW_OP_const2u: case DW_OP_const4u: case DW_OP_const8u:
-                case DW_OP_const1s: case DW_OP_const2s: case DW_OP_const4s: case DW_OP_const8s:
-                case DW_OP_constu: case DW_OP_consts:
-                        PUSH(ops[i].number);    /* libdw has sign-extended the signed ones */
+                case DW_OP_const1u:
+                case DW_OP_const2u:
+                case DW_OP_const4u:
+                case DW_OP_const8u:
+                case DW_OP_const1s:
+                case DW_OP_const2s:
+                case DW_OP_const4s:
+                case DW_OP_const8s:
+                case DW_OP_constu:
+                case DW_OP_consts:
+                        PUSH(ops[i].number); /* libdw has sign-extended the signed ones */
                         break;
                 case DW_OP_call_frame_cfa:
                         PUSH(cfa);
@@ -224,28 +241,70 @@ static bool eval(const Dwarf_Op *ops, size_t n, const struct state *s, uint64_t 
                 case DW_OP_stack_value:
                         *ret_value = true;
                         break;
-                case DW_OP_plus: case DW_OP_minus: case DW_OP_mul: case DW_OP_and: case DW_OP_or:
-                case DW_OP_xor: case DW_OP_shl: case DW_OP_shr: case DW_OP_shra:
-                case DW_OP_eq: case DW_OP_ne: case DW_OP_lt: case DW_OP_le: case DW_OP_gt: case DW_OP_ge:
+                case DW_OP_plus:
+                case DW_OP_minus:
+                case DW_OP_mul:
+                case DW_OP_and:
+                case DW_OP_or:
+                case DW_OP_xor:
+                case DW_OP_shl:
+                case DW_OP_shr:
+                case DW_OP_shra:
+                case DW_OP_eq:
+                case DW_OP_ne:
+                case DW_OP_lt:
+                case DW_OP_le:
+                case DW_OP_gt:
+                case DW_OP_ge:
                         POP(b);
                         POP(a);
                         switch (op) {
-                        case DW_OP_plus: a += b; break;
-                        case DW_OP_minus: a -= b; break;
-                        case DW_OP_mul: a *= b; break;
-                        case DW_OP_and: a &= b; break;
-                        case DW_OP_or: a |= b; break;
-                        case DW_OP_xor: a ^= b; break;
-                        case DW_OP_shl: a = b < 64 ? a << b : 0; break;
-                        case DW_OP_shr: a = b < 64 ? a >> b : 0; break;
-                        case DW_OP_shra: a = (uint64_t) ((int64_t) a >> (b < 64 ? b : 63)); break;
+                        case DW_OP_plus:
+                                a += b;
+                                break;
+                        case DW_OP_minus:
+                                a -= b;
+                                break;
+                        case DW_OP_mul:
+                                a *= b;
+                                break;
+                        case DW_OP_and:
+                                a &= b;
+                                break;
+                        case DW_OP_or:
+                                a |= b;
+                                break;
+                        case DW_OP_xor:
+                                a ^= b;
+                                break;
+                        case DW_OP_shl:
+                                a = b < 64 ? a << b : 0;
+                                break;
+                        case DW_OP_shr:
+                                a = b < 64 ? a >> b : 0;
+                                break;
+                        case DW_OP_shra:
+                                a = (uint64_t) ((int64_t) a >> (b < 64 ? b : 63));
+                                break;
                         /* DWARF's comparisons are signed. */
-                        case DW_OP_eq: a = a == b; break;
-                        case DW_OP_ne: a = a != b; break;
-                        case DW_OP_lt: a = (int64_t) a < (int64_t) b; break;
-                        case DW_OP_le: a = (int64_t) a <= (int64_t) b; break;
-                        case DW_OP_gt: a = (int64_t) a > (int64_t) b; break;
-                        case DW_OP_ge: a = (int64_t) a >= (int64_t) b; break;
+                        case DW_OP_eq:
+                                a = a == b;
+                                break;
+                        case DW_OP_ne:
+                                a = a != b;
+                                break;
+                        case DW_OP_lt:
+                                a = (int64_t) a < (int64_t) b;
+                                break;
+                        case DW_OP_le:
+                                a = (int64_t) a <= (int64_t) b;
+                                break;
+                        case DW_OP_gt:
+                                a = (int64_t) a > (int64_t) b;
+                                break;
+                        case DW_OP_ge:
+                                a = (int64_t) a >= (int64_t) b;
+                                break;
                         }
                         PUSH(a);
                         break;
@@ -297,7 +356,7 @@ static bool compile_rule(Dwarf_Frame *frame, unsigned reg, struct rule *ret) {
                 return false;
         ops++, n--;
         if (n > 0 && ops[0].atom == DW_OP_plus_uconst) {
-                off = (int64_t) ops[0].number;  /* negative offsets come wrapped */
+                off = (int64_t) ops[0].number; /* negative offsets come wrapped */
                 ops++, n--;
         }
         if (off < INT16_MIN || off > INT16_MAX)
@@ -407,7 +466,8 @@ static const struct row *row_get(struct unwinder *u, uint32_t key, Dwarf_CFI *cf
         return &mr->rows[lo];
 }
 
-static bool step_row(const struct row *row, const struct state *cur, struct stack_mem *m, struct state *next) {
+static bool step_row(const struct row *row, const struct state *cur, struct stack_mem *m,
+                     struct state *next) {
         uint64_t cfa, v;
 
         if (!has(cur, row->cfa_reg))
@@ -515,7 +575,8 @@ static const struct pc_entry *resolve(struct unwinder *u, unwind_find_t find, vo
         const struct row *row = NULL;
 
         if (space != 0) {
-                e = &u->cache[((pc ^ space * 0x9e3779b97f4a7c15ULL) * 0xff51afd7ed558ccdULL >> 54) & (PC_CACHE_SIZE - 1)];
+                e = &u->cache[((pc ^ space * 0x9e3779b97f4a7c15ULL) * 0xff51afd7ed558ccdULL >> 54) &
+                              (PC_CACHE_SIZE - 1)];
                 if (e->space == space && e->pc == pc) {
                         u->stats.cached++;
                         return e;
@@ -524,7 +585,7 @@ static const struct pc_entry *resolve(struct unwinder *u, unwind_find_t find, vo
         if (find(userdata, pc, &mod) == 0 && mod.cfi) {
                 row = row_get(u, mod.key, mod.cfi, pc - mod.bias);
                 if (!row)
-                        e = scratch;    /* no memory for the row: step by the frame pointer, keep nothing */
+                        e = scratch; /* no memory for the row: step by the frame pointer, keep nothing */
         }
         *e = (struct pc_entry) {
                 .space = e == scratch ? 0 : space,
@@ -556,11 +617,12 @@ static bool step(struct unwinder *u, unwind_find_t find, void *userdata, uint64_
         return step_row(&e->row, cur, m, next);
 }
 
-size_t unwinder_unwind(struct unwinder *u, unwind_find_t find, void *userdata, uint64_t space, const uint64_t *regs,
-                       const uint8_t *stack, size_t stack_size, uint64_t *ret_pcs, size_t max, uint64_t *ret_top) {
+size_t unwinder_unwind(struct unwinder *u, unwind_find_t find, void *userdata, uint64_t space,
+                       const uint64_t *regs, const uint8_t *stack, size_t stack_size, uint64_t *ret_pcs,
+                       size_t max, uint64_t *ret_top) {
         struct stack_mem m = { .data = stack, .size = stack ? stack_size : 0 };
         struct state states[2] = {}, *cur = &states[0], *next = &states[1];
-        bool exact = true;      /* the PC is not a return address: the IP, or a signal's */
+        bool exact = true; /* the PC is not a return address: the IP, or a signal's */
         size_t n = 0;
 
         *ret_top = 0;
@@ -574,7 +636,8 @@ size_t unwinder_unwind(struct unwinder *u, unwind_find_t find, void *userdata, u
         /* Perf's sample order, from the bit numbers of UNWIND_REGS_MASK: ax bx cx dx si di bp sp
          * ip r8-r15; DWARF's: rax rdx rcx rbx rsi rdi rbp rsp r8-r15 and the return address. */
         {
-                static const uint8_t from_perf[N_REGS] = { 0, 3, 2, 1, 4, 5, 6, 7, 9, 10, 11, 12, 13, 14, 15, 16, 8 };
+                static const uint8_t from_perf[N_REGS] = { 0,  3,  2,  1,  4,  5,  6,  7, 9,
+                                                           10, 11, 12, 13, 14, 15, 16, 8 };
 
                 for (unsigned r = 0; r < N_REGS; r++)
                         set(cur, r, regs[from_perf[r]]);

@@ -16,9 +16,9 @@
  * only; elsewhere UNWIND_SUPPORTED is false and the collector uses frame pointers. */
 #if defined(__x86_64__)
 #define UNWIND_SUPPORTED 1
-#define UNWIND_REGS_MASK 0x0000000000ff01ffULL  /* AX..IP (bits 0-8), R8..R15 (bits 16-23) */
+#define UNWIND_REGS_MASK 0x0000000000ff01ffULL /* AX..IP (bits 0-8), R8..R15 (bits 16-23) */
 #define UNWIND_N_REGS 17
-#define UNWIND_REG_SP 7                         /* indexes into the sample's register array */
+#define UNWIND_REG_SP 7 /* indexes into the sample's register array */
 #define UNWIND_REG_IP 8
 #else
 #define UNWIND_SUPPORTED 0
@@ -30,9 +30,9 @@
 
 /* Where a run-time address lies, as the caller's view of the address space knows. */
 struct unwind_module {
-        uint32_t key;           /* names the module's contents (the symbolizer's index) */
-        Dwarf_CFI *cfi;         /* its .eh_frame; NULL if it has none */
-        uint64_t bias;          /* run-time address minus ELF address */
+        uint32_t key;   /* names the module's contents (the symbolizer's index) */
+        Dwarf_CFI *cfi; /* its .eh_frame; NULL if it has none */
+        uint64_t bias;  /* run-time address minus ELF address */
 };
 
 /* Fills *ret for the module that holds run-time address PC. Returns 0, or a negative errno when
@@ -40,12 +40,12 @@ struct unwind_module {
 typedef int (*unwind_find_t)(void *userdata, uint64_t pc, struct unwind_module *ret);
 
 struct unwind_stats {
-        uint64_t frames;        /* frames unwound */
-        uint64_t cached;        /* lookups of a PC answered by the cache */
-        uint64_t by_fp;         /* of which by the frame pointer, for want of CFI */
-        uint64_t complex;       /* of which by a DWARF expression evaluated from libdw */
-        uint64_t rows;          /* CFI rows learnt from libdw */
-        uint64_t memory;        /* bytes held by the rows */
+        uint64_t frames;  /* frames unwound */
+        uint64_t cached;  /* lookups of a PC answered by the cache */
+        uint64_t by_fp;   /* of which by the frame pointer, for want of CFI */
+        uint64_t complex; /* of which by a DWARF expression evaluated from libdw */
+        uint64_t rows;    /* CFI rows learnt from libdw */
+        uint64_t memory;  /* bytes held by the rows */
 };
 
 struct unwinder;
@@ -66,8 +66,9 @@ DEFINE_CLEANUP(struct unwinder *, unwinder_free);
  * (ring-reader.h); to UNWIND_SHORT if it needed a word past the copy; else to 0. Once the rows
  * it meets are known, it allocates nothing and makes no system call. */
 #define UNWIND_SHORT UINT64_MAX
-size_t unwinder_unwind(struct unwinder *u, unwind_find_t find, void *userdata, uint64_t space, const uint64_t *regs,
-                       const uint8_t *stack, size_t stack_size, uint64_t *ret_pcs, size_t max, uint64_t *ret_top);
+size_t unwinder_unwind(struct unwinder *u, unwind_find_t find, void *userdata, uint64_t space,
+                       const uint64_t *regs, const uint8_t *stack, size_t stack_size, uint64_t *ret_pcs,
+                       size_t max, uint64_t *ret_top);
 
 /* Forgets what FIND said of every PC: after modules were unloaded (their CFI is gone) or might
  * be found differently at the same addresses. */

@@ -45,7 +45,7 @@ int folded_parse_line(const char *line, size_t len, struct folded_frame *frames,
                 end--;
         if (end == start)
                 return -EBADMSG;
-        for (size_t i = start;; ) {
+        for (size_t i = start;;) {
                 const char *semi = memchr(line + i, ';', end - i);
                 size_t stop = semi ? (size_t) (semi - line) : end;
 

@@ -14,7 +14,7 @@
 #define FOLDED_MAX_COUNT INT64_MAX
 
 struct folded_frame {
-        const char *name;       /* not NUL-terminated */
+        const char *name; /* not NUL-terminated */
         size_t len;
 };
 

@@ -148,7 +148,7 @@ int64_t sample_tree_child(struct sample_tree *t, uint32_t parent, uint32_t name)
                 return *slot;
 
         if (t->n_nodes >= SAMPLE_TREE_MAX_NODES) {
-                *slot = SAMPLE_TREE_NONE;       /* never reached in practice; keep the map sane */
+                *slot = SAMPLE_TREE_NONE; /* never reached in practice; keep the map sane */
                 return -E2BIG;
         }
         if (t->n_nodes == t->cap) {

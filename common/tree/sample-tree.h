@@ -12,33 +12,33 @@
 #include "name-table.h"
 
 #define SAMPLE_TREE_NONE UINT32_MAX
-#define SAMPLE_TREE_ROOT 0u            /* the unnamed node above every stack's outermost frame */
+#define SAMPLE_TREE_ROOT 0u /* the unnamed node above every stack's outermost frame */
 
 struct sample_tree_node {
-        uint32_t name;                  /* id in the tree's name table; NAME_NONE for the root */
-        uint32_t parent;                /* SAMPLE_TREE_NONE for the root */
-        uint32_t first_child;           /* SAMPLE_TREE_NONE if a leaf */
+        uint32_t name;        /* id in the tree's name table; NAME_NONE for the root */
+        uint32_t parent;      /* SAMPLE_TREE_NONE for the root */
+        uint32_t first_child; /* SAMPLE_TREE_NONE if a leaf */
         uint32_t next_sibling;
-        uint32_t depth;                 /* 0 for the root, 1 for outermost frames */
-        uint64_t self;                  /* hits of samples whose stack ends here */
-        uint64_t weight;                /* hits of samples at or below here (paper §5.3) */
+        uint32_t depth;  /* 0 for the root, 1 for outermost frames */
+        uint64_t self;   /* hits of samples whose stack ends here */
+        uint64_t weight; /* hits of samples at or below here (paper §5.3) */
 };
 
 /* What the header of every profile states about the samples behind the tree. */
 struct sample_tree_info {
-        char *resource;                 /* e.g. "cpu-time" */
-        char *unit;                     /* what one gtick is, e.g. "1 ms of CPU time" */
-        uint64_t period;                /* gticks per sample; 0 if runs with several were merged */
-        uint64_t samples;               /* raw samples (a sample may carry several hits) */
-        uint64_t lost;                  /* samples the kernel dropped (PERF_RECORD_LOST) */
-        uint64_t frames;                /* frames in all samples, weighted by hits */
-        uint64_t frames_unsymbolized;   /* of which no symbol was found */
+        char *resource;               /* e.g. "cpu-time" */
+        char *unit;                   /* what one gtick is, e.g. "1 ms of CPU time" */
+        uint64_t period;              /* gticks per sample; 0 if runs with several were merged */
+        uint64_t samples;             /* raw samples (a sample may carry several hits) */
+        uint64_t lost;                /* samples the kernel dropped (PERF_RECORD_LOST) */
+        uint64_t frames;              /* frames in all samples, weighted by hits */
+        uint64_t frames_unsymbolized; /* of which no symbol was found */
 };
 
 /* A binary whose code labels lie in, for exports that name binaries (pprof's Mapping rows). */
 struct sample_tree_module {
-        char *path;                     /* as mapped: /usr/lib/.../libc.so.6, [vdso] */
-        char *build_id;                 /* lowercase hex; "" when unknown */
+        char *path;     /* as mapped: /usr/lib/.../libc.so.6, [vdso] */
+        char *build_id; /* lowercase hex; "" when unknown */
 };
 
 struct sample_tree {
@@ -46,17 +46,17 @@ struct sample_tree {
         bool own_names;
         struct sample_tree_node *nodes; /* nodes[0] is the root; a parent's id < its children's */
         size_t n_nodes, cap;
-        struct idmap *children;         /* idmap_pair(parent, name) -> node id */
-        uint64_t total;                 /* hits of all samples: the denominator of fractions */
+        struct idmap *children; /* idmap_pair(parent, name) -> node id */
+        uint64_t total;         /* hits of all samples: the denominator of fractions */
         bool weighed;
         struct sample_tree_info info;
-        struct sample_tree_module *modules;     /* where the store knows them; none otherwise */
+        struct sample_tree_module *modules; /* where the store knows them; none otherwise */
         size_t n_modules;
-        uint32_t *label_module;         /* by name id, below n_label_module: index in modules,
+        uint32_t *label_module; /* by name id, below n_label_module: index in modules,
                                          * or SAMPLE_TREE_NONE */
         size_t n_label_module;
-        struct name_table *raw_names;   /* the stored names of labels shown demangled */
-        uint32_t *label_raw;            /* by name id, below n_label_raw: id in raw_names, or
+        struct name_table *raw_names; /* the stored names of labels shown demangled */
+        uint32_t *label_raw;          /* by name id, below n_label_raw: id in raw_names, or
                                          * NAME_NONE: the label is the stored name */
         size_t n_label_raw;
 };

@@ -24,7 +24,7 @@
 #include <unistd.h>
 
 #define MAGIC "CPPDTIX"
-#define VERSION 3               /* 2: leaves marked in occ; 3: names demangled, the store's token, a checksum */
+#define VERSION 3 /* 2: leaves marked in occ; 3: names demangled, the store's token, a checksum */
 
 struct file_header {
         char magic[8];
@@ -35,9 +35,9 @@ struct file_header {
         int64_t generation, resource_id;
         uint32_t n, n_names, max_depth, reserved;
         uint64_t total, period, samples, lost, frames, frames_unsymbolized;
-        uint64_t strings_size;          /* bytes, a multiple of 8 */
-        char token[24];                 /* the key's store_state.token */
-        uint64_t checksum;              /* of the whole file, this field read as 0 */
+        uint64_t strings_size; /* bytes, a multiple of 8 */
+        char token[24];        /* the key's store_state.token */
+        uint64_t checksum;     /* of the whole file, this field read as 0 */
 };
 
 _Static_assert(sizeof(struct file_header) % 8 == 0, "the strings start 8-byte aligned");
@@ -49,7 +49,7 @@ _Static_assert(sizeof(struct file_header) % 8 == 0, "the strings start 8-byte al
 
 struct checksum {
         uint64_t lane[4];
-        uint64_t n;                     /* words so far */
+        uint64_t n; /* words so far */
 };
 
 static uint64_t rotl(uint64_t x, int r) {
@@ -183,7 +183,7 @@ int tree_index_build(struct sample_tree *t, struct tree_index **ret) {
         b.depth = malloc(n * sizeof *b.depth);
         b.repeat = malloc(n * sizeof *b.repeat);
         b.saved_last = malloc(n * sizeof *b.saved_last);
-        b.stack = malloc(2 * n * sizeof *b.stack);      /* each node: enter, leave */
+        b.stack = malloc(2 * n * sizeof *b.stack); /* each node: enter, leave */
         b.path = malloc((n + 1) * sizeof *b.path);
         b.active = calloc(n_names + 1, sizeof *b.active);
         b.last = calloc(n_names + 1, sizeof *b.last);
@@ -370,7 +370,7 @@ static int read_header(struct tree_index *x, const struct file_header *h, const 
                 if (id == -ENOMEM)
                         return -ENOMEM;
                 if (id != (int64_t) i)
-                        return -EBADMSG;        /* a name twice, or one the table refuses */
+                        return -EBADMSG; /* a name twice, or one the table refuses */
                 p = z + 1;
         }
         /* The header tree has the root alone, holding every hit, so that it weighs right. */
@@ -409,17 +409,18 @@ int tree_index_open(int fd, const struct tree_index_key *key, struct tree_index 
         h = x->map;
         if (memcmp(h->magic, MAGIC, sizeof h->magic) != 0 || h->version != VERSION)
                 return -EBADMSG;
-        if (key && (strncmp(h->store_id, key->store_id, sizeof h->store_id) != 0 || h->dev != key->dev ||
-                    h->ino != key->ino || h->generation != key->generation ||
-                    strncmp(h->token, key->token, sizeof h->token) != 0 ||
-                    h->resource_id != key->resource_id || h->inverted != (uint32_t) key->inverted))
+        if (key &&
+            (strncmp(h->store_id, key->store_id, sizeof h->store_id) != 0 || h->dev != key->dev ||
+             h->ino != key->ino || h->generation != key->generation ||
+             strncmp(h->token, key->token, sizeof h->token) != 0 || h->resource_id != key->resource_id ||
+             h->inverted != (uint32_t) key->inverted))
                 return -ESTALE;
         /* Every byte, before any is believed (sizes first: the sum reads words). */
         if (st.st_size % 8 != 0 || tree_index_checksum(x->map, st.st_size) != h->checksum)
                 return -EBADMSG;
         if (h->strings_size % 8 != 0 || h->strings_size > (uint64_t) st.st_size ||
-            layout_of(sizeof *h + h->strings_size, h->n, h->n_names, &l) < 0 || l.end != (uint64_t) st.st_size ||
-            h->max_depth >= h->n)
+            layout_of(sizeof *h + h->strings_size, h->n, h->n_names, &l) < 0 ||
+            l.end != (uint64_t) st.st_size || h->max_depth >= h->n)
                 return -EBADMSG;
         point_arrays(x, x->map, &l);
         x->n = h->n;

@@ -23,39 +23,39 @@
 #define TREE_INDEX_MAX_NODES TREE_INDEX_SIZE_MASK
 
 struct tree_index_node {
-        uint32_t name;                  /* name id; NAME_NONE for the root */
-        uint32_t size;                  /* nodes in the subtree, itself included; | TREE_INDEX_FRESH */
-        uint64_t weight;                /* hits of samples at or below it */
+        uint32_t name;   /* name id; NAME_NONE for the root */
+        uint32_t size;   /* nodes in the subtree, itself included; | TREE_INDEX_FRESH */
+        uint64_t weight; /* hits of samples at or below it */
 };
 
 /* What a cached index was built from: the store (its random id and its file), the generation of
  * its contents, the resource, and which tree. An index is used only where all of it matches. */
 struct tree_index_key {
-        char store_id[33];              /* store_state.uuid, hex */
-        uint64_t dev, ino;              /* the store file */
-        int64_t generation;             /* store_state.generation */
-        char token[17];                 /* store_state.token, hex: a copy of the store that took
+        char store_id[33];  /* store_state.uuid, hex */
+        uint64_t dev, ino;  /* the store file */
+        int64_t generation; /* store_state.generation */
+        char token[17];     /* store_state.token, hex: a copy of the store that took
                                          * changes of the same shape has another */
         int64_t resource_id;
-        bool inverted;                  /* the tree of stacks read leaf first (upward profiles) */
+        bool inverted; /* the tree of stacks read leaf first (upward profiles) */
 };
 
 struct tree_index {
-        const struct tree_index_node *nodes;    /* nodes[0] is the root */
-        uint32_t n;                     /* nodes */
-        uint32_t n_names;               /* name ids are below it */
-        uint32_t max_depth;             /* of any node; the root's is 0 */
-        const uint32_t *occ_start;      /* by name: its nodes are occ[occ_start[x]..occ_start[x + 1]) */
-        const uint32_t *occ;            /* every node but the root, grouped by name, in preorder;
+        const struct tree_index_node *nodes; /* nodes[0] is the root */
+        uint32_t n;                          /* nodes */
+        uint32_t n_names;                    /* name ids are below it */
+        uint32_t max_depth;                  /* of any node; the root's is 0 */
+        const uint32_t *occ_start;           /* by name: its nodes are occ[occ_start[x]..occ_start[x + 1]) */
+        const uint32_t *occ;                 /* every node but the root, grouped by name, in preorder;
                                          * | TREE_INDEX_LEAF for a node without children */
-        const uint64_t *function_hits;  /* by name: hits of samples whose stack holds it */
-        const uint64_t *body_hits;      /* by name: hits of samples whose stack ends in it */
-        struct sample_tree *header;     /* names, total and header info; nodes: the root alone,
+        const uint64_t *function_hits;       /* by name: hits of samples whose stack holds it */
+        const uint64_t *body_hits;           /* by name: hits of samples whose stack ends in it */
+        struct sample_tree *header;          /* names, total and header info; nodes: the root alone,
                                          * or the tree it was built from */
         bool own_header;
-        void *map;                      /* a mapped file, or NULL */
+        void *map; /* a mapped file, or NULL */
         size_t map_size;
-        void *memory;                   /* the arrays of a built index, one allocation */
+        void *memory; /* the arrays of a built index, one allocation */
 };
 
 static inline uint32_t tree_index_size(const struct tree_index *x, uint32_t node) {

@@ -13,7 +13,7 @@
 
 struct edge_state {
         uint64_t hits;
-        uint32_t active;                /* occurrences on the current stack */
+        uint32_t active; /* occurrences on the current stack */
         double caller_time, callee_time;
 };
 
@@ -24,7 +24,7 @@ static int node_cmp(const void *a, const void *b) {
 
         if (x->total != y->total)
                 return x->total > y->total ? -1 : 1;
-        if (x->depth != y->depth)                       /* callers before callees */
+        if (x->depth != y->depth) /* callers before callees */
                 return x->depth < y->depth ? -1 : 1;
         return strcmp(sample_tree_name(sorting->tree, x->name), sample_tree_name(sorting->tree, y->name));
 }
@@ -65,7 +65,8 @@ int call_graph_build(struct sample_tree *t, struct call_graph **ret) {
         g->total = t->total;
 
         /* Enter/leave walk as in profile-function.c: the top bit marks a leave. */
-        for (uint32_t c = t->nodes[SAMPLE_TREE_ROOT].first_child; c != SAMPLE_TREE_NONE; c = t->nodes[c].next_sibling)
+        for (uint32_t c = t->nodes[SAMPLE_TREE_ROOT].first_child; c != SAMPLE_TREE_NONE;
+             c = t->nodes[c].next_sibling)
                 stack[depth++] = c;
         while (depth > 0) {
                 uint32_t node = stack[--depth], parent, name;
@@ -104,7 +105,8 @@ int call_graph_build(struct sample_tree *t, struct call_graph **ret) {
                         e->hits += t->nodes[node].weight;
                 self[name] += t->nodes[node].self;
                 stack[depth++] = node | 0x80000000u;
-                for (uint32_t c = t->nodes[node].first_child; c != SAMPLE_TREE_NONE; c = t->nodes[c].next_sibling)
+                for (uint32_t c = t->nodes[node].first_child; c != SAMPLE_TREE_NONE;
+                     c = t->nodes[c].next_sibling)
                         stack[depth++] = c;
         }
 
@@ -164,10 +166,12 @@ int call_graph_build(struct sample_tree *t, struct call_graph **ret) {
                 return -ENOMEM;
         for (uint32_t name = 0; name < n_names; name++)
                 if (active[name])
-                        g->nodes[g->n_nodes++] = (struct call_graph_node) {
-                                .name = name, .total = total[name], .self = self[name],
-                                .depth = active[name] - 1,
-                                .root_time = root_time[name], .leaf_time = leaf_time[name] };
+                        g->nodes[g->n_nodes++] = (struct call_graph_node) { .name = name,
+                                                                            .total = total[name],
+                                                                            .self = self[name],
+                                                                            .depth = active[name] - 1,
+                                                                            .root_time = root_time[name],
+                                                                            .leaf_time = leaf_time[name] };
         sorting = g;
         qsort(g->nodes, g->n_nodes, sizeof *g->nodes, node_cmp);
         for (size_t n = 0; n < g->n_nodes; n++)

@@ -16,28 +16,28 @@
 #include "sample-tree.h"
 
 struct call_graph_node {
-        uint32_t name;                  /* in the tree's name table */
-        uint64_t total;                 /* hits of samples containing it (the function profile) */
-        uint64_t self;                  /* hits of samples ending in it (the body profile) */
-        uint32_t depth;                 /* the least depth it is at (1: outermost) */
-        double root_time;               /* Racket's times: hits as the outermost frame... */
-        double leaf_time;               /* ...and as the innermost, per occurrence */
+        uint32_t name;    /* in the tree's name table */
+        uint64_t total;   /* hits of samples containing it (the function profile) */
+        uint64_t self;    /* hits of samples ending in it (the body profile) */
+        uint32_t depth;   /* the least depth it is at (1: outermost) */
+        double root_time; /* Racket's times: hits as the outermost frame... */
+        double leaf_time; /* ...and as the innermost, per occurrence */
 };
 
 struct call_graph_edge {
-        uint32_t caller, callee;        /* node indexes */
-        uint64_t hits;                  /* hits of samples with the call caller -> callee */
-        double caller_time;             /* hits / occurrences of the caller, per occurrence */
-        double callee_time;             /* hits / occurrences of the callee, per occurrence */
+        uint32_t caller, callee; /* node indexes */
+        uint64_t hits;           /* hits of samples with the call caller -> callee */
+        double caller_time;      /* hits / occurrences of the caller, per occurrence */
+        double callee_time;      /* hits / occurrences of the callee, per occurrence */
 };
 
 struct call_graph {
         const struct sample_tree *tree; /* borrowed: names and info */
         struct call_graph_node *nodes;  /* sorted by total, most first, then by depth, outermost first */
         size_t n_nodes;
-        struct call_graph_edge *edges;  /* sorted by hits, most first */
+        struct call_graph_edge *edges; /* sorted by hits, most first */
         size_t n_edges;
-        uint64_t total;                 /* the tree's total */
+        uint64_t total; /* the tree's total */
 };
 
 /* Builds T's call graph. Returns 0 and sets *ret, or -ENOMEM. */

@@ -35,26 +35,26 @@
 #define NONE UINT32_MAX
 
 struct cp_record {
-        uint32_t parent;        /* record of the path without its last name; 0 for (NAME) */
-        uint32_t name;          /* the path's last name; NAME_NONE for the empty path */
+        uint32_t parent; /* record of the path without its last name; 0 for (NAME) */
+        uint32_t name;   /* the path's last name; NAME_NONE for the empty path */
         uint32_t len;
-        uint32_t deferred;      /* the first subtree left for later below this path, or NONE */
-        uint32_t next_queued;   /* the next record of its length with subtrees left, or NONE */
+        uint32_t deferred;    /* the first subtree left for later below this path, or NONE */
+        uint32_t next_queued; /* the next record of its length with subtrees left, or NONE */
         bool locked, queued;
         uint64_t hits;
 };
 
 struct cp_later {
-        uint32_t node;          /* a subtree's root, already counted for its record */
+        uint32_t node; /* a subtree's root, already counted for its record */
         uint32_t next;
 };
 
 struct cp_frame {
-        uint32_t node;          /* tree node being visited */
-        uint32_t next_parent;   /* Canonicalize-name(CP, NAME): the parent for the children */
-        uint32_t record;        /* CP's record */
-        uint32_t child;         /* next child of node to visit */
-        uint32_t end;           /* past the node's subtree */
+        uint32_t node;        /* tree node being visited */
+        uint32_t next_parent; /* Canonicalize-name(CP, NAME): the parent for the children */
+        uint32_t record;      /* CP's record */
+        uint32_t child;       /* next child of node to visit */
+        uint32_t end;         /* past the node's subtree */
         bool was_locked;
 };
 
@@ -63,7 +63,7 @@ struct cp_state {
         uint64_t min_hits;
         struct cp_record *records;
         size_t n, cap;
-        struct idmap *index;    /* idmap_pair(parent, name) -> record */
+        struct idmap *index; /* idmap_pair(parent, name) -> record */
         struct cp_later *later;
         size_t n_later, cap_later;
         uint32_t *queue;        /* by path length: the first record with subtrees left */
@@ -114,7 +114,7 @@ static int64_t record_get(struct cp_state *s, uint32_t parent, uint32_t name) {
  * name not there is not in rest(CP): the common case costs no walk up the records. */
 static uint32_t canonicalize(const struct cp_state *s, uint32_t cp, uint32_t name) {
         if (s->on_path[name] <= 1)
-                return cp;              /* only CP's own node carries it */
+                return cp; /* only CP's own node carries it */
         for (uint32_t p = s->records[cp].parent; p != 0; p = s->records[p].parent)
                 if (s->records[p].name == name)
                         return p;
@@ -130,7 +130,8 @@ static uint32_t subtree_end(const struct tree_index *t, uint32_t node, uint32_t 
 
 /* Prepares the visit of NODE (its subtree ends at END) as record CP, counting its weight unless
  * COUNTED or the record is locked: CPP-Rec's prologue. */
-static void visit(struct cp_state *s, uint32_t node, uint32_t end, uint32_t cp, bool counted, struct cp_frame *f) {
+static void visit(struct cp_state *s, uint32_t node, uint32_t end, uint32_t cp, bool counted,
+                  struct cp_frame *f) {
         struct cp_record *rec = &s->records[cp];
 
         s->on_path[rec->name]++;
@@ -165,7 +166,7 @@ static int defer(struct cp_state *s, uint32_t parent, uint32_t c) {
                 return 0;
         rec->hits += n->weight;
         if (tree_index_size(s->t, c) == 1)
-                return 1;               /* a leaf: nothing below it */
+                return 1; /* a leaf: nothing below it */
         if (s->n_later == s->cap_later) {
                 size_t cap = s->cap_later ? 2 * s->cap_later : 1024;
                 struct cp_later *a = realloc(s->later, cap * sizeof *a);
@@ -242,7 +243,8 @@ static int64_t outermost(const struct tree_index *t, const bool *roots, bool lea
         if (!all)
                 return -ENOMEM;
         for (uint32_t name = 0; name < t->n_names; name++)
-                for (uint32_t i = roots[name] ? t->occ_start[name] : 0; roots[name] && i < t->occ_start[name + 1]; i++) {
+                for (uint32_t i = roots[name] ? t->occ_start[name] : 0;
+                     roots[name] && i < t->occ_start[name + 1]; i++) {
                         uint32_t node = t->occ[i] & ~TREE_INDEX_LEAF;
 
                         if (node == 0 || node >= t->n)
@@ -347,7 +349,7 @@ int callpath_summarize(const struct tree_index *t, const bool *roots, uint64_t m
                 uint32_t len = s.records[i].len, j = 0;
 
                 if (s.records[i].hits < min_hits) {
-                        p->n_omitted++;         /* as profile_add() would, without the path */
+                        p->n_omitted++; /* as profile_add() would, without the path */
                         continue;
                 }
                 for (uint32_t k = i; k != 0; k = s.records[k].parent, j++)

@@ -6,7 +6,8 @@
 #include <errno.h>
 #include <stdlib.h>
 
-int profile_down_index(const struct tree_index *x, const char *root, uint64_t min_hits, struct profile **ret) {
+int profile_down_index(const struct tree_index *x, const char *root, uint64_t min_hits,
+                       struct profile **ret) {
         _cleanup_(profile_freep) struct profile *p = NULL;
         _cleanup_free_ bool *roots = NULL;
         uint32_t id;

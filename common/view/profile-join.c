@@ -61,7 +61,8 @@ int profile_join(const struct profile *const *columns, size_t n, struct profile_
         size_t n_cells = 0, n_names = 0;
 
         for (size_t c = 1; c < n; c++)
-                assert(columns[c]->kind == columns[0]->kind && columns[c]->tree->names == columns[0]->tree->names);
+                assert(columns[c]->kind == columns[0]->kind &&
+                       columns[c]->tree->names == columns[0]->tree->names);
         if (!j)
                 return -ENOMEM;
         j->n_columns = n;

@@ -11,17 +11,17 @@
 #include "profile.h"
 
 struct profile_join_row {
-        uint32_t path;                  /* offset of the first name in profile_join.names */
+        uint32_t path; /* offset of the first name in profile_join.names */
         uint32_t len;
 };
 
 struct profile_join {
         size_t n_columns;
-        const struct profile *const *columns;   /* borrowed */
+        const struct profile *const *columns; /* borrowed */
         struct profile_join_row *rows;
         size_t n_rows;
-        uint32_t *names;                /* every row's path, concatenated */
-        uint64_t *hits;                 /* hits[row * n_columns + column]: 0 where a profile lacks the path */
+        uint32_t *names; /* every row's path, concatenated */
+        uint64_t *hits;  /* hits[row * n_columns + column]: 0 where a profile lacks the path */
 };
 
 /* Joins the entries of COLUMNS[0..n) (n >= 1; borrowed, they must outlive the join) by path.
@@ -31,7 +31,8 @@ int profile_join(const struct profile *const *columns, size_t n, struct profile_
 struct profile_join *profile_join_free(struct profile_join *j);
 DEFINE_CLEANUP(struct profile_join *, profile_join_free);
 
-static inline const uint32_t *profile_join_path(const struct profile_join *j, const struct profile_join_row *r) {
+static inline const uint32_t *profile_join_path(const struct profile_join *j,
+                                                const struct profile_join_row *r) {
         return j->names + r->path;
 }
 

@@ -9,7 +9,8 @@
 #include <errno.h>
 #include <stdlib.h>
 
-int profile_up_index(const struct tree_index *inverted, const char *root, uint64_t min_hits, struct profile **ret) {
+int profile_up_index(const struct tree_index *inverted, const char *root, uint64_t min_hits,
+                     struct profile **ret) {
         _cleanup_(profile_freep) struct profile *p = NULL;
         _cleanup_free_ bool *roots = NULL;
         uint32_t id;
@@ -45,7 +46,7 @@ int profile_up(struct sample_tree *t, const char *root, uint64_t min_hits, struc
         r = profile_up_index(x, root, min_hits, &p);
         if (r < 0)
                 return r;
-        p->tree = t;            /* the inverted tree goes; T has the same names, total and header */
+        p->tree = t; /* the inverted tree goes; T has the same names, total and header */
         *ret = take_ptr(&p);
         return 0;
 }

@@ -102,7 +102,7 @@ static int entry_cmp(const void *a, const void *b) {
 
 void profile_sort(struct profile *p) {
         if (p->n_entries == 0)
-                return;         /* qsort() wants a pointer even for nothing */
+                return; /* qsort() wants a pointer even for nothing */
         sorting = p;
         qsort(p->entries, p->n_entries, sizeof *p->entries, entry_cmp);
         sorting = NULL;

@@ -11,16 +11,16 @@
 #include "tree-index.h"
 
 enum profile_kind {
-        PROFILE_DOWN,           /* call paths starting at the root function (paper §4.3) */
-        PROFILE_UP,             /* call paths ending at the root function (paper §4.3) */
-        PROFILE_FUNCTION,       /* body + descendants, once per sample (paper §4.4) */
-        PROFILE_BODY,           /* hits in the body: the stack's leaf (paper §5.2) */
+        PROFILE_DOWN,     /* call paths starting at the root function (paper §4.3) */
+        PROFILE_UP,       /* call paths ending at the root function (paper §4.3) */
+        PROFILE_FUNCTION, /* body + descendants, once per sample (paper §4.4) */
+        PROFILE_BODY,     /* hits in the body: the stack's leaf (paper §5.2) */
 };
 
 struct profile_entry {
         uint64_t hits;
-        uint32_t path;          /* offset of the first name in profile.names */
-        uint32_t len;           /* names in the path; printed in this order (caller first) */
+        uint32_t path; /* offset of the first name in profile.names */
+        uint32_t len;  /* names in the path; printed in this order (caller first) */
 };
 
 struct profile {
@@ -29,12 +29,12 @@ struct profile {
         uint32_t root;                  /* NAME_NONE for function and body profiles */
         struct profile_entry *entries;
         size_t n_entries, cap_entries;
-        uint32_t *names;                /* every entry's path, concatenated */
+        uint32_t *names; /* every entry's path, concatenated */
         size_t n_names, cap_names;
-        uint64_t total;                 /* the tree's total hits: fractions divide by it */
-        uint64_t min_hits;              /* entries with fewer hits were left out... */
-        size_t n_omitted;               /* ...and counted here... */
-        bool omitted_partial;           /* ...or some, below paths under min_hits, not even seen */
+        uint64_t total;       /* the tree's total hits: fractions divide by it */
+        uint64_t min_hits;    /* entries with fewer hits were left out... */
+        size_t n_omitted;     /* ...and counted here... */
+        bool omitted_partial; /* ...or some, below paths under min_hits, not even seen */
 };
 
 /* Allocates an empty profile of KIND over T (which must outlive it). NULL: no memory. */
@@ -91,7 +91,8 @@ int profile_body(struct sample_tree *t, uint64_t min_hits, struct profile **ret)
  * profile's tree is the index's header, and the index must outlive it. -EBADMSG for an index
  * that does not add up. */
 int profile_down_index(const struct tree_index *x, const char *root, uint64_t min_hits, struct profile **ret);
-int profile_up_index(const struct tree_index *inverted, const char *root, uint64_t min_hits, struct profile **ret);
+int profile_up_index(const struct tree_index *inverted, const char *root, uint64_t min_hits,
+                     struct profile **ret);
 int profile_function_index(const struct tree_index *x, uint64_t min_hits, struct profile **ret);
 int profile_body_index(const struct tree_index *x, uint64_t min_hits, struct profile **ret);
 

@@ -23,7 +23,7 @@ static void write_file(const char *path, const uint8_t *data, size_t size) {
         int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
 
         if (fd < 0 || (size > 0 && write(fd, data, size) != (ssize_t) size))
-                abort();        /* the harness cannot do its job: not a finding */
+                abort(); /* the harness cannot do its job: not a finding */
         close(fd);
 }
 

@@ -13,8 +13,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
 
                 if (folded_parse_line(p, len, frames, &n, &count) > 0)
                         for (size_t i = 0; i < n; i++)
-                                if (frames[i].len == 0 || frames[i].name < p || frames[i].name + frames[i].len > p + len)
-                                        abort();        /* a frame outside its line */
+                                if (frames[i].len == 0 || frames[i].name < p ||
+                                    frames[i].name + frames[i].len > p + len)
+                                        abort(); /* a frame outside its line */
                 p += len;
         }
         return 0;

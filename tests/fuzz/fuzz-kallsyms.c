@@ -12,7 +12,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
         if (f && kallsyms_load(f, names, &t) == 0) {
                 for (size_t i = 0; i < t->n; i++)
                         if (symtab_lookup(t, t->entries[i].start) != &t->entries[i])
-                                abort();        /* a symbol does not cover its own start */
+                                abort(); /* a symbol does not cover its own start */
                 symtab_free(t);
         }
         if (f)

@@ -12,7 +12,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
         if (f && perf_map_load(f, names, &t) == 0) {
                 for (size_t i = 1; i < t->n; i++)
                         if (t->entries[i - 1].start >= t->entries[i].start)
-                                abort();        /* not sorted, or an alias left */
+                                abort(); /* not sorted, or an alias left */
                 symtab_free(t);
         }
         if (f)

@@ -24,11 +24,13 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
         kv[n] = NULL;
         len = protocol_format(line, sizeof line, m.word, kv);
         if (len < 0)
-                return 0;               /* escaping may not fit: that is allowed */
-        if (protocol_parse(line, len - 1, &again) < 0 || again.n_fields != m.n_fields || strcmp(again.word, m.word))
+                return 0; /* escaping may not fit: that is allowed */
+        if (protocol_parse(line, len - 1, &again) < 0 || again.n_fields != m.n_fields ||
+            strcmp(again.word, m.word))
                 abort();
         for (unsigned i = 0; i < m.n_fields; i++)
-                if (strcmp(again.fields[i].key, m.fields[i].key) || strcmp(again.buffer + again.fields[i].value, m.buffer + m.fields[i].value))
+                if (strcmp(again.fields[i].key, m.fields[i].key) ||
+                    strcmp(again.buffer + again.fields[i].value, m.buffer + m.fields[i].value))
                         abort();
         return 0;
 }

@@ -30,7 +30,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
         if (h->size < sizeof *h)
                 return 0;
         if (record_parse_sample(h, layouts[data[0] % 4], 17, &s) == 0 &&
-            (s.nr * 8 > h->size || s.raw_size > h->size || s.stack_size > h->size || s.dyn_size > s.stack_size))
+            (s.nr * 8 > h->size || s.raw_size > h->size || s.stack_size > h->size ||
+             s.dyn_size > s.stack_size))
                 abort();
         (void) record_time(h, &time);
         (void) record_sample_id(h, &id, &time);

@@ -14,7 +14,7 @@
 #include "sql-ext.h"
 #include "store.h"
 
-#define MAX_ARGS 16             /* root and the 15 arguments after it */
+#define MAX_ARGS 16 /* root and the 15 arguments after it */
 
 static char dir[] = "/tmp/fuzz-sql-ext-XXXXXX";
 static sqlite3 *db;
@@ -38,7 +38,8 @@ static int add_stack(struct store *s, int64_t resource, int64_t thread, int64_t 
 
         snprintf(copy, sizeof copy, "%s", names);
         for (char *n = strtok_r(copy, ";", &save); n; n = strtok_r(NULL, ";", &save))
-                if (store_function_id(s, n, 0, false, &fn) < 0 || store_frame_id(s, fn, -1, NULL, 0, false, &frame) < 0 ||
+                if (store_function_id(s, n, 0, false, &fn) < 0 ||
+                    store_frame_id(s, fn, -1, NULL, 0, false, &frame) < 0 ||
                     store_stack_id(s, parent, frame, &parent) < 0)
                         return -1;
         return store_add_samples(s, resource, bucket, thread, parent, hits, hits);
@@ -57,22 +58,24 @@ static int make_store(void) {
         atexit(remove_store);
         snprintf(path, sizeof path, "%s/p.db", dir);
         r = store_open(path, STORE_WRITE, &s) == 0 && store_begin(s) == 0 &&
-            store_add_run(s, &(struct store_run) { .kind = "import", .started = 1000 }, &run) == 0 &&
-            store_add_run_resource(s, run, "cpu-time", "1 ns", NULL, 10, &cpu) == 0 &&
-            store_add_run_resource(s, run, "page-faults", "1 page fault", NULL, 1, &faults) == 0 &&
-            store_add_process(s, run, 10, "nginx", "/usr/sbin/nginx", "nginx.service", 1000, &process) == 0 &&
-            store_add_thread(s, process, 10, "nginx", &web) == 0 &&
-            store_add_process(s, run, 20, "postgres", "/usr/bin/postgres", "postgresql.service", 1000, &process) == 0 &&
-            store_add_thread(s, process, 20, "postgres", &sql) == 0 &&
-            add_stack(s, cpu, web, 3600, "main;serve;sendfile", 30) == 0 &&
-            add_stack(s, cpu, web, 7200, "main;serve;parse;parse;parse", 12) == 0 &&
-            add_stack(s, cpu, sql, 3600, "main;exec_query;sort;cmp", 50) == 0 &&
-            add_stack(s, cpu, sql, 7200, "main;exec_query;sort", 8) == 0 &&
-            add_stack(s, faults, web, 3600, "main;serve;malloc", 5) == 0 &&
-            add_stack(s, faults, sql, 7200, "main;exec_query;malloc", 9) == 0 &&
-            store_commit(s) == 0;
+                store_add_run(s, &(struct store_run) { .kind = "import", .started = 1000 }, &run) == 0 &&
+                store_add_run_resource(s, run, "cpu-time", "1 ns", NULL, 10, &cpu) == 0 &&
+                store_add_run_resource(s, run, "page-faults", "1 page fault", NULL, 1, &faults) == 0 &&
+                store_add_process(s, run, 10, "nginx", "/usr/sbin/nginx", "nginx.service", 1000, &process) ==
+                        0 &&
+                store_add_thread(s, process, 10, "nginx", &web) == 0 &&
+                store_add_process(s, run, 20, "postgres", "/usr/bin/postgres", "postgresql.service", 1000,
+                                  &process) == 0 &&
+                store_add_thread(s, process, 20, "postgres", &sql) == 0 &&
+                add_stack(s, cpu, web, 3600, "main;serve;sendfile", 30) == 0 &&
+                add_stack(s, cpu, web, 7200, "main;serve;parse;parse;parse", 12) == 0 &&
+                add_stack(s, cpu, sql, 3600, "main;exec_query;sort;cmp", 50) == 0 &&
+                add_stack(s, cpu, sql, 7200, "main;exec_query;sort", 8) == 0 &&
+                add_stack(s, faults, web, 3600, "main;serve;malloc", 5) == 0 &&
+                add_stack(s, faults, sql, 7200, "main;exec_query;malloc", 9) == 0 && store_commit(s) == 0;
         store_close(s);
-        if (!r || sqlite3_open_v2(path, &db, SQLITE_OPEN_READONLY, NULL) != SQLITE_OK || sql_ext_register(db) != SQLITE_OK) {
+        if (!r || sqlite3_open_v2(path, &db, SQLITE_OPEN_READONLY, NULL) != SQLITE_OK ||
+            sql_ext_register(db) != SQLITE_OK) {
                 fprintf(stderr, "fuzz-sql-ext: cannot make the store in %s\n", dir);
                 abort();
         }
@@ -93,7 +96,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
                 return 0;
         view = data[0] % 4;
         p = memchr(p, '\n', size);
-        while (p && p + 1 < end && n < MAX_ARGS) {     /* a last '\n' ends the input */
+        while (p && p + 1 < end && n < MAX_ARGS) { /* a last '\n' ends the input */
                 const char *line = p + 1, *nl = memchr(line, '\n', end - line);
 
                 args[n] = line;
@@ -101,14 +104,14 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
                 p = nl;
         }
         if (view >= 2 && n == MAX_ARGS)
-                n--;            /* functions and body take no root */
+                n--; /* functions and body take no root */
 
         len = snprintf(sql, sizeof sql, "SELECT hits, fraction, ci_low, ci_high FROM %s(", views[view]);
         for (size_t i = 0; i < n; i++)
                 len += snprintf(sql + len, sizeof sql - len, "%s?", i ? ", " : "");
         snprintf(sql + len, sizeof sql - len, ")");
         if (sqlite3_prepare_v2(db, sql, -1, &st, NULL) != SQLITE_OK)
-                abort();        /* the query is ours: it must compile */
+                abort(); /* the query is ours: it must compile */
         for (size_t i = 0; i < n; i++)
                 if (lens[i] == 2 && memcmp(args[i], "\\N", 2) == 0)
                         sqlite3_bind_null(st, i + 1);

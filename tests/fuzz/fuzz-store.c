@@ -39,7 +39,7 @@ static void write_file(const char *p, const uint8_t *data, size_t size) {
         int fd = open(p, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
 
         if (fd < 0 || (size > 0 && write(fd, data, size) != (ssize_t) size))
-                abort();        /* the harness cannot do its job: not a finding */
+                abort(); /* the harness cannot do its job: not a finding */
         close(fd);
 }
 
@@ -85,7 +85,9 @@ static void read_store(struct store *s) {
 
         for (int i = 0; i < n && i < 4; i++)
                 for (int j = 0; j < 3; j++) {
-                        struct store_filter f = { .resource = resources[i], .by = by[j], .fold_inline = j == 1 };
+                        struct store_filter f = { .resource = resources[i],
+                                                  .by = by[j],
+                                                  .fold_inline = j == 1 };
                         struct sample_tree *t = NULL;
 
                         if (store_load_tree(s, &f, &t) == 0)
@@ -112,7 +114,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
                 read_store(s);
                 store_close(s);
         } else if (r == -EBADMSG && !store_error(NULL)[0])
-                abort();                /* refused without saying why */
+                abort(); /* refused without saying why */
 
         /* Merged into a store of our own, as cppctl merge reads another host's file. */
         put_input(data, size);
@@ -134,7 +136,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
         } else if (size > 0) {
                 after = read_file(path, &after_size);
                 if (after_size != size || memcmp(after, data, size) != 0)
-                        abort();        /* a refused file was written */
+                        abort(); /* a refused file was written */
                 free(after);
         }
         return 0;

@@ -19,7 +19,7 @@ static void views(const uint8_t *data, size_t size) {
         int fd = memfd_create("fuzz-tree-index", MFD_CLOEXEC);
 
         if (fd < 0 || (size > 0 && write(fd, data, size) != (ssize_t) size))
-                abort();        /* the harness cannot do its job: not a finding */
+                abort(); /* the harness cannot do its job: not a finding */
         if (tree_index_open(fd, NULL, &x) == 0) {
                 struct profile *p = NULL;
 
@@ -47,7 +47,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
 
         views(data, size);
         if (size % 8 != 0)
-                return 0;       /* no checksum can make it whole */
+                return 0; /* no checksum can make it whole */
         sealed = malloc(size ? size : 1);
         if (!sealed)
                 abort();

@@ -2,13 +2,12 @@
 #pragma once
 
 /* process_db (paper §3-4): main's time goes mostly to the qsort called from uniquify_db. */
-static const char *const process_db =
-        "main;read_db 18\n"
-        "main;uniquify_db;qsort;name_field_lt 1820\n"
-        "main;uniquify_db;build_db_ptrs 300\n"
-        "main;uniquify_db;merge_adjacent_records 235\n"
-        "main;print_salary_list;extract_salary_fields 303\n"
-        "main;print_salary_list;qsort;integer_lt 0\n";
+static const char *const process_db = "main;read_db 18\n"
+                                      "main;uniquify_db;qsort;name_field_lt 1820\n"
+                                      "main;uniquify_db;build_db_ptrs 300\n"
+                                      "main;uniquify_db;merge_adjacent_records 235\n"
+                                      "main;print_salary_list;extract_salary_fields 303\n"
+                                      "main;print_salary_list;qsort;integer_lt 0\n";
 
 /* The forms program (paper §4.4, Figure 1, §7.2's sample tree). */
 static const char *const forms_folded =

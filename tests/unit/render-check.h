@@ -33,6 +33,7 @@ static inline bool python_accepts(const char *text, const char *check) {
 
 /* True if TEXT is well-formed XML. */
 static inline bool xml_parses(const char *text) {
-        return python_accepts(text, "import sys, xml.dom.minidom\n"
-                                    "xml.dom.minidom.parseString(sys.stdin.buffer.read())");
+        return python_accepts(text,
+                              "import sys, xml.dom.minidom\n"
+                              "xml.dom.minidom.parseString(sys.stdin.buffer.read())");
 }

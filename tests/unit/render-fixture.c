@@ -54,8 +54,8 @@ int main(int argc, char **argv) {
         if (r >= 0) {
                 snprintf(path, sizeof path, "%s/report.html", argv[1]);
                 f = fopen(path, "we");
-                r = f ? render_html_report(f, (struct sample_tree *[]) { forms, faults }, 2, "fixture")
-                      : -errno;
+                r = f ? render_html_report(f, (struct sample_tree *[]) { forms, faults }, 2, "fixture") :
+                        -errno;
                 if (r >= 0 && fflush(f) != 0)
                         r = -EIO;
         }

@@ -30,11 +30,14 @@ int main(void) {
         is_int(node(g, "db_read_record", true), 614, "and self 614");
         is_int(node(g, "db_get_property", true), 0, "db_get_property self 0");
         is_int(edge(g, "db_get_property", "db_read_record"), 530, "db_get_property -> db_read_record 530");
-        is_int(edge(g, "address_information", "db_get_property"), 422, "address_information -> db_get_property 422");
-        is_int(edge(g, "invoice", "db_get_property"), 22, "invoice -> db_get_property 22 (the direct call only)");
+        is_int(edge(g, "address_information", "db_get_property"), 422,
+               "address_information -> db_get_property 422");
+        is_int(edge(g, "invoice", "db_get_property"), 22,
+               "invoice -> db_get_property 22 (the direct call only)");
         is_int(edge(g, "main", "db_update_record"), 84, "main -> db_update_record 84");
         is_int(edge(g, "db_read_record", "main"), -1, "no edge that never happens");
-        ok(g->nodes[0].total == 614 && g->edges[0].hits == 530 && strcmp(sample_tree_name(forms, g->nodes[g->edges[0].callee].name), "db_read_record") == 0,
+        ok(g->nodes[0].total == 614 && g->edges[0].hits == 530 &&
+                   strcmp(sample_tree_name(forms, g->nodes[g->edges[0].callee].name), "db_read_record") == 0,
            "sorted: the heaviest edge first (into db_read_record)");
 
         ok(call_graph_build(rec, &h) == 0, "recursion");

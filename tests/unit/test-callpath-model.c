@@ -24,7 +24,7 @@ struct sample {
 };
 
 static uint64_t rng_state;
-static unsigned n_partial;       /* profiles that left paths below their threshold unseen */
+static unsigned n_partial; /* profiles that left paths below their threshold unseen */
 
 static uint32_t rng(uint32_t bound) {
         rng_state = rng_state * 6364136223846793005ULL + 1442695040888963407ULL;
@@ -57,7 +57,8 @@ static void path_text(const char *names, int n, bool reverse, char *ret) {
 }
 
 /* One sample's contribution to the downward profile from ROOT (NAMES read in order). */
-static void model_down_sample(struct model *m, const char *names, int n, char root, uint64_t hits, bool reverse) {
+static void model_down_sample(struct model *m, const char *names, int n, char root, uint64_t hits,
+                              bool reverse) {
         char parent[MAX_DEPTH + 1], cp[MAX_DEPTH + 1], text[2 * MAX_DEPTH + 2];
         char seen[MAX_DEPTH][2 * MAX_DEPTH + 2];
         int np = 0, n_seen = 0, i;
@@ -80,7 +81,7 @@ static void model_down_sample(struct model *m, const char *names, int n, char ro
                 for (k = np - 1; k >= 0 && parent[k] != names[i]; k--)
                         ;
                 if (k >= 0)
-                        np = k + 1;     /* cut back to the earlier occurrence */
+                        np = k + 1; /* cut back to the earlier occurrence */
                 else {
                         memcpy(parent, cp, ncp);
                         np = ncp;
@@ -163,9 +164,10 @@ static void run(uint64_t seed, int n_letters) {
                         _cleanup_(profile_freep) struct profile *down = NULL;
                         uint64_t min_hits = profile_min_hits(t->total, (double[]) { 0, 0.005, 0.03 }[k]);
 
-                        ok(profile_down(t, root, min_hits, &down) == 0, "seed %llu, %d names: downward from %s "
-                           "computed (at least %llu hits)", (unsigned long long) seed, n_letters, root,
-                           (unsigned long long) min_hits);
+                        ok(profile_down(t, root, min_hits, &down) == 0,
+                           "seed %llu, %d names: downward from %s "
+                           "computed (at least %llu hits)",
+                           (unsigned long long) seed, n_letters, root, (unsigned long long) min_hits);
                         wrong = compare(&m, down, min_hits, "down");
                         n_partial += down->omitted_partial;
                         ok(wrong == 0, "seed %llu: downward from %s matches the model on %zu paths",
@@ -182,9 +184,10 @@ static void run(uint64_t seed, int n_letters) {
                         _cleanup_(profile_freep) struct profile *up = NULL;
                         uint64_t min_hits = profile_min_hits(t->total, (double[]) { 0, 0.005, 0.03 }[k]);
 
-                        ok(profile_up(t, root, min_hits, &up) == 0, "seed %llu, %d names: upward to %s computed "
-                           "(at least %llu hits)", (unsigned long long) seed, n_letters, root,
-                           (unsigned long long) min_hits);
+                        ok(profile_up(t, root, min_hits, &up) == 0,
+                           "seed %llu, %d names: upward to %s computed "
+                           "(at least %llu hits)",
+                           (unsigned long long) seed, n_letters, root, (unsigned long long) min_hits);
                         wrong = compare(&m, up, min_hits, "up");
                         n_partial += up->omitted_partial;
                         ok(wrong == 0, "seed %llu: upward to %s matches the model on %zu paths",

@@ -28,13 +28,14 @@ static const struct perf_event_header *sample(uint64_t id, uint32_t pid, uint32_
         uint64_t *p = buf + 1;
 
         *p++ = id;
-        *p++ = 0x1000;                          /* ip */
+        *p++ = 0x1000; /* ip */
         *p++ = (uint64_t) tid << 32 | pid;
         *p++ = time;
-        *p++ = 0;                               /* callchain: none */
-        *p++ = 0;                               /* REGS_USER abi: none */
-        *p++ = 0;                               /* STACK_USER size: 0 */
-        *h = (struct perf_event_header) { .type = PERF_RECORD_SAMPLE, .size = (uint16_t) ((uint8_t *) p - (uint8_t *) buf) };
+        *p++ = 0; /* callchain: none */
+        *p++ = 0; /* REGS_USER abi: none */
+        *p++ = 0; /* STACK_USER size: 0 */
+        *h = (struct perf_event_header) { .type = PERF_RECORD_SAMPLE,
+                                          .size = (uint16_t) ((uint8_t *) p - (uint8_t *) buf) };
         return h;
 }
 
@@ -102,25 +103,31 @@ int main(void) {
         s = store_close(s);
 
         is_int(query(db, "SELECT sum(hits) FROM sample"), 63, "63 hits stored: 31 of process 100, 32 idle");
-        is_int(query(db, "SELECT sum(s.hits) FROM sample s JOIN thread t ON t.id = s.thread_id WHERE t.tid = 101"), 1,
-               "thread 101: 1");
-        is_int(query(db, "SELECT sum(s.hits) FROM sample s JOIN thread t ON t.id = s.thread_id WHERE t.tid = 102"), 2,
-               "thread 102: 2");
-        is_int(query(db, "SELECT sum(s.hits) FROM sample s JOIN thread t ON t.id = s.thread_id WHERE t.tid = 103"), 12,
-               "thread 103: 4 + 8, in two buckets, across the renumbering of slots");
-        is_int(query(db, "SELECT sum(s.hits) FROM sample s JOIN thread t ON t.id = s.thread_id WHERE t.tid = 104"), 16,
-               "thread 104: 16");
+        is_int(query(db,
+                     "SELECT sum(s.hits) FROM sample s JOIN thread t ON t.id = s.thread_id WHERE t.tid = 101"),
+               1, "thread 101: 1");
+        is_int(query(db,
+                     "SELECT sum(s.hits) FROM sample s JOIN thread t ON t.id = s.thread_id WHERE t.tid = 102"),
+               2, "thread 102: 2");
+        is_int(query(db,
+                     "SELECT sum(s.hits) FROM sample s JOIN thread t ON t.id = s.thread_id WHERE t.tid = 103"),
+               12, "thread 103: 4 + 8, in two buckets, across the renumbering of slots");
+        is_int(query(db,
+                     "SELECT sum(s.hits) FROM sample s JOIN thread t ON t.id = s.thread_id WHERE t.tid = 104"),
+               16, "thread 104: 16");
         is_int(query(db, "SELECT count(DISTINCT bucket) FROM sample"), 3, "three buckets");
         is_int(query(db, "SELECT count(*) FROM run WHERE host = 'testhost' AND started = 1000"), 1,
                "the run has the origin's host and start");
 
         is_int(query(db, "SELECT count(*) FROM process WHERE pid = 0 AND comm = 'swapper'"), 1,
                "the idle task is stored as pid 0 named swapper");
-        is_int(query(db, "SELECT count(*) FROM thread WHERE tid = 0 AND comm = 'swapper'"), 1, "so is its thread");
-        is_int(query(db, "SELECT sum(s.hits) FROM sample s JOIN thread t ON t.id = s.thread_id "
-                         "JOIN stack k ON k.id = s.stack_id JOIN frame f ON f.id = k.frame_id "
-                         "JOIN function fn ON fn.id = f.function_id WHERE t.tid = 0 AND fn.name = 'swapper' AND fn.unknown = 0"), 32,
-               "its samples' stack is the frame swapper, a known name");
+        is_int(query(db, "SELECT count(*) FROM thread WHERE tid = 0 AND comm = 'swapper'"), 1,
+               "so is its thread");
+        is_int(query(db,
+                     "SELECT sum(s.hits) FROM sample s JOIN thread t ON t.id = s.thread_id "
+                     "JOIN stack k ON k.id = s.stack_id JOIN frame f ON f.id = k.frame_id "
+                     "JOIN function fn ON fn.id = f.function_id WHERE t.tid = 0 AND fn.name = 'swapper' AND fn.unknown = 0"),
+               32, "its samples' stack is the frame swapper, a known name");
         ok(store_open(db, STORE_READ, &s) == 0, "the store, to read");
         {
                 struct store_filter f = { .resource = "cpu-clock" };
@@ -128,7 +135,8 @@ int main(void) {
 
                 ok(store_load_tree(s, &f, &t) == 0, "its tree");
                 is_int(t->total, 63, "every hit, the idle task's too (shown by default, as perf does)");
-                is_int(t->info.frames_unsymbolized, 31, "only process 100's [unknown] frames are unsymbolized");
+                is_int(t->info.frames_unsymbolized, 31,
+                       "only process 100's [unknown] frames are unsymbolized");
                 t = sample_tree_free(t);
                 f.no_idle = true;
                 ok(store_load_tree(s, &f, &t) == 0, "its tree with no_idle");

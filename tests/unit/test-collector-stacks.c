@@ -32,7 +32,14 @@ static volatile int sink;
                 sink = x * (k + 3); \
                 return sink + k; \
         }
-FUNCTION(0) FUNCTION(1) FUNCTION(2) FUNCTION(3) FUNCTION(4) FUNCTION(5) FUNCTION(6) FUNCTION(7)
+FUNCTION(0)
+FUNCTION(1)
+FUNCTION(2)
+FUNCTION(3)
+FUNCTION(4)
+FUNCTION(5)
+FUNCTION(6)
+FUNCTION(7)
 
 static int (*const functions[N_FUNCTIONS])(int) = { fn0, fn1, fn2, fn3, fn4, fn5, fn6, fn7 };
 static const char *const names[N_FUNCTIONS] = { "fn0", "fn1", "fn2", "fn3", "fn4", "fn5", "fn6", "fn7" };
@@ -56,8 +63,9 @@ static bool find_self(void) {
                 char perms[8];
                 int off = 0;
 
-                if (sscanf(line, "%lx-%lx %7s %lx %x:%x %lu %n", &self.start, &self.end, perms, &self.pgoff, &self.maj,
-                           &self.min, &self.ino, &off) >= 7 && perms[2] == 'x' && self.start <= at && at < self.end) {
+                if (sscanf(line, "%lx-%lx %7s %lx %x:%x %lu %n", &self.start, &self.end, perms, &self.pgoff,
+                           &self.maj, &self.min, &self.ino, &off) >= 7 &&
+                    perms[2] == 'x' && self.start <= at && at < self.end) {
                         snprintf(self.path, sizeof self.path, "%s", line + off);
                         self.path[strcspn(self.path, "\n")] = '\0';
                         found = true;
@@ -81,8 +89,9 @@ static int feed_mmap(struct collector *c, uint64_t time) {
         memcpy(p + 56, &(uint32_t[2]) { 5 /* r-x */, 2 /* MAP_PRIVATE */ }, 8);
         memcpy(p + 64, self.path, len);
         len = (64 + len + 7) & ~(size_t) 7;
-        memcpy(p + len, &(uint64_t[3]) { (uint64_t) PID << 32 | PID, time, 0 }, 24);   /* sample_id */
-        *h = (struct perf_event_header) { .type = PERF_RECORD_MMAP2, .misc = PERF_RECORD_MISC_USER,
+        memcpy(p + len, &(uint64_t[3]) { (uint64_t) PID << 32 | PID, time, 0 }, 24); /* sample_id */
+        *h = (struct perf_event_header) { .type = PERF_RECORD_MMAP2,
+                                          .misc = PERF_RECORD_MISC_USER,
                                           .size = (uint16_t) (sizeof *h + len + 24) };
         return collector_feed(c, h, 0);
 }
@@ -94,7 +103,8 @@ static int feed_exec(struct collector *c, uint64_t time) {
         memcpy(p, &(uint32_t[2]) { PID, PID }, 8);
         memcpy(p + 8, "model\0\0\0", 8);
         memcpy(p + 16, &(uint64_t[3]) { (uint64_t) PID << 32 | PID, time, 0 }, 24);
-        *h = (struct perf_event_header) { .type = PERF_RECORD_COMM, .misc = PERF_RECORD_MISC_COMM_EXEC,
+        *h = (struct perf_event_header) { .type = PERF_RECORD_COMM,
+                                          .misc = PERF_RECORD_MISC_COMM_EXEC,
                                           .size = sizeof *h + 40 };
         return collector_feed(c, h, 0);
 }
@@ -114,11 +124,13 @@ static bool same_trees(const struct sample_tree *a, struct sample_tree *b, char 
                         uint32_t names_up[MAX_DEPTH + 1];
                         size_t k = sample_tree_stack(a, i, names_up), len;
 
-                        len = (size_t) snprintf(why, size, "node %zu (%llu hits, %lld there) not so in the store:", i,
+                        len = (size_t) snprintf(why, size,
+                                                "node %zu (%llu hits, %lld there) not so in the store:", i,
                                                 (unsigned long long) n->self,
                                                 m < 0 ? -1LL : (long long) b->nodes[m].self);
                         for (size_t j = 0; j < k && len < size; j++)
-                                len += (size_t) snprintf(why + len, size - len, " %s", sample_tree_name(a, names_up[j]));
+                                len += (size_t) snprintf(why + len, size - len, " %s",
+                                                         sample_tree_name(a, names_up[j]));
                         same = false;
                         break;
                 }
@@ -150,8 +162,9 @@ int main(void) {
         snprintf(db, sizeof db, "%s/s.db", dir);
         config.unwind = UNWIND_FP;
         ok(store_open(db, STORE_WRITE, &s) == 0 && collector_new(&config, s, &c) == 0 &&
-           collector_add_offline_resource(c, "cpu-clock", "1 ns of CPU time", "test", 1, &id) == 0 &&
-           collector_set_origin(c, NULL, 0, 0) == 0, "a collector over a store");
+                   collector_add_offline_resource(c, "cpu-clock", "1 ns of CPU time", "test", 1, &id) == 0 &&
+                   collector_set_origin(c, NULL, 0, 0) == 0,
+           "a collector over a store");
         ok(feed_mmap(c, time++) == 0, "this program mapped into process %u", PID);
         srand(7);
         for (unsigned i = 0; i < N_SAMPLES && fed; i++) {
@@ -178,26 +191,35 @@ int main(void) {
                         stack[depth[t]++] = 0;
                 ips[0] = PERF_CONTEXT_USER;
                 for (int d = 0; d < depth[t]; d++) {
-                        int f = stack[depth[t] - 1 - d];        /* innermost first */
+                        int f = stack[depth[t] - 1 - d]; /* innermost first */
                         const char *name = f >= 0 && mapped ? names[f] : "[unknown]";
 
                         /* Return addresses: the collector looks up the byte before each. */
-                        ips[1 + d] = f >= 0 ? (uint64_t) (uintptr_t) functions[f] + 5 : 0x10 + 16 * (uint64_t) d;
-                        path[depth[t] - 1 - d] = (uint32_t) name_table_intern(model->names, name, strlen(name));
+                        ips[1 + d] =
+                                f >= 0 ? (uint64_t) (uintptr_t) functions[f] + 5 : 0x10 + 16 * (uint64_t) d;
+                        path[depth[t] - 1 - d] =
+                                (uint32_t) name_table_intern(model->names, name, strlen(name));
                         unknown += f < 0 || !mapped;
                 }
                 sample_tree_add(model, path, depth[t], 1);
                 rs = (struct record_sample) {
-                        .id = id, .ip = ips[1], .pid = PID, .tid = PID + t, .time = time++,
-                        .nr = depth[t] + 1, .ips = ips,
+                        .id = id,
+                        .ip = ips[1],
+                        .pid = PID,
+                        .tid = PID + t,
+                        .time = time++,
+                        .nr = depth[t] + 1,
+                        .ips = ips,
                 };
                 fed = collector_feed_sample(c, &rs, 1) == 0;
         }
         ok(fed, "%d samples fed, %u execs, %u frames outside every mapping", N_SAMPLES, execs, unknown);
         ok(collector_flush(c, true) == 0, "and stored");
         c = collector_free(c);
-        ok(store_load_tree(s, &(struct store_filter) { .resource = "cpu-clock" }, &stored) == 0, "the tree loads");
-        ok(stored && same_trees(model, stored, why, sizeof why), "the stored stacks are the model's, hits and all");
+        ok(store_load_tree(s, &(struct store_filter) { .resource = "cpu-clock" }, &stored) == 0,
+           "the tree loads");
+        ok(stored && same_trees(model, stored, why, sizeof why),
+           "the stored stacks are the model's, hits and all");
         if (why[0])
                 diag(why);
         store_close(s);

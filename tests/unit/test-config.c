@@ -18,7 +18,8 @@ int main(void) {
         ok(parse("", &c, &line, error) == 0 && memcmp(&c, &d, sizeof c) == 0, "an empty file: the defaults");
         ok(d.n_resources == 3 && strcmp(d.resources[0].name, "cpu-time") == 0 && d.resources[0].period == 10,
            "default resources: cpu-time/10 and two more");
-        ok(strcmp(d.store_path, "/var/lib/cppd/cppd.db") == 0 && strcmp(d.socket_path, "/run/cppd/cppd.sock") == 0,
+        ok(strcmp(d.store_path, "/var/lib/cppd/cppd.db") == 0 &&
+                   strcmp(d.socket_path, "/run/cppd/cppd.sock") == 0,
            "default paths");
 
         ok(parse("# comment\n"
@@ -39,40 +40,57 @@ int main(void) {
                  "[control]\n"
                  "socket = /run/x.sock\n"
                  "group = root\n"
-                 "max_sessions = 3\n", &c, &line, error) == 0, "every key");
+                 "max_sessions = 3\n",
+                 &c, &line, error) == 0,
+           "every key");
         ok(c.n_resources == 3 && c.resources[0].period == 1 && strcmp(c.resources[1].name, "syscalls") == 0 &&
-           c.resources[1].period == 0 && c.resources[2].event && strcmp(c.resources[2].name, "cpu-migrations") == 0,
+                   c.resources[1].period == 0 && c.resources[2].event &&
+                   strcmp(c.resources[2].name, "cpu-migrations") == 0,
            "resources with and without periods, and an event");
         ok(c.unwind == UNWIND_FP && c.kernel && c.stack_size == 4096 && c.ring_size == 2u << 20 &&
-           c.queue_size == 16u << 20, "[collect]");
+                   c.queue_size == 16u << 20,
+           "[collect]");
         ok(strcmp(c.store_path, "/srv/cppd.db") == 0 && c.flush_interval == 250000 && c.bucket == 10000000 &&
-           c.retention == 30 * 86400 * 1000000ULL && c.max_size == 512u << 20 && c.lines, "[store], values stripped");
+                   c.retention == 30 * 86400 * 1000000ULL && c.max_size == 512u << 20 && c.lines,
+           "[store], values stripped");
         ok(strcmp(c.socket_path, "/run/x.sock") == 0 && strcmp(c.group, "root") == 0 && c.gid == 0 &&
-           c.max_sessions == 3, "[control], the group's id looked up");
+                   c.max_sessions == 3,
+           "[control], the group's id looked up");
         ok(!d.lines, "frames are functions by default");
         c = d;
         ok(parse("[store]\ngranularity = file\n", &c, &line, error) == -EBADMSG &&
-           strstr(error, "granularity must be function or line"), "another granularity: %s", error);
+                   strstr(error, "granularity must be function or line"),
+           "another granularity: %s", error);
 
         c = d;
         ok(parse("[collect]\nresources = cpu-tim\n", &c, &line, error) == -EBADMSG && line == 2 &&
-           strstr(error, "unknown resource 'cpu-tim'"), "a misspelt resource: line 2, %s", error);
+                   strstr(error, "unknown resource 'cpu-tim'"),
+           "a misspelt resource: line 2, %s", error);
         ok(memcmp(&c, &d, sizeof c) == 0, "and the configuration is untouched");
         ok(parse("[store]\nflush_intervall = 5s\n", &c, &line, error) == -EBADMSG && line == 2 &&
-           strstr(error, "unknown key 'flush_intervall' in [store]"), "an unknown key: %s", error);
-        ok(parse("\n\n[colect]\n", &c, &line, error) == -EBADMSG && line == 3 && strstr(error, "unknown section"),
+                   strstr(error, "unknown key 'flush_intervall' in [store]"),
+           "an unknown key: %s", error);
+        ok(parse("\n\n[colect]\n", &c, &line, error) == -EBADMSG && line == 3 &&
+                   strstr(error, "unknown section"),
            "an unknown section: line 3");
-        ok(parse("resources = cpu-time\n", &c, &line, error) == -EBADMSG && strstr(error, "before any [section]"),
+        ok(parse("resources = cpu-time\n", &c, &line, error) == -EBADMSG &&
+                   strstr(error, "before any [section]"),
            "a key before any section");
-        ok(parse("[collect]\nunwind\n", &c, &line, error) == -EBADMSG && strstr(error, "expected key = value"),
+        ok(parse("[collect]\nunwind\n", &c, &line, error) == -EBADMSG &&
+                   strstr(error, "expected key = value"),
            "a line without =");
-        ok(parse("[collect]\nstack_size = 100\n", &c, &line, error) == -EBADMSG, "stack_size not a multiple of 8");
-        ok(parse("[collect]\nring_size = 3M\n", &c, &line, error) == -EBADMSG, "ring_size not a power of two");
-        ok(parse("[collect]\nqueue_size = 64K\n", &c, &line, error) == -EBADMSG && strstr(error, "queue_size"),
+        ok(parse("[collect]\nstack_size = 100\n", &c, &line, error) == -EBADMSG,
+           "stack_size not a multiple of 8");
+        ok(parse("[collect]\nring_size = 3M\n", &c, &line, error) == -EBADMSG,
+           "ring_size not a power of two");
+        ok(parse("[collect]\nqueue_size = 64K\n", &c, &line, error) == -EBADMSG &&
+                   strstr(error, "queue_size"),
            "queue_size below 1M");
         ok(parse("[store]\npath = relative.db\n", &c, &line, error) == -EBADMSG, "a relative store path");
-        ok(parse("[store]\nbucket = 1500ms\n", &c, &line, error) == -EBADMSG, "a bucket of a fraction of a second");
-        ok(parse("[store]\nflush_interval = 1ms\n", &c, &line, error) == -EBADMSG, "a flush interval too short");
+        ok(parse("[store]\nbucket = 1500ms\n", &c, &line, error) == -EBADMSG,
+           "a bucket of a fraction of a second");
+        ok(parse("[store]\nflush_interval = 1ms\n", &c, &line, error) == -EBADMSG,
+           "a flush interval too short");
         ok(parse("[collect]\nresources = cpu-time/0\n", &c, &line, error) == -EBADMSG, "period 0");
         ok(parse("[collect]\nresources = \n", &c, &line, error) == -EBADMSG, "no resources");
         ok(parse("[collect]\nkernel = maybe\n", &c, &line, error) == -EBADMSG, "kernel = maybe");
@@ -81,18 +99,22 @@ int main(void) {
                 static char big[CONFIG_MAX_LINE + 16];
 
                 memset(big, '#', sizeof big - 1);
-                ok(parse(big, &c, &line, error) == -EBADMSG && strstr(error, "longer"), "a line over the limit");
+                ok(parse(big, &c, &line, error) == -EBADMSG && strstr(error, "longer"),
+                   "a line over the limit");
         }
         c = d;
         ok(parse("[control]\n\ngroup = nosuchgroup\n", &c, &line, error) == -EBADMSG && line == 3 &&
-           strstr(error, "no group 'nosuchgroup'"), "a group that does not exist: line 3, %s", error);
+                   strstr(error, "no group 'nosuchgroup'"),
+           "a group that does not exist: line 3, %s", error);
         ok(memcmp(&c, &d, sizeof c) == 0, "and the configuration is untouched");
-        ok(parse("[control]\ngroup =\n", &c, &line, error) == 0 && c.group[0] == '\0' && c.gid == CONFIG_NO_GID,
+        ok(parse("[control]\ngroup =\n", &c, &line, error) == 0 && c.group[0] == '\0' &&
+                   c.gid == CONFIG_NO_GID,
            "group = (empty): no group");
 
         c = d;
         ok(config_load("/nonexistent/cppd.conf", &c, &line, error, sizeof error) == -ENOENT &&
-           memcmp(&c, &d, sizeof c) == 0, "a missing file: -ENOENT (cppd decides), the configuration untouched");
+                   memcmp(&c, &d, sizeof c) == 0,
+           "a missing file: -ENOENT (cppd decides), the configuration untouched");
         ok(config_load("/dev/null", &c, &line, error, sizeof error) == -ENODATA, "an empty file: -ENODATA");
         ok(config_load("/", &c, &line, error, sizeof error) == -EISDIR, "a directory: -EISDIR");
         return tap_done();

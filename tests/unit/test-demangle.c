@@ -21,14 +21,16 @@ static void unchanged(const char *name, const char *what) {
 static void test_cpp(void) {
         /* N...E: nested name 2at 6native 6matmul; R K N S_ 6Tensor E: const& at::Tensor, S_ being
          * the first substitution (at); S3_ the fourth (at::Tensor const&). */
-        is("_ZN2at6native6matmulERKNS_6TensorES3_", "at::native::matmul(at::Tensor const&, at::Tensor const&)",
-           "the issue's PyTorch name");
+        is("_ZN2at6native6matmulERKNS_6TensorES3_",
+           "at::native::matmul(at::Tensor const&, at::Tensor const&)", "the issue's PyTorch name");
         is("_Z3fooi", "foo(int)", "a free function");
         is("_ZN2ns3BarC2Ev", "ns::Bar::Bar()", "a constructor");
         is("_ZN2ns3BarD1Ev", "ns::Bar::~Bar()", "a destructor");
-        is("_ZNSt6vectorIiSaIiEE9push_backERKi", "std::vector<int, std::allocator<int> >::push_back(int const&)",
+        is("_ZNSt6vectorIiSaIiEE9push_backERKi",
+           "std::vector<int, std::allocator<int> >::push_back(int const&)",
            "a member of a class template, with St and Sa");
-        is("_Z3maxIdET_S0_S0_", "double max<double>(double, double)", "a function template: T_ is its argument");
+        is("_Z3maxIdET_S0_S0_", "double max<double>(double, double)",
+           "a function template: T_ is its argument");
         is("_ZplRK1AS1_", "operator+(A const&, A const&)", "an operator");
         is("_ZN1AixEm", "A::operator[](unsigned long)", "a member operator");
         is("_ZN1AcvbEv", "A::operator bool()", "a conversion operator");
@@ -42,12 +44,14 @@ static void test_rust(void) {
         /* Legacy: a C++-like nested name whose last component is h + 16 hex digits, the hash
          * perf leaves out. */
         is("_ZN3std2rt10lang_start17h0123456789abcdefE", "std::rt::lang_start", "legacy Rust, hash left out");
-        is("_ZN4core3fmt9Formatter3pad17h1f1e2d3c4b5a6978E", "core::fmt::Formatter::pad", "legacy Rust method");
+        is("_ZN4core3fmt9Formatter3pad17h1f1e2d3c4b5a6978E", "core::fmt::Formatter::pad",
+           "legacy Rust method");
         is("_ZN5alloc3vec12Vec$LT$T$GT$4push17h0011223344556677E", "alloc::vec::Vec<T>::push",
            "legacy Rust escapes: $LT$ and $GT$");
         /* v0: N v (value namespace) C s<disambiguator>_ <len>crate <len>name. */
         is("_RNvCs1234_7mycrate3foo", "mycrate::foo", "v0 Rust function");
-        is("_RNvNtCs9ltgdHTiPiY_4core3ptr13drop_in_place", "core::ptr::drop_in_place", "v0 Rust, a module path");
+        is("_RNvNtCs9ltgdHTiPiY_4core3ptr13drop_in_place", "core::ptr::drop_in_place",
+           "v0 Rust, a module path");
         is("_RNvMNtCs1234_7mycrate5shapeNtB2_6Circle4area", "<mycrate::shape::Circle>::area",
            "v0 Rust inherent method, B2_ a back reference");
         is("_RINvCs1234_7mycrate4swaplEB2_", "mycrate::swap::<i32>", "v0 Rust generic instance");

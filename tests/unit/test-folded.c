@@ -25,10 +25,14 @@ int main(void) {
         ok(frame_is(0, "main") && frame_is(1, "f") && frame_is(2, "g"), "frames root first");
         ok(parse("main 1", &n, &count) == 1 && n == 1 && count == 1, "one frame, no newline");
         ok(parse("a;b 7\r\n", &n, &count) == 1 && count == 7, "CRLF line ending");
-        ok(parse("std::vector<int>::push_back(int const&);operator new(unsigned long) 3\n", &n, &count) == 1 &&
-           n == 2 && frame_is(1, "operator new(unsigned long)"), "names with spaces: the count follows the last one");
-        ok(parse("a;b  5\n", &n, &count) == 1 && frame_is(1, "b"), "extra spaces before the count are not part of the name");
-        ok(parse("main;f 9223372036854775807\n", &n, &count) == 1 && count == FOLDED_MAX_COUNT, "the largest count");
+        ok(parse("std::vector<int>::push_back(int const&);operator new(unsigned long) 3\n", &n, &count) ==
+                           1 &&
+                   n == 2 && frame_is(1, "operator new(unsigned long)"),
+           "names with spaces: the count follows the last one");
+        ok(parse("a;b  5\n", &n, &count) == 1 && frame_is(1, "b"),
+           "extra spaces before the count are not part of the name");
+        ok(parse("main;f 9223372036854775807\n", &n, &count) == 1 && count == FOLDED_MAX_COUNT,
+           "the largest count");
         ok(parse("main;f 0\n", &n, &count) == 1 && count == 0, "a zero count parses (the importer skips it)");
 
         ok(parse("\n", &n, &count) == 0, "a blank line is skipped");
@@ -51,7 +55,8 @@ int main(void) {
         for (size_t i = 0; i < FOLDED_MAX_FRAMES; i++)
                 memcpy(big + 2 * i, "a;", 2);
         strcpy(big + 2 * FOLDED_MAX_FRAMES - 1, " 1\n");
-        ok(parse(big, &n, &count) == 1 && n == FOLDED_MAX_FRAMES, "exactly %d frames parse", FOLDED_MAX_FRAMES);
+        ok(parse(big, &n, &count) == 1 && n == FOLDED_MAX_FRAMES, "exactly %d frames parse",
+           FOLDED_MAX_FRAMES);
         strcpy(big + 2 * FOLDED_MAX_FRAMES - 1, ";a 1\n");
         ok(parse(big, &n, &count) == -E2BIG, "one more: -E2BIG");
         free(big);

@@ -23,7 +23,7 @@ static void test_idmap(void) {
         size_t n_new = 0, wrong = 0, i = 0, seen = 0;
 
         for (size_t j = 0; j < N; j++) {
-                keys[j] = rng() % (N / 2);      /* many repeats */
+                keys[j] = rng() % (N / 2); /* many repeats */
                 values[j] = j;
         }
         for (size_t j = 0; j < N; j++) {
@@ -83,7 +83,8 @@ static void test_name_table(void) {
         long_name = malloc(200000);
         memset(long_name, 'q', 199999);
         long_name[199999] = '\0';
-        ok(name_table_intern(t, long_name, 199999) == 20000 && strcmp(name_table_get(t, 20000), long_name) == 0,
+        ok(name_table_intern(t, long_name, 199999) == 20000 &&
+                   strcmp(name_table_get(t, 20000), long_name) == 0,
            "a name longer than an arena chunk");
         ok(strcmp(name_table_get(t, 5), "name5") == 0, "earlier names stay where they were");
         free(long_name);

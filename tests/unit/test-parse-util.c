@@ -48,7 +48,7 @@ int main(void) {
         {
                 bool b;
                 int64_t t;
-                const int64_t now = 1700000000;         /* 2023-11-14 22:13:20 UTC */
+                const int64_t now = 1700000000; /* 2023-11-14 22:13:20 UTC */
 
                 ok(parse_boolean("yes", &b) == 0 && b && parse_boolean("off", &b) == 0 && !b, "booleans");
                 ok(parse_boolean("maybe", &b) == -EINVAL, "maybe: -EINVAL");
@@ -58,7 +58,8 @@ int main(void) {
                 ok(parse_timestamp("now", now, &t) == 0 && t == now, "now");
                 setenv("TZ", "UTC", 1);
                 tzset();
-                ok(parse_timestamp("2023-11-14 10:00", now, &t) == 0 && t == 1699956000, "2023-11-14 10:00 (UTC)");
+                ok(parse_timestamp("2023-11-14 10:00", now, &t) == 0 && t == 1699956000,
+                   "2023-11-14 10:00 (UTC)");
                 ok(parse_timestamp("2023-11-14", now, &t) == 0 && t == 1699920000, "2023-11-14");
                 ok(parse_timestamp("today", now, &t) == 0 && t == 1699920000, "today");
                 ok(parse_timestamp("yesterday", now, &t) == 0 && t == 1699920000 - 86400, "yesterday");

@@ -18,7 +18,8 @@ static void test_process_db(void) {
         is_int(profile_hits(p, "main uniquify_db qsort"), 1820, "(main uniquify_db qsort) [1820]");
         is_int(profile_hits(p, "main print_salary_list"), 303, "(main print_salary_list) [303]");
         is_int(profile_hits(p, "main print_salary_list qsort"), 0, "(main print_salary_list qsort) [0]");
-        ok(fabs(profile_fraction(p, 1820) - 0.68012) < 0.000005, "0.68012 of the time, as printed in the paper");
+        ok(fabs(profile_fraction(p, 1820) - 0.68012) < 0.000005,
+           "0.68012 of the time, as printed in the paper");
         ok(fabs(profile_fraction(p, 2355) - 0.88004) < 0.000005, "0.88004 for (main uniquify_db)");
         is_int(p->entries[0].hits, 2676, "sorted by hits: (main) first");
         ok(p->entries[0].len == 1, "and it is the one-name path");
@@ -32,18 +33,19 @@ static void test_forms_mid_stack_root(void) {
         is_int(t->total, 614, "forms: 614 samples");
         ok(profile_down(t, "db_get_property", 0, &p) == 0, "forms: rooted mid-stack at db_get_property");
         is_int(profile_hits(p, "db_get_property"), 530, "(db_get_property) [530]");
-        is_int(profile_hits(p, "db_get_property db_read_record"), 530, "(db_get_property db_read_record) [530]");
+        is_int(profile_hits(p, "db_get_property db_read_record"), 530,
+               "(db_get_property db_read_record) [530]");
         is_int(profile_n_paths(p), 2, "only the two paths below it");
         p = profile_free(p);
 
         ok(profile_down(t, "address_information", 0, &p) == 0, "rooted at address_information");
-        is_int(profile_hits(p, "address_information"), 422, "(address_information) [422], summed over 5 callers");
+        is_int(profile_hits(p, "address_information"), 422,
+               "(address_information) [422], summed over 5 callers");
 }
 
 static void test_direct_recursion(void) {
-        _cleanup_(sample_tree_freep) struct sample_tree *t =
-                tree_from_folded("main;f;f;g 2\n"
-                                 "main;g 1\n");
+        _cleanup_(sample_tree_freep) struct sample_tree *t = tree_from_folded("main;f;f;g 2\n"
+                                                                              "main;g 1\n");
         _cleanup_(profile_freep) struct profile *p = NULL;
 
         ok(profile_down(t, "f", 0, &p) == 0, "profile rooted at f");
@@ -67,9 +69,8 @@ static void test_deep_direct_recursion(void) {
 }
 
 static void test_mutual_recursion(void) {
-        _cleanup_(sample_tree_freep) struct sample_tree *t =
-                tree_from_folded("main;a;b;a;b;c 1\n"
-                                 "main;a;c 1\n");
+        _cleanup_(sample_tree_freep) struct sample_tree *t = tree_from_folded("main;a;b;a;b;c 1\n"
+                                                                              "main;a;c 1\n");
         _cleanup_(profile_freep) struct profile *p = NULL;
 
         ok(profile_down(t, "a", 0, &p) == 0, "a and b call each other");
@@ -92,9 +93,8 @@ static void test_lock(void) {
 }
 
 static void test_root_twice(void) {
-        _cleanup_(sample_tree_freep) struct sample_tree *t =
-                tree_from_folded("main;f;x;f;y 3\n"
-                                 "main;a;f;b 1\n");
+        _cleanup_(sample_tree_freep) struct sample_tree *t = tree_from_folded("main;f;x;f;y 3\n"
+                                                                              "main;a;f;b 1\n");
         _cleanup_(profile_freep) struct profile *p = NULL;
 
         ok(profile_down(t, "f", 0, &p) == 0, "f twice on one stack, and mid-stack on another");

@@ -35,10 +35,9 @@ static void test_forms(void) {
 }
 
 static void test_recursion_once_per_sample(void) {
-        _cleanup_(sample_tree_freep) struct sample_tree *t =
-                tree_from_folded("main;f;f;g 2\n"
-                                 "main;g;f 1\n"
-                                 "main 4\n");
+        _cleanup_(sample_tree_freep) struct sample_tree *t = tree_from_folded("main;f;f;g 2\n"
+                                                                              "main;g;f 1\n"
+                                                                              "main 4\n");
         _cleanup_(profile_freep) struct profile *p = NULL;
 
         ok(profile_function(t, 0, &p) == 0, "function profile with recursion");

@@ -13,17 +13,21 @@ static void test_forms(void) {
 
         ok(profile_up(t, "db_read_record", 0, &p) == 0, "forms: upward to db_read_record");
         is_int(profile_hits(p, "db_read_record"), 614, "(db_read_record) [614]");
-        is_int(profile_hits(p, "db_get_property db_read_record"), 530, "(db_get_property db_read_record) [530]");
+        is_int(profile_hits(p, "db_get_property db_read_record"), 530,
+               "(db_get_property db_read_record) [530]");
         is_int(profile_hits(p, "address_information db_get_property db_read_record"), 422,
                "(address_information db_get_property db_read_record) [422]");
         is_int(profile_hits(p, "envelope address_information db_get_property db_read_record"), 85,
                "(envelope address_information ...) [85]");
         is_int(profile_hits(p, "invoice address_information db_get_property db_read_record"), 85,
                "(invoice address_information ...) [85]");
-        is_int(profile_hits(p, "db_update_record db_read_record"), 84, "(db_update_record db_read_record) [84]");
+        is_int(profile_hits(p, "db_update_record db_read_record"), 84,
+               "(db_update_record db_read_record) [84]");
         is_int(p->entries[0].hits, 614, "sorted: the root's own entry first");
-        ok(p->entries[3].len == 4 && profile_hits(p, "envelope address_information db_get_property db_read_record") ==
-           (int64_t) p->entries[3].hits, "ties in name order: envelope before invoice, as in the paper");
+        ok(p->entries[3].len == 4 &&
+                   profile_hits(p, "envelope address_information db_get_property db_read_record") ==
+                           (int64_t) p->entries[3].hits,
+           "ties in name order: envelope before invoice, as in the paper");
 }
 
 static void test_process_db(void) {
@@ -38,9 +42,8 @@ static void test_process_db(void) {
 }
 
 static void test_mutual_recursion(void) {
-        _cleanup_(sample_tree_freep) struct sample_tree *t =
-                tree_from_folded("main;a;b;a;b;c 1\n"
-                                 "main;a;c 1\n");
+        _cleanup_(sample_tree_freep) struct sample_tree *t = tree_from_folded("main;a;b;a;b;c 1\n"
+                                                                              "main;a;c 1\n");
         _cleanup_(profile_freep) struct profile *p = NULL;
 
         ok(profile_up(t, "c", 0, &p) == 0, "upward to c through mutual recursion");
@@ -67,7 +70,8 @@ static void test_root_twice(void) {
         p = profile_free(p);
         ok(profile_up(t, "y", 0, &p) == 0, "upward to the leaf y");
         is_int(profile_hits(p, "f x f y"), 3, "(f x f y) [3]");
-        is_int(profile_hits(p, "main f y"), 3, "(main f x f y) canonicalized at f to (main f y), "
+        is_int(profile_hits(p, "main f y"), 3,
+               "(main f x f y) canonicalized at f to (main f y), "
                "as (f x f y) is to (f y) downward");
         is_int(profile_hits(p, "main f x f y"), -1, "so there is no (main f x f y)");
 }

@@ -43,7 +43,8 @@ static void test_perf_map(void) {
         memset(text, 'x', size);
         memcpy(text, "1000 10 ", 8);
         f = fmemopen(text, size, "r");
-        ok(perf_map_load(f, names, &t) == -EBADMSG, "perf-PID.map: a line past PERF_MAP_MAX_LINE is -EBADMSG");
+        ok(perf_map_load(f, names, &t) == -EBADMSG,
+           "perf-PID.map: a line past PERF_MAP_MAX_LINE is -EBADMSG");
         fclose(f);
 }
 

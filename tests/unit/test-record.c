@@ -8,7 +8,7 @@
 
 struct builder {
         uint64_t buf[512];
-        size_t n;               /* u64 words after the header */
+        size_t n; /* u64 words after the header */
 };
 
 static struct perf_event_header *header(struct builder *b) {
@@ -55,23 +55,23 @@ static void test_sample(void) {
         uint64_t time;
 
         start(&b, PERF_RECORD_SAMPLE, 0);
-        put(&b, 77);                    /* identifier */
-        put(&b, 0x401000);              /* ip */
-        put2(&b, 100, 101);             /* pid, tid */
-        put(&b, 123456789);             /* time */
-        put(&b, 3);                     /* callchain */
+        put(&b, 77);        /* identifier */
+        put(&b, 0x401000);  /* ip */
+        put2(&b, 100, 101); /* pid, tid */
+        put(&b, 123456789); /* time */
+        put(&b, 3);         /* callchain */
         put(&b, (uint64_t) PERF_CONTEXT_USER);
         put(&b, 0x401000);
         put(&b, 0x402000);
         put2(&b, 12, 0x11223344);       /* raw: size 12, then 12 bytes (one word + half) */
         put(&b, 0x5566778899aabbccULL); /* the raw data ends mid-word: 4 + 12 = 16 bytes */
         put(&b, PERF_SAMPLE_REGS_ABI_64);
-        put(&b, 1);                     /* 2 registers */
+        put(&b, 1); /* 2 registers */
         put(&b, 2);
-        put(&b, 16);                    /* stack: 16 bytes */
+        put(&b, 16); /* stack: 16 bytes */
         put(&b, 0xaaaa);
         put(&b, 0xbbbb);
-        put(&b, 8);                     /* dyn_size */
+        put(&b, 8); /* dyn_size */
         ok(record_parse_sample(finish(&b), type, 2, &s) == 0, "a sample with every part parses");
         ok(s.id == 77 && s.ip == 0x401000 && s.pid == 100 && s.tid == 101 && s.time == 123456789,
            "id, ip, pid, tid, time");
@@ -81,7 +81,7 @@ static void test_sample(void) {
         ok(s.stack_size == 16 && s.dyn_size == 8 && s.stack[0] == 0xaa, "stack");
         ok(record_time(finish(&b), &time) == 0 && time == 123456789, "record_time reads a sample's time");
 
-        header(&b)->size -= 8;          /* drop dyn_size */
+        header(&b)->size -= 8; /* drop dyn_size */
         ok(record_parse_sample(header(&b), type, 2, &s) == -EBADMSG, "a truncated sample: -EBADMSG");
 
         start(&b, PERF_RECORD_SAMPLE, 0);
@@ -89,8 +89,9 @@ static void test_sample(void) {
         put(&b, 2);
         put2(&b, 3, 4);
         put(&b, 5);
-        put(&b, 1000000);               /* a callchain far longer than the record */
-        ok(record_parse_sample(finish(&b), RECORD_SAMPLE_TYPE, 0, &s) == -EBADMSG, "a callchain count past the end: -EBADMSG");
+        put(&b, 1000000); /* a callchain far longer than the record */
+        ok(record_parse_sample(finish(&b), RECORD_SAMPLE_TYPE, 0, &s) == -EBADMSG,
+           "a callchain count past the end: -EBADMSG");
 
         start(&b, PERF_RECORD_SAMPLE, 0);
         put(&b, 1);
@@ -98,7 +99,7 @@ static void test_sample(void) {
         put2(&b, 3, 4);
         put(&b, 5);
         put(&b, 0);
-        put(&b, 8);                     /* stack size 8, then dyn_size 16 > 8 */
+        put(&b, 8); /* stack size 8, then dyn_size 16 > 8 */
         put(&b, 0);
         put(&b, 16);
         ok(record_parse_sample(finish(&b), RECORD_SAMPLE_TYPE | PERF_SAMPLE_STACK_USER, 0, &s) == -EBADMSG,
@@ -106,7 +107,8 @@ static void test_sample(void) {
 
         start(&b, PERF_RECORD_SAMPLE, 0);
         put(&b, 1);
-        ok(record_parse_sample(finish(&b), RECORD_SAMPLE_TYPE, 0, &s) == -EBADMSG, "a sample cut after its id: -EBADMSG");
+        ok(record_parse_sample(finish(&b), RECORD_SAMPLE_TYPE, 0, &s) == -EBADMSG,
+           "a sample cut after its id: -EBADMSG");
         ok(record_time(header(&b), &time) == -EBADMSG, "and it has no time");
 }
 
@@ -124,10 +126,10 @@ static void test_side_band(void) {
         put(&b, 0x7f0000000000);
         put(&b, 0x20000);
         put(&b, 0x1000);
-        put(&b, 20 | 0xab00ULL << 0);   /* build_id_size 20, then bytes from offset 4 */
+        put(&b, 20 | 0xab00ULL << 0); /* build_id_size 20, then bytes from offset 4 */
         put(&b, 0x0706050403020100ULL);
         put(&b, 0x0f0e0d0c0b0a0908ULL);
-        put2(&b, 5, 2);                 /* prot r-x, flags */
+        put2(&b, 5, 2); /* prot r-x, flags */
         put_string(&b, "/usr/lib/libc.so.6");
         sample_id(&b, 10, 11, 999, 42);
         ok(record_parse_mmap2(finish(&b), true, &m) == 0, "MMAP2 with a build id parses");
@@ -136,7 +138,7 @@ static void test_side_band(void) {
            "its build id and file name");
         ok(record_sample_id(header(&b), &id, &time) == 0 && id == 42 && time == 999, "its sample_id");
 
-        b.buf[5] = 21;                  /* a build id longer than 20 bytes */
+        b.buf[5] = 21; /* a build id longer than 20 bytes */
         ok(record_parse_mmap2(header(&b), true, &m) == -EBADMSG, "a build id size over 20: -EBADMSG");
 
         /* The kernel's stray flag: an event that did not ask for build ids gets the flag another
@@ -146,14 +148,14 @@ static void test_side_band(void) {
         put(&b, 0x7f0000000000);
         put(&b, 0x20000);
         put(&b, 0x1000);
-        put2(&b, 254, 1);               /* maj 254 reads as a build id of 254 bytes */
+        put2(&b, 254, 1); /* maj 254 reads as a build id of 254 bytes */
         put(&b, 0x512109);
-        put(&b, 7);                     /* ino_generation */
+        put(&b, 7); /* ino_generation */
         put2(&b, 5, 2);
         put_string(&b, "/usr/lib/libc.so.6");
         sample_id(&b, 10, 11, 999, 42);
         ok(record_parse_mmap2(finish(&b), false, &m) == 0 && !m.has_build_id && m.maj == 254 && m.min == 1 &&
-           m.ino == 0x512109 && m.prot == 5 && strcmp(m.filename, "/usr/lib/libc.so.6") == 0,
+                   m.ino == 0x512109 && m.prot == 5 && strcmp(m.filename, "/usr/lib/libc.so.6") == 0,
            "the flag from events that did not ask: device and inode read, not a build id");
         ok(record_parse_mmap2(header(&b), true, &m) == -EBADMSG, "read as a build id it makes no sense");
 
@@ -173,7 +175,8 @@ static void test_side_band(void) {
         put2(&b, 20, 21);
         put_string(&b, "worker");
         sample_id(&b, 20, 21, 5, 1);
-        ok(record_parse_comm(finish(&b), &cm) == 0 && cm.exec && strcmp(cm.comm, "worker") == 0 && cm.tid == 21,
+        ok(record_parse_comm(finish(&b), &cm) == 0 && cm.exec && strcmp(cm.comm, "worker") == 0 &&
+                   cm.tid == 21,
            "COMM with exec");
 
         start(&b, PERF_RECORD_FORK, 0);
@@ -181,7 +184,8 @@ static void test_side_band(void) {
         put2(&b, 31, 28);
         put(&b, 77);
         sample_id(&b, 30, 31, 77, 1);
-        ok(record_parse_task(finish(&b), &t) == 0 && t.pid == 30 && t.ppid == 29 && t.tid == 31 && t.ptid == 28,
+        ok(record_parse_task(finish(&b), &t) == 0 && t.pid == 30 && t.ppid == 29 && t.tid == 31 &&
+                   t.ptid == 28,
            "FORK");
 
         start(&b, PERF_RECORD_LOST, 0);
@@ -192,9 +196,11 @@ static void test_side_band(void) {
 
         start(&b, PERF_RECORD_SWITCH, PERF_RECORD_MISC_SWITCH_OUT);
         sample_id(&b, 40, 41, 1, 2);
-        ok(record_parse_switch(finish(&b), &pid, &tid, &out) == 0 && pid == 40 && tid == 41 && out, "SWITCH out");
+        ok(record_parse_switch(finish(&b), &pid, &tid, &out) == 0 && pid == 40 && tid == 41 && out,
+           "SWITCH out");
         start(&b, PERF_RECORD_SWITCH, 0);
-        ok(record_parse_switch(finish(&b), &pid, &tid, &out) == -EBADMSG, "SWITCH without a sample_id: -EBADMSG");
+        ok(record_parse_switch(finish(&b), &pid, &tid, &out) == -EBADMSG,
+           "SWITCH without a sample_id: -EBADMSG");
 }
 
 int main(void) {

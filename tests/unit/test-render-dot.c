@@ -79,14 +79,13 @@ static void test_forms(void) {
         ok(strstr(out, "n2 -> n1 [label=\"530\"];"), "db_get_property -> db_read_record 530");
         ok(strstr(out, "n0 -> n4 [label=\"107\"];"), "main -> invoice 107");
         ok(!strstr(out, "n9"), "no edge into or out of db_update_record (n9)...");
-        ok(strstr(out, "n6 -> n3 [label=\"84\"];"),
-           "...while form_US_1040 -> address_information 84 stays");
+        ok(strstr(out, "n6 -> n3 [label=\"84\"];"), "...while form_US_1040 -> address_information 84 stays");
 }
 
 static struct sample_tree *odd_names(void) {
         struct sample_tree *t = sample_tree_new(NULL);
-        const char *names[] = { "main", "say \"hi\"", "C:\\path\\n", "two\nlines", "tab\there",
-                                "bad \xff byte", "caf\xc3\xa9" };
+        const char *names[] = { "main",      "say \"hi\"",    "C:\\path\\n", "two\nlines",
+                                "tab\there", "bad \xff byte", "caf\xc3\xa9" };
         uint32_t s[2];
 
         s[0] = name_table_intern(t->names, names[0], strlen(names[0]));

@@ -30,8 +30,8 @@ static char *render(struct sample_tree *t, bool icicle, double threshold, const 
 }
 
 /* Copies into RET (of SIZE bytes) attribute ATTR of the INDEX-th frame named NAME ("" if none). */
-static const char *frame_attr(const char *svg, const char *name, size_t index, const char *attr,
-                              char *ret, size_t size) {
+static const char *frame_attr(const char *svg, const char *name, size_t index, const char *attr, char *ret,
+                              size_t size) {
         char key[256], want[64];
         const char *p = svg, *end, *v;
 
@@ -53,8 +53,7 @@ static const char *frame_attr(const char *svg, const char *name, size_t index, c
 }
 
 /* The label (text) of the INDEX-th frame named NAME. */
-static const char *frame_label(const char *svg, const char *name, size_t index, char *ret,
-                               size_t size) {
+static const char *frame_label(const char *svg, const char *name, size_t index, char *ret, size_t size) {
         char key[256];
         const char *p = svg, *t;
 
@@ -70,11 +69,11 @@ static const char *frame_label(const char *svg, const char *name, size_t index, 
         return ret;
 }
 
-#define is_str(got, want, what)                                                                 \
-        do {                                                                                    \
-                const char *_g = (got), *_w = (want);                                           \
-                if (!ok(strcmp(_g, _w) == 0, "%s", what))                                       \
-                        printf("#   got \"%s\", want \"%s\"\n", _g, _w);                        \
+#define is_str(got, want, what) \
+        do { \
+                const char *_g = (got), *_w = (want); \
+                if (!ok(strcmp(_g, _w) == 0, "%s", what)) \
+                        printf("#   got \"%s\", want \"%s\"\n", _g, _w); \
         } while (0)
 
 static void test_forms(void) {
@@ -94,16 +93,16 @@ static void test_forms(void) {
         is_int(count_of(svg, "class=\"fg-frame\""), 34, "34 frames: the 33 nodes and 'all'");
         is_int(count_of(svg, "<script>"), 1, "one script...");
         ok(!strstr(svg, "href") && !strstr(svg, "src="), "...embedded: nothing is loaded");
-        ok(strstr(svg, "cpu-time: 614 hits in 614 samples, sampled every 10 gticks "
-                       "(1 gtick = 1 ms of CPU time); 0 samples lost") != NULL, "the header's facts");
+        ok(strstr(svg,
+                  "cpu-time: 614 hits in 614 samples, sampled every 10 gticks "
+                  "(1 gtick = 1 ms of CPU time); 0 samples lost") != NULL,
+           "the header's facts");
 
         is_str(frame_attr(svg, "all", 0, "width", v, sizeof v), "1180.00", "all: the full width");
         is_str(frame_attr(svg, "all", 0, "y", v, sizeof v), "136", "all: the bottom row");
-        is_str(frame_attr(svg, "main", 0, "width", v, sizeof v), "1180.00",
-               "main: 614 hits, full width");
+        is_str(frame_attr(svg, "main", 0, "width", v, sizeof v), "1180.00", "main: 614 hits, full width");
         is_str(frame_attr(svg, "main", 0, "y", v, sizeof v), "120", "main: one row up");
-        is_str(frame_attr(svg, "invoice", 0, "width", v, sizeof v), "205.64",
-               "invoice: 107/614 of 1180 px");
+        is_str(frame_attr(svg, "invoice", 0, "width", v, sizeof v), "205.64", "invoice: 107/614 of 1180 px");
         is_str(frame_attr(svg, "invoice", 0, "x", v, sizeof v), "10.00", "invoice: heaviest, leftmost");
         is_str(frame_attr(svg, "envelope", 0, "x", v, sizeof v), "215.64",
                "envelope: 106 hits, first by name of three, right after invoice");
@@ -113,8 +112,7 @@ static void test_forms(void) {
                "db_update_record: 84/614 of 1180 px");
         is_str(frame_attr(svg, "db_update_record", 0, "x", v, sizeof v), "1028.57",
                "db_update_record: lightest, rightmost (530 hits to its left)");
-        is_str(frame_attr(svg, "db_read_record", 0, "y", v, sizeof v), "56",
-               "the deepest frames: top row");
+        is_str(frame_attr(svg, "db_read_record", 0, "y", v, sizeof v), "56", "the deepest frames: top row");
         ok(strstr(svg, "<title>main → invoice → address_information (85 hits, 13.84%)</title>"),
            "a frame's title: its path, hits and percentage");
         is_str(frame_label(svg, "invoice", 0, v, sizeof v), "invoice", "a label that fits");

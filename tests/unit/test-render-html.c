@@ -13,19 +13,19 @@
 #include "tap.h"
 
 /* Exits 1 if an element is closed that is not the innermost open one, or one is left open. */
-#define HTML_BALANCED                                                                           \
-        "import sys, html.parser\n"                                                             \
-        "void = {\"meta\", \"br\", \"img\", \"input\", \"link\", \"hr\"}\n"                     \
-        "class P(html.parser.HTMLParser):\n"                                                    \
-        "    open = []\n"                                                                       \
-        "    def handle_starttag(self, tag, attrs):\n"                                          \
-        "        if tag not in void: self.open.append(tag)\n"                                   \
-        "    def handle_startendtag(self, tag, attrs): pass\n"                                  \
-        "    def handle_endtag(self, tag):\n"                                                   \
-        "        if not self.open or self.open.pop() != tag: sys.exit(1)\n"                     \
-        "p = P(convert_charrefs=True)\n"                                                        \
-        "p.feed(sys.stdin.read())\n"                                                            \
-        "p.close()\n"                                                                           \
+#define HTML_BALANCED \
+        "import sys, html.parser\n" \
+        "void = {\"meta\", \"br\", \"img\", \"input\", \"link\", \"hr\"}\n" \
+        "class P(html.parser.HTMLParser):\n" \
+        "    open = []\n" \
+        "    def handle_starttag(self, tag, attrs):\n" \
+        "        if tag not in void: self.open.append(tag)\n" \
+        "    def handle_startendtag(self, tag, attrs): pass\n" \
+        "    def handle_endtag(self, tag):\n" \
+        "        if not self.open or self.open.pop() != tag: sys.exit(1)\n" \
+        "p = P(convert_charrefs=True)\n" \
+        "p.feed(sys.stdin.read())\n" \
+        "p.close()\n" \
         "sys.exit(1 if p.open else 0)"
 
 static char *report(struct sample_tree *const *trees, size_t n, const char *title) {
@@ -56,9 +56,10 @@ static void test_store(void) {
         if (!none)
                 abort();
         ok(sample_tree_set_resource(forms, "cpu-time", "1 ms of CPU time") == 0 &&
-           sample_tree_set_resource(faults, "page-faults", "1 page fault") == 0 &&
-           sample_tree_set_resource(none, "real-time", "1 ms of real time") == 0 &&
-           sample_tree_set_resource(cxx, "syscalls", "1 <call> & more") == 0, "four resources");
+                   sample_tree_set_resource(faults, "page-faults", "1 page fault") == 0 &&
+                   sample_tree_set_resource(none, "real-time", "1 ms of real time") == 0 &&
+                   sample_tree_set_resource(cxx, "syscalls", "1 <call> & more") == 0,
+           "four resources");
         forms->info.period = 20;
         faults->info.period = 10;
         faults->info.lost = 7;
@@ -79,9 +80,10 @@ static void test_store(void) {
         ok(strstr(html, "<td>1 gtick = 1 &lt;call&gt; &amp; more</td>") != NULL, "the unit, escaped");
 
         /* Function profile of forms (paper §4.4): main and db_read_record in every sample. */
-        ok(strstr(html, "<tr><td class=\"num\">1.0000</td>"
-                        "<td class=\"bar\"><div style=\"width: 100.0%\"></div></td>"
-                        "<td class=\"num\">614</td><td class=\"name\">db_read_record</td></tr>"),
+        ok(strstr(html,
+                  "<tr><td class=\"num\">1.0000</td>"
+                  "<td class=\"bar\"><div style=\"width: 100.0%\"></div></td>"
+                  "<td class=\"num\">614</td><td class=\"name\">db_read_record</td></tr>"),
            "function profile: db_read_record in all 614");
         ok(strstr(html, "<td class=\"num\">530</td><td class=\"name\">db_get_property</td>") != NULL,
            "function profile: db_get_property in 530");

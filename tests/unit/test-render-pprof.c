@@ -71,22 +71,21 @@ static void sample_stack(const Perftools__Profiles__Profile *p, size_t i, char *
                 for (size_t k = 0; k < p->n_location; k++)
                         if (p->location[k]->id == s->location_id[j] && p->location[k]->n_line == 1)
                                 for (size_t l = 0; l < p->n_function; l++)
-                                        if (p->function[l]->id ==
-                                            p->location[k]->line[0]->function_id)
+                                        if (p->function[l]->id == p->location[k]->line[0]->function_id)
                                                 name = string(p, p->function[l]->name);
                 snprintf(buf + strlen(buf), size - strlen(buf), "%s%s", j ? ";" : "", name);
         }
 }
 
-static bool sample_is(const Perftools__Profiles__Profile *p, size_t i, const char *stack,
-                      int64_t cpu, int64_t faults) {
+static bool sample_is(const Perftools__Profiles__Profile *p, size_t i, const char *stack, int64_t cpu,
+                      int64_t faults) {
         char buf[256];
 
         if (i >= p->n_sample)
                 return false;
         sample_stack(p, i, buf, sizeof buf);
         return streq(buf, stack) && p->sample[i]->n_value == 2 && p->sample[i]->value[0] == cpu &&
-               p->sample[i]->value[1] == faults;
+                p->sample[i]->value[1] == faults;
 }
 
 static struct sample_tree *cpu_tree(const char *folded) {
@@ -99,18 +98,15 @@ static struct sample_tree *faults_tree(const char *folded) {
 
 static void test_two_resources(void) {
         _cleanup_(sample_tree_freep) struct sample_tree *cpu = cpu_tree("main;f;g 2\nmain;h 1\n");
-        _cleanup_(sample_tree_freep) struct sample_tree *faults =
-                faults_tree("main;h 3\nmain;k;g 1\n");
+        _cleanup_(sample_tree_freep) struct sample_tree *faults = faults_tree("main;h 3\nmain;k;g 1\n");
         _cleanup_(sample_tree_freep) struct sample_tree *cpu2 = cpu_tree("main;h 1\nmain;f;g 2\n");
-        _cleanup_(sample_tree_freep) struct sample_tree *faults2 =
-                faults_tree("main;k;g 1\nmain;h 3\n");
+        _cleanup_(sample_tree_freep) struct sample_tree *faults2 = faults_tree("main;k;g 1\nmain;h 3\n");
         struct sample_tree *trees[] = { cpu, faults }, *trees2[] = { cpu2, faults2 };
         _cleanup_free_ char *data = NULL, *data2 = NULL;
         struct bytes b = pprof(trees, 2), b2 = pprof(trees2, 2);
         Perftools__Profiles__Profile *p = unpack(b);
         static const char *const strings[] = {
-                "", "cpu-time", "milliseconds", "page-faults", "count",
-                "main", "f", "g", "h", "k",
+                "", "cpu-time", "milliseconds", "page-faults", "count", "main", "f", "g", "h", "k",
         };
         bool same = p && p->n_string_table == ELEMENTSOF(strings);
 
@@ -124,23 +120,20 @@ static void test_two_resources(void) {
         for (size_t i = 0; same && i < ELEMENTSOF(strings); i++)
                 same = streq(p->string_table[i], strings[i]);
         ok(same, "string table: \"\", the types and units, the functions in order of first sight");
-        ok(p->n_sample_type == 2 &&
-           streq(string(p, p->sample_type[0]->type), "cpu-time") &&
-           streq(string(p, p->sample_type[0]->unit), "milliseconds") &&
-           streq(string(p, p->sample_type[1]->type), "page-faults") &&
-           streq(string(p, p->sample_type[1]->unit), "count"),
+        ok(p->n_sample_type == 2 && streq(string(p, p->sample_type[0]->type), "cpu-time") &&
+                   streq(string(p, p->sample_type[0]->unit), "milliseconds") &&
+                   streq(string(p, p->sample_type[1]->type), "page-faults") &&
+                   streq(string(p, p->sample_type[1]->unit), "count"),
            "one sample type per resource, with its unit in pprof's words");
-        ok(p->period_type && p->period_type->type == 1 && p->period_type->unit == 2 &&
-           p->period == 10,
+        ok(p->period_type && p->period_type->type == 1 && p->period_type->unit == 2 && p->period == 10,
            "period type and period: the first resource's");
         is_int(p->n_function, 5, "five functions");
         ok(p->n_location == 5 && p->location[4]->id == 5 && p->location[4]->n_line == 1 &&
-           p->location[4]->line[0]->function_id == 5 && p->function[4]->id == 5 &&
-           streq(string(p, p->function[4]->name), "k"),
+                   p->location[4]->line[0]->function_id == 5 && p->function[4]->id == 5 &&
+                   streq(string(p, p->function[4]->name), "k"),
            "a location per function, with the same id");
         is_int(p->n_sample, 3, "three distinct stacks");
-        ok(sample_is(p, 0, "g;f;main", 20, 0),
-           "g;f;main (leaf first): 2 hits x 10 gticks, no faults");
+        ok(sample_is(p, 0, "g;f;main", 20, 0), "g;f;main (leaf first): 2 hits x 10 gticks, no faults");
         ok(sample_is(p, 1, "h;main", 10, 3), "h;main: 10 gticks of CPU, 3 faults");
         ok(sample_is(p, 2, "g;k;main", 0, 1), "g;k;main: only a fault");
         ok(b.size == b2.size && memcmp(b.data, b2.data, b.size) == 0,
@@ -172,8 +165,8 @@ static void test_empty_and_errors(void) {
         _cleanup_free_ char *data = b.data;
         Perftools__Profiles__Profile *p = unpack(b);
 
-        ok(p && p->n_sample == 0 && p->n_function == 0 && p->n_location == 0 &&
-           p->n_string_table == 3 && p->n_sample_type == 1 && p->period == 0,
+        ok(p && p->n_sample == 0 && p->n_function == 0 && p->n_location == 0 && p->n_string_table == 3 &&
+                   p->n_sample_type == 1 && p->period == 0,
            "an empty tree: a sample type, no samples");
         perftools__profiles__profile__free_unpacked(p, NULL);
         ok(ro && render_pprof(ro, &forms, 1) == -EIO, "a stream that cannot be written: -EIO");
@@ -186,12 +179,12 @@ static void test_empty_stack(void) {
         Perftools__Profiles__Profile *p;
         struct bytes b;
 
-        sample_tree_add(t, NULL, 0, 2);         /* samples whose stack was empty */
+        sample_tree_add(t, NULL, 0, 2); /* samples whose stack was empty */
         b = pprof(&t, 1);
         data = b.data;
         p = unpack(b);
-        ok(p && p->n_sample == 2 && p->sample[0]->n_location_id == 0 &&
-           p->sample[0]->value[0] == 20 && p->sample[1]->value[0] == 10,
+        ok(p && p->n_sample == 2 && p->sample[0]->n_location_id == 0 && p->sample[0]->value[0] == 20 &&
+                   p->sample[1]->value[0] == 10,
            "hits at the root: a sample with no locations, first");
         perftools__profiles__profile__free_unpacked(p, NULL);
 }
@@ -207,7 +200,8 @@ static void test_mappings(void) {
                                  "__libc_start_main;main;memcpy 4\n"
                                  "__libc_start_main;main;__vdso_clock_gettime 7\n"
                                  "helper_main 2\n"
-                                 "unknown 1\n", "cpu-time", "1 ms", 1);
+                                 "unknown 1\n",
+                                 "cpu-time", "1 ms", 1);
         static const struct {
                 const char *name, *path, *build_id;
         } where[] = {
@@ -257,9 +251,9 @@ static void test_mappings(void) {
                 const Perftools__Profiles__Mapping *m = p->mapping[i];
 
                 fields = fields && m->id == i + 1 && streq(string(p, m->filename), want[i][0]) &&
-                         streq(string(p, m->build_id), want[i][1]) && m->has_functions &&
-                         m->memory_start == (i + 1) << 40 &&
-                         m->memory_limit == m->memory_start + (UINT64_C(1) << 39);
+                        streq(string(p, m->build_id), want[i][1]) && m->has_functions &&
+                        m->memory_start == (i + 1) << 40 &&
+                        m->memory_limit == m->memory_start + (UINT64_C(1) << 39);
         }
         ok(p && fields, "prog first, then libc, [vdso], helper in order of first sight; ranges disjoint");
         for (size_t i = 0; p && i < p->n_location; i++) {
@@ -274,7 +268,7 @@ static void test_mappings(void) {
                         located = located && l->mapping_id == 0;
                 else
                         located = located && l->mapping_id > 0 && l->mapping_id <= p->n_mapping &&
-                                  streq(string(p, p->mapping[l->mapping_id - 1]->filename), path);
+                                streq(string(p, p->mapping[l->mapping_id - 1]->filename), path);
         }
         ok(p && p->n_location == 8 && located, "each location names its binary's mapping; 'unknown' none");
         perftools__profiles__profile__free_unpacked(p, NULL);
@@ -282,8 +276,7 @@ static void test_mappings(void) {
 
 static int write_example(const char *path) {
         _cleanup_(sample_tree_freep) struct sample_tree *cpu = cpu_tree("main;f;g 2\nmain;h 1\n");
-        _cleanup_(sample_tree_freep) struct sample_tree *faults =
-                faults_tree("main;h 3\nmain;k;g 1\n");
+        _cleanup_(sample_tree_freep) struct sample_tree *faults = faults_tree("main;h 3\nmain;k;g 1\n");
         struct sample_tree *trees[] = { cpu, faults };
         FILE *f = fopen(path, "we");
         int r;

@@ -97,8 +97,9 @@ static void test_forms(void) {
                 tree_of_resource(forms_folded, "real-time", "1 ms", 20);
         _cleanup_(sample_tree_freep) struct sample_tree *b =
                 tree_of_resource("main;db_update_record;db_read_record 84\n"
-                     "main;envelope;db_get_property;db_read_record 21\n"
-                     "main;invoice;db_get_property;db_read_record 22\n", "real-time", "1 ms", 20);
+                                 "main;envelope;db_get_property;db_read_record 21\n"
+                                 "main;invoice;db_get_property;db_read_record 22\n",
+                                 "real-time", "1 ms", 20);
         _cleanup_free_ char *x = NULL, *y = NULL;
 
         x = speedscope(&a, 1);
@@ -134,7 +135,7 @@ static void test_empty_stack(void) {
         _cleanup_(sample_tree_freep) struct sample_tree *t = tree_of_resource("main 1\n", "cpu-time", "", 10);
         _cleanup_free_ char *out = NULL;
 
-        sample_tree_add(t, NULL, 0, 2);         /* samples whose stack was empty */
+        sample_tree_add(t, NULL, 0, 2); /* samples whose stack was empty */
         out = speedscope(&t, 1);
         ok(strstr(out, "\"endValue\": 30,\n   \"samples\": [[], [0]],\n   \"weights\": [20, 10]}"),
            "hits at the root: an empty stack, first");

@@ -12,8 +12,8 @@
 #include "tap.h"
 
 #define RING_BYTES 65536
-#define SAMPLE_BYTES 40         /* header, id, ip, pid/tid, time */
-#define COMM_BYTES 48           /* header, pid/tid, "x", then pid/tid, time, id */
+#define SAMPLE_BYTES 40 /* header, id, ip, pid/tid, time */
+#define COMM_BYTES 48   /* header, pid/tid, "x", then pid/tid, time, id */
 
 static struct ring_buffer *fake_ring(void) {
         struct ring_buffer *r = calloc(1, sizeof *r);
@@ -56,7 +56,8 @@ static void put_comm(struct ring_buffer *r, uint64_t id, uint64_t time) {
 }
 
 /* Walks a taken queue: how many samples and COMMs, and whether times never go back. */
-static void walk(const uint8_t *q, size_t size, unsigned *ret_samples, unsigned *ret_comms, bool *ret_ordered) {
+static void walk(const uint8_t *q, size_t size, unsigned *ret_samples, unsigned *ret_comms,
+                 bool *ret_ordered) {
         uint64_t last = 0, time;
 
         *ret_samples = *ret_comms = 0;
@@ -107,13 +108,16 @@ static void test_order_across_rings(void) {
 
         ring_reader_take(r, &q, &size);
         walk(q, size, &samples, &comms, &ordered);
-        ok(ordered && size <= 10 * SAMPLE_BYTES, "a take is in time order across the rings, within the bound");
+        ok(ordered && size <= 10 * SAMPLE_BYTES,
+           "a take is in time order across the rings, within the bound");
         /* In time order: samples at 10..70 (40 bytes each) and COMMs at 15 and 65 (48) make 376
          * bytes; the sample at 80 would pass 400 and stops the pass. */
         is_int(samples, 7, "7 samples fit, the one at 80 would not");
         is_int(comms, 2, "with the 2 COMMs among them");
-        ok(hooks == 8 && hooks_samples == 0, "the first pass gave the hook all 8 COMMs, those left in the ring "
-           "too, and no sample (%u calls, %u samples)", hooks, hooks_samples);
+        ok(hooks == 8 && hooks_samples == 0,
+           "the first pass gave the hook all 8 COMMs, those left in the ring "
+           "too, and no sample (%u calls, %u samples)",
+           hooks, hooks_samples);
         ok(rings[0]->meta->data_tail == 7 * SAMPLE_BYTES && rings[1]->meta->data_tail == 2 * COMM_BYTES,
            "each ring handed back only up to what was taken");
         total_samples += samples;
@@ -128,13 +132,16 @@ static void test_order_across_rings(void) {
                 total_comms += comms;
         }
         ok(all_ordered, "every later take in order too");
-        ok(total_samples == 40 && total_comms == 8, "and nothing is lost: %u samples, %u COMMs", total_samples,
-           total_comms);
+        ok(total_samples == 40 && total_comms == 8, "and nothing is lost: %u samples, %u COMMs",
+           total_samples, total_comms);
         /* The COMMs' times: 15 + 50k for k < 8. */
-        ok(hooks == 8 && hook_times == 8 * 15 + 50 * 28, "the later passes gave none of them to the hook again "
-           "(%u calls)", hooks);
+        ok(hooks == 8 && hook_times == 8 * 15 + 50 * 28,
+           "the later passes gave none of them to the hook again "
+           "(%u calls)",
+           hooks);
         ok(rings[0]->meta->data_tail == rings[0]->meta->data_head &&
-           rings[1]->meta->data_tail == rings[1]->meta->data_head, "both rings empty at the end");
+                   rings[1]->meta->data_tail == rings[1]->meta->data_head,
+           "both rings empty at the end");
 
         ring_reader_free(r);
         fake_ring_free(rings[0]);
@@ -172,20 +179,24 @@ static void test_sync(void) {
                 if (s == 1)
                         break;
         }
-        ok(rounds == 3 && total == 25, "25 samples through a bound of 10: two syncs say 'full', the third "
-           "has them all (%u rounds, %u samples)", rounds, total);
+        ok(rounds == 3 && total == 25,
+           "25 samples through a bound of 10: two syncs say 'full', the third "
+           "has them all (%u rounds, %u samples)",
+           rounds, total);
         ring_reader_free(r);
         fake_ring_free(rings[0]);
 }
 
 /* Samples with user registers (two: the stack pointer second) and STACK_BYTES of stack, of
  * which DYN filled, the stack's bytes counting up from SP: 64 stack bytes are copied per sample. */
-#define STACK_TYPE (PERF_SAMPLE_IDENTIFIER | PERF_SAMPLE_IP | PERF_SAMPLE_TID | PERF_SAMPLE_TIME | \
-                    PERF_SAMPLE_REGS_USER | PERF_SAMPLE_STACK_USER)
+#define STACK_TYPE \
+        (PERF_SAMPLE_IDENTIFIER | PERF_SAMPLE_IP | PERF_SAMPLE_TID | PERF_SAMPLE_TIME | \
+         PERF_SAMPLE_REGS_USER | PERF_SAMPLE_STACK_USER)
 #define STACK_BYTES 64
 static void put_stack_sample(struct ring_buffer *r, uint32_t tid, uint64_t time, uint64_t sp, uint64_t dyn) {
         uint64_t rec[(8 + 8 * 4 + 8 + 16 + 8 + STACK_BYTES + 8) / 8] = {
-                0, 5, 0x1000, (uint64_t) tid << 32 | tid, time, PERF_SAMPLE_REGS_ABI_64, 0x2000, sp, STACK_BYTES,
+                0,      5,  0x1000,      (uint64_t) tid << 32 | tid, time, PERF_SAMPLE_REGS_ABI_64,
+                0x2000, sp, STACK_BYTES,
         };
         struct perf_event_header h = { .type = PERF_RECORD_SAMPLE, .size = sizeof rec };
 
@@ -198,8 +209,9 @@ static void put_stack_sample(struct ring_buffer *r, uint32_t tid, uint64_t time,
 
 /* An EXIT of TID, or its COMM at an exec. */
 static void put_task_end(struct ring_buffer *r, uint32_t tid, uint64_t time, bool exec) {
-        uint64_t exit[] = { 0, (uint64_t) tid << 32 | tid, (uint64_t) tid << 32 | tid, time, (uint64_t) tid << 32 | tid,
-                            time, 9 };
+        uint64_t exit[] = { 0,    (uint64_t) tid << 32 | tid, (uint64_t) tid << 32 | tid,
+                            time, (uint64_t) tid << 32 | tid, time,
+                            9 };
         uint64_t comm[] = { 0, (uint64_t) tid << 32 | tid, 'x', (uint64_t) tid << 32 | tid, time, 9 };
         struct perf_event_header h = { .type = exec ? PERF_RECORD_COMM : PERF_RECORD_EXIT,
                                        .misc = exec ? PERF_RECORD_MISC_COMM_EXEC : 0,
@@ -244,23 +256,24 @@ static void test_stack_tops(void) {
         ok(ring_reader_add_event(r, 5, STACK_TYPE, 2, 1) == 0, "an event with registers and stacks");
         ok(ring_reader_set_stack_top(r, 7, 0x8028, 0) == 0 && ring_reader_set_stack_top(r, 8, 0x9040, 0) == 0,
            "tops for threads 7 and 8");
-        put_stack_sample(rings[0], 7, 1, 0x8000, 64);   /* cut: 0x28 of 64 */
-        put_stack_sample(rings[0], 7, 2, 0x8000, 32);   /* the kernel filled less: 32 */
-        put_stack_sample(rings[0], 7, 3, 0x8030, 16);   /* above its top (another stack): 16 */
-        put_stack_sample(rings[0], 9, 4, 0x8000, 64);   /* no top: 64 */
-        put_stack_sample(rings[0], 8, 5, 0x9000, 64);   /* top at the end of the copy: 64 */
+        put_stack_sample(rings[0], 7, 1, 0x8000, 64); /* cut: 0x28 of 64 */
+        put_stack_sample(rings[0], 7, 2, 0x8000, 32); /* the kernel filled less: 32 */
+        put_stack_sample(rings[0], 7, 3, 0x8030, 16); /* above its top (another stack): 16 */
+        put_stack_sample(rings[0], 9, 4, 0x8000, 64); /* no top: 64 */
+        put_stack_sample(rings[0], 8, 5, 0x9000, 64); /* top at the end of the copy: 64 */
         put_task_end(rings[0], 7, 6, false);
-        put_stack_sample(rings[0], 7, 7, 0x8000, 64);   /* exited: 64 */
+        put_stack_sample(rings[0], 7, 7, 0x8000, 64); /* exited: 64 */
         ring_reader_take(r, &q, &size);
         n = queued_stacks(q, size, dyn, 16, &intact);
         ok(n == 6 && intact, "6 samples queued, their stacks' bytes kept");
         ok(dyn[0] == 0x28 && dyn[1] == 32 && dyn[2] == 16 && dyn[3] == 64 && dyn[4] == 64 && dyn[5] == 64,
            "cut at the top where it lies in the filled part; not past what was filled, not above or "
-           "without a top, not after the exit (%llu %llu %llu %llu %llu %llu)", (unsigned long long) dyn[0],
-           (unsigned long long) dyn[1], (unsigned long long) dyn[2], (unsigned long long) dyn[3],
-           (unsigned long long) dyn[4], (unsigned long long) dyn[5]);
+           "without a top, not after the exit (%llu %llu %llu %llu %llu %llu)",
+           (unsigned long long) dyn[0], (unsigned long long) dyn[1], (unsigned long long) dyn[2],
+           (unsigned long long) dyn[3], (unsigned long long) dyn[4], (unsigned long long) dyn[5]);
 
-        ok(ring_reader_set_stack_top(r, 7, 0x8010, 5) == 0, "thread 7's top learnt from a sample before its exit");
+        ok(ring_reader_set_stack_top(r, 7, 0x8010, 5) == 0,
+           "thread 7's top learnt from a sample before its exit");
         put_stack_sample(rings[0], 7, 8, 0x8000, 64);
         ring_reader_take(r, &q, &size);
         n = queued_stacks(q, size, dyn, 16, &intact);

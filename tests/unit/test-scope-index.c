@@ -59,8 +59,8 @@ static size_t naive(Dwarf_Die *parent, uint64_t pc, Dwarf_Die *chain, size_t n, 
                 size_t m;
 
                 if (tag == DW_TAG_imported_unit) {
-                        if (imports < 8 && dwarf_attr(&child, DW_AT_import, &a) && dwarf_formref_die(&a, &unit) &&
-                            (m = naive(&unit, pc, chain, n, imports + 1)) > n)
+                        if (imports < 8 && dwarf_attr(&child, DW_AT_import, &a) &&
+                            dwarf_formref_die(&a, &unit) && (m = naive(&unit, pc, chain, n, imports + 1)) > n)
                                 return m;
                 } else if (tag == DW_TAG_subprogram || tag == DW_TAG_inlined_subroutine) {
                         if (dwarf_haspc(&child, pc) > 0 && n < 256) {
@@ -146,7 +146,8 @@ static void test_inline_chain(Dwarf *dw) {
 
                 if (dwarf_offdie(dw, off + header, &cu) && dwarf_child(&cu, &child) == 0)
                         do {
-                                if (dwarf_tag(&child) != DW_TAG_subprogram || strcmp(name_of(&child), "outer_loop") != 0 ||
+                                if (dwarf_tag(&child) != DW_TAG_subprogram ||
+                                    strcmp(name_of(&child), "outer_loop") != 0 ||
                                     dwarf_lowpc(&child, &low) != 0 || dwarf_highpc(&child, &high) != 0)
                                         continue;
                                 fn = child;
@@ -159,11 +160,14 @@ static void test_inline_chain(Dwarf *dw) {
                                 Dwarf_Die *got[MAX_CHAIN];
                                 size_t k = scope_index_lookup(x, pc, got, MAX_CHAIN);
 
-                                all_in = all_in && k > 0 && dwarf_dieoffset(got[k - 1]) == dwarf_dieoffset(&fn);
-                                chain = chain || (k == 3 && strcmp(name_of(got[0]), "inner_step") == 0 &&
-                                                  strcmp(name_of(got[1]), "middle_step") == 0);
+                                all_in = all_in && k > 0 &&
+                                        dwarf_dieoffset(got[k - 1]) == dwarf_dieoffset(&fn);
+                                chain = chain ||
+                                        (k == 3 && strcmp(name_of(got[0]), "inner_step") == 0 &&
+                                         strcmp(name_of(got[1]), "middle_step") == 0);
                         }
-                        ok(chain, "an instruction of outer_loop() is in inner_step() inlined into middle_step() "
+                        ok(chain,
+                           "an instruction of outer_loop() is in inner_step() inlined into middle_step() "
                            "inlined into it");
                         ok(all_in, "every address of outer_loop() ends its chain at outer_loop()");
                         {
@@ -228,7 +232,8 @@ static void test_model(Dwarf *dw, const char *what) {
                 for (size_t i = 0; i < n; i++) {
                         n_pcs++;
                         if (!agrees(x, &cu, pcs[i]) && bad++ == 0)
-                                snprintf(first_bad, sizeof first_bad, "CU at %#llx, pc %#llx: the index says %zu scopes",
+                                snprintf(first_bad, sizeof first_bad,
+                                         "CU at %#llx, pc %#llx: the index says %zu scopes",
                                          (unsigned long long) off, (unsigned long long) pcs[i],
                                          scope_index_lookup(x, pcs[i], got, MAX_CHAIN));
                 }

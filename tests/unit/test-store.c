@@ -10,8 +10,8 @@
 #include <unistd.h>
 
 #include "profile.h"
-#include "store-migrations.h"
 #include "store-internal.h"
+#include "store-migrations.h"
 #include "store.h"
 #include "tap.h"
 
@@ -68,11 +68,13 @@ static void test_round_trip(void) {
         int64_t run1, run2, res1, res2, thr1, thr2;
 
         ok(store_open(path("a.db"), STORE_WRITE, &s) == 0, "a new store opens for writing");
-        is_int(store_version(s), store_migrations[n_store_migrations - 1].version, "at the latest schema version");
+        is_int(store_version(s), store_migrations[n_store_migrations - 1].version,
+               "at the latest schema version");
         ok(store_begin(s) == 0, "begin");
         ok(add_run(s, "cpu-time", 10, &run1, &res1, &thr1) == 0, "run 1: cpu-time every 10");
         ok(add_stack(s, res1, thr1, "main;f;g", 3) == 0 && add_stack(s, res1, thr1, "main;f", 2) == 0 &&
-           add_stack(s, res1, thr1, "main;[libc.so.6+0x10]", 1) == 0, "run 1: three stacks");
+                   add_stack(s, res1, thr1, "main;[libc.so.6+0x10]", 1) == 0,
+           "run 1: three stacks");
         ok(add_stack(s, res1, thr1, "main;f;g", 4) == 0, "the same row again adds up");
         ok(store_add_lost(s, run1, res1, 5) == 0, "5 samples lost");
         ok(add_run(s, "cpu-time", 20, &run2, &res2, &thr2) == 0, "run 2: cpu-time every 20");
@@ -125,7 +127,8 @@ static int add_stack_at(struct store *s, int64_t resource, int64_t thread, int64
 
         snprintf(copy, sizeof copy, "%s", names);
         for (char *n = strtok_r(copy, ";", &save); n; n = strtok_r(NULL, ";", &save))
-                if (store_function_id(s, n, 0, false, &fn) < 0 || store_frame_id(s, fn, -1, NULL, 0, false, &frame) < 0 ||
+                if (store_function_id(s, n, 0, false, &fn) < 0 ||
+                    store_frame_id(s, fn, -1, NULL, 0, false, &frame) < 0 ||
                     store_stack_id(s, parent, frame, &parent) < 0)
                         return -1;
         return store_add_samples(s, resource, bucket, thread, parent, hits, hits);
@@ -165,15 +168,18 @@ static void test_filters_and_expiry(void) {
         struct store_filter f = { .resource = "cpu-time" };
 
         ok(store_open(path("f.db"), STORE_WRITE, &s) == 0 && store_begin(s) == 0 &&
-           add_run(s, "cpu-time", 1, &run, &res, &thr) == 0, "a store with a run");
+                   add_run(s, "cpu-time", 1, &run, &res, &thr) == 0,
+           "a store with a run");
         web = add_process(s, run, 100, "nginx.service", "nginx", "/usr/sbin/nginx");
-        db1 = add_process(s, run, 200, "postgresql.service", "postgres", "/usr/lib/postgresql/15/bin/postgres");
-        db2 = add_process(s, run, 201, "postgresql.service", "postgres", "/usr/lib/postgresql/15/bin/postgres");
+        db1 = add_process(s, run, 200, "postgresql.service", "postgres",
+                          "/usr/lib/postgresql/15/bin/postgres");
+        db2 = add_process(s, run, 201, "postgresql.service", "postgres",
+                          "/usr/lib/postgresql/15/bin/postgres");
         ok(web > 0 && db1 > 0 && db2 > 0, "three processes in two units");
         ok(add_stack_at(s, res, web, 60, "main;serve;parse", 5) == 0 &&
-           add_stack_at(s, res, db1, 60, "main;exec_query;seqscan", 7) == 0 &&
-           add_stack_at(s, res, db2, 120, "main;exec_query;sort", 11) == 0 &&
-           add_stack_at(s, res, web, 180, "main;serve;sendfile", 13) == 0 && store_commit(s) == 0,
+                   add_stack_at(s, res, db1, 60, "main;exec_query;seqscan", 7) == 0 &&
+                   add_stack_at(s, res, db2, 120, "main;exec_query;sort", 11) == 0 &&
+                   add_stack_at(s, res, web, 180, "main;serve;sendfile", 13) == 0 && store_commit(s) == 0,
            "samples in buckets 60, 120 and 180");
 
         is_int(total(s, &f), 36, "no filter: every hit");
@@ -206,12 +212,15 @@ static void test_filters_and_expiry(void) {
         ok(store_expire(s, 100, 0, &deleted) == 0, "expire what is before 100");
         is_int(deleted, 2, "two sample rows go");
         is_int(total(s, &f), 24, "the rest stays");
-        is_int(count("f.db", "function"), 5, "functions only the deleted stacks had are gone (main exec_query sort serve sendfile)");
-        is_int(count("f.db", "stack"), 5, "and the stack trie is pruned to the two stacks left (main shared)");
+        is_int(count("f.db", "function"), 5,
+               "functions only the deleted stacks had are gone (main exec_query sort serve sendfile)");
+        is_int(count("f.db", "stack"), 5,
+               "and the stack trie is pruned to the two stacks left (main shared)");
         is_int(count("f.db", "process"), 2, "the process without samples left is gone");
 
         ok(store_begin(s) == 0 && add_stack_at(s, res, db2, 240, "main;exec_query;sort", 1) == 0 &&
-           store_commit(s) == 0, "after expiry, writing (with ids found again) works");
+                   store_commit(s) == 0,
+           "after expiry, writing (with ids found again) works");
         is_int(total(s, &f), 25, "and adds up");
 
         ok(store_expire(s, 0, 1, &deleted) == 0, "a size bound below anything: expire everything");
@@ -225,15 +234,18 @@ static void test_migration(void) {
         char sql[128];
 
         ok(sqlite3_open(path("v1.db"), &db) == SQLITE_OK &&
-           sqlite3_exec(db, store_migrations[0].sql, NULL, NULL, NULL) == SQLITE_OK, "a store at schema 1");
-        snprintf(sql, sizeof sql, "PRAGMA user_version = 1; PRAGMA application_id = %d", STORE_APPLICATION_ID);
-        ok(sqlite3_exec(db, sql, NULL, NULL, NULL) == SQLITE_OK && sqlite3_close(db) == SQLITE_OK, "marked as such");
+                   sqlite3_exec(db, store_migrations[0].sql, NULL, NULL, NULL) == SQLITE_OK,
+           "a store at schema 1");
+        snprintf(sql, sizeof sql, "PRAGMA user_version = 1; PRAGMA application_id = %d",
+                 STORE_APPLICATION_ID);
+        ok(sqlite3_exec(db, sql, NULL, NULL, NULL) == SQLITE_OK && sqlite3_close(db) == SQLITE_OK,
+           "marked as such");
         chmod(path("v1.db"), 0444);
         ok(geteuid() == 0 || store_open(path("v1.db"), STORE_READ, &s) == -EPROTO,
            "reading an older schema that may not be written: -EPROTO");
         chmod(path("v1.db"), 0644);
         ok(store_open(path("v1.db"), STORE_READ, &s) == 0 &&
-           store_version(s) == store_migrations[n_store_migrations - 1].version,
+                   store_version(s) == store_migrations[n_store_migrations - 1].version,
            "reading one that may be written upgrades it to the latest");
         ok(count("v1.db", "sqlite_schema WHERE name = 'sample_bucket'") == 1, "with the new index");
         ok(count("v1.db", "store_state") == 1, "and an identity");
@@ -245,28 +257,35 @@ static void test_identity(void) {
         struct store_identity a, b, c;
         int64_t run, res, thr, rid;
 
-        ok(store_open(path("id.db"), STORE_WRITE, &s) == 0 && store_identity(s, &a) == 0 && strlen(a.uuid) == 32,
+        ok(store_open(path("id.db"), STORE_WRITE, &s) == 0 && store_identity(s, &a) == 0 &&
+                   strlen(a.uuid) == 32,
            "a new store has a random id: %s", a.uuid);
         ok(store_begin(s) == 0 && add_run(s, "cpu-time", 1, &run, &res, &thr) == 0 &&
-           add_stack(s, res, thr, "main;f", 3) == 0 && store_commit(s) == 0 && store_identity(s, &b) == 0,
+                   add_stack(s, res, thr, "main;f", 3) == 0 && store_commit(s) == 0 &&
+                   store_identity(s, &b) == 0,
            "samples stored");
         ok(streq(a.uuid, b.uuid) && b.generation > a.generation && b.dev == a.dev && b.ino == a.ino,
-           "they move its generation (%lld to %lld), not its id", (long long) a.generation, (long long) b.generation);
+           "they move its generation (%lld to %lld), not its id", (long long) a.generation,
+           (long long) b.generation);
         ok(store_begin(s) == 0 && add_stack(s, res, thr, "main;f", 1) == 0 && store_commit(s) == 0 &&
-           store_identity(s, &c) == 0 && c.generation > b.generation, "adding to a row moves it too");
+                   store_identity(s, &c) == 0 && c.generation > b.generation,
+           "adding to a row moves it too");
         {
                 sqlite3 *db = NULL;
 
                 ok(sqlite3_open(path("id.db"), &db) == SQLITE_OK &&
-                   sqlite3_exec(db, "DELETE FROM sample", NULL, NULL, NULL) == SQLITE_OK &&
-                   store_identity(s, &b) == 0 && b.generation > c.generation, "as does a hand's DELETE");
+                           sqlite3_exec(db, "DELETE FROM sample", NULL, NULL, NULL) == SQLITE_OK &&
+                           store_identity(s, &b) == 0 && b.generation > c.generation,
+                   "as does a hand's DELETE");
                 ok(sqlite3_exec(db, "DELETE FROM store_state", NULL, NULL, NULL) != SQLITE_OK,
                    "the identity row cannot be deleted");
                 sqlite3_close(db);
         }
-        ok(store_resource_id(s, "cpu-time", &rid) == 0 && rid == res && store_resource_id(s, "nope", &rid) == -ENOENT,
+        ok(store_resource_id(s, "cpu-time", &rid) == 0 && rid == res &&
+                   store_resource_id(s, "nope", &rid) == -ENOENT,
            "resource ids by name");
-        ok(store_open(path("id2.db"), STORE_WRITE, &t) == 0 && store_identity(t, &c) == 0 && !streq(a.uuid, c.uuid),
+        ok(store_open(path("id2.db"), STORE_WRITE, &t) == 0 && store_identity(t, &c) == 0 &&
+                   !streq(a.uuid, c.uuid),
            "another store, another id");
 }
 
@@ -277,10 +296,11 @@ static void test_rollback(void) {
 
         ok(store_open(path("b.db"), STORE_WRITE, &s) == 0, "store b");
         ok(store_begin(s) == 0 && add_run(s, "syscalls", 1, &run, &res, &thr) == 0 &&
-           add_stack(s, res, thr, "main;read", 9) == 0, "a transaction with samples");
+                   add_stack(s, res, thr, "main;read", 9) == 0,
+           "a transaction with samples");
         store_rollback(s);
         ok(store_begin(s) == 0 && add_run(s, "syscalls", 1, &run, &res, &thr) == 0 &&
-           add_stack(s, res, thr, "main;write", 2) == 0 && store_commit(s) == 0,
+                   add_stack(s, res, thr, "main;write", 2) == 0 && store_commit(s) == 0,
            "after a rollback the cached ids are forgotten and writing works");
         ok(store_load_tree(s, &(struct store_filter) { .resource = "syscalls" }, &t) == 0, "loads");
         is_int(t->total, 2, "only the committed samples are there");
@@ -322,19 +342,24 @@ static void test_refusals(void) {
         ok(same_file(path("text.db"), text, sizeof text - 1), "and left as it was");
 
         ok(sqlite3_open(path("other.db"), &db) == SQLITE_OK &&
-           sqlite3_exec(db, "CREATE TABLE mine (x); INSERT INTO mine VALUES (1)", NULL, NULL, NULL) == SQLITE_OK &&
-           sqlite3_close(db) == SQLITE_OK, "someone else's SQLite database");
+                   sqlite3_exec(db, "CREATE TABLE mine (x); INSERT INTO mine VALUES (1)", NULL, NULL, NULL) ==
+                           SQLITE_OK &&
+                   sqlite3_close(db) == SQLITE_OK,
+           "someone else's SQLite database");
         stat(path("other.db"), &st_before);
         ok(store_open(path("other.db"), STORE_WRITE, &s) == -EBADMSG, "is refused: -EBADMSG");
-        ok(strstr(store_error(NULL), "not a cppd store") != NULL, "with words that say why: %s", store_error(NULL));
+        ok(strstr(store_error(NULL), "not a cppd store") != NULL, "with words that say why: %s",
+           store_error(NULL));
         stat(path("other.db"), &st_after);
-        ok(st_before.st_size == st_after.st_size && st_before.st_mtime == st_after.st_mtime, "and not modified");
+        ok(st_before.st_size == st_after.st_size && st_before.st_mtime == st_after.st_mtime,
+           "and not modified");
 
         ok(store_open(path("new.db"), STORE_WRITE, &s) == 0, "a store");
         s = store_close(s);
         ok(sqlite3_open(path("new.db"), &db) == SQLITE_OK &&
-           sqlite3_exec(db, "PRAGMA user_version = 99", NULL, NULL, NULL) == SQLITE_OK &&
-           sqlite3_close(db) == SQLITE_OK, "pretend a newer cppd wrote it");
+                   sqlite3_exec(db, "PRAGMA user_version = 99", NULL, NULL, NULL) == SQLITE_OK &&
+                   sqlite3_close(db) == SQLITE_OK,
+           "pretend a newer cppd wrote it");
         ok(store_open(path("new.db"), STORE_READ, &s) == -EPROTONOSUPPORT, "reading it: -EPROTONOSUPPORT");
         ok(store_open(path("new.db"), STORE_WRITE, &s) == -EPROTONOSUPPORT, "writing it: -EPROTONOSUPPORT");
 
@@ -351,7 +376,8 @@ static void test_corrupt(void) {
         int fd, rc;
 
         ok(store_open(path("c.db"), STORE_WRITE, &s) == 0 && store_begin(s) == 0 &&
-           add_run(s, "cpu-time", 1, &run, &res, &thr) == 0, "a store with samples");
+                   add_run(s, "cpu-time", 1, &run, &res, &thr) == 0,
+           "a store with samples");
         for (int i = 0; i < 300; i++) {
                 char stack[64];
 
@@ -388,8 +414,9 @@ static void test_reader_beside_writer(void) {
         int64_t run, res, thr;
 
         ok(store_open(path("d.db"), STORE_WRITE, &w) == 0 && store_begin(w) == 0 &&
-           add_run(w, "cpu-time", 1, &run, &res, &thr) == 0 && add_stack(w, res, thr, "main;a", 1) == 0 &&
-           store_commit(w) == 0, "a committed sample");
+                   add_run(w, "cpu-time", 1, &run, &res, &thr) == 0 &&
+                   add_stack(w, res, thr, "main;a", 1) == 0 && store_commit(w) == 0,
+           "a committed sample");
         ok(store_begin(w) == 0 && add_stack(w, res, thr, "main;b", 5) == 0, "a writer mid-transaction");
         ok(store_open(path("d.db"), STORE_READ, &r) == 0, "a reader opens meanwhile");
         ok(store_load_tree(r, &(struct store_filter) { .resource = "cpu-time" }, &t) == 0,
@@ -416,7 +443,8 @@ static int commit_mid_load(void *userdata) {
         if (++mid.calls != mid.at)
                 return 0;
         snprintf(names, sizeof names, "main;new%d;deeper%d", mid.k, mid.k);
-        if (store_begin(mid.w) < 0 || add_stack(mid.w, mid.res, mid.thr, names, 2) < 0 || store_commit(mid.w) < 0)
+        if (store_begin(mid.w) < 0 || add_stack(mid.w, mid.res, mid.thr, names, 2) < 0 ||
+            store_commit(mid.w) < 0)
                 mid.k = -1000;
         return 0;
 }
@@ -428,8 +456,10 @@ static void test_writer_commits_mid_load(void) {
         int bad = 0, fired = 0;
 
         ok(store_open(path("m.db"), STORE_WRITE, &w) == 0 && store_begin(w) == 0 &&
-           add_run(w, "cpu-time", 1, &run, &mid.res, &mid.thr) == 0 && add_stack(w, mid.res, mid.thr, "main;a", 3) == 0 &&
-           store_commit(w) == 0 && store_open(path("m.db"), STORE_READ, &r) == 0, "a store, a writer and a reader");
+                   add_run(w, "cpu-time", 1, &run, &mid.res, &mid.thr) == 0 &&
+                   add_stack(w, mid.res, mid.thr, "main;a", 3) == 0 && store_commit(w) == 0 &&
+                   store_open(path("m.db"), STORE_READ, &r) == 0,
+           "a store, a writer and a reader");
         mid.w = w;
         sqlite3_progress_handler(r->db, 4, commit_mid_load, NULL);
         for (mid.k = 1; mid.k <= 60; mid.k++) {
@@ -443,8 +473,8 @@ static void test_writer_commits_mid_load(void) {
                 if (q < 0 || mid.k < 0 || (t->total != total && t->total != total + 2)) {
                         char line[128];
 
-                        snprintf(line, sizeof line, "commit at callback %d: load %d, total %lld of %lld", mid.at, q,
-                                 q < 0 ? -1LL : (long long) t->total, (long long) total);
+                        snprintf(line, sizeof line, "commit at callback %d: load %d, total %lld of %lld",
+                                 mid.at, q, q < 0 ? -1LL : (long long) t->total, (long long) total);
                         diag(line);
                         bad++;
                 }
@@ -465,12 +495,14 @@ static void test_modes(void) {
         ok(store_open(path("modes.db"), STORE_WRITE, &s) == 0, "a new store with umask 0");
         ok(stat(path("modes.db"), &st) == 0 && (st.st_mode & 0777) == 0640, "is 0640");
         ok(store_begin(s) == 0 &&
-           store_add_run(s, &(struct store_run) { .kind = "import", .started = 1 }, &(int64_t) { 0 }) == 0 &&
-           store_commit(s) == 0, "a write, which makes the WAL");
+                   store_add_run(s, &(struct store_run) { .kind = "import", .started = 1 },
+                                 &(int64_t) { 0 }) == 0 &&
+                   store_commit(s) == 0,
+           "a write, which makes the WAL");
         ok(stat(path("modes.db-wal"), &st) == 0 && (st.st_mode & 0777) == 0640, "the WAL is 0640 too");
         s = store_close(s);
         ok(chmod(path("modes.db"), 0600) == 0 && store_open(path("modes.db"), STORE_WRITE, &s) == 0 &&
-           stat(path("modes.db"), &st) == 0 && (st.st_mode & 0777) == 0600,
+                   stat(path("modes.db"), &st) == 0 && (st.st_mode & 0777) == 0600,
            "an existing store keeps the mode its owner gave it");
         store_close(s);
         umask(old);

@@ -33,7 +33,8 @@ static void load_self(void) {
                 if (proc_maps_parse_line(line, &l) < 0 || !l.exec)
                         continue;
                 if (l.path[0] == '/' || strcmp(l.path, "[vdso]") == 0)
-                        symbolizer_module(sym, l.path, NULL, 0, (uint64_t) l.dev_major << 32 | l.dev_minor, l.ino, &index);
+                        symbolizer_module(sym, l.path, NULL, 0, (uint64_t) l.dev_major << 32 | l.dev_minor,
+                                          l.ino, &index);
                 proc_maps_add(maps, l.start, l.end, l.pgoff, index);
         }
         if (f)
@@ -89,26 +90,27 @@ __attribute__((noinline)) void chain_c(void) {
         uint64_t *r = regs;
         uint64_t sp;
 
-        __asm__ volatile(
-                "mov %%rax, 0(%0)\n\t"
-                "mov %%rbx, 8(%0)\n\t"
-                "mov %%rcx, 16(%0)\n\t"
-                "mov %%rdx, 24(%0)\n\t"
-                "mov %%rsi, 32(%0)\n\t"
-                "mov %%rdi, 40(%0)\n\t"
-                "mov %%rbp, 48(%0)\n\t"
-                "mov %%rsp, 56(%0)\n\t"
-                "lea (%%rip), %%rax\n\t"
-                "mov %%rax, 64(%0)\n\t"
-                "mov %%r8, 72(%0)\n\t"
-                "mov %%r9, 80(%0)\n\t"
-                "mov %%r10, 88(%0)\n\t"
-                "mov %%r11, 96(%0)\n\t"
-                "mov %%r12, 104(%0)\n\t"
-                "mov %%r13, 112(%0)\n\t"
-                "mov %%r14, 120(%0)\n\t"
-                "mov %%r15, 128(%0)\n\t"
-                : : "r"(r) : "rax", "memory");
+        __asm__ volatile("mov %%rax, 0(%0)\n\t"
+                         "mov %%rbx, 8(%0)\n\t"
+                         "mov %%rcx, 16(%0)\n\t"
+                         "mov %%rdx, 24(%0)\n\t"
+                         "mov %%rsi, 32(%0)\n\t"
+                         "mov %%rdi, 40(%0)\n\t"
+                         "mov %%rbp, 48(%0)\n\t"
+                         "mov %%rsp, 56(%0)\n\t"
+                         "lea (%%rip), %%rax\n\t"
+                         "mov %%rax, 64(%0)\n\t"
+                         "mov %%r8, 72(%0)\n\t"
+                         "mov %%r9, 80(%0)\n\t"
+                         "mov %%r10, 88(%0)\n\t"
+                         "mov %%r11, 96(%0)\n\t"
+                         "mov %%r12, 104(%0)\n\t"
+                         "mov %%r13, 112(%0)\n\t"
+                         "mov %%r14, 120(%0)\n\t"
+                         "mov %%r15, 128(%0)\n\t"
+                         :
+                         : "r"(r)
+                         : "rax", "memory");
         sp = regs[UNWIND_REG_SP];
         /* The stack from sp up, as the kernel would copy it; never past the stack's top. */
         {
@@ -132,7 +134,7 @@ __attribute__((noinline)) void chain_c(void) {
 __attribute__((noinline)) void chain_b(void);
 __attribute__((noinline)) void chain_b(void) {
         chain_c();
-        __asm__ volatile("" ::: "memory");      /* no tail call */
+        __asm__ volatile("" ::: "memory"); /* no tail call */
 }
 
 __attribute__((noinline)) void chain_a(void);
@@ -178,7 +180,8 @@ static void test_unwind(void) {
         }
         printf("# unwound: %s\n", all);
         ok(n >= 6, "the copied stack unwinds %zu frames deep", n);
-        ok(strstr(all, "chain_c chain_b chain_a cmp ") == all, "chain_c, chain_b, chain_a, cmp: innermost first");
+        ok(strstr(all, "chain_c chain_b chain_a cmp ") == all,
+           "chain_c, chain_b, chain_a, cmp: innermost first");
         ok(strstr(all, "qsort_r") != NULL, "through glibc's qsort_r, which has no frame pointers");
         ok(strstr(all, "test_unwind") != NULL && strstr(all, " main ") != NULL,
            "and on to the caller of qsort, and main");
@@ -190,10 +193,12 @@ static void test_unwind(void) {
         unwinder_stats(u, &stats);
         {
                 uint64_t rows = stats.rows;
-                size_t m = unwinder_unwind(u, find_module, NULL, 0, regs, stack_copy, stack_len, again, 64, &top_again);
+                size_t m = unwinder_unwind(u, find_module, NULL, 0, regs, stack_copy, stack_len, again, 64,
+                                           &top_again);
 
                 unwinder_stats(u, &stats);
-                ok(m == n && memcmp(again, pcs, n * sizeof *pcs) == 0 && stats.rows == rows && stats.cached == 0,
+                ok(m == n && memcmp(again, pcs, n * sizeof *pcs) == 0 && stats.rows == rows &&
+                           stats.cached == 0,
                    "unwound again from the rows learnt: the same %zu frames, %llu rows, no cache without a space",
                    m, (unsigned long long) rows);
         }
@@ -205,14 +210,15 @@ static void test_unwind(void) {
 
                 unwinder_stats(u, &stats);
                 cached = stats.cached;
-                m = unwinder_unwind(u, find_module, NULL, maps->generation, regs, stack_copy, stack_len, again, 64,
-                                    &top_again);
+                m = unwinder_unwind(u, find_module, NULL, maps->generation, regs, stack_copy, stack_len,
+                                    again, 64, &top_again);
                 unwinder_stats(u, &stats);
                 if (round == 0)
                         ok(m == n && memcmp(again, pcs, n * sizeof *pcs) == 0 && stats.cached == cached,
                            "with a space: the same frames, the cache filled and not yet asked");
                 else if (round == 1)
-                        ok(m == n && memcmp(again, pcs, n * sizeof *pcs) == 0 && stats.cached >= cached + n - 1,
+                        ok(m == n && memcmp(again, pcs, n * sizeof *pcs) == 0 &&
+                                   stats.cached >= cached + n - 1,
                            "again: the same frames, %llu of them from the cache",
                            (unsigned long long) (stats.cached - cached));
                 else
@@ -224,15 +230,18 @@ static void test_unwind(void) {
         /* The stack copied up to that top is enough for every frame; a stack cut short ends the
          * chain early, without a top; a stack of nothing leaves the IP. */
         ok(unwinder_unwind(u, find_module, NULL, 0, regs, stack_copy, top - regs[UNWIND_REG_SP], again, 64,
-                           &top_again) == n && memcmp(again, pcs, n * sizeof *pcs) == 0 && top_again == top,
+                           &top_again) == n &&
+                   memcmp(again, pcs, n * sizeof *pcs) == 0 && top_again == top,
            "copied only up to that top: the same %zu frames, the same top", n);
-        ok(unwinder_unwind(u, find_module, NULL, 0, regs, stack_copy, top - regs[UNWIND_REG_SP] - 8, again, 64,
-                           &top_again) < n && top_again == UNWIND_SHORT,
+        ok(unwinder_unwind(u, find_module, NULL, 0, regs, stack_copy, top - regs[UNWIND_REG_SP] - 8, again,
+                           64, &top_again) < n &&
+                   top_again == UNWIND_SHORT,
            "8 bytes short of it: fewer frames, and it says the copy fell short");
         ok(unwinder_unwind(u, find_module, NULL, 0, regs, stack_copy, 64, again, 64, &top_again) < n &&
-           top_again == UNWIND_SHORT, "64 bytes of stack: fewer frames, short");
+                   top_again == UNWIND_SHORT,
+           "64 bytes of stack: fewer frames, short");
         ok(unwinder_unwind(u, find_module, NULL, 0, regs, NULL, 0, again, 64, &top_again) >= 1 &&
-           again[0] == regs[UNWIND_REG_IP] && top_again == UNWIND_SHORT,
+                   again[0] == regs[UNWIND_REG_IP] && top_again == UNWIND_SHORT,
            "no stack: the IP alone, or what the registers reach; short");
 }
 
@@ -251,7 +260,8 @@ static void test_symbolize(void) {
                 void *fn = vdso ? dlsym(vdso, "__vdso_clock_gettime") : NULL;
 
                 if (fn)
-                        ok(strstr(names_at((uint64_t) (uintptr_t) fn + 1, buf, sizeof buf), "clock_gettime") != NULL,
+                        ok(strstr(names_at((uint64_t) (uintptr_t) fn + 1, buf, sizeof buf),
+                                  "clock_gettime") != NULL,
                            "a function of the vdso: %s", buf);
                 else
                         ok(true, "# SKIP no vdso symbol to look up");
@@ -271,13 +281,13 @@ static bool cfi_rule(Dwarf_CFI *cfi, uint64_t vaddr, int64_t *ret_cfa, int64_t *
         if (dwarf_cfi_addrframe(cfi, vaddr, &frame) != 0)
                 return false;
         simple = dwarf_frame_cfa(frame, &ops, &n) == 0 && n == 1 && ops[0].atom == DW_OP_bregx &&
-                 ops[0].number == 7;
+                ops[0].number == 7;
         if (simple)
                 *ret_cfa = (int64_t) ops[0].number2;
         simple = simple && dwarf_frame_register(frame, 16, mem, &ops, &n) == 0 && n == 2 &&
-                 ops[0].atom == DW_OP_call_frame_cfa && ops[1].atom == DW_OP_plus_uconst;
+                ops[0].atom == DW_OP_call_frame_cfa && ops[1].atom == DW_OP_plus_uconst;
         if (simple)
-                *ret_ra = (int64_t) ops[1].number;     /* negative offsets come wrapped */
+                *ret_ra = (int64_t) ops[1].number; /* negative offsets come wrapped */
         free(frame);
         return simple;
 }
@@ -308,7 +318,7 @@ static void test_rows_in_any_order(void) {
                 return;
         }
         for (size_t i = 0; i < 64; i++)
-                words[i] = 0x100000 + 0x100 * i;        /* no module's address: the unwind stops there */
+                words[i] = 0x100000 + 0x100 * i; /* no module's address: the unwind stops there */
         base = 0x7f0000000000;
         for (int pass = 0; pass < 2; pass++)
                 for (uint64_t k = 0; k < 0x800; k++) {
@@ -316,13 +326,13 @@ static void test_rows_in_any_order(void) {
                         int64_t cfa, ra;
                         size_t n;
 
-                        if (!cfi_rule(module_cfi(mod), pc - bias, &cfa, &ra) || cfa + ra < 0 || cfa + ra >= 64 * 8 ||
-                            (cfa + ra) % 8)
+                        if (!cfi_rule(module_cfi(mod), pc - bias, &cfa, &ra) || cfa + ra < 0 ||
+                            cfa + ra >= 64 * 8 || (cfa + ra) % 8)
                                 continue;
                         r[UNWIND_REG_IP] = pc;
                         r[UNWIND_REG_SP] = base;
-                        n = unwinder_unwind(u, find_module, NULL, 0, r, (const uint8_t *) words, sizeof words, pcs,
-                                            2, &top);
+                        n = unwinder_unwind(u, find_module, NULL, 0, r, (const uint8_t *) words, sizeof words,
+                                            pcs, 2, &top);
                         checked++;
                         if (n != 2 || pcs[1] != words[(cfa + ra) / 8] - 1)
                                 wrong++;
@@ -346,7 +356,8 @@ static void test_modules(void) {
         n = readlink("/proc/self/exe", self, sizeof self - 1);
         self[n > 0 ? n : 0] = '\0';
         m = module_new(MODULE_ELF, self, bogus, sizeof bogus);
-        ok(module_load(m, candidates, names) == -ESTALE, "a file with another build id: -ESTALE (a replaced binary)");
+        ok(module_load(m, candidates, names) == -ESTALE,
+           "a file with another build id: -ESTALE (a replaced binary)");
         module_free(m);
 
         candidates[0] = "/nonexistent/lib.so";
@@ -367,10 +378,12 @@ static void test_modules(void) {
                 uint32_t index, first, count;
 
                 ok(symbolizer_module(sym, "/nonexistent/libgone.so.1", NULL, 0, 1, 2, &index) == 0 &&
-                   symbolizer_load(sym, index, 0, 0, 0) == -ENOENT, "a module whose file is gone");
+                           symbolizer_load(sym, index, 0, 0, 0) == -ENOENT,
+                   "a module whose file is gone");
                 ok(symbolizer_resolve(sym, index, 0x1234, &first, &count) == 0 && count == 1 &&
-                   sym->frames[first].unknown &&
-                   strcmp(name_table_get(sym->names, sym->frames[first].function), "libgone.so.1+0x1234") == 0,
+                           sym->frames[first].unknown &&
+                           strcmp(name_table_get(sym->names, sym->frames[first].function),
+                                  "libgone.so.1+0x1234") == 0,
                    "its addresses are kept as module+offset, marked unknown");
         }
 }
@@ -402,12 +415,14 @@ static void test_one_module_two_keys(void) {
         n = readlink("/proc/self/exe", self, sizeof self - 1);
         self[n > 0 ? n : 0] = '\0';
         ok(stat(self, &st) == 0 && symbolizer_module(s, self, NULL, 0, st.st_dev, st.st_ino, &by_path) == 0 &&
-           symbolizer_load(s, by_path, 0, 0, 0) == 0, "this program, by its path, loaded");
+                   symbolizer_load(s, by_path, 0, 0, 0) == 0,
+           "this program, by its path, loaded");
         len = unhex(symbolizer_get_module(s, by_path)->build_id, id, sizeof id);
         ok(len > 0 && symbolizer_module(s, self, id, len, 0, 0, &by_id) == 0 && by_id == by_path,
            "by its build id after: the same module");
         ok(symbolizer_resolve(s, by_path, 0x1000, &first_a, &n_a) == 0 &&
-           symbolizer_resolve(s, by_id, 0x1000, &first_b, &n_b) == 0 && first_a == first_b, "and the same frames");
+                   symbolizer_resolve(s, by_id, 0x1000, &first_b, &n_b) == 0 && first_a == first_b,
+           "and the same frames");
 
         /* The other way round, in a new symbolizer: by build id first, loaded; then by path. */
         s = symbolizer_free(s);
@@ -415,12 +430,16 @@ static void test_one_module_two_keys(void) {
         ok(symbolizer_module(s, self, id, len, 0, 0, &by_id) == 0 && symbolizer_load(s, by_id, 0, 0, 0) == 0,
            "by its build id first, loaded");
         ok(symbolizer_module(s, self, NULL, 0, st.st_dev, st.st_ino, &by_path) == 0 && by_path != by_id &&
-           symbolizer_load(s, by_path, 0, 0, 0) == 0, "then by its path: another index, loaded");
-        ok(symbolizer_canonical(s, by_path) == by_id && symbolizer_get_module(s, by_path) == symbolizer_get_module(s, by_id) &&
-           !s->modules[by_path]->loaded, "which stands for the first, its own copy let go");
+                   symbolizer_load(s, by_path, 0, 0, 0) == 0,
+           "then by its path: another index, loaded");
+        ok(symbolizer_canonical(s, by_path) == by_id &&
+                   symbolizer_get_module(s, by_path) == symbolizer_get_module(s, by_id) &&
+                   !s->modules[by_path]->loaded,
+           "which stands for the first, its own copy let go");
         ok(symbolizer_resolve(s, by_path, 0x1000, &first_a, &n_a) == 0 &&
-           symbolizer_resolve(s, by_id, 0x1000, &first_b, &n_b) == 0 && first_a == first_b &&
-           s->frames[first_a].module == by_id, "its addresses resolve through the first");
+                   symbolizer_resolve(s, by_id, 0x1000, &first_b, &n_b) == 0 && first_a == first_b &&
+                   s->frames[first_a].module == by_id,
+           "its addresses resolve through the first");
         ok(symbolizer_module(s, self, NULL, 0, st.st_dev, st.st_ino, &again) == 0 && again == by_path,
            "and its path still finds it");
 }

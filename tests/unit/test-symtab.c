@@ -92,7 +92,8 @@ static void test_perf_map(void) {
         f = text("7f0000001000 40 LazyCompile:~foo bar.js:1\n7f0000002000 10 py::main:/x.py\n");
         ok(perf_map_load(f, names, &t) == 0, "a perf map loads");
         fclose(f);
-        ok(strcmp(name_at(t, 0x7f0000001020), "LazyCompile:~foo bar.js:1") == 0, "names keep spaces and colons");
+        ok(strcmp(name_at(t, 0x7f0000001020), "LazyCompile:~foo bar.js:1") == 0,
+           "names keep spaces and colons");
         ok(strcmp(name_at(t, 0x7f0000001040), "(none)") == 0, "sizes are respected");
         t = symtab_free(t);
         f = text("7f0000001000\n");

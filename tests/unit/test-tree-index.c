@@ -18,7 +18,11 @@
 
 static const struct tree_index_key key = {
         .store_id = "0123456789abcdef0123456789abcdef",
-        .dev = 1, .ino = 2, .generation = 3, .resource_id = 4, .token = "00112233aabbccdd",
+        .dev = 1,
+        .ino = 2,
+        .generation = 3,
+        .resource_id = 4,
+        .token = "00112233aabbccdd",
 };
 
 /* The node at the end of "a;b;c" below the root, by names, or UINT32_MAX. */
@@ -41,55 +45,63 @@ static uint32_t find(const struct tree_index *x, const char *path) {
 }
 
 static void test_layout(void) {
-        _cleanup_(sample_tree_freep) struct sample_tree *t =
-                tree_from_folded("main;f;g;f;h 2\n"
-                                 "main;f;k 3\n"
-                                 "main;x;y 4\n"
-                                 "main;x 1\n");
+        _cleanup_(sample_tree_freep) struct sample_tree *t = tree_from_folded("main;f;g;f;h 2\n"
+                                                                              "main;f;k 3\n"
+                                                                              "main;x;y 4\n"
+                                                                              "main;x 1\n");
         _cleanup_(tree_index_freep) struct tree_index *x = NULL;
         uint32_t f = NAME_NONE, n;
 
         if (tree_index_build(t, &x) < 0)
                 abort();
         ok(x->n == t->n_nodes && x->max_depth == 5, "built: %u nodes, %u deep", x->n, x->max_depth);
-        ok(tree_index_size(x, 0) == x->n && x->nodes[0].weight == 10, "the root's subtree is everything, 10 hits");
+        ok(tree_index_size(x, 0) == x->n && x->nodes[0].weight == 10,
+           "the root's subtree is everything, 10 hits");
         n = find(x, "main;f");
-        ok(n != UINT32_MAX && tree_index_size(x, n) == 5 && x->nodes[n].weight == 5, "(main f): 5 nodes, 5 hits");
+        ok(n != UINT32_MAX && tree_index_size(x, n) == 5 && x->nodes[n].weight == 5,
+           "(main f): 5 nodes, 5 hits");
         ok(tree_index_fresh(x, n), "(main f) is fresh: f recurs below it, but comes back to it, not above");
         n = find(x, "main;f;g");
-        ok(n != UINT32_MAX && !tree_index_fresh(x, n), "(main f g) is not fresh: f, an ancestor, recurs in it");
+        ok(n != UINT32_MAX && !tree_index_fresh(x, n),
+           "(main f g) is not fresh: f, an ancestor, recurs in it");
         n = find(x, "main;f;g;f;h");
         ok(n != UINT32_MAX && tree_index_fresh(x, n), "(main f g f h) is fresh: a leaf no ancestor names");
         n = find(x, "main;x");
         ok(n != UINT32_MAX && tree_index_fresh(x, n) && tree_index_fresh(x, find(x, "main;x;y")),
            "(main x) and (main x y) are fresh");
         f = name_table_find(t->names, "f");
-        ok(x->occ_start[f + 1] - x->occ_start[f] == 2 && x->occ[x->occ_start[f]] < x->occ[x->occ_start[f] + 1],
+        ok(x->occ_start[f + 1] - x->occ_start[f] == 2 &&
+                   x->occ[x->occ_start[f]] < x->occ[x->occ_start[f] + 1],
            "f labels two nodes, listed in preorder");
         ok(x->function_hits[f] == 5 && x->body_hits[f] == 0, "f: 5 hits once per sample, none in its body");
-        ok(x->function_hits[name_table_find(t->names, "x")] == 5 && x->body_hits[name_table_find(t->names, "x")] == 1,
+        ok(x->function_hits[name_table_find(t->names, "x")] == 5 &&
+                   x->body_hits[name_table_find(t->names, "x")] == 1,
            "x: 5 hits, 1 in its body");
 }
 
 /* The text of every view of X (upward ones of INV) and of the tree T, compared. */
-static bool same_views(struct sample_tree *t, const struct tree_index *x, const struct tree_index *inv, double threshold) {
+static bool same_views(struct sample_tree *t, const struct tree_index *x, const struct tree_index *inv,
+                       double threshold) {
         for (uint32_t name = 0; name < x->n_names; name++) {
                 const char *root = name_table_get(x->header->names, name);
                 uint64_t min_hits = profile_min_hits(t->total, threshold);
                 _cleanup_(profile_freep) struct profile *a = NULL, *b = NULL, *c = NULL, *d = NULL;
 
-                if (profile_down(t, root, min_hits, &a) != 0 || profile_down_index(x, root, min_hits, &b) != 0 ||
+                if (profile_down(t, root, min_hits, &a) != 0 ||
+                    profile_down_index(x, root, min_hits, &b) != 0 ||
                     profile_up(t, root, min_hits, &c) != 0 || profile_up_index(inv, root, min_hits, &d) != 0)
                         return false;
                 if (profile_n_paths(a) != profile_n_paths(b) || profile_n_paths(c) != profile_n_paths(d))
                         return false;
                 for (size_t i = 0; i < profile_n_paths(a); i++)
-                        if (a->entries[i].hits != b->entries[i].hits || a->entries[i].len != b->entries[i].len ||
+                        if (a->entries[i].hits != b->entries[i].hits ||
+                            a->entries[i].len != b->entries[i].len ||
                             memcmp(profile_path(a, &a->entries[i]), profile_path(b, &b->entries[i]),
                                    a->entries[i].len * sizeof(uint32_t)) != 0)
                                 return false;
                 for (size_t i = 0; i < profile_n_paths(c); i++)
-                        if (c->entries[i].hits != d->entries[i].hits || c->entries[i].len != d->entries[i].len)
+                        if (c->entries[i].hits != d->entries[i].hits ||
+                            c->entries[i].len != d->entries[i].len)
                                 return false;
         }
         {
@@ -125,17 +137,21 @@ static void test_file(void) {
         int fd, fd_inv;
 
         up.inverted = true;
-        ok(sample_tree_set_resource(t, "cpu-time", "1 ms of CPU time") == 0 && tree_index_build(t, &built) == 0 &&
-           sample_tree_invert(t, &inv) == 0 && tree_index_build(inv, &built_inv) == 0, "forms: the tree and its inverse");
+        ok(sample_tree_set_resource(t, "cpu-time", "1 ms of CPU time") == 0 &&
+                   tree_index_build(t, &built) == 0 && sample_tree_invert(t, &inv) == 0 &&
+                   tree_index_build(inv, &built_inv) == 0,
+           "forms: the tree and its inverse");
         fd = written(built, &key);
         fd_inv = written(built_inv, &up);
         ok(fd >= 0 && fd_inv >= 0, "written");
         ok(tree_index_open(fd, &key, &x) == 0 && tree_index_open(fd_inv, &up, &y) == 0, "mapped back");
         ok(x && y && x->n == built->n && x->header->total == t->total &&
-           streq(x->header->info.resource, "cpu-time") && streq(x->header->info.unit, "1 ms of CPU time"),
-           "with its header: %u nodes, %llu hits, %s", x ? x->n : 0, x ? (unsigned long long) x->header->total : 0ULL,
-           x ? x->header->info.resource : "");
-        ok(x && y && same_views(t, x, y, 0) && same_views(t, x, y, 0.1), "every view, of every root, at thresholds 0 "
+                   streq(x->header->info.resource, "cpu-time") &&
+                   streq(x->header->info.unit, "1 ms of CPU time"),
+           "with its header: %u nodes, %llu hits, %s", x ? x->n : 0,
+           x ? (unsigned long long) x->header->total : 0ULL, x ? x->header->info.resource : "");
+        ok(x && y && same_views(t, x, y, 0) && same_views(t, x, y, 0.1),
+           "every view, of every root, at thresholds 0 "
            "and 10%%, as the tree's own");
 
         other.generation++;
@@ -143,28 +159,36 @@ static void test_file(void) {
         other = key;
         other.ino++;
         ok(tree_index_open(fd, &other, &y) == -ESTALE, "a copy of the store (another inode): -ESTALE");
-        ok(tree_index_open(fd, &up, &y) == -ESTALE, "the downward index asked for as the upward one: -ESTALE");
+        ok(tree_index_open(fd, &up, &y) == -ESTALE,
+           "the downward index asked for as the upward one: -ESTALE");
         other = key;
         other.token[0] = other.token[0] == 'a' ? 'b' : 'a';
-        ok(tree_index_open(fd, &other, &y) == -ESTALE, "a copy of the store with alike changes (another token): "
+        ok(tree_index_open(fd, &other, &y) == -ESTALE,
+           "a copy of the store with alike changes (another token): "
            "-ESTALE");
         {
                 char c;
 
                 /* A flipped bit in a name, then in a weight: the checksum sees both. */
-                ok(fstat(fd, &st) == 0 && pread(fd, &c, 1, 200) == 1 && (c ^= 1, pwrite(fd, &c, 1, 200)) == 1 &&
-                   tree_index_open(fd, &key, &y) == -EBADMSG, "a flipped bit in the strings: -EBADMSG");
+                ok(fstat(fd, &st) == 0 && pread(fd, &c, 1, 200) == 1 &&
+                           (c ^= 1, pwrite(fd, &c, 1, 200)) == 1 && tree_index_open(fd, &key, &y) == -EBADMSG,
+                   "a flipped bit in the strings: -EBADMSG");
                 c ^= 1;
-                y = tree_index_free(y);         /* the upward index, mapped above */
-                ok(pwrite(fd, &c, 1, 200) == 1 && tree_index_open(fd, &key, &y) == 0, "flipped back: good again");
+                y = tree_index_free(y); /* the upward index, mapped above */
+                ok(pwrite(fd, &c, 1, 200) == 1 && tree_index_open(fd, &key, &y) == 0,
+                   "flipped back: good again");
                 y = tree_index_free(y);
-                ok(pread(fd, &c, 1, st.st_size - 20) == 1 && (c ^= 0x10, pwrite(fd, &c, 1, st.st_size - 20)) == 1 &&
-                   tree_index_open(fd, &key, &y) == -EBADMSG, "a flipped bit in the arrays: -EBADMSG");
+                ok(pread(fd, &c, 1, st.st_size - 20) == 1 &&
+                           (c ^= 0x10, pwrite(fd, &c, 1, st.st_size - 20)) == 1 &&
+                           tree_index_open(fd, &key, &y) == -EBADMSG,
+                   "a flipped bit in the arrays: -EBADMSG");
         }
 
-        ok(fstat(fd, &st) == 0 && ftruncate(fd, st.st_size - 8) == 0 && tree_index_open(fd, &key, &y) == -EBADMSG,
+        ok(fstat(fd, &st) == 0 && ftruncate(fd, st.st_size - 8) == 0 &&
+                   tree_index_open(fd, &key, &y) == -EBADMSG,
            "truncated: -EBADMSG");
-        ok(pwrite(fd, "XXXX", 4, 0) == 4 && tree_index_open(fd, &key, &y) == -EBADMSG, "another magic: -EBADMSG");
+        ok(pwrite(fd, "XXXX", 4, 0) == 4 && tree_index_open(fd, &key, &y) == -EBADMSG,
+           "another magic: -EBADMSG");
         close(fd);
         close(fd_inv);
 }

@@ -53,7 +53,7 @@ WORKLOAD_FUNCTION static long storm_fork(unsigned long ms, unsigned long paralle
                         storm_child();
                 if (pid < 0) {
                         if (errno == EAGAIN && live > 0)
-                                continue;       /* the pid limit: wait for one */
+                                continue; /* the pid limit: wait for one */
                         return -1;
                 }
                 live++;

@@ -31,10 +31,10 @@ WORKLOAD_FUNCTION static void run_jitted(spin_fn fn, unsigned long ms) {
 int main(int argc, char **argv) {
 #if defined(__x86_64__)
         static const unsigned char code[] = {
-                0x89, 0xf8,             /* mov %edi, %eax */
-                0xff, 0xc8,             /* 1: dec %eax */
-                0x75, 0xfc,             /*    jnz 1b */
-                0xc3,                   /* ret */
+                0x89, 0xf8, /* mov %edi, %eax */
+                0xff, 0xc8, /* 1: dec %eax */
+                0x75, 0xfc, /*    jnz 1b */
+                0xc3,       /* ret */
         };
         char path[64];
         unsigned long ms;
@@ -54,7 +54,8 @@ int main(int argc, char **argv) {
         }
         snprintf(path, sizeof path, "/tmp/perf-%d.map", (int) getpid());
         f = fopen(path, "we");
-        if (!f || fprintf(f, "%lx %zx jitted_spin\n", (unsigned long) mem, sizeof code) < 0 || fclose(f) != 0) {
+        if (!f || fprintf(f, "%lx %zx jitted_spin\n", (unsigned long) mem, sizeof code) < 0 ||
+            fclose(f) != 0) {
                 perror(path);
                 return EXIT_FAILURE;
         }

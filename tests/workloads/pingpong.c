@@ -26,8 +26,8 @@
 #define ROUNDS_DEFAULT 20000
 
 struct pipes {
-        int ping[2];                    /* main thread -> second thread */
-        int pong[2];                    /* second thread -> main thread */
+        int ping[2]; /* main thread -> second thread */
+        int pong[2]; /* second thread -> main thread */
         unsigned long rounds;
 };
 
@@ -53,7 +53,7 @@ WORKLOAD_FUNCTION static void *pong_thread(void *arg) {
 
         call_barrier();
         if (r < 0)
-                close(p->pong[1]);      /* the main thread's read returns 0: it gives up */
+                close(p->pong[1]); /* the main thread's read returns 0: it gives up */
         return (void *) (intptr_t) r;
 }
 
@@ -93,7 +93,7 @@ int main(int argc, char **argv) {
         r = ping_loop(&p);
         call_barrier();
         if (r < 0)
-                close(p.ping[1]);       /* the second thread's read returns 0: it gives up */
+                close(p.ping[1]); /* the second thread's read returns 0: it gives up */
         (void) pthread_join(thread, &thread_result);
         if (r >= 0)
                 r = (int) (intptr_t) thread_result;

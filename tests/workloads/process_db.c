@@ -53,26 +53,26 @@
 #include "workload.h"
 
 #define N_RECORDS_DEFAULT 128000
-#define RECORD_SIZE 1024                /* bytes, see above */
-#define NAME_SIZE 64                    /* bytes, with the terminating NUL */
-#define DUPLICATE_EVERY 16              /* records */
-#define WRITE_BATCH 64                  /* records per write(2) */
+#define RECORD_SIZE 1024   /* bytes, see above */
+#define NAME_SIZE 64       /* bytes, with the terminating NUL */
+#define DUPLICATE_EVERY 16 /* records */
+#define WRITE_BATCH 64     /* records per write(2) */
 
 struct record {
-        char name[NAME_SIZE];           /* "Surname, Given-name M. NNNNNN", NUL-padded */
-        int salary;                     /* dollars a year */
+        char name[NAME_SIZE]; /* "Surname, Given-name M. NNNNNN", NUL-padded */
+        int salary;           /* dollars a year */
         char other_fields[RECORD_SIZE - NAME_SIZE - sizeof(int)];
 };
 _Static_assert(sizeof(struct record) == RECORD_SIZE, "a record is RECORD_SIZE bytes");
 
 struct db {
-        const struct record *records;   /* mapped read-only from the memfd */
+        const struct record *records; /* mapped read-only from the memfd */
         size_t n_records;
 };
 
 struct salary_stats {
-        int min, median, max;           /* dollars a year */
-        long long mean;                 /* dollars a year */
+        int min, median, max; /* dollars a year */
+        long long mean;       /* dollars a year */
 };
 
 /* What the "print" functions would print, kept so that their work is not optimized away. */
@@ -80,14 +80,15 @@ uint64_t printed;
 struct salary_stats printed_stats;
 
 static const char *const surnames[] = {
-        "Fernandez-Garcia", "Goldberg", "Hall", "Johansson", "Kowalski-Nowak", "Mc Donald",
-        "McDonald", "Nakamura", "O'Brien", "OBrien", "Rasmussen", "Schneider-Weiss",
-        "van der Berg", "Vanderberg", "Williamson", "Williams-Thompson",
+        "Fernandez-Garcia", "Goldberg",   "Hall",       "Johansson",
+        "Kowalski-Nowak",   "Mc Donald",  "McDonald",   "Nakamura",
+        "O'Brien",          "OBrien",     "Rasmussen",  "Schneider-Weiss",
+        "van der Berg",     "Vanderberg", "Williamson", "Williams-Thompson",
 };
 static const char *const given_names[] = {
-        "Alexander", "Benjamin", "Catherine", "Christopher", "Elizabeth", "Frederick",
-        "Gabriella", "Jonathan", "Katherine", "Margaret", "Nathaniel", "Penelope", "Robert",
-        "Sebastian", "Victoria", "William",
+        "Alexander", "Benjamin",  "Catherine", "Christopher", "Elizabeth", "Frederick",
+        "Gabriella", "Jonathan",  "Katherine", "Margaret",    "Nathaniel", "Penelope",
+        "Robert",    "Sebastian", "Victoria",  "William",
 };
 
 /* xorshift64*: a fixed sequence, so that every run builds the same database. */
@@ -101,14 +102,13 @@ static inline uint64_t random_next(uint64_t *state) {
 /* Fills rec from the random number r; records made from the same r are duplicates. */
 WORKLOAD_FUNCTION static void make_record(struct record *rec, uint64_t r) {
         memset(rec->name, 0, sizeof rec->name);
-        snprintf(rec->name, sizeof rec->name, "%s, %s %c. %06u",
-                 surnames[r % 16], given_names[(r >> 4) % 16], 'A' + (int) ((r >> 8) % 4),
-                 (unsigned) ((r >> 12) % 1000000));
+        snprintf(rec->name, sizeof rec->name, "%s, %s %c. %06u", surnames[r % 16], given_names[(r >> 4) % 16],
+                 'A' + (int) ((r >> 8) % 4), (unsigned) ((r >> 12) % 1000000));
         rec->salary = 20000 + (int) ((r >> 32) % 180000);
 }
 
 WORKLOAD_FUNCTION static int write_all(int fd, const void *buf, size_t size) {
-        for (const char *p = buf; size > 0; ) {
+        for (const char *p = buf; size > 0;) {
                 ssize_t n = write(fd, p, size);
 
                 if (n < 0) {
@@ -125,7 +125,7 @@ WORKLOAD_FUNCTION static int write_all(int fd, const void *buf, size_t size) {
 /* Creates the database of n records. Returns 0 and fills *ret, whose records the caller unmaps,
  * or a negative errno. Touches none of the pages it maps. */
 WORKLOAD_FUNCTION static int read_db(size_t n, struct db *ret) {
-        static struct record batch[WRITE_BATCH];        /* static: other_fields stay zero */
+        static struct record batch[WRITE_BATCH]; /* static: other_fields stay zero */
         uint64_t random_state = 0x9e3779b97f4a7c15ULL, seed = 0;
         void *map;
         int fd, k, r;
@@ -134,7 +134,7 @@ WORKLOAD_FUNCTION static int read_db(size_t n, struct db *ret) {
         if (fd < 0)
                 return -errno;
 
-        for (size_t i = 0; i < n; ) {
+        for (size_t i = 0; i < n;) {
                 for (k = 0; k < WRITE_BATCH && i < n; k++, i++) {
                         if (i % DUPLICATE_EVERY != DUPLICATE_EVERY - 1)
                                 seed = random_next(&random_state);
@@ -150,7 +150,7 @@ WORKLOAD_FUNCTION static int read_db(size_t n, struct db *ret) {
         /* PROT_READ and no MAP_POPULATE: nothing is mapped until qsort touches it. */
         map = mmap(NULL, n * sizeof(struct record), PROT_READ, MAP_PRIVATE, fd, 0);
         r = map == MAP_FAILED ? -errno : 0;
-        close(fd);                      /* the mapping keeps the memfd */
+        close(fd); /* the mapping keeps the memfd */
         if (r < 0)
                 return r;
         *ret = (struct db) { .records = map, .n_records = n };
@@ -198,7 +198,7 @@ WORKLOAD_FUNCTION static int name_field_lt(const void *a, const void *b) {
                 ky = directory_key(y[j]);
                 if (kx != ky)
                         return kx - ky;
-                if (kx == 0)            /* both names ended */
+                if (kx == 0) /* both names ended */
                         break;
                 i++;
                 j++;
@@ -262,8 +262,7 @@ WORKLOAD_FUNCTION static int *print_salary_list(const struct record **dbptrs, si
         return salaries;
 }
 
-WORKLOAD_FUNCTION static void stat_summary(const int *salaries, size_t n,
-                                           struct salary_stats *ret) {
+WORKLOAD_FUNCTION static void stat_summary(const int *salaries, size_t n, struct salary_stats *ret) {
         long long sum = 0;
 
         for (size_t i = 0; i < n; i++)

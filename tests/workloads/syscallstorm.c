@@ -20,7 +20,7 @@
 
 #define MS_DEFAULT 2000
 #define DEPTH_DEFAULT 40
-#define CHECK_CALLS 1024        /* calls between two looks at the clock */
+#define CHECK_CALLS 1024 /* calls between two looks at the clock */
 
 static uint64_t monotonic_ns(void) {
         struct timespec ts;
@@ -49,7 +49,7 @@ WORKLOAD_FUNCTION static unsigned long storm_descend(unsigned long depth, unsign
 
         memset((char *) pad, (int) depth, sizeof pad);
         n = depth > 1 ? storm_descend(depth - 1, ms) : storm_calls(ms);
-        (void) pad[depth % sizeof pad];        /* a read after the call: no tail call, the locals live */
+        (void) pad[depth % sizeof pad]; /* a read after the call: no tail call, the locals live */
         return n;
 }
 

@@ -19,9 +19,9 @@
 #include <time.h>
 
 #if defined(__clang__)
-#  define WORKLOAD_FUNCTION __attribute__((noinline))
+#define WORKLOAD_FUNCTION __attribute__((noinline))
 #else
-#  define WORKLOAD_FUNCTION __attribute__((noipa))
+#define WORKLOAD_FUNCTION __attribute__((noipa))
 #endif
 
 #define call_barrier() __asm__ __volatile__("" ::: "memory")
@@ -32,8 +32,7 @@
 
 /* Sets *ret to argv[i] as a positive decimal number, or to def when there are fewer arguments.
  * On anything else it says so on stderr and exits 1. */
-static inline void workload_arg(int argc, char **argv, int i, unsigned long def,
-                                unsigned long *ret) {
+static inline void workload_arg(int argc, char **argv, int i, unsigned long def, unsigned long *ret) {
         unsigned long v;
         char *end;
 
@@ -44,8 +43,7 @@ static inline void workload_arg(int argc, char **argv, int i, unsigned long def,
         errno = 0;
         v = strtoul(argv[i], &end, 10);
         if (argv[i][0] < '0' || argv[i][0] > '9' || *end != '\0' || errno != 0 || v == 0) {
-                fprintf(stderr, "%s: argument %d must be a positive number, not '%s'\n",
-                        argv[0], i, argv[i]);
+                fprintf(stderr, "%s: argument %d must be a positive number, not '%s'\n", argv[0], i, argv[i]);
                 exit(EXIT_FAILURE);
         }
         *ret = v;
@@ -66,6 +64,6 @@ static inline __attribute__((always_inline)) void spin_cpu_ms(unsigned long ms) 
 
         do {
                 for (unsigned i = 0; i < SPIN_CHECK_ITERATIONS; i++)
-                        call_barrier();         /* keeps the empty loop */
+                        call_barrier(); /* keeps the empty loop */
         } while (thread_cpu_ns() < end);
 }

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Big real programs (issue 15): cppctl record + cppctl functions against perf record + perf
+"""Big real programs: cppctl record + cppctl functions against perf record + perf
 report --children at the same settings (CPU time every 1 ms, DWARF, 16 KiB of stack), per
 program of tests/integration/realprograms.py: PyTorch, a PostgreSQL server under pgbench,
 Chromium headless, ripgrep, g++. Prints a Markdown table; never fails.

@@ -1,5 +1,5 @@
-"""Big real programs from Debian's packages, as workloads for the tests and the benchmark of
-issue 15: PyTorch (CPU matrix products), a PostgreSQL server under pgbench, Chromium headless
+"""Big real programs from Debian's packages, as workloads for the tests and the benchmark:
+PyTorch (CPU matrix products), a PostgreSQL server under pgbench, Chromium headless
 loading a local page, ripgrep (Rust) over a tree, g++ compiling a file. Each runs 1-3 s of CPU.
 
 Shared by tests/integration/test-realprograms.py and tests/bench/bench-realprograms.py: how to set
@@ -7,7 +7,7 @@ each program up, run it (under cppctl record, the daemon or perf record alike), 
 stacks for the same workload, and compare function profiles by name.
 
 A workload's command is wrapped in `sh -c '"$@"; echo $? > STATUS'`, so that its own exit status
-is known whatever runs it (cppctl record, perf record and the daemon do not pass it on)."""
+is known whatever runs it (perf record and the daemon do not pass it on)."""
 import glob
 import os
 import pwd

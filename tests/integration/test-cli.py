@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""cppctl's command line against hostile but ordinary input (issue 17): what -o may overwrite,
+"""cppctl's command line against hostile but ordinary input: what -o may overwrite,
 endless lines, counts that would overflow, time bounds at 0, stores one may read but not write,
 the profiled command's exit status, perf.data advice that works with Debian's perf, sql output
 that streams, and errors that name their cause. TAP output; the parts that need root or perf

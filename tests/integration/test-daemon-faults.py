@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""The daemon's own faults (issue 17), beside test-faults.py's stores and disks: a configuration
+"""The daemon's own faults, beside test-faults.py's stores and disks: a configuration
 given with -c that is missing, or names a group that does not exist, stops cppd at the start
 with the reason; a reload that finds the file missing, empty or wrong keeps the configuration in
 use; cppctl gives up on a daemon that is stopped (kill -STOP), even once its backlog is full,
@@ -49,7 +49,7 @@ def start_fails(tmp, name, text):
 
 
 def start(tmp):
-    """Issue 17.3 and 17.14: what is wrong with an explicit configuration stops the start."""
+    """What is wrong with an explicit configuration stops the start."""
     conf = os.path.join(tmp, 'missing.conf')
     status, err = start_fails(tmp, 'missing', None)
     ok(status == 1 and '%s does not exist' % conf in err,
@@ -70,7 +70,7 @@ def status(d):
 
 
 def reload(tmp):
-    """Issue 17.3: a reload keeps the configuration in use when the file is gone, empty (being
+    """A reload keeps the configuration in use when the file is gone, empty (being
     rewritten) or names no group; a good file is then taken."""
     d = Daemon(cppd, tmp, 'reload', resources='cpu-time/3')
     try:
@@ -191,7 +191,7 @@ def stopped(tmp):
 
 
 def idle(tmp):
-    """Issue 17.9: the idle task, pid 0, was stored with no name and an empty stack, and shown as
+    """The idle task, pid 0, was stored with no name and an empty stack, and shown as
     [unknown] (99% of an idle host's cpu-time, read as symbolization gone wrong)."""
     d = Daemon(cppd, tmp, 'idle')
     try:

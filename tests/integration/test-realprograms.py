@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Big real programs from Debian's packages (issue 15): one of PyTorch, a PostgreSQL server under
+"""Big real programs from Debian's packages: one of PyTorch, a PostgreSQL server under
 pgbench, Chromium headless, ripgrep, g++ (tests/integration/realprograms.py sets them up),
 recorded with `cppctl record` and by the daemon, each compared with perf on the same workload
 at the same settings. TAP output; exits 77 (skipped) where the program or root is missing.
@@ -31,9 +31,8 @@ count, and
   ASan, lagging) the shares are not compared.
 - names: none is still mangled (C++ _Z..., Rust _R...), and each function that perf names
   demangled ("at::native::matmul") at 1% or more and cppd's profile has too has a demangled name
-  in cppd's. These checks need the demangling of issue 15 point 3 and fail until it lands:
-  PyTorch's and g++'s always (libtorch_cpu and cc1plus export thousands of C++ names), Chromium's
-  at times (a few exported C++ functions, and Rust v0 names such as _RNvNv...init_wrapper).
+  in cppd's (libtorch_cpu and cc1plus export thousands of C++ names; Chromium a few, and Rust v0
+  names such as _RNvNv...init_wrapper).
 
 --valgrind: cppctl record and the daemon under valgrind (memcheck); 0 errors, no comparison with
 perf (suite realprograms-valgrind, not run by tests/run: README)."""

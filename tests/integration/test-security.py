@@ -2,7 +2,7 @@
 """Security properties of the daemon: the files it makes have safe modes whatever the
 umask, and the control socket's rules hold for real unprivileged users, in and out of the
 configured group (daemon/control.c's table, schemas/protocol.md). test-daemon.py checks the
-basic refusals; this covers the group, sessions, detach, flush and reload. Issue 17: a user who
+basic refusals; this covers the group, sessions, detach, flush and reload; and that a user who
 hangs up before the reply cannot kill the daemon (SIGPIPE), nor keep root and the group out by
 holding connections or sessions. Needs root; TAP.
 
@@ -204,7 +204,7 @@ print("done %d" % reopened, flush=True)
 
 
 def sigpipe(tmp):
-    """Issue 17.1: the reply to a peer that has gone raises SIGPIPE, which killed the daemon."""
+    """The reply to a peer that has gone raises SIGPIPE, which killed the daemon."""
     d = Daemon(cppd, tmp, 'pipe')
     try:
         if not ok(d.ready(), 'a daemon', d.log_text()):
@@ -235,7 +235,7 @@ def sigpipe(tmp):
 
 
 def hogging(tmp):
-    """Issue 17.12: one user holding connections must not lock root, the group or other users
+    """One user holding connections must not lock root, the group or other users
     out (CONTROL_MAX_PER_UID and the reserves in daemon/control.c)."""
     gid = grp.getgrnam(GROUP).gr_gid
     member = ['setpriv', '--reuid=65533', '--regid=65533', '--groups=%d' % gid, '--inh-caps=-all']

@@ -12,7 +12,13 @@
 #include "store.h"
 
 int64_t bucket_of(struct collector *c, uint64_t time_ns) {
-        int64_t wall = ((int64_t) time_ns + c->realtime_offset) / 1000000000;
+        int64_t ns, wall;
+
+        /* Times come from the kernel or a perf.data file whose times were checked; the sum
+         * saturates all the same, as signed overflow would be undefined (UBSan caught one). */
+        if (time_ns > INT64_MAX || __builtin_add_overflow((int64_t) time_ns, c->realtime_offset, &ns))
+                ns = INT64_MAX;
+        wall = ns / 1000000000;
 
         return wall - wall % (int64_t) c->config.bucket_seconds;
 }

@@ -146,5 +146,21 @@ int main(void) {
         }
         s = store_close(s);
         unlink(db);
+
+        /* A time near the end of the clock, with today's offset to the wall clock: the bucket
+         * saturates rather than overflowing (UBSan: signed integer overflow in bucket_of()). */
+        r = store_open(db, STORE_WRITE, &s);
+        r |= collector_new(&config, s, &c);
+        r |= collector_add_offline_resource(c, "cpu-clock", "1 ns of CPU time", "test", 1, &id);
+        r |= collector_set_origin(c, "testhost", 1000, 1764000000 * SEC);
+        ok(r == 0, "a collector at today's offset from the wall clock");
+        r = collector_feed(c, sample(id, 100, 101, UINT64_MAX / 2 - 1), 1);
+        r |= collector_feed(c, sample(id, 100, 101, UINT64_MAX - 1), 2);
+        ok(r == 0 && collector_flush(c, true) == 0, "samples at the clock's end are fed and flushed");
+        c = collector_free(c);
+        s = store_close(s);
+        is_int(query(db, "SELECT sum(hits) FROM sample"), 3, "and stored");
+        unlink(db);
+        rmdir(dir);
         return tap_done();
 }

@@ -327,10 +327,13 @@ def main():
         else:
             ok(max(sizes) < 256 * 1024,
                'after 16000 short-lived processes the daemon holds at most %d MiB' % (max(sizes) // 1024))
-            # A leak of a process's maps or threads (2 KiB or more each) would add 16 MiB or more;
-            # the caches' own growth toward their bounds (trie nodes, frames) stays below.
-            ok(sizes[8] - sizes[4] < 16 * 1024,
-               'and once warm (8000), 8000 more add %d KiB: nothing per process' % (sizes[8] - sizes[4]))
+            # A leak of a process's maps or threads (2 KiB or more each) would raise the floor by
+            # 16 MiB or more over 8000 processes; the caches' own growth toward their bounds (trie
+            # nodes, frames) stays below. The floor, not one reading: the reader's queue fills in a
+            # lag and is given back later, so one burst's RSS swings by ±15 MiB on a loaded machine.
+            early, late = min(sizes[1:5]), min(sizes[5:9])
+            ok(late - early < 16 * 1024,
+               'and once warm (8000), 8000 more raise the least RSS by %d KiB: nothing per process' % (late - early))
         d.stop()
     finally:
         for dd in daemons:

@@ -9,11 +9,23 @@
  * would keep its hash as a last "h0123456789abcdef" component. Without DMGL_VERBOSE the Rust
  * demangler leaves the hash out, as perf does.
  *
+ * Hostile names cost libiberty without bound, two ways, both found by the fuzzer (31 s and more
+ * on one name). It goes on after its output no longer fits: so the first byte that does not fit
+ * ends the walk, append() longjmp()s back out of it. The callback interfaces keep everything on
+ * the stack but one buffer, the Rust demangler's for an identifier's punycode, which such an
+ * exit leaks: bounded by the name's length, once per name that hostile. And a Rust v0
+ * binder, "G" and a base-62 count of lifetimes, is walked lifetime by lifetime even where
+ * nothing is printed (the instantiating crate's path): a v0 name with a "G" and three base-62
+ * digits or more before "_" (3,844 lifetimes and up; real binders have a handful) is left as it
+ * is. An identifier that happens to read so ("...Grid5_...") stays raw too: the cost of the
+ * rule.
+ *
  * Names are demangled where they are shown (store-read.c labels each stored function once per
  * load), never where they are stored: the store keeps the symbol table's names, lossless and
  * the same as `nm` and perf's raw mode print, so --no-demangle can show them. */
 #include "demangle.h"
 
+#include <setjmp.h>
 #include <stdbool.h>
 #include <string.h>
 
@@ -22,7 +34,7 @@
 struct output {
         char *buf;
         size_t size, len;
-        bool overflow;
+        jmp_buf full; /* where a name whose demangling does not fit ends */
 };
 
 static void append(const char *s, size_t n, void *userdata) {
@@ -30,18 +42,40 @@ static void append(const char *s, size_t n, void *userdata) {
 
         if (n == 0)
                 return; /* libiberty passes (NULL, 0) for nothing */
-        if (o->overflow || n >= o->size - o->len) {
-                o->overflow = true;
-                return;
-        }
+        if (n >= o->size - o->len)
+                longjmp(o->full, 1);
         memcpy(o->buf + o->len, s, n);
         o->len += n;
         o->buf[o->len] = '\0';
 }
 
+/* NAME demangled by RUST (rust_demangle_callback) or C++'s (cplus_demangle_v3_callback) into O:
+ * its length, or 0 if it is not such a name or does not fit. */
+static size_t run(int (*fn)(const char *, int, demangle_callbackref, void *), const char *name,
+                  struct output *o) {
+        o->len = 0;
+        if (setjmp(o->full))
+                return 0;
+        if (!fn(name, DMGL_PARAMS | DMGL_ANSI, append, o))
+                return 0;
+        return o->len;
+}
+
+/* Whether v0 Rust name NAME has what reads as a binder of 3,844 lifetimes or more. */
+static bool huge_binder(const char *name) {
+        for (const char *g = strchr(name, 'G'); g; g = strchr(g + 1, 'G')) {
+                size_t digits =
+                        strspn(g + 1, "0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ");
+
+                if (digits >= 3 && g[1 + digits] == '_')
+                        return true;
+        }
+        return false;
+}
+
 size_t demangle(const char *name, char *buf, size_t size) {
         struct output o = { .buf = buf, .size = size };
-        int options = DMGL_PARAMS | DMGL_ANSI;
+        size_t n;
 
         /* Every C++ and Rust name starts so; the rest (C, most of any profile) cost two compares. */
         if (name[0] != '_' || (name[1] != 'Z' && name[1] != 'R') || size == 0)
@@ -49,10 +83,10 @@ size_t demangle(const char *name, char *buf, size_t size) {
         if (strnlen(name, DEMANGLE_NAME_MAX + 1) > DEMANGLE_NAME_MAX)
                 return 0;
 
-        if (rust_demangle_callback(name, options, append, &o) && !o.overflow && o.len > 0)
-                return o.len;
-        o = (struct output) { .buf = buf, .size = size };
-        if (cplus_demangle_v3_callback(name, options, append, &o) && !o.overflow && o.len > 0)
-                return o.len;
-        return 0;
+        if (name[1] == 'R' && huge_binder(name))
+                return 0;
+        n = run(rust_demangle_callback, name, &o);
+        if (n == 0)
+                n = run(cplus_demangle_v3_callback, name, &o);
+        return n;
 }

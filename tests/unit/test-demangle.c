@@ -74,9 +74,23 @@ static void test_not_mangled(void) {
         ok(demangle(big, buf, sizeof buf) == 0, "a name past DEMANGLE_NAME_MAX is not demangled");
 }
 
+/* Names the fuzzer found that kept libiberty busy for 30 s and more (tests/fuzz/corpus/demangle):
+ * each must come back at once (a test that hangs fails by meson's timeout). */
+static void test_hostile(void) {
+        char buf[4096];
+
+        unchanged("_RINvCs1234_7FFFFFlE2BFFGaplEB2_", "a binder of billions of lifetimes, printed");
+        unchanged("_RNMC7mRNeNvC4C_ERINvC4FFlE0FG7mRNeNvC4C_ERINvC4Fa_",
+                  "a binder of thousands of lifetimes, in the unprinted instantiating crate");
+        ok(demangle("_RYYYYYNpYYNtCs1_7mycrat3u5shapeB_", buf, sizeof buf) == 0,
+           "a backreference that repeats itself past the buffer: 0");
+        is("_RNvNtCs1234_7mycrate4Grid3new", "mycrate::Grid::new", "a v0 name with a G in an identifier");
+}
+
 int main(void) {
         test_cpp();
         test_rust();
         test_not_mangled();
+        test_hostile();
         return tap_done();
 }

@@ -14,11 +14,11 @@
  * ends the walk, append() longjmp()s back out of it. The callback interfaces keep everything on
  * the stack but one buffer, the Rust demangler's for an identifier's punycode, which such an
  * exit leaks: bounded by the name's length, once per name that hostile. And a Rust v0
- * binder, "G" and a base-62 count of lifetimes, is walked lifetime by lifetime even where
- * nothing is printed (the instantiating crate's path): a v0 name with a "G" and three base-62
- * digits or more before "_" (3,844 lifetimes and up; real binders have a handful) is left as it
- * is. An identifier that happens to read so ("...Grid5_...") stays raw too: the cost of the
- * rule.
+ * binder, "G" and a base-62 count of lifetimes right after a function type's "F" or a dyn
+ * type's "D", is walked lifetime by lifetime even where nothing is printed (the instantiating
+ * crate's path): a v0 name with an "FG" or "DG" and three base-62 digits or more before "_"
+ * (3,844 lifetimes and up; real binders have a handful) is left as it is. A disambiguator or
+ * identifier that happens to read so stays raw too: the cost of the rule, rare.
  *
  * Names are demangled where they are shown (store-read.c labels each stored function once per
  * load), never where they are stored: the store keeps the symbol table's names, lossless and
@@ -61,13 +61,16 @@ static size_t run(int (*fn)(const char *, int, demangle_callbackref, void *), co
         return o->len;
 }
 
-/* Whether v0 Rust name NAME has what reads as a binder of 3,844 lifetimes or more. */
+#define BASE62_DIGITS "0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
+
+/* Whether v0 Rust name NAME has what reads as a binder of 3,844 lifetimes or more. A binder
+ * only ever follows the F of a function type or the D of a dyn type (RFC 2603), which keeps
+ * the base-62 disambiguators out ("Csll8UG4dV9RX_", std's crate, holds a G). */
 static bool huge_binder(const char *name) {
         for (const char *g = strchr(name, 'G'); g; g = strchr(g + 1, 'G')) {
-                size_t digits =
-                        strspn(g + 1, "0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ");
+                size_t digits = strspn(g + 1, BASE62_DIGITS);
 
-                if (digits >= 3 && g[1 + digits] == '_')
+                if ((g[-1] == 'F' || g[-1] == 'D') && digits >= 3 && g[1 + digits] == '_')
                         return true;
         }
         return false;

@@ -85,6 +85,9 @@ static void test_hostile(void) {
         ok(demangle("_RYYYYYNpYYNtCs1_7mycrat3u5shapeB_", buf, sizeof buf) == 0,
            "a backreference that repeats itself past the buffer: 0");
         is("_RNvNtCs1234_7mycrate4Grid3new", "mycrate::Grid::new", "a v0 name with a G in an identifier");
+        is("_RNvNvNtNtNtNtCsll8UG4dV9RX_3std3sys4args4unix3imp15ARGV_INIT_ARRAY12init_wrapper",
+           "std::sys::args::unix::imp::ARGV_INIT_ARRAY::init_wrapper",
+           "a v0 name whose crate disambiguator holds a G and digits before _ (std's, in Chromium)");
 }
 
 int main(void) {

@@ -528,8 +528,10 @@ int ch_query(struct ch_client *c, const char *sql, const char *body, size_t len,
         q = curl_easy_escape(c->curl, sql, 0);
         if (!q)
                 return -ENOMEM;
-        if (ch_buf_printf(&url, "http://%s%s%s:%u/?query=%s", ipv6 ? "[" : "", c->url.host, ipv6 ? "]" : "",
-                          c->url.port, q) < 0) {
+        /* wait_end_of_query: ClickHouse holds the answer until the query ends, so that an error
+         * after the first rows is an error status, not text after a 200 and half an answer */
+        if (ch_buf_printf(&url, "http://%s%s%s:%u/?wait_end_of_query=1&query=%s", ipv6 ? "[" : "",
+                          c->url.host, ipv6 ? "]" : "", c->url.port, q) < 0) {
                 curl_free(q);
                 return -ENOMEM;
         }

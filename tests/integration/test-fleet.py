@@ -7,7 +7,9 @@ cppctl sql passes reads and refuses writes; bad URLs, a refused connection, an H
 schema of another version and bad credentials give clear errors.
 
 Usage: test-fleet.py CPPCTL WORKLOADS_DIR"""
+import atexit
 import os
+import shutil
 import sqlite3
 import subprocess
 import sys
@@ -47,7 +49,8 @@ def sqlite_sum(db, resource):
 
 
 def main():
-    tmp = tempfile.mkdtemp(prefix='cppd-fleet-')
+    tmp = tempfile.mkdtemp(prefix='cppd-fleet-views-')
+    atexit.register(shutil.rmtree, tmp, True)
     os.chdir(tmp)
     web1, web2, web3 = 'web1.db', 'web2.db', 'web3.db'
 
@@ -230,6 +233,10 @@ def check_sql(ch, url, cred):
         ok(p.returncode == 2 and b'read-only' in p.stderr, 'sql refuses "%s"' % stmt.split()[0], p.stderr.decode())
     ok(ch.query('SELECT count() FROM fleet.batches') == before and 'samples' in ch.query('SHOW TABLES FROM fleet'),
        'nothing was written')
+    p = run([cppctl, 'sql', url] + cred + ['SELECT throwIf(number = 3000000) AS x FROM system.numbers '
+                                          'LIMIT 4000000'])
+    ok(p.returncode == 1 and p.stdout == b'' and b'Code: 395' in p.stderr,
+       'an error after a million rows fails the query, with no half answer', p.stderr.decode())
     p = run([cppctl, 'sql', url] + cred + ['SELEC 1'])
     ok(p.returncode == 1 and b'Syntax error' in p.stderr and b'answered 400' in p.stderr,
        'an HTTP error carries ClickHouse\'s own words', p.stderr.decode())

@@ -286,6 +286,13 @@ def check_errors(ch, url, cred):
     err(['merge', '-o', ch.url('v9')] + cred + ['web1.db'], 'a fleet schema of another version (load)',
         'version 9', 'version 1')
     ok(ch.query('SHOW TABLES FROM v9') == 'schema_version\n', 'the other version\'s database is left alone')
+    # Two hosts that made the database at once each wrote the version: one version still.
+    ch.query('INSERT INTO fleet.schema_version VALUES (1, now())')
+    p = run([cppctl, 'functions', '--db', url] + cred)
+    ok(p.returncode == 0, 'two rows of the same version are that version', p.stderr.decode())
+    ch.query('INSERT INTO v9.schema_version VALUES (1, now())')
+    err(['functions', '--db', ch.url('v9')] + cred, 'two versions in one database are refused',
+        'does not hold one version')
 
 
 if __name__ == '__main__':

@@ -456,8 +456,8 @@ static int frame_line(char **fields, void *userdata) {
         uint64_t hash, k;
         int r;
 
-        if (parse_u64(fields[0], &hash) < 0 || parse_u64(fields[9], &k) < 0 || k == 0)
-                return -EBADMSG;
+        if (parse_u64(fields[0], &hash) < 0 || hash == UINT64_MAX || parse_u64(fields[9], &k) < 0 || k == 0)
+                return -EBADMSG; /* no writer makes a hash of UINT64_MAX, the maps' empty key */
         if (k == 1) {
                 r = finish_stack(l);
                 if (r < 0)
@@ -527,7 +527,7 @@ static int sample_line(char **fields, void *userdata) {
         uint64_t hash, period, hits, samples, w, *i;
         const struct stack_info *si;
 
-        if (parse_u64(fields[0], &hash) < 0 || parse_u64(fields[1], &period) < 0 ||
+        if (parse_u64(fields[0], &hash) < 0 || hash == UINT64_MAX || parse_u64(fields[1], &period) < 0 ||
             parse_u64(fields[2], &hits) < 0 || parse_u64(fields[3], &samples) < 0 || period == 0)
                 return -EBADMSG;
         i = idmap_get(l->by_hash, hash);

@@ -59,7 +59,8 @@ uint64_t ch_stack_hash(const struct ch_frame *frames, size_t n) {
                 h = fnv(h, num, len);
                 h = fnv(h, "\x1e", 1);
         }
-        return h;
+        /* readers key maps by hash, and UINT64_MAX marks their empty slots */
+        return h == UINT64_MAX ? h - 1 : h;
 }
 
 struct ch_batch *ch_batch_free(struct ch_batch *b) {

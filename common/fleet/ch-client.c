@@ -1,6 +1,6 @@
-/* The ClickHouse HTTP client. Each query is one POST to http://HOST:PORT/ with the SQL in the
- * `query` parameter and the INSERT data (if any) as the body, so that a body of any size is sent
- * as is; the database and readonly=1 go as parameters, the user and password as HTTP basic
+/* The ClickHouse HTTP client. Each query is one POST to http://HOST:PORT/ with the SQL as the
+ * body, or, for an INSERT, the SQL in the `query` parameter and the data as the body, so that a
+ * body of any size is sent as is; the database and readonly=1 go as parameters, the user and password as HTTP basic
  * authentication (never on a command line, never in a URL that a log may print). One curl easy
  * handle per client keeps its connection alive between queries: a batch is several INSERTs and
  * a tree load a few SELECTs. ClickHouse answers an error with a status other than 200 and its
@@ -523,19 +523,28 @@ int ch_query(struct ch_client *c, const char *sql, const char *body, size_t len,
         long status = 0;
         CURLcode cc;
         bool ipv6 = strchr(c->url.host, ':');
+        int r;
 
         c->error[0] = 0;
-        q = curl_easy_escape(c->curl, sql, 0);
-        if (!q)
-                return -ENOMEM;
         /* wait_end_of_query: ClickHouse holds the answer until the query ends, so that an error
          * after the first rows is an error status, not text after a 200 and half an answer */
-        if (ch_buf_printf(&url, "http://%s%s%s:%u/?wait_end_of_query=1&query=%s", ipv6 ? "[" : "",
-                          c->url.host, ipv6 ? "]" : "", c->url.port, q) < 0) {
-                curl_free(q);
+        if (ch_buf_printf(&url, "http://%s%s%s:%u/?wait_end_of_query=1", ipv6 ? "[" : "", c->url.host,
+                          ipv6 ? "]" : "", c->url.port) < 0)
                 return -ENOMEM;
+        /* The SQL is the body, which has no length limit, unless the body is an INSERT's data:
+         * then the SQL (short: INSERT INTO t FORMAT ...) goes in the URL. */
+        if (body) {
+                q = curl_easy_escape(c->curl, sql, 0);
+                if (!q)
+                        return -ENOMEM;
+                r = ch_buf_printf(&url, "&query=%s", q);
+                curl_free(q);
+                if (r < 0)
+                        return -ENOMEM;
+        } else {
+                body = sql;
+                len = strlen(sql);
         }
-        curl_free(q);
         if (!(flags & CH_QUERY_NO_DB) && ch_buf_printf(&url, "&database=%s", c->url.db) < 0)
                 return -ENOMEM;
         if ((flags & CH_QUERY_READONLY) && ch_buf_printf(&url, "&readonly=1") < 0)
@@ -551,8 +560,8 @@ int ch_query(struct ch_client *c, const char *sql, const char *body, size_t len,
         curl_easy_setopt(c->curl, CURLOPT_CONNECTTIMEOUT, (long) CH_CONNECT_TIMEOUT_S);
         curl_easy_setopt(c->curl, CURLOPT_TIMEOUT, (long) c->timeout_s);
         curl_easy_setopt(c->curl, CURLOPT_POST, 1L);
-        curl_easy_setopt(c->curl, CURLOPT_POSTFIELDS, body ?: "");
-        curl_easy_setopt(c->curl, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t) (body ? len : 0));
+        curl_easy_setopt(c->curl, CURLOPT_POSTFIELDS, body);
+        curl_easy_setopt(c->curl, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t) len);
         curl_easy_setopt(c->curl, CURLOPT_WRITEFUNCTION, on_data);
         curl_easy_setopt(c->curl, CURLOPT_WRITEDATA, &a);
         /* curl would send "Expect: 100-continue" for big bodies and wait a second for an answer */

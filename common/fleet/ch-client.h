@@ -105,14 +105,15 @@ int ch_schema_check(struct ch_client *c);
 
 /* ---- text for SQL and for TabSeparated bodies ---- */
 
-/* Appends S as a quoted SQL string literal ('...' with \\ and \' escaped) to *buf. Returns 0 or
- * -ENOMEM. Buffers are plain malloc()ed strings grown by ch_buf_*(). */
+/* A growing string for SQL and request bodies: DATA is malloc()ed and NUL-terminated (NULL
+ * while empty); LEN bytes without the NUL. The appenders return 0 or -ENOMEM. */
 struct ch_buf {
         char *data;
         size_t len, cap;
 };
 int ch_buf_append(struct ch_buf *b, const char *s, size_t len);
 int ch_buf_printf(struct ch_buf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* Appends S (NULL: "") as a quoted SQL string literal: '...' with the escapes below. */
 int ch_buf_quote(struct ch_buf *b, const char *s);
 /* Appends S escaped for a TabSeparated field: \\ \t \n \r \0 \b \f and ' as ClickHouse reads
  * them back. */

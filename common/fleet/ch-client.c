@@ -11,6 +11,7 @@
 #include <curl/curl.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <inttypes.h>
 #include <limits.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -548,6 +549,9 @@ int ch_query(struct ch_client *c, const char *sql, const char *body, size_t len,
         if (!(flags & CH_QUERY_NO_DB) && ch_buf_printf(&url, "&database=%s", c->url.db) < 0)
                 return -ENOMEM;
         if ((flags & CH_QUERY_READONLY) && ch_buf_printf(&url, "&readonly=1") < 0)
+                return -ENOMEM;
+        if ((flags & CH_QUERY_ONE_BLOCK) &&
+            ch_buf_printf(&url, "&max_insert_block_size=%" PRIu64, UINT64_MAX / 2) < 0)
                 return -ENOMEM;
         if ((flags & CH_QUERY_NAMES_TYPES) &&
             ch_buf_printf(&url, "&default_format=TabSeparatedWithNamesAndTypes") < 0)

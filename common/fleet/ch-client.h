@@ -77,6 +77,8 @@ enum {
         CH_QUERY_NO_DB = 1 << 1,       /* not in the URL's database (CREATE DATABASE) */
         CH_QUERY_NAMES_TYPES = 1 << 2, /* answer without a FORMAT clause as TabSeparated with a line
                                         * of column names and one of their types first */
+        CH_QUERY_ONE_BLOCK = 1 << 3,   /* an INSERT's rows as one block however many (ClickHouse cuts
+                                        * them every max_insert_block_size rows, 1,048,576) */
 };
 
 /* Runs SQL over HTTP POST, with BODY (LEN bytes; NULL: none) after it as the data of an INSERT.

@@ -608,13 +608,16 @@ static int64_t count_key(struct ch_client *c, const struct ch_batch *b, const ch
         return (int64_t) n;
 }
 
+/* The samples go as one block, which ClickHouse writes whole or not at all: the marker protocol
+ * rests on that. */
 static int insert(struct ch_client *c, const struct ch_batch_table *t) {
         char sql[128];
 
         if (t->len == 0)
                 return 0;
         snprintf(sql, sizeof sql, "INSERT INTO %s FORMAT TabSeparated", t->table);
-        return ch_query(c, sql, t->body, t->len, 0, NULL, NULL);
+        return ch_query(c, sql, t->body, t->len, streq(t->table, CH_TABLE_SAMPLES) ? CH_QUERY_ONE_BLOCK : 0,
+                        NULL, NULL);
 }
 
 int ch_batch_send(struct ch_client *c, const struct ch_batch *b) {

@@ -91,6 +91,14 @@ enum {
 int ch_query(struct ch_client *c, const char *sql, const char *body, size_t len, unsigned flags, char **ret,
              size_t *ret_len);
 
+/* As ch_query() without a body, for big answers: calls LINE for each line of the answer (its
+ * newline replaced by a NUL; LEN bytes before it) as it arrives, so that the answer is never
+ * held whole. LINE returns 0, or a negative errno that stops the transfer and is returned. The
+ * server holds the answer until its query ends (wait_end_of_query), so no line comes from a
+ * query that fails. */
+int ch_query_lines(struct ch_client *c, const char *sql, unsigned flags,
+                   int (*line)(char *line, size_t len, void *userdata), void *userdata);
+
 /* ---- the schema (ch-schema.c) ---- */
 
 /* The schema version these sources write and read (schemas/clickhouse/NNNN-*.sql). */

@@ -2,7 +2,7 @@
  * ClickHouse: the runs' periods and losses for the header (run_resources, the newest row of each
  * run), the samples summed per (stack hash, period) under the filter, and the frames of exactly
  * those stacks, one row per frame through ARRAY JOIN of each stack's arrays, in order within each
- * stack. No frame is joined per sample: a tree of a day of a thousand hosts reads as many
+ * stack, each answer parsed as it streams in (ch_query_lines()). No frame is joined per sample: a tree of a day of a thousand hosts reads as many
  * stack rows as it has distinct stacks.
  *
  * Here, as in store-read.c: each distinct frame is labelled once (a map from the frame's fields
@@ -44,29 +44,34 @@ static int split_line(char *p, char *end, char **fields, int max) {
         }
 }
 
-/* Calls LINE for each line of the answer TEXT (LEN bytes), split into fields. */
-static int each_line(char *text, size_t len, int n_fields, int (*line)(char **fields, void *userdata),
-                     void *userdata) {
-        char *p = text, *end = text + len;
+/* Runs the query Q (FORMAT TabSeparated added) and calls ROW with each line's N_FIELDS fields as
+ * the answer streams in: a tree's answer is never held whole. */
+struct rows {
+        int n_fields;
+        int (*row)(char **fields, void *userdata);
+        void *userdata;
+};
 
-        while (p < end) {
-                char *nl = memchr(p, '\n', end - p);
-                char *fields[16];
-                int n, r;
+static int rows_line(char *line, size_t len, void *userdata) {
+        struct rows *rs = userdata;
+        char *fields[16];
+        int n;
 
-                if (!nl)
-                        return -EBADMSG;
-                n = split_line(p, nl, fields, 16);
-                if (n < 0)
-                        return n;
-                if (n != n_fields)
-                        return -EBADMSG;
-                r = line(fields, userdata);
-                if (r < 0)
-                        return r;
-                p = nl + 1;
-        }
-        return 0;
+        n = split_line(line, line + len, fields, 16);
+        if (n < 0)
+                return n;
+        if (n != rs->n_fields)
+                return -EBADMSG;
+        return rs->row(fields, rs->userdata);
+}
+
+static int query_rows(struct ch_client *c, struct ch_buf *q, int n_fields,
+                      int (*row)(char **fields, void *userdata), void *userdata) {
+        struct rows rs = { n_fields, row, userdata };
+
+        if (ch_buf_printf(q, " FORMAT TabSeparated") < 0)
+                return -ENOMEM;
+        return ch_query_lines(c, q->data, CH_QUERY_READONLY, rows_line, &rs);
 }
 
 static int parse_u64(const char *s, uint64_t *ret) {
@@ -167,20 +172,17 @@ static int add_resource(char **fields, void *userdata) {
 
 int ch_list_resources(struct ch_client *c, char ***ret) {
         _cleanup_(strv_freep) char **names = NULL;
-        _cleanup_free_ char *out = NULL;
-        size_t len = 0;
+        _cleanup_(ch_buf_done) struct ch_buf q = {};
         int r;
 
-        r = ch_query(c, "SELECT DISTINCT resource FROM samples ORDER BY resource FORMAT TabSeparated", NULL,
-                     0, CH_QUERY_READONLY, &out, &len);
+        if (ch_buf_printf(&q, "SELECT DISTINCT resource FROM samples ORDER BY resource") < 0)
+                return -ENOMEM;
+        r = query_rows(c, &q, 1, add_resource, &names);
+        if (r == -EBADMSG && !*ch_client_error(c))
+                return ch_client_set_error(c, r,
+                                           "ClickHouse answered a list of resources cppctl cannot parse");
         if (r < 0)
                 return r;
-        r = each_line(out, len, 1, add_resource, &names);
-        if (r < 0)
-                return r == -EBADMSG ?
-                        ch_client_set_error(c, r,
-                                            "ClickHouse answered a list of resources cppctl cannot parse") :
-                        r;
         if (!names) {
                 names = calloc(1, sizeof *names);
                 if (!names)
@@ -291,8 +293,6 @@ static int header_line(char **fields, void *userdata) {
 
 static int load_header(struct load *l) {
         _cleanup_(ch_buf_done) struct ch_buf q = {};
-        _cleanup_free_ char *out = NULL;
-        size_t len = 0;
         int r;
 
         r = ch_buf_printf(&q,
@@ -309,12 +309,8 @@ static int load_header(struct load *l) {
         }
         if (r >= 0)
                 r = ch_buf_printf(&q, " GROUP BY host, run");
-        if (r < 0)
-                return r;
-        r = query_text(l->c, &q, &out, &len);
-        if (r < 0)
-                return r;
-        r = each_line(out, len, 2, header_line, l);
+        if (r >= 0)
+                r = query_rows(l->c, &q, 2, header_line, l);
         if (r < 0)
                 return r;
         l->tree->info.period = l->g;
@@ -494,8 +490,6 @@ static int frame_line(char **fields, void *userdata) {
 
 static int load_stacks(struct load *l) {
         _cleanup_(ch_buf_done) struct ch_buf q = {};
-        _cleanup_free_ char *out = NULL;
-        size_t len = 0;
         int r;
 
         /* No GROUP BY and no ORDER BY: both cost ClickHouse more than the rows themselves (a
@@ -510,12 +504,8 @@ static int load_stacks(struct load *l) {
                 r = where_samples(&q, l->f);
         if (r >= 0)
                 r = ch_buf_printf(&q, ")");
-        if (r < 0)
-                return r;
-        r = query_text(l->c, &q, &out, &len);
-        if (r < 0)
-                return r;
-        r = each_line(out, len, 10, frame_line, l);
+        if (r >= 0)
+                r = query_rows(l->c, &q, 10, frame_line, l);
         if (r < 0)
                 return r;
         return finish_stack(l);
@@ -552,21 +542,16 @@ static int sample_line(char **fields, void *userdata) {
 
 static int load_samples(struct load *l) {
         _cleanup_(ch_buf_done) struct ch_buf q = {};
-        _cleanup_free_ char *out = NULL;
-        size_t len = 0;
         int r;
 
         r = ch_buf_printf(&q, "SELECT stack, period, sum(hits), sum(samples) FROM samples");
         if (r >= 0)
                 r = where_samples(&q, l->f);
         if (r >= 0)
-                r = ch_buf_printf(&q, " GROUP BY stack, period ORDER BY stack, period");
+                r = ch_buf_printf(&q, " GROUP BY stack, period");
         if (r < 0)
                 return r;
-        r = query_text(l->c, &q, &out, &len);
-        if (r < 0)
-                return r;
-        return each_line(out, len, 4, sample_line, l);
+        return query_rows(l->c, &q, 4, sample_line, l);
 }
 
 static int resource_unit(struct ch_client *c, const char *resource, char **ret) {

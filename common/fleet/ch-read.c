@@ -2,8 +2,8 @@
  * ClickHouse: the runs' periods and losses for the header (run_resources, the newest row of each
  * run), the samples summed per (stack hash, period) under the filter, and the frames of exactly
  * those stacks, one row per frame through ARRAY JOIN of each stack's arrays, in order within each
- * stack, each answer parsed as it streams in (ch_query_lines()). No frame is joined per sample: a tree of a day of a thousand hosts reads as many
- * stack rows as it has distinct stacks.
+ * stack; each answer is parsed as it streams in (ch_query_lines()). No frame is joined per
+ * sample: a tree of a day of a thousand hosts reads as many stack rows as it has distinct stacks.
  *
  * Here, as in store-read.c: each distinct frame is labelled once (a map from the frame's fields
  * to its label and what the filters say of it), each stack is mapped once to its tree node, and

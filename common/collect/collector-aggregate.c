@@ -247,6 +247,9 @@ int flush_rows(struct collector *c, bool final) {
                         if (r < 0)
                                 return r;
                 }
+                r = store_set_sampling(c->store, c->run_id, res->store_id, res->random, res->thin.max_factor);
+                if (r < 0)
+                        return r;
         }
         for (size_t i = 0; i < c->n_agg; i++) {
                 uint64_t key = c->agg_keys[i];

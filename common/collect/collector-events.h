@@ -31,8 +31,28 @@ bool unsupported(int r);
  * keeps context-switches' own period. */
 void share_context_switches(struct collector *c);
 
-/* The rings' owners, opened before any resource so that resources come and go (an unsupported
- * one is closed again) without the rings depending on them: per CPU, a dummy software event that
- * maps the sample ring, and per target and CPU a dummy event that carries the side band (MMAP2,
- * COMM, FORK/EXIT) into the side band's ring. */
+/* The side band's rings, opened before any resource: per target and CPU a dummy event that
+ * carries the side band (MMAP2, COMM, FORK/EXIT) into the side band's ring. Each resource's
+ * sample ring is mapped by its first event on the CPU (a ring outlives a resource closed again:
+ * the mapping holds it). */
 int open_rings(struct collector *c, const struct targets *t);
+
+/* A resource back to fixed periods: BPF could not be used (no CAP_BPF, an old kernel). */
+void drop_bpf(struct collector *c, unsigned res);
+
+/* How each resource's intervals are drawn: a counted event at kernel period 1, the program
+ * keeping 1 in P; a clock at P / CLOCK_SPLIT, keeping 1 in CLOCK_SPLIT; a hardware event at
+ * P / 16. Without BPF, periods stay fixed. Also sizes the resources' rings. */
+void plan_sampling(struct collector *c);
+
+/* Raises resource RES's thinning under pressure, the reader thread's view: N samples of one ring
+ * from FIRST to LAST (a rate), or N = 0, a loss. */
+void thin_pressure(struct collector *c, unsigned res, uint64_t n, uint64_t first, uint64_t last);
+
+/* The reader thread's pressure hook (ring_reader_set_pressure()): N samples of ring RING, from
+ * FIRST to LAST; RING -1: the queue is full, and the busiest resource is thinned. */
+void on_pressure(void *userdata, int ring, uint64_t n, uint64_t first, uint64_t last);
+
+/* Counts a sample of resource RES taken at TIME_NS (or LOST samples lost) toward its overload
+ * thinning, and tells the kernel when that changes. */
+void thin_note(struct collector *c, unsigned res, uint64_t time_ns, uint64_t lost);

@@ -142,10 +142,17 @@ static char *exec_unit(struct collector *c, uint32_t pid) {
 void on_exec_record(void *userdata, const struct perf_event_header *h) {
         struct collector *c = userdata;
         struct record_comm m;
-        uint64_t *slot = NULL, v;
+        uint64_t *slot = NULL, v, id, lost;
         char *unit;
         int r;
 
+        if (h->type == PERF_RECORD_LOST && record_parse_lost(h, &id, &lost) == 0) {
+                /* event_ids is not written once the reader runs. */
+                slot = idmap_get(c->event_ids, id);
+                if (slot)
+                        thin_pressure(c, c->events[*slot].resource, 0, 0, 0);
+                return;
+        }
         if (h->type != PERF_RECORD_COMM || !(h->misc & PERF_RECORD_MISC_COMM_EXEC) ||
             record_parse_comm(h, &m) < 0 || m.pid != m.tid)
                 return;

@@ -34,6 +34,8 @@
 #include "perf-record.h"
 #include "time-util.h"
 
+/* Samples of a ring in one pass below which its rate is not told (too few to measure). */
+#define RATE_MIN_SAMPLES 16
 /* Records sorted per pass. */
 #define PASS_RECORDS 16384
 /* The niceness the consuming thread takes, below the reader's. */
@@ -79,6 +81,9 @@ struct ring_reader {
         uint64_t *hooked;  /* by ring: the first record not yet given to the hook */
         ring_reader_hook hook;
         void *hook_userdata;
+        ring_reader_pressure pressure;
+        void *pressure_userdata;
+        uint64_t *rated; /* by ring: the first record not yet told to pressure */
 
         pthread_mutex_t lock; /* guards what follows */
         uint8_t *fill;        /* the queue being appended to */
@@ -114,6 +119,7 @@ struct ring_reader *ring_reader_new(struct ring_buffer *const *rings, int n_ring
         r->entries = malloc(PASS_RECORDS * sizeof *r->entries);
         r->reached = calloc(n_rings ? n_rings : 1, sizeof *r->reached);
         r->hooked = calloc(n_rings ? n_rings : 1, sizeof *r->hooked);
+        r->rated = calloc(n_rings ? n_rings : 1, sizeof *r->rated);
         r->notify_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
         r->wake_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
         pthread_mutex_init(&r->lock, NULL);
@@ -123,7 +129,7 @@ struct ring_reader *ring_reader_new(struct ring_buffer *const *rings, int n_ring
         pthread_cond_init(&r->kicked, &ca);
         pthread_condattr_destroy(&ca);
         if (!r->events || !r->stack_tops || !r->stack_ends || !r->entries || !r->reached || !r->hooked ||
-            r->notify_fd < 0 || r->wake_fd < 0)
+            !r->rated || r->notify_fd < 0 || r->wake_fd < 0)
                 return ring_reader_free(r);
         return r;
 }
@@ -141,6 +147,7 @@ struct ring_reader *ring_reader_free(struct ring_reader *r) {
         free(r->entries);
         free(r->reached);
         free(r->hooked);
+        free(r->rated);
         free(r->fill);
         free(r->work);
         if (r->notify_fd >= 0)
@@ -215,6 +222,11 @@ static void forget_stack_top(struct ring_reader *r, const struct perf_event_head
                 idmap_clear(r->stack_ends);
         if (idmap_put(r->stack_ends, tid, time, &slot) == 0)
                 *slot = time;
+}
+
+void ring_reader_set_pressure(struct ring_reader *r, ring_reader_pressure pressure, void *userdata) {
+        r->pressure = pressure;
+        r->pressure_userdata = userdata;
 }
 
 void ring_reader_set_hook(struct ring_reader *r, ring_reader_hook hook, void *userdata) {
@@ -311,6 +323,8 @@ static size_t pass(struct ring_reader *r, bool final, bool *ret_more, bool *ret_
                 uint64_t pos, next, time;
 
                 ring_buffer_peek(ring);
+                uint64_t n_samples = 0, first = 0, last = 0;
+
                 for (pos = ring->tail; n < PASS_RECORDS; pos = next) {
                         int q = ring_buffer_at(ring, pos, &h, &next);
 
@@ -330,8 +344,18 @@ static size_t pass(struct ring_reader *r, bool final, bool *ret_more, bool *ret_
                                 .ring = i,
                                 .hook = h->type != PERF_RECORD_SAMPLE && pos >= r->hooked[i],
                         };
+                        if (h->type == PERF_RECORD_SAMPLE && pos >= r->rated[i]) {
+                                if (n_samples++ == 0)
+                                        first = time;
+                                last = time;
+                        }
                 }
                 r->reached[i] = pos;
+                /* The ring's rate, told once per record (a full queue leaves records for later
+                 * passes, which must not count them again). */
+                r->rated[i] = MAX(r->rated[i], pos);
+                if (r->pressure && n_samples >= RATE_MIN_SAMPLES)
+                        r->pressure(r->pressure_userdata, i, n_samples, first, last);
         }
         qsort(r->entries, n, sizeof *r->entries, entry_cmp);
 
@@ -375,6 +399,8 @@ static size_t pass(struct ring_reader *r, bool final, bool *ret_more, bool *ret_
                 ring_buffer_consume(r->rings[i], r->reached[i]);
         *ret_more = n == PASS_RECORDS;
         *ret_full = full;
+        if (full && r->pressure)
+                r->pressure(r->pressure_userdata, -1, 0, 0, 0);
         return copied;
 }
 

@@ -153,6 +153,23 @@ int store_add_lost(struct store *s, int64_t run_id, int64_t resource_id, uint64_
         return store_step_done(s, st);
 }
 
+int store_set_sampling(struct store *s, int64_t run_id, int64_t resource_id, bool random, uint64_t thinned) {
+        sqlite3_stmt *st;
+        int r;
+
+        r = store_stmt(s, STMT_SET_SAMPLING,
+                       "UPDATE run_resource SET sampling = ?, thinned = max(thinned, ?) "
+                       "WHERE run_id = ? AND resource_id = ?",
+                       &st);
+        if (r < 0)
+                return r;
+        sqlite3_bind_text(st, 1, random ? "random" : "fixed", -1, SQLITE_STATIC);
+        sqlite3_bind_int64(st, 2, (int64_t) (thinned ? thinned : 1));
+        sqlite3_bind_int64(st, 3, run_id);
+        sqlite3_bind_int64(st, 4, resource_id);
+        return store_step_done(s, st);
+}
+
 int store_add_process(struct store *s, int64_t run_id, int64_t pid, const char *comm, const char *exe,
                       const char *unit, int64_t started, int64_t *ret_id) {
         sqlite3_stmt *st;

@@ -91,6 +91,9 @@ int store_add_run_resource(struct store *s, int64_t run_id, const char *name, co
                            const char *event, uint64_t period, int64_t *ret_id);
 /* Adds N to the samples lost for (run, resource). */
 int store_add_lost(struct store *s, int64_t run_id, int64_t resource_id, uint64_t n);
+/* Says how (run, resource) drew its intervals: RANDOM or fixed, and the most it was THINNED
+ * under load (1 kept in THINNED). Returns 0 or a negative errno. */
+int store_set_sampling(struct store *s, int64_t run_id, int64_t resource_id, bool random, uint64_t thinned);
 
 int store_add_process(struct store *s, int64_t run_id, int64_t pid, const char *comm, const char *exe,
                       const char *unit, int64_t started, int64_t *ret_id);

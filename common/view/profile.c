@@ -201,6 +201,14 @@ void profile_interval(uint64_t hits, uint64_t total, double *ret_lo, double *ret
         *ret_hi = fmin(1.0, centre + half);
 }
 
+double profile_tree_error(const struct sample_tree *t, uint64_t hits, uint64_t total) {
+        double e = profile_hits_error(hits, total);
+
+        if (t && t->info.samples > 0 && t->info.samples < t->total)
+                e *= sqrt((double) t->total / (double) t->info.samples);
+        return e;
+}
+
 double profile_hits_error(uint64_t hits, uint64_t total) {
         double p;
 

@@ -97,7 +97,7 @@ static void prepare_attr(struct collector *c, struct cevent *e, bool side_band, 
         a->sample_type = PERF_SAMPLE_IDENTIFIER | PERF_SAMPLE_IP | PERF_SAMPLE_TID | PERF_SAMPLE_TIME;
         if (!dwarf || c->config.kernel)
                 a->sample_type |= PERF_SAMPLE_CALLCHAIN;
-        if (a->type == PERF_TYPE_TRACEPOINT)
+        if (a->type == PERF_TYPE_TRACEPOINT || e->output)
                 a->sample_type |= PERF_SAMPLE_RAW;
         if (dwarf) {
                 a->sample_type |= PERF_SAMPLE_REGS_USER | PERF_SAMPLE_STACK_USER;
@@ -160,12 +160,8 @@ int open_one(struct collector *c, unsigned ev, const struct targets *t, pid_t id
         if (e->filter && ioctl(fd, PERF_EVENT_IOC_SET_FILTER, e->filter) < 0)
                 return -errno;
         c->bpf_failed = false;
-        if (e->bpf && (e->attr.type != PERF_TYPE_TRACEPOINT || !e->held)) {
-                if (e->attr.type == PERF_TYPE_TRACEPOINT) {
-                        r = sampling_bpf_hold_tracepoint(c->resources[e->resource].bpf, e->attr.config);
-                        e->held = r >= 0;
-                } else
-                        r = sampling_bpf_attach(c->resources[e->resource].bpf, fd);
+        if (e->bpf && !e->output) {
+                r = sampling_bpf_attach(c->resources[e->resource].bpf, fd);
                 if (r < 0) {
                         c->bpf_failed = true;
                         return r;
@@ -265,26 +261,59 @@ void drop_bpf(struct collector *c, unsigned res) {
         thinning_init(&c->resources[res].thin, 0);
 }
 
+/* Samples each CPU may keep per SAMPLING_BPF_WINDOW_NS before the kernel thins a resource by
+ * itself: its share of max_rate, and no more than a quarter of its ring can hold (the reader is
+ * woken at an eighth), so that a reader kept from running for a few windows still finds room.
+ * 0 with max_rate 0: no budget. */
+static uint64_t kernel_budget(const struct collector *c) {
+        uint64_t sample = 512 + (c->config.unwind == UNWIND_DWARF ? c->config.stack_size : 1024);
+        uint64_t ring = c->config.ring_size / c->ring_share, share, fits;
+
+        if (c->config.max_rate == 0)
+                return 0; /* never thinned: asked for (--max-rate 0) */
+        share = (uint64_t) c->config.max_rate * SAMPLING_BPF_WINDOW_NS / 1000000000ULL /
+                (uint64_t) MAX(c->n_cpus, 1);
+        fits = ring / 4 / sample;
+        return MAX(MIN(share, fits), 1u);
+}
+
 /* How each resource's intervals are drawn (see the top of collector.c): a counted event at kernel
  * period 1, the program keeping 1 in P; a clock at P / CLOCK_SPLIT (not under the kernel's
  * floor), keeping 1 in CLOCK_SPLIT; a hardware event likewise at P / 16. Resources counted in
  * user space (bytes, context switches shared with real-time) draw their own intervals per
  * sample. Without BPF, periods stay fixed (rejitter() redraws them now and then). Also sizes the
  * resources' rings: each gets an equal share of ring_size. */
-void plan_sampling(struct collector *c) {
+void plan_sampling(struct collector *c, const struct targets *t) {
         unsigned n_rings = 0;
 
         for (unsigned i = 0; i < c->n_resources; i++) {
-                struct cresource *res = &c->resources[i];
                 bool has_events = false;
 
                 for (unsigned ev = 0; ev < c->n_events; ev++)
                         has_events |= c->events[ev].resource == i && !c->events[ev].shared;
                 n_rings += has_events;
+        }
+        c->ring_share = 1;
+        while (c->ring_share < n_rings)
+                c->ring_share *= 2;
+        for (unsigned i = 0; i < c->n_resources; i++) {
+                struct cresource *res = &c->resources[i];
+                bool tracepoint = false;
+                unsigned role = ROLE_SAMPLE, raw_size = 0;
+                struct cevent *out;
+
+                for (unsigned ev = 0; ev < c->n_events; ev++)
+                        tracepoint |= c->events[ev].resource == i &&
+                                c->events[ev].attr.type == PERF_TYPE_TRACEPOINT;
                 thinning_init(&res->thin, 0);
                 res->random = c->config.jitter && res->def &&
                         (res->def->kind == RESOURCE_BYTES || i == c->switches_via_offcpu);
-                if (!c->config.jitter || res->unnamed || res->bpf || sampling_bpf_new(&res->bpf) < 0)
+                /* A tracepoint's program runs for every task: it can keep to threads, not to a
+                 * cgroup's. */
+                if (tracepoint && (t->flags & PERF_FLAG_PID_CGROUP))
+                        continue;
+                if (!c->config.jitter || res->unnamed || res->bpf ||
+                    sampling_bpf_new(c->n_cpus, &res->bpf) < 0)
                         continue;
                 for (unsigned ev = 0; ev < c->n_events; ev++) {
                         struct cevent *e = &c->events[ev];
@@ -295,6 +324,9 @@ void plan_sampling(struct collector *c) {
                                 continue;
                         e->fixed_period = e->period;
                         e->bpf = true;
+                        role = e->role;
+                        if (e->role == ROLE_SYSCALL)
+                                raw_size = e->raw_size;
                         if (is_clock(e)) {
                                 fine = MAX(e->period / CLOCK_SPLIT, CLOCK_MIN_NS);
                                 res->keep_base = MAX(e->period / fine, 1u);
@@ -308,21 +340,72 @@ void plan_sampling(struct collector *c) {
                         }
                         e->period = fine;
                 }
-                if (res->keep_base == 0 || sampling_bpf_set_keep(res->bpf, res->keep_base) < 0) {
+                /* Its samples come from the programs, through an output event per CPU. */
+                if (res->keep_base == 0 ||
+                    add_event(c, i, role, PERF_TYPE_SOFTWARE, PERF_COUNT_SW_BPF_OUTPUT, 1, &out) < 0 ||
+                    sampling_bpf_set_keep(res->bpf, res->keep_base) < 0 ||
+                    sampling_bpf_set_budget(res->bpf, kernel_budget(c),
+                                            res->keep_base * THINNING_MAX_FACTOR) < 0) {
                         drop_bpf(c, i);
                         continue;
                 }
+                out->bpf = out->output = true;
+                out->fixed_period = 1;
+                out->raw_offset = SAMPLING_BPF_RAW_FIELD;
+                out->raw_size = raw_size;
                 res->random = true;
-                thinning_init(&res->thin, c->config.max_rate);
+                /* Four times what the kernel lets through on every CPU (whose onset of a flood
+                 * brings a few budgets at once): a higher rate seen here means the kernel's
+                 * thinning did not hold. */
+                thinning_init(&res->thin,
+                              4 * kernel_budget(c) * (uint64_t) c->n_cpus *
+                                      (1000000000ULL / SAMPLING_BPF_WINDOW_NS));
         }
-        c->ring_share = 1;
-        while (c->ring_share < n_rings)
-                c->ring_share *= 2;
 }
 
-/* Raises resource RES's thinning under pressure, the reader thread's view: N samples of one ring
- * from FIRST to LAST (a rate), or N = 0, a loss. */
-void thin_pressure(struct collector *c, unsigned res, uint64_t n, uint64_t first, uint64_t last) {
+/* A BPF resource's own parts, opened before its events: an output event per CPU for every task
+ * (the first event of the resource's ring there), and for a tracepoint the program on it, kept
+ * to T's threads and what they start unless T is every task. Returns 0 or a negative errno
+ * (with bpf_failed set). */
+int open_bpf(struct collector *c, unsigned res, const struct targets *t) {
+        static const pid_t all = -1;
+        const struct targets every = { .ids = &all, .n = 1 };
+        struct sampling_bpf *bpf = c->resources[res].bpf;
+        int r = 0;
+
+        for (unsigned ev = 0; r >= 0 && ev < c->n_events; ev++) {
+                const struct cevent *e = &c->events[ev];
+
+                if (e->resource != res || !e->output)
+                        continue;
+                for (int cpu = 0; r >= 0 && cpu < c->n_cpus; cpu++) {
+                        r = open_one(c, ev, &every, -1, cpu, false);
+                        if (r >= 0)
+                                r = sampling_bpf_set_output(bpf, (unsigned) cpu, c->fds[c->n_fds - 1].fd);
+                }
+        }
+        for (unsigned ev = 0; r >= 0 && ev < c->n_events; ev++) {
+                const struct cevent *e = &c->events[ev];
+
+                if (e->resource != res || !e->bpf || e->output || e->attr.type != PERF_TYPE_TRACEPOINT)
+                        continue;
+                if (t->ids[0] != -1) {
+                        r = sampling_bpf_filter_threads(bpf);
+                        for (int i = 0; r >= 0 && i < t->n; i++)
+                                r = sampling_bpf_add_tid(bpf, t->ids[i]);
+                }
+                if (r >= 0)
+                        r = sampling_bpf_hold_tracepoint(bpf, e->attr.config, e->raw_offset,
+                                                         e->role == ROLE_SYSCALL ? e->raw_size : 0);
+        }
+        if (r < 0)
+                c->bpf_failed = true;
+        return r;
+}
+
+/* Doubles resource RES's thinning (a loss, or the consumer behind), at most once per
+ * THINNING_PRESSURE_NS. Called from the consumer and from the reader thread. */
+void thin_pressure(struct collector *c, unsigned res) {
         struct cresource *r;
         uint64_t factor, now = now_ns(CLOCK_MONOTONIC);
 
@@ -330,31 +413,27 @@ void thin_pressure(struct collector *c, unsigned res, uint64_t n, uint64_t first
                 return;
         r = &c->resources[res];
         pthread_mutex_lock(&c->thin_lock);
-        factor = thinning_pressure(&r->thin, n, first, last, r->thin.budget, now);
+        factor = thinning_pressure(&r->thin, now);
         if (factor && sampling_bpf_set_keep(r->bpf, r->keep_base * factor) == 0)
                 thinning_changed(&r->thin, factor, now);
         pthread_mutex_unlock(&c->thin_lock);
 }
 
-/* The reader thread read N samples of ring RING, from FIRST to LAST; RING -1: the queue is full,
- * and the resource bringing the most samples is the one to thin. */
-void on_pressure(void *userdata, int ring, uint64_t n, uint64_t first, uint64_t last) {
+/* The reader thread's queue is full: the consumer is behind, and the resource bringing the most
+ * samples is the one to thin. */
+void on_pressure(void *userdata) {
         struct collector *c = userdata;
         unsigned busiest = NO_RESOURCE;
         uint64_t most = 0;
 
-        if (ring >= 0 && ring < c->n_ring_list) {
-                thin_pressure(c, c->ring_resource[ring], n, first, last);
-                return;
-        }
         pthread_mutex_lock(&c->thin_lock);
         for (unsigned i = 0; i < c->n_resources; i++)
-                if (c->resources[i].bpf && c->resources[i].thin.rate > most) {
+                if (c->resources[i].bpf && c->resources[i].thin.rate >= most) {
                         most = c->resources[i].thin.rate;
                         busiest = i;
                 }
         pthread_mutex_unlock(&c->thin_lock);
-        thin_pressure(c, busiest, 0, 0, 0);
+        thin_pressure(c, busiest);
 }
 
 /* Counts a sample of resource RES taken at TIME_NS (or LOST samples lost) toward its overload

@@ -42,16 +42,21 @@ void drop_bpf(struct collector *c, unsigned res);
 
 /* How each resource's intervals are drawn: a counted event at kernel period 1, the program
  * keeping 1 in P; a clock at P / CLOCK_SPLIT, keeping 1 in CLOCK_SPLIT; a hardware event at
- * P / 16. Without BPF, periods stay fixed. Also sizes the resources' rings. */
-void plan_sampling(struct collector *c);
+ * P / 16; a resource's kept samples come through an output event per CPU. A tracepoint's
+ * resource keeps fixed periods on a cgroup T (its program cannot keep to one). Without BPF,
+ * periods stay fixed. Also sizes the resources' rings. */
+void plan_sampling(struct collector *c, const struct targets *t);
 
-/* Raises resource RES's thinning under pressure, the reader thread's view: N samples of one ring
- * from FIRST to LAST (a rate), or N = 0, a loss. */
-void thin_pressure(struct collector *c, unsigned res, uint64_t n, uint64_t first, uint64_t last);
+/* A BPF resource's output events, and a tracepoint's program, kept to T's threads and what they
+ * start unless T is every task. 0, or a negative errno with bpf_failed set. */
+int open_bpf(struct collector *c, unsigned res, const struct targets *t);
 
-/* The reader thread's pressure hook (ring_reader_set_pressure()): N samples of ring RING, from
- * FIRST to LAST; RING -1: the queue is full, and the busiest resource is thinned. */
-void on_pressure(void *userdata, int ring, uint64_t n, uint64_t first, uint64_t last);
+/* Doubles resource RES's thinning: it lost samples, or the consumer is behind. */
+void thin_pressure(struct collector *c, unsigned res);
+
+/* The reader thread's pressure hook (ring_reader_set_pressure()): the queue is full, and the
+ * resource with the highest rate is thinned. */
+void on_pressure(void *userdata);
 
 /* Counts a sample of resource RES taken at TIME_NS (or LOST samples lost) toward its overload
  * thinning, and tells the kernel when that changes. */

@@ -77,6 +77,8 @@ struct cresource {
         bool active;
         bool unnamed; /* no event to open: never active (collector_resource_stats) */
         uint64_t samples, hits, lost, lost_flushed;
+        uint64_t lost_records;    /* of lost: told by the kernel's LOST records */
+        uint64_t lost_unreported; /* of lost: counted by the programs, not yet told by the kernel */
         int64_t store_id;
         struct sampling_bpf *bpf; /* random intervals in the kernel; NULL: none */
         uint64_t keep_base;       /* BPF: 1 in this many kernel overflows is a period */
@@ -95,7 +97,8 @@ struct cevent {
         uint64_t period;       /* the kernel period (ns for clocks), for jitter */
         uint64_t fixed_period; /* the period without BPF (plan_sampling()) */
         bool bpf;              /* its resource's program decides which overflows stay */
-        bool held;             /* TRACEPOINT: the program is on it (a holder event) */
+        bool output;           /* the BPF output event the programs write kept samples to, each
+                                * with its weight (sampling-bpf.h) */
 };
 
 struct cfd {

@@ -349,19 +349,27 @@ static int start_reader(struct collector *c) {
         return ring_reader_start(c->reader);
 }
 
+static bool owns_ring(const struct collector *c, int fd) {
+        for (int i = 0; i < c->n_ring_list; i++)
+                if (c->ring_list[i]->fd == fd)
+                        return true;
+        return false;
+}
+
 /* Opens the side band and every resource's events on T, then starts the reader. See
  * collector_attach() for the results. */
 static int open_events(struct collector *c, const struct targets *t, uint32_t *ret_unsupported,
                        const char **ret_failed) {
         uint32_t unsupported_mask = 0;
-        unsigned n_resource_events = c->n_events;
+        unsigned n_resource_events;
         int n_active = 0, r;
 
         *ret_failed = NULL;
         if (c->reader)
                 return -EBUSY; /* one target set per collector */
         share_context_switches(c);
-        plan_sampling(c);
+        plan_sampling(c, t);
+        n_resource_events = c->n_events;
         r = open_rings(c, t);
         if (r < 0)
                 return r;
@@ -373,9 +381,14 @@ static int open_events(struct collector *c, const struct targets *t, uint32_t *r
                         unsupported_mask |= 1u << res;
                         continue;
                 }
-                r = 0;
+                r = c->resources[res].bpf ? open_bpf(c, res, t) : 0;
                 for (unsigned ev = 0; r >= 0 && ev < n_resource_events; ev++) {
-                        if (c->events[ev].resource != res || c->events[ev].shared)
+                        const struct cevent *e = &c->events[ev];
+
+                        /* Not: shared, a BPF output (open_bpf()), a tracepoint whose program
+                         * samples (held by open_bpf()). */
+                        if (e->resource != res || e->shared || e->output ||
+                            (e->bpf && e->attr.type == PERF_TYPE_TRACEPOINT))
                                 continue;
                         for (int i = 0; r >= 0 && i < t->n; i++)
                                 for (int cpu = 0; r >= 0 && cpu < c->n_cpus; cpu++) {
@@ -387,10 +400,18 @@ static int open_events(struct collector *c, const struct targets *t, uint32_t *r
                                 }
                 }
                 if (r < 0) {
-                        /* Close this resource's events; the rings belong to the side band. */
-                        for (size_t f = first_fd; f < c->n_fds; f++)
-                                close(c->fds[f].fd);
-                        c->n_fds = first_fd;
+                        /* Close this resource's events, but not those that own a ring (they
+                         * are output events, which nothing writes to once the programs are
+                         * gone): later events of the resource go to those rings. */
+                        size_t kept = first_fd;
+
+                        for (size_t f = first_fd; f < c->n_fds; f++) {
+                                if (owns_ring(c, c->fds[f].fd))
+                                        c->fds[kept++] = c->fds[f];
+                                else
+                                        close(c->fds[f].fd);
+                        }
+                        c->n_fds = kept;
                         if (c->bpf_failed) {
                                 /* Fixed periods, then, and said so in every header. */
                                 drop_bpf(c, res);
@@ -569,16 +590,24 @@ static int handle_parsed_sample(struct collector *c, const struct cevent *e, con
                 return -ENOMEM;
         c->stats.samples++;
 
-        if (e->bpf) {
-                /* Worth the thinning in force when it was taken (thinning.c). */
+        if (e->output) {
+                /* Worth the 1 in K overflows it was kept from (sampling-bpf.c): K / keep_base
+                 * periods, K being keep_base times a power of two. */
                 struct cresource *res = &c->resources[e->resource];
+                uint64_t k;
 
+                if (!s->raw || s->raw_size < SAMPLING_BPF_RAW_FACTOR + 8)
+                        return -EBADMSG;
+                memcpy(&k, s->raw + SAMPLING_BPF_RAW_FACTOR, 8);
+                hits = MAX((k + res->keep_base / 2) / res->keep_base, 1u);
                 pthread_mutex_lock(&c->thin_lock);
-                hits = thinning_factor_at(&res->thin, s->time);
+                if (hits > res->thin.max_factor)
+                        res->thin.max_factor = hits;
                 pthread_mutex_unlock(&c->thin_lock);
                 res->last_time = s->time;
                 thin_note(c, e->resource, s->time, 0);
-        }
+        } else if (e->bpf)
+                return 0; /* the program writes its samples itself; none come here */
 
         switch (e->role) {
         case ROLE_SAMPLE:
@@ -733,11 +762,38 @@ static int handle_lost(struct collector *c, const struct perf_event_header *h) {
         if (slot && c->events[*slot].resource != NO_RESOURCE)
                 res = c->events[*slot].resource;
         if (res < c->n_resources) {
-                c->resources[res].lost += lost;
-                thin_note(c, res, c->resources[res].last_time, lost);
+                struct cresource *r = &c->resources[res];
+                /* Losses already counted from the programs' own count (count_unreported()). */
+                uint64_t known = MIN(lost, r->lost_unreported);
+
+                r->lost_unreported -= known;
+                r->lost_records += lost;
+                r->lost += lost - known;
+                thin_note(c, res, r->last_time, lost);
         }
         c->stats.lost += lost;
         return 0;
+}
+
+/* The kernel reports a ring's losses at its next write, so a flood's last losses go unreported
+ * when nothing is written after them: the programs count what they could not write, which
+ * counts here as lost until LOST records come for it. */
+static void count_unreported(struct collector *c) {
+        for (unsigned i = 0; i < c->n_resources; i++) {
+                struct cresource *r = &c->resources[i];
+                uint64_t failed;
+
+                if (!r->bpf)
+                        continue;
+                failed = sampling_bpf_failed(r->bpf);
+                if (failed > r->lost_records + r->lost_unreported) {
+                        uint64_t more = failed - r->lost_records - r->lost_unreported;
+
+                        r->lost_unreported += more;
+                        r->lost += more;
+                        c->stats.lost += more;
+                }
+        }
 }
 
 static int handle_record(struct collector *c, const struct perf_event_header *h) {
@@ -851,6 +907,7 @@ int collector_flush(struct collector *c, bool final) {
                 return -EINVAL;
         if (c->run_ended)
                 return 0;
+        count_unreported(c);
         r = store_begin(c->store);
         if (r < 0)
                 return r;

@@ -34,8 +34,6 @@
 #include "perf-record.h"
 #include "time-util.h"
 
-/* Samples of a ring in one pass below which its rate is not told (too few to measure). */
-#define RATE_MIN_SAMPLES 16
 /* Records sorted per pass. */
 #define PASS_RECORDS 16384
 /* The niceness the consuming thread takes, below the reader's. */
@@ -83,7 +81,6 @@ struct ring_reader {
         void *hook_userdata;
         ring_reader_pressure pressure;
         void *pressure_userdata;
-        uint64_t *rated; /* by ring: the first record not yet told to pressure */
 
         pthread_mutex_t lock; /* guards what follows */
         uint8_t *fill;        /* the queue being appended to */
@@ -119,7 +116,6 @@ struct ring_reader *ring_reader_new(struct ring_buffer *const *rings, int n_ring
         r->entries = malloc(PASS_RECORDS * sizeof *r->entries);
         r->reached = calloc(n_rings ? n_rings : 1, sizeof *r->reached);
         r->hooked = calloc(n_rings ? n_rings : 1, sizeof *r->hooked);
-        r->rated = calloc(n_rings ? n_rings : 1, sizeof *r->rated);
         r->notify_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
         r->wake_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
         pthread_mutex_init(&r->lock, NULL);
@@ -129,7 +125,7 @@ struct ring_reader *ring_reader_new(struct ring_buffer *const *rings, int n_ring
         pthread_cond_init(&r->kicked, &ca);
         pthread_condattr_destroy(&ca);
         if (!r->events || !r->stack_tops || !r->stack_ends || !r->entries || !r->reached || !r->hooked ||
-            !r->rated || r->notify_fd < 0 || r->wake_fd < 0)
+            r->notify_fd < 0 || r->wake_fd < 0)
                 return ring_reader_free(r);
         return r;
 }
@@ -147,7 +143,6 @@ struct ring_reader *ring_reader_free(struct ring_reader *r) {
         free(r->entries);
         free(r->reached);
         free(r->hooked);
-        free(r->rated);
         free(r->fill);
         free(r->work);
         if (r->notify_fd >= 0)
@@ -323,8 +318,6 @@ static size_t pass(struct ring_reader *r, bool final, bool *ret_more, bool *ret_
                 uint64_t pos, next, time;
 
                 ring_buffer_peek(ring);
-                uint64_t n_samples = 0, first = 0, last = 0;
-
                 for (pos = ring->tail; n < PASS_RECORDS; pos = next) {
                         int q = ring_buffer_at(ring, pos, &h, &next);
 
@@ -344,18 +337,8 @@ static size_t pass(struct ring_reader *r, bool final, bool *ret_more, bool *ret_
                                 .ring = i,
                                 .hook = h->type != PERF_RECORD_SAMPLE && pos >= r->hooked[i],
                         };
-                        if (h->type == PERF_RECORD_SAMPLE && pos >= r->rated[i]) {
-                                if (n_samples++ == 0)
-                                        first = time;
-                                last = time;
-                        }
                 }
                 r->reached[i] = pos;
-                /* The ring's rate, told once per record (a full queue leaves records for later
-                 * passes, which must not count them again). */
-                r->rated[i] = MAX(r->rated[i], pos);
-                if (r->pressure && n_samples >= RATE_MIN_SAMPLES)
-                        r->pressure(r->pressure_userdata, i, n_samples, first, last);
         }
         qsort(r->entries, n, sizeof *r->entries, entry_cmp);
 
@@ -400,7 +383,7 @@ static size_t pass(struct ring_reader *r, bool final, bool *ret_more, bool *ret_
         *ret_more = n == PASS_RECORDS;
         *ret_full = full;
         if (full && r->pressure)
-                r->pressure(r->pressure_userdata, -1, 0, 0, 0);
+                r->pressure(r->pressure_userdata);
         return copied;
 }
 

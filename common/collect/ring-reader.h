@@ -41,13 +41,10 @@ uint64_t ring_reader_stack_tops_generation(const struct ring_reader *r);
 typedef void (*ring_reader_hook)(void *userdata, const struct perf_event_header *h);
 void ring_reader_set_hook(struct ring_reader *r, ring_reader_hook hook, void *userdata);
 
-/* Sets a function the reader thread calls, per pass, for each ring (its index in the array
- * given to ring_reader_new()) that brought at least 16 samples it had not told of before: how
- * many, and the times of the first and last, so that overload thinning sees a ring's rate
- * milliseconds after the kernel wrote it, not when the consumer gets to it; RING -1 when a pass
- * stopped at a full queue (the consumer is behind). It must be quick and thread-safe. Before ring_reader_start() only. */
-typedef void (*ring_reader_pressure)(void *userdata, int ring, uint64_t n_samples, uint64_t first_ns,
-                                     uint64_t last_ns);
+/* Sets a function the reader thread calls when a pass stopped at a full queue (the consumer is
+ * behind), so that overload thinning hears of it before the rings overflow. It must be quick and
+ * thread-safe. Before ring_reader_start() only. */
+typedef void (*ring_reader_pressure)(void *userdata);
 void ring_reader_set_pressure(struct ring_reader *r, ring_reader_pressure pressure, void *userdata);
 
 /* Starts the thread, and lowers the calling thread's priority below it (it is the one that

@@ -1,83 +1,43 @@
-/* Overload thinning (issue 16, point 2).
+/* Overload thinning (issue 16, point 2), the collector's part.
  *
- * When a resource brings more samples than its budget, losing the surplus in bursts (a full ring,
- * PERF_RECORD_LOST) loses them from the bursty code and biases what is left toward calm code.
- * Instead the kernel keeps fewer, at random (sampling-bpf.c): 1 in P*FACTOR hits instead of 1 in
- * P, and each sample kept then is worth FACTOR hits, so fractions stay unbiased and hits still
- * count gticks / period.
+ * When a resource brings more samples than can be handled, losing the surplus in bursts (a full
+ * ring, PERF_RECORD_LOST) loses them from the bursty code and biases what is left toward calm
+ * code. Instead fewer are kept, at random, and each kept sample carries its weight (the 1 in K it
+ * was drawn from), so fractions stay unbiased and hits still count gticks / period.
  *
- * The rate is measured in windows of sample time (the kernel's timestamps), not of handling
- * time, so a consumer that lags still sees the true rate; it reacts when it reads the samples,
- * and judges a new factor only by samples taken after it was set.
- * A window over budget multiplies the factor by the overshoot rounded up to a power of two, at
- * most THINNING_MAX_RAISE (losses are the reader thread's to react to, below). A factor halves at most once
- * per THINNING_RELAX_NS, after a window under a quarter of the budget: a storm that stops and
- * starts again is not sampled at full rate in between for longer than that.
+ * The kernel does the fast part (sampling-bpf.c): each CPU's program doubles K within one sample
+ * once the CPU keeps more than its budget in a 10 ms window, and halves it after a calm window.
+ * What only the collector sees is handled here, on K's floor (the factor):
  *
- * The consumer may lag by seconds; the ring reader thread does not. It tells each ring's rate per
- * pass (ring-reader.c), and a ring's rate over the whole budget raises the
- * factor at once by the overshoot rounded up to a power of two (at most THINNING_MAX_JUMP); a
- * loss, or a consumer so far behind that the queue is full, doubles the factor of the resource
- * that floods (its last rate over a quarter of the budget), never of a calm one; at most once
- * per THINNING_PRESSURE_NS: the first pass of a storm (the ring's
- * watermark, a fraction of a millisecond at a million events a second) sets about the right
- * factor, before the ring overflows.
- *
- * A sample's weight is the factor in force when it was taken, found in the history of changes
- * (times from CLOCK_MONOTONIC when the map was written; the kernel applies the change at once,
- * so a sample taken later was drawn under it). Samples older than the history's window are
- * weighted by its oldest entry. */
+ *   - a window of sample time (the kernel's timestamps, so a consumer that lags still sees the
+ *     true rate) over the budget multiplies the factor by the overshoot rounded up to a power of
+ *     two, at most THINNING_MAX_RAISE;
+ *   - a loss in the resource's own ring (rings are per resource, so the loser is the flooder),
+ *     or a consumer so far behind that the reader's queue is full (then the resource with the
+ *     highest rate), doubles it, at most once per THINNING_PRESSURE_NS;
+ *   - it halves at most once per THINNING_RELAX_NS, after a window under a quarter of the budget
+ *     without loss: a storm that stops and starts again is not sampled at full rate in between
+ *     for longer than that. */
 #include "thinning.h"
-
-#include <string.h>
 
 #include "cleanup.h"
 
 void thinning_init(struct thinning *t, uint64_t budget) {
         *t = (struct thinning) { .budget = budget, .factor = 1, .max_factor = 1 };
-        t->history[0] = (struct thinning_change) { .time_ns = 0, .factor = 1 };
-        t->n_history = 1;
-}
-
-uint64_t thinning_factor_at(const struct thinning *t, uint64_t time_ns) {
-        for (unsigned k = 0; k < t->n_history && k < THINNING_HISTORY; k++) {
-                const struct thinning_change *c = &t->history[(t->n_history - 1 - k) % THINNING_HISTORY];
-
-                if (c->time_ns <= time_ns)
-                        return c->factor;
-        }
-        return t->history[t->n_history > THINNING_HISTORY ? t->n_history % THINNING_HISTORY : 0].factor;
 }
 
 void thinning_changed(struct thinning *t, uint64_t factor, uint64_t now_ns) {
-        t->history[t->n_history % THINNING_HISTORY] = (struct thinning_change) { now_ns, factor };
-        t->n_history++;
         t->factor = factor;
         t->last_change_ns = now_ns;
         if (factor > t->max_factor)
                 t->max_factor = factor;
 }
 
-uint64_t thinning_pressure(struct thinning *t, uint64_t n, uint64_t first_ns, uint64_t last_ns,
-                           uint64_t budget, uint64_t now_ns) {
-        uint64_t raise = 2, rate;
-
+uint64_t thinning_pressure(struct thinning *t, uint64_t now_ns) {
         if (t->budget == 0 || t->factor >= THINNING_MAX_FACTOR ||
-            now_ns < t->last_change_ns + THINNING_PRESSURE_NS)
+            (t->last_change_ns && now_ns < t->last_change_ns + THINNING_PRESSURE_NS))
                 return 0;
-        if (n == 0 && t->rate <= t->budget / 4)
-                return 0;
-        if (n > 0) {
-                if (first_ns < t->last_change_ns || budget == 0)
-                        return 0;
-                rate = n * 1000000000ULL / MAX(last_ns - first_ns, 1000u);
-                t->rate = rate;
-                if (rate <= budget)
-                        return 0;
-                while (raise < THINNING_MAX_JUMP && rate > budget * raise)
-                        raise *= 2;
-        }
-        return MIN(t->factor * raise, (uint64_t) THINNING_MAX_FACTOR);
+        return MIN(t->factor * 2, (uint64_t) THINNING_MAX_FACTOR);
 }
 
 uint64_t thinning_note(struct thinning *t, uint64_t time_ns, uint64_t lost) {
@@ -96,6 +56,7 @@ uint64_t thinning_note(struct thinning *t, uint64_t time_ns, uint64_t lost) {
         }
         /* The window ended: its rate in samples a second, then a new window from this sample. */
         rate = t->window_samples * (1000000000ULL / THINNING_WINDOW_NS);
+        t->rate = rate;
         want = t->factor;
         if (rate > t->budget) {
                 while (raise < THINNING_MAX_RAISE && rate > t->budget * raise)

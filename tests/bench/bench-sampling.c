@@ -46,8 +46,87 @@ static void one(int kind, long i) {
                 pages[i * 4096] = 1;
 }
 
+/* The program's output events, one per CPU, each with a ring the measuring thread empties. */
+struct outputs {
+        int n;
+        int fd[256];
+        struct perf_event_mmap_page *m[256];
+};
+
+static void outputs_close(struct outputs *o) {
+        for (int c = 0; c < o->n; c++) {
+                munmap(o->m[c], 4096 + RING);
+                close(o->fd[c]);
+        }
+        o->n = 0;
+}
+
+/* A sampling program keeping 1 in KEEP, writing samples with STACK bytes of stack to outputs O:
+ * on event FD (software) or, for tracepoint ID (FD -1), on this thread's hits of it. */
+static int program(struct sampling_bpf **ret, struct outputs *o, int fd, uint64_t id, unsigned stack,
+                   uint64_t keep) {
+        struct perf_event_attr a = { .size = sizeof a,
+                                     .type = PERF_TYPE_SOFTWARE,
+                                     .config = PERF_COUNT_SW_BPF_OUTPUT,
+                                     .sample_period = 1,
+                                     .sample_type = PERF_SAMPLE_IP | PERF_SAMPLE_TID | PERF_SAMPLE_RAW };
+        int n = (int) MIN(sysconf(_SC_NPROCESSORS_ONLN), 256), r;
+        struct sampling_bpf *s;
+
+        if (stack) {
+                a.sample_type |= PERF_SAMPLE_REGS_USER | PERF_SAMPLE_STACK_USER;
+                a.sample_regs_user = 0xff;
+                a.sample_stack_user = stack;
+        }
+        r = sampling_bpf_new((unsigned) n, &s);
+        if (r < 0)
+                return r;
+        for (o->n = 0; o->n < n; o->n++) {
+                int c = o->n;
+
+                o->fd[c] = perf_event_open_fd(&a, -1, c, -1, 0);
+                if (o->fd[c] < 0) {
+                        r = o->fd[c];
+                        break;
+                }
+                o->m[c] = mmap(NULL, 4096 + RING, PROT_READ | PROT_WRITE, MAP_SHARED, o->fd[c], 0);
+                if (o->m[c] == MAP_FAILED) {
+                        r = -errno;
+                        close(o->fd[c]);
+                        break;
+                }
+                r = sampling_bpf_set_output(s, (unsigned) c, o->fd[c]);
+                if (r < 0) {
+                        o->n++;
+                        break;
+                }
+        }
+        if (r >= 0)
+                r = sampling_bpf_set_keep(s, keep);
+        if (r >= 0 && fd < 0) {
+                r = sampling_bpf_filter_threads(s);
+                if (r >= 0)
+                        r = sampling_bpf_add_tid(s, (pid_t) syscall(SYS_gettid));
+                if (r >= 0)
+                        r = sampling_bpf_hold_tracepoint(s, id, 0, 0);
+        } else if (r >= 0)
+                r = sampling_bpf_attach(s, fd);
+        if (r < 0) {
+                outputs_close(o);
+                sampling_bpf_free(s);
+                return r;
+        }
+        *ret = s;
+        return 0;
+}
+
+static void drain(struct perf_event_mmap_page *m) {
+        __atomic_store_n(&m->data_tail, __atomic_load_n(&m->data_head, __ATOMIC_ACQUIRE), __ATOMIC_RELEASE);
+}
+
 /* ns per event of KIND, N events, under an event opened with PERIOD and STACK bytes of stack per
- * sample (fd -1: none), the program keeping 1 in KEEP (0: no program). */
+ * sample (period 0: none), or with a sampling program keeping 1 in KEEP (0: no program). On a
+ * syscall the program needs no event of its own (a holder carries it). */
 static double measure(int kind, long n, uint64_t period, unsigned stack, uint64_t keep, int *ret_err) {
         struct perf_event_attr a = { .size = sizeof a,
                                      .sample_period = period,
@@ -55,7 +134,8 @@ static double measure(int kind, long n, uint64_t period, unsigned stack, uint64_
                                      .sample_type = PERF_SAMPLE_IP | PERF_SAMPLE_TID };
         struct sampling_bpf *s = NULL;
         struct perf_event_mmap_page *m = NULL;
-        uint64_t id;
+        struct outputs o = {};
+        uint64_t id = 0;
         int fd = -1, r;
         double t0, t;
 
@@ -84,7 +164,7 @@ static double measure(int kind, long n, uint64_t period, unsigned stack, uint64_
                         return 0;
                 }
         }
-        if (period) {
+        if (period && !(keep && kind == 0)) {
                 fd = perf_event_open_fd(&a, 0, -1, -1, 0);
                 if (fd < 0) {
                         *ret_err = fd;
@@ -96,37 +176,38 @@ static double measure(int kind, long n, uint64_t period, unsigned stack, uint64_
                         close(fd);
                         return 0;
                 }
-                if (keep) {
-                        r = sampling_bpf_new(&s);
-                        if (r >= 0)
-                                r = kind == 0 ? sampling_bpf_hold_tracepoint(s, id) :
-                                                sampling_bpf_attach(s, fd);
-                        if (r >= 0)
-                                r = sampling_bpf_set_keep(s, keep);
-                        if (r < 0) {
-                                *ret_err = r;
-                                sampling_bpf_free(s);
-                                munmap(m, 4096 + RING);
-                                close(fd);
-                                return 0;
-                        }
-                }
-                ioctl(fd, PERF_EVENT_IOC_ENABLE, 0);
         }
+        if (keep) {
+                r = program(&s, &o, fd, id, stack, keep);
+                if (r < 0) {
+                        *ret_err = r;
+                        if (m)
+                                munmap(m, 4096 + RING);
+                        if (fd >= 0)
+                                close(fd);
+                        return 0;
+                }
+        }
+        if (fd >= 0)
+                ioctl(fd, PERF_EVENT_IOC_ENABLE, 0);
         t0 = now();
         for (long i = 0; i < n; i++) {
                 one(kind, i);
-                if (m && (i & 15) == 0)
-                        __atomic_store_n(&m->data_tail, __atomic_load_n(&m->data_head, __ATOMIC_ACQUIRE),
-                                         __ATOMIC_RELEASE);
+                if ((i & 15) == 0) {
+                        if (m)
+                                drain(m);
+                        for (int c = 0; c < o.n; c++)
+                                drain(o.m[c]);
+                }
         }
         t = now() - t0;
         if (fd >= 0) {
                 ioctl(fd, PERF_EVENT_IOC_DISABLE, 0);
                 munmap(m, 4096 + RING);
-                sampling_bpf_free(s);
                 close(fd);
         }
+        outputs_close(&o);
+        sampling_bpf_free(s);
         if (kind == 1)
                 munmap((void *) pages, (size_t) n * 4096);
         return t * 1e9 / n;
@@ -166,6 +247,7 @@ static double clock_cost(uint64_t period, uint64_t keep, long n, int *err) {
                                      .sample_regs_user = 0xff,
                                      .sample_stack_user = 16384 };
         struct sampling_bpf *s = NULL;
+        struct outputs o = {};
         void *m;
         double t;
         int fd;
@@ -179,13 +261,12 @@ static double clock_cost(uint64_t period, uint64_t keep, long n, int *err) {
                 return 0;
         }
         m = mmap(NULL, 4096 + RING, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
-        if (keep &&
-            (sampling_bpf_new(&s) < 0 || sampling_bpf_attach(s, fd) < 0 ||
-             sampling_bpf_set_keep(s, keep) < 0))
+        if (keep && program(&s, &o, fd, 0, 16384, keep) < 0)
                 *err = -EPERM;
         t = spin(n);
         if (m != MAP_FAILED)
                 munmap(m, 4096 + RING);
+        outputs_close(&o);
         sampling_bpf_free(s);
         close(fd);
         return t;

@@ -164,6 +164,7 @@ struct trie_node {
 
 struct agg {
         uint64_t hits, samples;
+        uint64_t squares; /* the sum of each sample's hits squared */
 };
 
 struct collector {

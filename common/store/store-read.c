@@ -454,7 +454,9 @@ static int load_tree(struct store *s, const struct store_filter *f, struct name_
 
         rc = sqlite3_prepare_v2(
                 s->db,
-                "SELECT s.stack_id, sum(s.hits), sum(s.samples), rr.period "
+                "SELECT s.stack_id, sum(s.hits), sum(s.samples), rr.period, "
+                "sum(CASE WHEN s.hits_squared > 0 THEN s.hits_squared "
+                "ELSE CAST(s.hits AS REAL) * s.hits / max(s.samples, 1) END) "
                 "FROM sample AS s "
                 "JOIN thread AS t ON t.id = s.thread_id "
                 "JOIN process AS p ON p.id = t.process_id "
@@ -513,6 +515,9 @@ static int load_tree(struct store *s, const struct store_filter *f, struct name_
                 }
                 sample_tree_add_hits(tree, node, w);
                 tree->info.samples += samples;
+                /* In the tree's hits, which are the run's times period / g. */
+                tree->info.hits_squared +=
+                        sqlite3_column_double(st, 4) * (double) (period / g) * (double) (period / g);
                 tree->info.frames = saturating_add(tree->info.frames, saturating_mul(t.frames[id], w));
                 tree->info.frames_unsymbolized =
                         saturating_add(tree->info.frames_unsymbolized, saturating_mul(t.unknown[id], w));

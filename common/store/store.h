@@ -108,9 +108,10 @@ int store_frame_id(struct store *s, int64_t function_id, int64_t address, const 
                    bool inlined, int64_t *ret_id);
 int store_stack_id(struct store *s, int64_t parent_id, int64_t frame_id, int64_t *ret_id);
 
-/* Adds HITS and SAMPLES to the row (resource, bucket, thread, stack). */
+/* Adds HITS, SAMPLES and HITS_SQUARED (the sum of each sample's hits squared; 0: unknown, each
+ * sample then weighs hits/samples) to the row (resource, bucket, thread, stack). */
 int store_add_samples(struct store *s, int64_t resource_id, int64_t bucket, int64_t thread_id,
-                      int64_t stack_id, uint64_t hits, uint64_t samples);
+                      int64_t stack_id, uint64_t hits, uint64_t samples, uint64_t hits_squared);
 
 /* ---- reading (store-read.c) ---- */
 

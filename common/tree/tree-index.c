@@ -25,7 +25,8 @@
 
 #define MAGIC "CPPDTIX"
 #define VERSION \
-        4 /* 2: leaves marked in occ; 3: names demangled, the store's token, a checksum; 4: sampling in the header */
+        4 /* 2: leaves marked in occ; 3: names demangled, the store's token, a checksum; 4: sampling and \
+           * the sum of squared hits in the header */
 
 struct file_header {
         char magic[8];
@@ -37,9 +38,10 @@ struct file_header {
         uint32_t n, n_names, max_depth, reserved;
         uint64_t total, period, samples, lost, frames, frames_unsymbolized;
         uint64_t periods_fixed, thinned; /* bit 0: fixed; bit 1: random */
-        uint64_t strings_size;           /* bytes, a multiple of 8 */
-        char token[24];                  /* the key's store_state.token */
-        uint64_t checksum;               /* of the whole file, this field read as 0 */
+        double hits_squared;
+        uint64_t strings_size; /* bytes, a multiple of 8 */
+        char token[24];        /* the key's store_state.token */
+        uint64_t checksum;     /* of the whole file, this field read as 0 */
 };
 
 _Static_assert(sizeof(struct file_header) % 8 == 0, "the strings start 8-byte aligned");
@@ -307,6 +309,7 @@ int tree_index_write(const struct tree_index *x, const struct tree_index_key *ke
                 .frames_unsymbolized = t->info.frames_unsymbolized,
                 .periods_fixed = t->info.periods_fixed | (uint64_t) t->info.periods_random << 1,
                 .thinned = t->info.thinned,
+                .hits_squared = t->info.hits_squared,
         };
         const char *resource = t->info.resource ?: "", *unit = t->info.unit ?: "";
         size_t size = strlen(resource) + strlen(unit) + 2, at = 0;
@@ -390,6 +393,7 @@ static int read_header(struct tree_index *x, const struct file_header *h, const 
         t->info.periods_fixed = h->periods_fixed & 1;
         t->info.periods_random = (h->periods_fixed & 2) != 0;
         t->info.thinned = h->thinned;
+        t->info.hits_squared = h->hits_squared;
         return 0;
 }
 

@@ -10,6 +10,8 @@
   views print (hits ± 1.96 sqrt(N p (1-p)) widened by sqrt(hits per sample)) contain the truth
   for at least 93% of them. (At a true 95% coverage, 800 runs fall under 93% with a probability
   of about 0.5%.)
+- Nobody else is thinned: perf stat counting raw_syscalls:sys_enter on the same threads inside a
+  recording at syscalls/1 counts every call.
 - Isolation and thinning: a system-call storm at syscalls/1 beside a CPU-bound process: the
   storm is thinned (header and store say so), its fraction right, and cpu-time loses nothing;
   the same in the daemon, system-wide, at cpu-time/1 and syscalls/10.
@@ -22,6 +24,7 @@ Needs root (or perf_event_paranoid <= 1) and BPF (CAP_BPF); skipped otherwise.
 import json
 import math
 import os
+import shutil
 import sqlite3
 import subprocess
 import sys
@@ -97,44 +100,82 @@ def check_slices():
         print('# slices --no-jitter: slice_a = %.4f ±%.4f (a fixed 1 ms timer against a 1 ms cycle)' % (s2, e2))
 
 
-def check_coverage():
+def check_coverage(max_rate, what):
+    """The 95% bars the views print contain the truth in >= 93% of 800 runs: unthinned (each
+    sample one hit), and thinned by the kernel under a small budget (samples of unequal weights,
+    whose bars widen by sqrt(sum w² / sum w): profile_tree_weight())."""
     n_runs, truth = 800, 0.8
     with tempfile.TemporaryDirectory() as d:
         db = os.path.join(d, 'r.db')
-        # 25,000 calls a run at syscalls/50: about 500 samples each, unthinned (while thinning
-        # changes within a run, weights differ and the bars are an approximation: README.md).
+        # 25,000 calls a run at syscalls/50: about 500 samples each.
         script = 'for i in $(seq %d); do %s syscalls 5000; done' % (n_runs, CYCLES)
-        p = record(db, ['--max-rate', '0', '-e', 'syscalls/50'], ['sh', '-c', script])
-        if not ok(p.returncode == 0, 'coverage: %d runs of 25000 system calls under one record' % n_runs, p.stderr):
+        p = record(db, ['--max-rate', str(max_rate), '-e', 'syscalls/50'], ['sh', '-c', script])
+        if not ok(p.returncode == 0, 'coverage %s: %d runs of 25000 system calls under one record' % (what, n_runs),
+                  p.stderr):
             return
         con = sqlite3.connect(db)
-        rows = con.execute("SELECT p.id, st.text, sum(s.hits), sum(s.samples) FROM sample AS s "
+        rows = con.execute("SELECT p.id, st.text, sum(s.hits), sum(s.samples), sum(s.hits_squared) FROM sample AS s "
                            "JOIN resource AS r ON r.id = s.resource_id AND r.name = 'syscalls' "
                            "JOIN thread AS t ON t.id = s.thread_id JOIN process AS p ON p.id = t.process_id "
                            "JOIN stack_text AS st ON st.stack_id = s.stack_id "
                            "WHERE p.comm LIKE 'cycles%' GROUP BY p.id, st.text").fetchall()
         runs = {}
-        for pid, text, h, n in rows:
-            r = runs.setdefault(pid, [0, 0, 0, 0])
+        for pid, text, h, n, sq in rows:
+            r = runs.setdefault(pid, [0, 0, 0, 0, 0])
             r[2] += h
             r[3] += n
+            r[4] += sq
             if ';path_a;' in text + ';':
                 r[0] += h
             elif ';path_b;' in text + ';':
                 r[1] += h
-        covered = total = 0
-        for a, b, h, n in runs.values():
+        covered = total = weighted = 0
+        for a, b, h, n, sq in runs.values():
             if a + b == 0:
                 continue
             total += 1
+            weighted += sq > h
             p_hat = a / h
             # What the views print for path_a: profile_tree_error() on this run's hits.
-            err = 1.96 * math.sqrt(h * p_hat * (1 - p_hat)) * math.sqrt(h / n if n and n < h else 1)
+            err = 1.96 * math.sqrt(h * p_hat * (1 - p_hat)) * math.sqrt(max(sq / h, 1))
             covered += abs(a - truth * (a + b)) <= err
-        ok(total >= n_runs * 0.95, 'coverage: %d of %d runs sampled' % (total, n_runs))
+        ok(total >= n_runs * 0.95, 'coverage %s: %d of %d runs sampled' % (what, total, n_runs))
+        if max_rate:
+            ok(weighted >= n_runs * 0.9, 'coverage %s: %d runs have samples of weight over 1' % (what, weighted))
         ok(total and covered / total >= 0.93,
-           'coverage: the 95%% intervals contain the truth in %d of %d runs (%.1f%%)' %
-           (covered, total, 100.0 * covered / max(total, 1)))
+           'coverage %s: the 95%% intervals contain the truth in %d of %d runs (%.1f%%)' %
+           (what, covered, total, 100.0 * covered / max(total, 1)))
+
+
+def check_others_see_everything():
+    """The tracepoint program lets every hit through: perf counting the same tracepoint, on the
+    same threads, inside a recording at syscalls/1 (thinned), still counts every call."""
+    perf = shutil.which('perf')
+    if not perf:
+        print('# skipped: no perf to count beside the recording')
+        return
+    with tempfile.TemporaryDirectory() as d:
+        db = os.path.join(d, 'r.db')
+        out = os.path.join(d, 'perf.csv')
+        p = record(db, ['-e', 'syscalls/1'], [perf, 'stat', '-x,', '-o', out, '-e', 'raw_syscalls:sys_enter', '--',
+                                              CYCLES, 'syscalls', '20000'])
+        if not ok(p.returncode == 0, 'beside perf: record -e syscalls/1 -- perf stat -e raw_syscalls:sys_enter',
+                  p.stderr):
+            return
+        counted = 0
+        with open(out) as f:
+            for line in f:
+                fields = line.split(',')
+                if len(fields) > 2 and 'raw_syscalls:sys_enter' in fields[2] and fields[0].isdigit():
+                    counted = int(fields[0])
+        ok(100000 <= counted <= 110000,
+           'beside perf: perf stat counts all %d system calls of the workload (100,000 preads and its '
+           'start), thinned by nobody' % counted)
+        con = sqlite3.connect(db)
+        hits = con.execute("SELECT sum(s.hits) FROM sample AS s JOIN thread AS t ON t.id = s.thread_id "
+                           "JOIN process AS p ON p.id = t.process_id WHERE p.comm LIKE 'cycles%'").fetchone()[0] or 0
+        ok(abs(hits - counted) <= 0.1 * counted,
+           'beside perf: the recording of the same threads (children of perf) estimates %d calls' % hits)
 
 
 def check_storm():
@@ -215,7 +256,9 @@ def main():
     check_cycle('syscalls', 'syscalls', 'path_a', 'path_b', 0.8, 20000)
     check_cycle('faults', 'page-faults', 'fault_a', 'fault_b', 0.75, 20000)
     check_slices()
-    check_coverage()
+    check_coverage(0, 'unthinned')
+    check_coverage(10000, 'thinned')
+    check_others_see_everything()
     check_storm()
     check_daemon_storm()
     return done()

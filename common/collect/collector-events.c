@@ -419,13 +419,18 @@ void thin_pressure(struct collector *c, unsigned res) {
         pthread_mutex_unlock(&c->thin_lock);
 }
 
-/* The reader thread's queue is full: the consumer is behind, and the resource bringing the most
- * samples is the one to thin. */
-void on_pressure(void *userdata) {
+/* The consumer is behind: resource CLASS reached its share of the reader's queue, and is the one
+ * to thin; or (RING_READER_NO_CLASS) the queue is full, and the resource bringing the most
+ * samples is. */
+void on_pressure(void *userdata, unsigned class) {
         struct collector *c = userdata;
         unsigned busiest = NO_RESOURCE;
         uint64_t most = 0;
 
+        if (class != RING_READER_NO_CLASS) {
+                thin_pressure(c, class);
+                return;
+        }
         pthread_mutex_lock(&c->thin_lock);
         for (unsigned i = 0; i < c->n_resources; i++)
                 if (c->resources[i].bpf && c->resources[i].thin.rate >= most) {

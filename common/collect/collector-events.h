@@ -54,9 +54,9 @@ int open_bpf(struct collector *c, unsigned res, const struct targets *t);
 /* Doubles resource RES's thinning: it lost samples, or the consumer is behind. */
 void thin_pressure(struct collector *c, unsigned res);
 
-/* The reader thread's pressure hook (ring_reader_set_pressure()): the queue is full, and the
- * resource with the highest rate is thinned. */
-void on_pressure(void *userdata);
+/* The reader thread's pressure hook (ring_reader_set_pressure()): resource CLASS holds half the
+ * queue, or the queue is full and the resource with the highest rate is thinned. */
+void on_pressure(void *userdata, unsigned class);
 
 /* Counts a sample of resource RES taken at TIME_NS (or LOST samples lost) toward its overload
  * thinning, and tells the kernel when that changes. */

@@ -340,6 +340,9 @@ static int start_reader(struct collector *c) {
                 return -ENOMEM;
         ring_reader_set_hook(c->reader, on_exec_record, c);
         ring_reader_set_pressure(c->reader, on_pressure, c);
+        r = ring_reader_set_classes(c->reader, c->ring_resource, c->n_resources);
+        if (r < 0)
+                return r;
         while (idmap_next(c->event_ids, &i, &id, &ev)) {
                 r = ring_reader_add_event(c->reader, id, c->events[ev].attr.sample_type, UNWIND_N_REGS,
                                           UNWIND_N_REGS > 0 ? UNWIND_REG_SP : -1);

@@ -173,11 +173,10 @@ static double diff_z(double x1, double n1, double x2, double n2) {
         return se > 0.0 ? (x2 / n2 - x1 / n1) / se : 0.0;
 }
 
-/* Samples per hit of T: the scale from hits to the counts the test needs. */
+/* Samples per hit of T: the scale from hits to the counts the test needs (for weighted samples,
+ * the effective number of samples, sum(w)² / sum(w²), per hit). */
 static double samples_per_hit(const struct sample_tree *t) {
-        return t->info.samples > 0 && t->info.samples < t->total ?
-                (double) t->info.samples / (double) t->total :
-                1.0;
+        return 1.0 / profile_tree_weight(t);
 }
 
 struct diff_row {

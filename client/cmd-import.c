@@ -344,7 +344,7 @@ int cmd_import(int argc, char **argv) {
 
         while (idmap_next(hits, &i, &key, &value)) {
                 r = store_add_samples(s, st->resource_id, now - now % IMPORT_BUCKET_SECONDS, st->thread_id,
-                                      key, value, value);
+                                      key, value, value, value);
                 if (r < 0)
                         break;
         }

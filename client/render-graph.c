@@ -147,8 +147,8 @@ int render_text_graph(FILE *f, const struct call_graph *g, const bool *roots, do
                 text_links(f, g, callers, n_callers, false, (double) node->total, threshold, &links_omitted);
                 fprintf(f, "  [%zu] %.4f [%" PRIu64 " ±%.0f] %.4f [%" PRIu64 "] %s\n", n + 1,
                         fraction(node->total, g->total), node->total,
-                        ceil(profile_hits_error(node->total, g->total)), fraction(node->self, g->total),
-                        node->self, sample_tree_name(g->tree, node->name));
+                        ceil(profile_tree_error(g->tree, node->total, g->total)),
+                        fraction(node->self, g->total), node->self, sample_tree_name(g->tree, node->name));
                 text_links(f, g, callees, n_callees, true, (double) node->total, threshold, &links_omitted);
         }
         render_text_finish(f, omitted, false, threshold, "function");

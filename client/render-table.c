@@ -154,7 +154,8 @@ int render_text_table(FILE *f, const struct profile_join *j, bool ratio, double 
                                 uint64_t hits = profile_join_hits(j, row, c);
 
                                 fprintf(f, "%.4f ±%.4f  ", profile_fraction(p, hits),
-                                        p->total ? profile_hits_error(hits, p->total) / (double) p->total :
+                                        p->total ? profile_tree_error(p->tree, hits, p->total) /
+                                                        (double) p->total :
                                                    0.0);
                         }
                 text_path(f, j, row);

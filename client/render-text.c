@@ -3,7 +3,7 @@
  * rules:
  *
  *     Downward Call Path Profile for resource: page-faults
- *     9950 samples, sampled every 10 gticks (1 gtick = 1 page fault); 0 samples lost
+ *     9950 samples, sampled every 10 gticks (1 gtick = 1 page fault) on average, at random; 0 samples lost
  *     format: usage_fraction (call_path) [#raw_samples ±95%]
  *     -----------------------------------------------------
  *     0.9989 (main) [9939 ±7]
@@ -45,7 +45,12 @@ void render_text_facts(FILE *f, const struct sample_tree *t) {
         else
                 fprintf(f, "%" PRIu64 " hits in %" PRIu64 " samples", t->total, i->samples);
         if (i->period)
-                fprintf(f, ", sampled every %" PRIu64 " gticks (1 gtick = %s)", i->period, i->unit);
+                fprintf(f, ", sampled every %" PRIu64 " gticks (1 gtick = %s)%s", i->period, i->unit,
+                        i->periods_fixed          ? "; periods fixed: may alias" :
+                                i->periods_random ? " on average, at random" :
+                                                    "");
+        if (i->thinned > 1)
+                fprintf(f, "; thinned to 1 in %" PRIu64 " under load", i->thinned);
         fprintf(f, "; %" PRIu64 " samples lost", i->lost);
         if (i->frames)
                 fprintf(f, "; %.1f%% of frames unsymbolized",
@@ -88,7 +93,7 @@ int render_text_profile(FILE *f, const struct profile *p, double threshold) {
                 for (uint32_t j = 0; j < e->len; j++)
                         fprintf(f, "%s%s", j ? " " : "", sample_tree_name(p->tree, names[j]));
                 fprintf(f, "%s [%" PRIu64 " ±%.0f]\n", paths ? ")" : "", e->hits,
-                        ceil(profile_hits_error(e->hits, p->total)));
+                        ceil(profile_tree_error(p->tree, e->hits, p->total)));
         }
         return render_text_finish(f, omitted, p->omitted_partial, threshold,
                                   paths ? "call path" : "function");

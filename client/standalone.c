@@ -32,6 +32,10 @@
 /* Longest a turn of the loop spends on samples, so that status lines and flushes keep time. */
 #define DRAIN_BUDGET_NS (100ULL * 1000000ULL)
 #define POLL_TIMEOUT_MS 100
+/* Samples a second a resource brings before it is thinned: a recording's queue (256 MiB) holds
+ * seconds of a burst, which the consumer (about 15 us a sample) works off after; the daemon,
+ * always on with a small queue, keeps COLLECTOR_DEFAULT_MAX_RATE. */
+#define RECORDING_MAX_RATE 100000u
 
 struct recording {
         struct recording_args args;
@@ -85,6 +89,8 @@ int recording_parse(struct recording_args *a, int argc, char **argv, const char 
                                                  { "kernel", no_argument, NULL, 'k' },
                                                  { "stack-size", required_argument, NULL, 'S' },
                                                  { "jitter", no_argument, NULL, 'J' },
+                                                 { "no-jitter", no_argument, NULL, 'j' },
+                                                 { "max-rate", required_argument, NULL, 'R' },
                                                  { "lines", no_argument, NULL, 'l' },
                                                  { "db", required_argument, NULL, 'd' },
                                                  { "output", required_argument, NULL, 'o' },
@@ -102,6 +108,7 @@ int recording_parse(struct recording_args *a, int argc, char **argv, const char 
                 .db = getenv("CPPD_DB") ?: CPPCTL_DEFAULT_DB,
                 .config = COLLECTOR_CONFIG_DEFAULT,
         };
+        a->config.max_rate = RECORDING_MAX_RATE;
         optind = 0;
         /* record: "+" stops at the command's first word, so its own options stay its own. */
         while ((c = getopt_long(argc, argv, attach ? "he:p:d:o:qk" : "+he:p:d:o:qk", options, NULL)) >= 0)
@@ -118,7 +125,11 @@ int recording_parse(struct recording_args *a, int argc, char **argv, const char 
                                "                         or fp (cheaper; loses callers in -O2 code and glibc)\n"
                                "  -k, --kernel           keep kernel frames in the stacks\n"
                                "      --stack-size N     dwarf: bytes of stack copied per sample (default %u)\n"
-                               "      --jitter           randomize each period around its mean (paper §7.1)\n"
+                               "      --no-jitter        fixed periods: every P gticks exactly, which a loop whose\n"
+                               "                         cycle divides P aliases (paper §7.1); by default each\n"
+                               "                         interval is drawn at random per sample, mean P\n"
+                               "      --max-rate N       samples a second a resource may bring before it is\n"
+                               "                         thinned at random, with weights (default %u; 0: never)\n"
                                "      --lines            keep each frame's call site (address, file:line), which\n"
                                "                         views show with '--by line'; by default frames are\n"
                                "                         stored as functions\n"
@@ -128,7 +139,7 @@ int recording_parse(struct recording_args *a, int argc, char **argv, const char 
                                "%s"
                                "  -q, --quiet            no status line, no summary\n"
                                "  -h, --help             this help\n",
-                               usage, COLLECTOR_CONFIG_DEFAULT_STACK,
+                               usage, COLLECTOR_CONFIG_DEFAULT_STACK, RECORDING_MAX_RATE,
                                attach ?
                                        "      --duration S       stop after S seconds (default: when it exits, or Ctrl-C)\n"
                                        "      --unit NAME        profile a systemd unit's processes (through cppd)\n"
@@ -173,7 +184,16 @@ int recording_parse(struct recording_args *a, int argc, char **argv, const char 
                         a->config.stack_size = u;
                         break;
                 case 'J':
-                        a->config.jitter = true;
+                        a->config.jitter = true; /* the default; kept for old command lines */
+                        break;
+                case 'j':
+                        a->config.jitter = false;
+                        break;
+                case 'R':
+                        if (safe_atou64_range(optarg, 0, UINT32_MAX, &u) < 0)
+                                return log_error_errno(EINVAL, "--max-rate %s: expected samples a second",
+                                                       optarg);
+                        a->config.max_rate = (uint32_t) u;
                         break;
                 case 'l':
                         a->config.function_frames = false;
@@ -353,6 +373,15 @@ int recording_attach(struct recording *rec, pid_t pid, bool enable_on_exec) {
                           failed ? " for " : "", failed ?: "", perf_event_hint(r));
                 return EXIT_FAILURE_;
         }
+        for (unsigned i = 0; rec->args.config.jitter && i < collector_n_resources(rec->collector); i++) {
+                collector_resource_stats(rec->collector, i, &rs);
+                if (rs.active && !streq(rs.sampling, "random")) {
+                        log_warning("%s: periods fixed, they may alias with a loop: random intervals need "
+                                    "BPF (CAP_BPF, or root) and Linux 4.9 or later",
+                                    rs.name);
+                        break;
+                }
+        }
         return EXIT_OK;
 }
 
@@ -492,8 +521,12 @@ void recording_summary(struct recording *rec, const char *what) {
                         continue;
                 }
                 printf("  %-18s %8" PRIu64 " samples, %8" PRIu64 " hits of %" PRIu64 " gticks, %" PRIu64
-                       " lost\n",
-                       rs.name, rs.samples, rs.hits, rs.period, rs.lost);
+                       " lost; %s",
+                       rs.name, rs.samples, rs.hits, rs.period, rs.lost,
+                       streq(rs.sampling, "random") ? "random intervals" : "periods fixed: may alias");
+                if (rs.thinned > 1)
+                        printf(", thinned to 1 in %" PRIu64 " under load", rs.thinned);
+                putchar('\n');
                 if (!first && rs.hits > 0)
                         first = rs.name;
         }

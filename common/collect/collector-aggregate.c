@@ -64,6 +64,11 @@ int aggregate(struct collector *c, unsigned resource, struct thread *t, uint32_t
         }
         c->agg[*slot].hits += hits;
         c->agg[*slot].samples++;
+        /* For the error bars of weighted samples (store_add_samples()); saturating. */
+        if (hits > UINT32_MAX || c->agg[*slot].squares > UINT64_MAX - hits * hits)
+                c->agg[*slot].squares = UINT64_MAX / 2;
+        else
+                c->agg[*slot].squares += hits * hits;
         c->resources[resource].hits += hits;
         c->resources[resource].samples++;
         return 0;
@@ -247,6 +252,9 @@ int flush_rows(struct collector *c, bool final) {
                         if (r < 0)
                                 return r;
                 }
+                r = store_set_sampling(c->store, c->run_id, res->store_id, res->random, res->thin.max_factor);
+                if (r < 0)
+                        return r;
         }
         for (size_t i = 0; i < c->n_agg; i++) {
                 uint64_t key = c->agg_keys[i];
@@ -261,7 +269,7 @@ int flush_rows(struct collector *c, bool final) {
                 if (r < 0)
                         return r;
                 r = store_add_samples(c->store, c->resources[res].store_id, c->agg_bucket, thread, stack,
-                                      c->agg[i].hits, c->agg[i].samples);
+                                      c->agg[i].hits, c->agg[i].samples, c->agg[i].squares);
                 if (r < 0)
                         return r;
         }

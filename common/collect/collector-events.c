@@ -1,7 +1,10 @@
 /* The collector's perf events and rings. A resource becomes one or more events (add_event(),
- * add_tracepoint()); attaching opens each per CPU on the targets (open_one()) after the rings'
- * owners (open_rings()): per CPU a sample ring and a side band ring. Periods are drawn here too
- * (draw_period()), for the kernel's events and for the resources counted in user space. */
+ * add_tracepoint()); attaching opens each per CPU on the targets (open_one()) after the side
+ * band's rings (open_rings()): per CPU a side band ring, and a sample ring per resource, mapped
+ * by its first event. Periods are drawn here too (draw_period()), for the kernel's events and for
+ * the resources counted in user space; how each resource's intervals are drawn in the kernel
+ * (plan_sampling(), sampling-bpf.c) and how far it is thinned under load (thin_pressure(),
+ * thin_note(), thinning.c) as well. */
 #include "collector-events.h"
 
 #include <errno.h>
@@ -14,6 +17,7 @@
 
 #include "perf-event.h"
 #include "perf-record.h"
+#include "time-util.h"
 
 /* xorshift64*: the jitter needs speed and independence from the program, not secrecy. */
 static uint64_t rng_next(struct collector *c) {
@@ -77,9 +81,10 @@ int add_tracepoint(struct collector *c, unsigned resource, enum event_role role,
         return 0;
 }
 
-/* Bytes of a sample ring, or of a side band ring: a quarter of the samples' (at least 64 KiB). */
+/* Bytes of a resource's sample ring (its share of ring_size), or of a side band ring: a quarter
+ * of ring_size; at least 64 KiB. */
 static size_t ring_size(const struct collector *c, bool side_band) {
-        return side_band ? MAX(c->config.ring_size / 4, 65536u) : c->config.ring_size;
+        return MAX(c->config.ring_size / (side_band ? 4 : MAX(c->ring_share, 1u)), 65536u);
 }
 
 /* Fills E's attr for opening: what every event shares, from the configuration. */
@@ -92,7 +97,7 @@ static void prepare_attr(struct collector *c, struct cevent *e, bool side_band, 
         a->sample_type = PERF_SAMPLE_IDENTIFIER | PERF_SAMPLE_IP | PERF_SAMPLE_TID | PERF_SAMPLE_TIME;
         if (!dwarf || c->config.kernel)
                 a->sample_type |= PERF_SAMPLE_CALLCHAIN;
-        if (a->type == PERF_TYPE_TRACEPOINT)
+        if (a->type == PERF_TYPE_TRACEPOINT || e->output)
                 a->sample_type |= PERF_SAMPLE_RAW;
         if (dwarf) {
                 a->sample_type |= PERF_SAMPLE_REGS_USER | PERF_SAMPLE_STACK_USER;
@@ -110,7 +115,9 @@ static void prepare_attr(struct collector *c, struct cevent *e, bool side_band, 
         a->use_clockid = 1;
         a->clockid = CLOCK_MONOTONIC;
         a->watermark = 1;
-        a->wakeup_watermark = ring_size(c, side_band) / 2;
+        /* A sample ring wakes the reader at an eighth: a storm's first rate is then measured
+         * (thinning.c) while the ring still has room. */
+        a->wakeup_watermark = ring_size(c, side_band) / (side_band ? 2 : 8);
         a->context_switch = e->role == ROLE_OFFCPU;
         /* Not build_id: the kernel then leaves a build-id flag in the MMAP2 records of every other
          * event on the host (record.h), and perf record beside cppd misreads its own file. A
@@ -138,7 +145,10 @@ static int add_fd(struct collector *c, int fd, unsigned event) {
  * Returns 0 or a negative errno. */
 int open_one(struct collector *c, unsigned ev, const struct targets *t, pid_t id_, int cpu, bool side_band) {
         struct cevent *e = &c->events[ev];
-        struct ring_buffer **ring = &c->rings[side_band ? c->n_cpus + cpu : cpu];
+        int k = side_band                  ? c->n_cpus + cpu :
+                e->resource == NO_RESOURCE ? cpu :
+                                             (2 + (int) e->resource) * c->n_cpus + cpu;
+        struct ring_buffer **ring = &c->rings[k];
         _cleanup_close_ int fd = -1;
         uint64_t id, *slot;
         int r;
@@ -149,6 +159,14 @@ int open_one(struct collector *c, unsigned ev, const struct targets *t, pid_t id
                 return fd;
         if (e->filter && ioctl(fd, PERF_EVENT_IOC_SET_FILTER, e->filter) < 0)
                 return -errno;
+        c->bpf_failed = false;
+        if (e->bpf && !e->output) {
+                r = sampling_bpf_attach(c->resources[e->resource].bpf, fd);
+                if (r < 0) {
+                        c->bpf_failed = true;
+                        return r;
+                }
+        }
         if (ioctl(fd, PERF_EVENT_IOC_ID, &id) < 0)
                 return -errno;
         if (!*ring) {
@@ -164,6 +182,7 @@ int open_one(struct collector *c, unsigned ev, const struct targets *t, pid_t id
                 }
                 if (r < 0)
                         return r;
+                c->ring_resource[c->n_ring_list] = side_band ? NO_RESOURCE : e->resource;
                 c->ring_list[c->n_ring_list++] = *ring;
         } else if (ioctl(fd, PERF_EVENT_IOC_SET_OUTPUT, (*ring)->fd) < 0)
                 return -errno;
@@ -203,24 +222,17 @@ void share_context_switches(struct collector *c) {
         c->switches_via_offcpu = c->events[switches].resource;
 }
 
-/* The rings' owners, opened before any resource so that resources come and go (an unsupported
- * one is closed again) without the rings depending on them: per CPU, a dummy software event that
- * maps the sample ring, and per target and CPU a dummy event that carries the side band (MMAP2,
- * COMM, FORK/EXIT) into the side band's ring. */
+/* The side band's rings, opened before any resource: per target and CPU a dummy event that
+ * carries the side band (MMAP2, COMM, FORK/EXIT) into the side band's ring. Each resource's
+ * sample ring is mapped by its first event on the CPU (a ring outlives a resource closed again:
+ * the mapping holds it). */
 int open_rings(struct collector *c, const struct targets *t) {
-        unsigned owner = c->n_events, side = c->n_events + 1;
+        unsigned side = c->n_events;
         int r;
 
         r = add_event(c, NO_RESOURCE, ROLE_SAMPLE, PERF_TYPE_SOFTWARE, PERF_COUNT_SW_DUMMY, 1, NULL);
-        if (r >= 0)
-                r = add_event(c, NO_RESOURCE, ROLE_SAMPLE, PERF_TYPE_SOFTWARE, PERF_COUNT_SW_DUMMY, 1, NULL);
         if (r < 0)
                 return r;
-        for (int cpu = 0; cpu < c->n_cpus; cpu++) {
-                r = open_one(c, owner, t, t->ids[0], cpu, false);
-                if (r < 0)
-                        return r;
-        }
         for (int i = 0; i < t->n; i++)
                 for (int cpu = 0; cpu < c->n_cpus; cpu++) {
                         r = open_one(c, side, t, t->ids[i], cpu, true);
@@ -230,4 +242,216 @@ int open_rings(struct collector *c, const struct targets *t) {
                                 return r;
                 }
         return 0;
+}
+
+static bool is_clock(const struct cevent *e) {
+        return e->attr.type == PERF_TYPE_SOFTWARE &&
+                (e->attr.config == PERF_COUNT_SW_CPU_CLOCK || e->attr.config == PERF_COUNT_SW_TASK_CLOCK);
+}
+
+/* A resource back to fixed periods: BPF could not be used (no CAP_BPF, an old kernel). */
+void drop_bpf(struct collector *c, unsigned res) {
+        for (unsigned ev = 0; ev < c->n_events; ev++)
+                if (c->events[ev].resource == res && c->events[ev].bpf) {
+                        c->events[ev].bpf = false;
+                        c->events[ev].period = c->events[ev].fixed_period;
+                }
+        c->resources[res].bpf = sampling_bpf_free(c->resources[res].bpf);
+        c->resources[res].random = false;
+        thinning_init(&c->resources[res].thin, 0);
+}
+
+/* Samples each CPU may keep per SAMPLING_BPF_WINDOW_NS before the kernel thins a resource by
+ * itself: its share of max_rate, and no more than a quarter of its ring can hold (the reader is
+ * woken at an eighth), so that a reader kept from running for a few windows still finds room.
+ * 0 with max_rate 0: no budget. */
+static uint64_t kernel_budget(const struct collector *c) {
+        uint64_t sample = 512 + (c->config.unwind == UNWIND_DWARF ? c->config.stack_size : 1024);
+        uint64_t ring = c->config.ring_size / c->ring_share, share, fits;
+
+        if (c->config.max_rate == 0)
+                return 0; /* never thinned: asked for (--max-rate 0) */
+        share = (uint64_t) c->config.max_rate * SAMPLING_BPF_WINDOW_NS / 1000000000ULL /
+                (uint64_t) MAX(c->n_cpus, 1);
+        fits = ring / 4 / sample;
+        return MAX(MIN(share, fits), 1u);
+}
+
+/* How each resource's intervals are drawn (see the top of collector.c): a counted event at kernel
+ * period 1, the program keeping 1 in P; a clock at P / CLOCK_SPLIT (not under the kernel's
+ * floor), keeping 1 in CLOCK_SPLIT; a hardware event likewise at P / 16. Resources counted in
+ * user space (bytes, context switches shared with real-time) draw their own intervals per
+ * sample. Without BPF, periods stay fixed (rejitter() redraws them now and then). Also sizes the
+ * resources' rings: each gets an equal share of ring_size. */
+void plan_sampling(struct collector *c, const struct targets *t) {
+        unsigned n_rings = 0;
+
+        for (unsigned i = 0; i < c->n_resources; i++) {
+                bool has_events = false;
+
+                for (unsigned ev = 0; ev < c->n_events; ev++)
+                        has_events |= c->events[ev].resource == i && !c->events[ev].shared;
+                n_rings += has_events;
+        }
+        c->ring_share = 1;
+        while (c->ring_share < n_rings)
+                c->ring_share *= 2;
+        for (unsigned i = 0; i < c->n_resources; i++) {
+                struct cresource *res = &c->resources[i];
+                bool tracepoint = false;
+                unsigned role = ROLE_SAMPLE, raw_size = 0;
+                struct cevent *out;
+
+                for (unsigned ev = 0; ev < c->n_events; ev++)
+                        tracepoint |= c->events[ev].resource == i &&
+                                c->events[ev].attr.type == PERF_TYPE_TRACEPOINT;
+                thinning_init(&res->thin, 0);
+                res->random = c->config.jitter && res->def &&
+                        (res->def->kind == RESOURCE_BYTES || i == c->switches_via_offcpu);
+                /* A tracepoint's program runs for every task: it can keep to threads, not to a
+                 * cgroup's. */
+                if (tracepoint && (t->flags & PERF_FLAG_PID_CGROUP))
+                        continue;
+                if (!c->config.jitter || res->unnamed || res->bpf ||
+                    sampling_bpf_new(c->n_cpus, &res->bpf) < 0)
+                        continue;
+                for (unsigned ev = 0; ev < c->n_events; ev++) {
+                        struct cevent *e = &c->events[ev];
+                        uint64_t fine;
+
+                        if (e->resource != i || e->shared ||
+                            (e->role != ROLE_SAMPLE && e->role != ROLE_SYSCALL))
+                                continue;
+                        e->fixed_period = e->period;
+                        e->bpf = true;
+                        role = e->role;
+                        if (e->role == ROLE_SYSCALL)
+                                raw_size = e->raw_size;
+                        if (is_clock(e)) {
+                                fine = MAX(e->period / CLOCK_SPLIT, CLOCK_MIN_NS);
+                                res->keep_base = MAX(e->period / fine, 1u);
+                        } else if (e->attr.type == PERF_TYPE_SOFTWARE ||
+                                   e->attr.type == PERF_TYPE_TRACEPOINT) {
+                                fine = 1;
+                                res->keep_base = e->period;
+                        } else {
+                                fine = MAX(e->period / 16, 1u);
+                                res->keep_base = MAX(e->period / fine, 1u);
+                        }
+                        e->period = fine;
+                }
+                /* Its samples come from the programs, through an output event per CPU. */
+                if (res->keep_base == 0 ||
+                    add_event(c, i, role, PERF_TYPE_SOFTWARE, PERF_COUNT_SW_BPF_OUTPUT, 1, &out) < 0 ||
+                    sampling_bpf_set_keep(res->bpf, res->keep_base) < 0 ||
+                    sampling_bpf_set_budget(res->bpf, kernel_budget(c),
+                                            res->keep_base * THINNING_MAX_FACTOR) < 0) {
+                        drop_bpf(c, i);
+                        continue;
+                }
+                out->bpf = out->output = true;
+                out->fixed_period = 1;
+                out->raw_offset = SAMPLING_BPF_RAW_FIELD;
+                out->raw_size = raw_size;
+                res->random = true;
+                /* Four times what the kernel lets through on every CPU (whose onset of a flood
+                 * brings a few budgets at once): a higher rate seen here means the kernel's
+                 * thinning did not hold. */
+                thinning_init(&res->thin,
+                              4 * kernel_budget(c) * (uint64_t) c->n_cpus *
+                                      (1000000000ULL / SAMPLING_BPF_WINDOW_NS));
+        }
+}
+
+/* A BPF resource's own parts, opened before its events: an output event per CPU for every task
+ * (the first event of the resource's ring there), and for a tracepoint the program on it, kept
+ * to T's threads and what they start unless T is every task. Returns 0 or a negative errno
+ * (with bpf_failed set). */
+int open_bpf(struct collector *c, unsigned res, const struct targets *t) {
+        static const pid_t all = -1;
+        const struct targets every = { .ids = &all, .n = 1 };
+        struct sampling_bpf *bpf = c->resources[res].bpf;
+        int r = 0;
+
+        for (unsigned ev = 0; r >= 0 && ev < c->n_events; ev++) {
+                const struct cevent *e = &c->events[ev];
+
+                if (e->resource != res || !e->output)
+                        continue;
+                for (int cpu = 0; r >= 0 && cpu < c->n_cpus; cpu++) {
+                        r = open_one(c, ev, &every, -1, cpu, false);
+                        if (r >= 0)
+                                r = sampling_bpf_set_output(bpf, (unsigned) cpu, c->fds[c->n_fds - 1].fd);
+                }
+        }
+        for (unsigned ev = 0; r >= 0 && ev < c->n_events; ev++) {
+                const struct cevent *e = &c->events[ev];
+
+                if (e->resource != res || !e->bpf || e->output || e->attr.type != PERF_TYPE_TRACEPOINT)
+                        continue;
+                if (t->ids[0] != -1) {
+                        r = sampling_bpf_filter_threads(bpf);
+                        for (int i = 0; r >= 0 && i < t->n; i++)
+                                r = sampling_bpf_add_tid(bpf, t->ids[i]);
+                }
+                if (r >= 0)
+                        r = sampling_bpf_hold_tracepoint(bpf, e->attr.config, e->raw_offset,
+                                                         e->role == ROLE_SYSCALL ? e->raw_size : 0);
+        }
+        if (r < 0)
+                c->bpf_failed = true;
+        return r;
+}
+
+/* Doubles resource RES's thinning (a loss, or the consumer behind), at most once per
+ * THINNING_PRESSURE_NS. Called from the consumer and from the reader thread. */
+void thin_pressure(struct collector *c, unsigned res) {
+        struct cresource *r;
+        uint64_t factor, now = now_ns(CLOCK_MONOTONIC);
+
+        if (res >= c->n_resources || !c->resources[res].bpf)
+                return;
+        r = &c->resources[res];
+        pthread_mutex_lock(&c->thin_lock);
+        factor = thinning_pressure(&r->thin, now);
+        if (factor && sampling_bpf_set_keep(r->bpf, r->keep_base * factor) == 0)
+                thinning_changed(&r->thin, factor, now);
+        pthread_mutex_unlock(&c->thin_lock);
+}
+
+/* The consumer is behind: resource CLASS reached its share of the reader's queue, and is the one
+ * to thin; or (RING_READER_NO_CLASS) the queue is full, and the resource bringing the most
+ * samples is. */
+void on_pressure(void *userdata, unsigned class) {
+        struct collector *c = userdata;
+        unsigned busiest = NO_RESOURCE;
+        uint64_t most = 0;
+
+        if (class != RING_READER_NO_CLASS) {
+                thin_pressure(c, class);
+                return;
+        }
+        pthread_mutex_lock(&c->thin_lock);
+        for (unsigned i = 0; i < c->n_resources; i++)
+                if (c->resources[i].bpf && c->resources[i].thin.rate >= most) {
+                        most = c->resources[i].thin.rate;
+                        busiest = i;
+                }
+        pthread_mutex_unlock(&c->thin_lock);
+        thin_pressure(c, busiest);
+}
+
+/* Counts a sample of resource RES taken at TIME_NS (or LOST samples lost) toward its overload
+ * thinning, and tells the kernel when that changes. */
+void thin_note(struct collector *c, unsigned res, uint64_t time_ns, uint64_t lost) {
+        struct cresource *r = &c->resources[res];
+        uint64_t factor;
+
+        if (!r->bpf)
+                return;
+        pthread_mutex_lock(&c->thin_lock);
+        factor = thinning_note(&r->thin, time_ns, lost);
+        if (factor && sampling_bpf_set_keep(r->bpf, r->keep_base * factor) == 0)
+                thinning_changed(&r->thin, factor, now_ns(CLOCK_MONOTONIC));
+        pthread_mutex_unlock(&c->thin_lock);
 }

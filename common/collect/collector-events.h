@@ -31,8 +31,33 @@ bool unsupported(int r);
  * keeps context-switches' own period. */
 void share_context_switches(struct collector *c);
 
-/* The rings' owners, opened before any resource so that resources come and go (an unsupported
- * one is closed again) without the rings depending on them: per CPU, a dummy software event that
- * maps the sample ring, and per target and CPU a dummy event that carries the side band (MMAP2,
- * COMM, FORK/EXIT) into the side band's ring. */
+/* The side band's rings, opened before any resource: per target and CPU a dummy event that
+ * carries the side band (MMAP2, COMM, FORK/EXIT) into the side band's ring. Each resource's
+ * sample ring is mapped by its first event on the CPU (a ring outlives a resource closed again:
+ * the mapping holds it). */
 int open_rings(struct collector *c, const struct targets *t);
+
+/* A resource back to fixed periods: BPF could not be used (no CAP_BPF, an old kernel). */
+void drop_bpf(struct collector *c, unsigned res);
+
+/* How each resource's intervals are drawn: a counted event at kernel period 1, the program
+ * keeping 1 in P; a clock at P / CLOCK_SPLIT, keeping 1 in CLOCK_SPLIT; a hardware event at
+ * P / 16; a resource's kept samples come through an output event per CPU. A tracepoint's
+ * resource keeps fixed periods on a cgroup T (its program cannot keep to one). Without BPF,
+ * periods stay fixed. Also sizes the resources' rings. */
+void plan_sampling(struct collector *c, const struct targets *t);
+
+/* A BPF resource's output events, and a tracepoint's program, kept to T's threads and what they
+ * start unless T is every task. 0, or a negative errno with bpf_failed set. */
+int open_bpf(struct collector *c, unsigned res, const struct targets *t);
+
+/* Doubles resource RES's thinning: it lost samples, or the consumer is behind. */
+void thin_pressure(struct collector *c, unsigned res);
+
+/* The reader thread's pressure hook (ring_reader_set_pressure()): resource CLASS holds half the
+ * queue, or the queue is full and the resource with the highest rate is thinned. */
+void on_pressure(void *userdata, unsigned class);
+
+/* Counts a sample of resource RES taken at TIME_NS (or LOST samples lost) toward its overload
+ * thinning, and tells the kernel when that changes. */
+void thin_note(struct collector *c, unsigned res, uint64_t time_ns, uint64_t lost);

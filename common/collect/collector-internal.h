@@ -27,8 +27,10 @@
 #include "resource.h"
 #include "ring-buffer.h"
 #include "ring-reader.h"
+#include "sampling-bpf.h"
 #include "symbolize.h"
 #include "symtab.h"
+#include "thinning.h"
 #include "unwind.h"
 
 /* Field widths of an aggregation key: resource, thread slot, trie node. */
@@ -44,6 +46,10 @@
 #define TIMED_EVERY 16
 /* Bytes a thread's stack copies keep above the highest top its unwinds needed. */
 #define STACK_TOP_SLACK 64
+/* A clock's kernel period is this fraction of its period; the BPF program keeps 1 tick in it. */
+#define CLOCK_SPLIT 10
+/* The kernel's shortest cpu-clock period (perf_swevent_init_hrtimer()). */
+#define CLOCK_MIN_NS 10000ULL
 /* The resource of events that count none (the side band's dummy). */
 #define NO_RESOURCE COLLECTOR_MAX_RESOURCES
 /* The idle task's process, thread and frame name (perf's). */
@@ -71,7 +77,14 @@ struct cresource {
         bool active;
         bool unnamed; /* no event to open: never active (collector_resource_stats) */
         uint64_t samples, hits, lost, lost_flushed;
+        uint64_t lost_records;    /* of lost: told by the kernel's LOST records */
+        uint64_t lost_unreported; /* of lost: counted by the programs, not yet told by the kernel */
         int64_t store_id;
+        struct sampling_bpf *bpf; /* random intervals in the kernel; NULL: none */
+        uint64_t keep_base;       /* BPF: 1 in this many kernel overflows is a period */
+        bool random;              /* intervals drawn per sample (BPF, or user-space counters) */
+        struct thinning thin;
+        uint64_t last_time; /* of its latest sample, for losses (which carry none) */
 };
 
 struct cevent {
@@ -81,7 +94,11 @@ struct cevent {
         struct perf_event_attr attr;
         unsigned raw_offset, raw_size; /* SYSCALL: the syscall number; BYTES: the return value */
         const char *filter;
-        uint64_t period; /* the kernel period (ns for clocks), for jitter */
+        uint64_t period;       /* the kernel period (ns for clocks), for jitter */
+        uint64_t fixed_period; /* the period without BPF (plan_sampling()) */
+        bool bpf;              /* its resource's program decides which overflows stay */
+        bool output;           /* the BPF output event the programs write kept samples to, each
+                                * with its weight (sampling-bpf.h) */
 };
 
 struct cfd {
@@ -147,6 +164,7 @@ struct trie_node {
 
 struct agg {
         uint64_t hits, samples;
+        uint64_t squares; /* the sum of each sample's hits squared */
 };
 
 struct collector {
@@ -164,8 +182,13 @@ struct collector {
         struct cfd *fds;
         size_t n_fds, cap_fds;
         int n_cpus;
-        struct ring_buffer **rings; /* by CPU the sample rings, then the side band's; NULL until
-                                         * their owners (dummy events) open */
+        struct ring_buffer **rings; /* by CPU the shared sample rings, then the side band's, then
+                                     * each resource's; NULL until their first event opens */
+        unsigned ring_share;        /* a resource's ring is the sample ring size / this */
+        unsigned *ring_resource;    /* by index in ring_list: the resource whose samples it
+                                     * holds, or NO_RESOURCE */
+        pthread_mutex_t thin_lock;  /* the resources' thinning: the reader thread raises it */
+        bool bpf_failed;            /* the last open_one() failed at attaching BPF */
         int n_ring_list;
         struct ring_buffer **ring_list; /* the rings that exist, for the reader */
         struct ring_reader *reader;

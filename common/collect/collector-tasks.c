@@ -142,10 +142,17 @@ static char *exec_unit(struct collector *c, uint32_t pid) {
 void on_exec_record(void *userdata, const struct perf_event_header *h) {
         struct collector *c = userdata;
         struct record_comm m;
-        uint64_t *slot = NULL, v;
+        uint64_t *slot = NULL, v, id, lost;
         char *unit;
         int r;
 
+        if (h->type == PERF_RECORD_LOST && record_parse_lost(h, &id, &lost) == 0) {
+                /* event_ids is not written once the reader runs. */
+                slot = idmap_get(c->event_ids, id);
+                if (slot)
+                        thin_pressure(c, c->events[*slot].resource);
+                return;
+        }
         if (h->type != PERF_RECORD_COMM || !(h->misc & PERF_RECORD_MISC_COMM_EXEC) ||
             record_parse_comm(h, &m) < 0 || m.pid != m.tid)
                 return;
@@ -401,6 +408,11 @@ int handle_task(struct collector *c, const struct perf_event_header *h) {
         if (record_parse_task(h, &m) < 0)
                 return -EBADMSG;
         if (h->type == PERF_RECORD_EXIT) {
+                /* Out of the tracepoint programs' thread maps (sampling-bpf.c), before the
+                 * thread id names another task. */
+                for (unsigned r = 0; r < c->n_resources; r++)
+                        if (c->resources[r].bpf)
+                                sampling_bpf_remove_tid(c->resources[r].bpf, (pid_t) m.tid);
                 slot = idmap_get(c->threads, m.tid);
                 if (slot) {
                         t = (struct thread *) (uintptr_t) *slot;

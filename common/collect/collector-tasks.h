@@ -16,7 +16,8 @@ void thread_free(struct thread *t);
 void forget_cgroups(struct collector *c);
 
 /* The reader thread's hook: at an exec, learn the process's unit while it surely lives (systemd
- * moves a service's process into its cgroup before the exec), or that it has none. */
+ * moves a service's process into its cgroup before the exec), or that it has none. A loss
+ * (PERF_RECORD_LOST) raises its resource's thinning (thin_pressure()). */
 void on_exec_record(void *userdata, const struct perf_event_header *h);
 
 /* The process PID, created if new; FROM_PROC reads its maps and name from /proc (attach, or a

@@ -8,7 +8,15 @@
  * than processes come and go, and when the rings are not emptied in time the kernel drops what
  * does not fit; in a ring of their own, the records every later sample is attributed by are not
  * dropped with the samples. Samples never ask for PERF_SAMPLE_PERIOD, which would make the kernel
- * sample every software event and tracepoint; a sample is worth one period.
+ * sample every software event and tracepoint; a sample is worth one period, times the overload
+ * thinning in force when it was taken (thinning.c).
+ *
+ * Intervals. By default they are random, drawn per sample in the kernel (sampling-bpf.c): a
+ * counted resource (faults, switches, system calls) is counted at kernel period 1 and a BPF
+ * program keeps each hit with probability 1/P, so intervals are geometric with mean P and no
+ * loop can lock onto them; a clock ticks at a tenth of its period (CLOCK_SPLIT) and the program
+ * keeps 1 tick in 10. Each resource has its own sample ring per CPU and its own thinning, so one
+ * resource's storm fills its own ring and is thinned while the others keep their samples.
  *
  * Reading. A thread (ring-reader.c) empties the rings into memory in time order across CPUs, so
  * that a sample is seen after the MMAP2 that mapped its code and before the exec that unmapped
@@ -62,8 +70,10 @@
 #include "proc-maps.h"
 #include "ring-buffer.h"
 #include "ring-reader.h"
+#include "sampling-bpf.h"
 #include "symbolize.h"
 #include "syscall-names.h"
+#include "thinning.h"
 #include "time-util.h"
 #include "unwind.h"
 
@@ -83,19 +93,21 @@ int collector_new(const struct collector_config *config, struct store *store, st
         c->n_cpus = n_cpus;
         c->sym = symbolizer_new();
         c->unwinder = unwinder_new();
-        c->rings = calloc(2 * n_cpus, sizeof *c->rings);
+        c->rings = calloc((2 + COLLECTOR_MAX_RESOURCES) * n_cpus, sizeof *c->rings);
         c->event_ids = idmap_new();
         c->processes = idmap_new();
         c->threads = idmap_new();
         c->trie = idmap_new();
         c->agg_index = idmap_new();
-        c->ring_list = calloc(2 * n_cpus, sizeof *c->ring_list);
+        c->ring_list = calloc((2 + COLLECTOR_MAX_RESOURCES) * n_cpus, sizeof *c->ring_list);
+        c->ring_resource = calloc((2 + COLLECTOR_MAX_RESOURCES) * n_cpus, sizeof *c->ring_resource);
+        pthread_mutex_init(&c->thin_lock, NULL);
         c->exec_units = idmap_new();
         pthread_mutex_init(&c->exec_units_lock, NULL);
         c->cap_nodes = 1024;
         c->nodes = malloc(c->cap_nodes * sizeof *c->nodes);
         if (!c->sym || !c->unwinder || !c->rings || !c->event_ids || !c->processes || !c->threads ||
-            !c->trie || !c->agg_index || !c->ring_list || !c->exec_units || !c->nodes)
+            !c->trie || !c->agg_index || !c->ring_list || !c->exec_units || !c->nodes || !c->ring_resource)
                 return -ENOMEM;
         c->nodes[0] = (struct trie_node) {};
         c->n_nodes = 1;
@@ -128,7 +140,7 @@ struct collector *collector_free(struct collector *c) {
         for (size_t f = 0; f < c->n_fds; f++)
                 close(c->fds[f].fd);
         free(c->fds);
-        for (int k = 0; c->rings && k < 2 * c->n_cpus; k++)
+        for (int k = 0; c->rings && k < (2 + COLLECTOR_MAX_RESOURCES) * c->n_cpus; k++)
                 ring_buffer_free(c->rings[k]);
         free(c->rings);
         if (c->processes)
@@ -147,10 +159,13 @@ struct collector *collector_free(struct collector *c) {
         free(c->nodes);
         free(c->events);
         free(c->ring_list);
+        free(c->ring_resource);
+        pthread_mutex_destroy(&c->thin_lock);
         for (unsigned r = 0; r < c->n_resources; r++) {
                 free(c->resources[r].name);
                 free(c->resources[r].unit);
                 free(c->resources[r].event);
+                sampling_bpf_free(c->resources[r].bpf);
         }
         free(c->run_kind);
         free(c->run_command);
@@ -324,6 +339,10 @@ static int start_reader(struct collector *c) {
         if (!c->reader)
                 return -ENOMEM;
         ring_reader_set_hook(c->reader, on_exec_record, c);
+        ring_reader_set_pressure(c->reader, on_pressure, c);
+        r = ring_reader_set_classes(c->reader, c->ring_resource, c->n_resources);
+        if (r < 0)
+                return r;
         while (idmap_next(c->event_ids, &i, &id, &ev)) {
                 r = ring_reader_add_event(c->reader, id, c->events[ev].attr.sample_type, UNWIND_N_REGS,
                                           UNWIND_N_REGS > 0 ? UNWIND_REG_SP : -1);
@@ -333,18 +352,27 @@ static int start_reader(struct collector *c) {
         return ring_reader_start(c->reader);
 }
 
+static bool owns_ring(const struct collector *c, int fd) {
+        for (int i = 0; i < c->n_ring_list; i++)
+                if (c->ring_list[i]->fd == fd)
+                        return true;
+        return false;
+}
+
 /* Opens the side band and every resource's events on T, then starts the reader. See
  * collector_attach() for the results. */
 static int open_events(struct collector *c, const struct targets *t, uint32_t *ret_unsupported,
                        const char **ret_failed) {
         uint32_t unsupported_mask = 0;
-        unsigned n_resource_events = c->n_events;
+        unsigned n_resource_events;
         int n_active = 0, r;
 
         *ret_failed = NULL;
         if (c->reader)
                 return -EBUSY; /* one target set per collector */
         share_context_switches(c);
+        plan_sampling(c, t);
+        n_resource_events = c->n_events;
         r = open_rings(c, t);
         if (r < 0)
                 return r;
@@ -356,9 +384,14 @@ static int open_events(struct collector *c, const struct targets *t, uint32_t *r
                         unsupported_mask |= 1u << res;
                         continue;
                 }
-                r = 0;
+                r = c->resources[res].bpf ? open_bpf(c, res, t) : 0;
                 for (unsigned ev = 0; r >= 0 && ev < n_resource_events; ev++) {
-                        if (c->events[ev].resource != res || c->events[ev].shared)
+                        const struct cevent *e = &c->events[ev];
+
+                        /* Not: shared, a BPF output (open_bpf()), a tracepoint whose program
+                         * samples (held by open_bpf()). */
+                        if (e->resource != res || e->shared || e->output ||
+                            (e->bpf && e->attr.type == PERF_TYPE_TRACEPOINT))
                                 continue;
                         for (int i = 0; r >= 0 && i < t->n; i++)
                                 for (int cpu = 0; r >= 0 && cpu < c->n_cpus; cpu++) {
@@ -370,10 +403,24 @@ static int open_events(struct collector *c, const struct targets *t, uint32_t *r
                                 }
                 }
                 if (r < 0) {
-                        /* Close this resource's events; the rings belong to the side band. */
-                        for (size_t f = first_fd; f < c->n_fds; f++)
-                                close(c->fds[f].fd);
-                        c->n_fds = first_fd;
+                        /* Close this resource's events, but not those that own a ring (they
+                         * are output events, which nothing writes to once the programs are
+                         * gone): later events of the resource go to those rings. */
+                        size_t kept = first_fd;
+
+                        for (size_t f = first_fd; f < c->n_fds; f++) {
+                                if (owns_ring(c, c->fds[f].fd))
+                                        c->fds[kept++] = c->fds[f];
+                                else
+                                        close(c->fds[f].fd);
+                        }
+                        c->n_fds = kept;
+                        if (c->bpf_failed) {
+                                /* Fixed periods, then, and said so in every header. */
+                                drop_bpf(c, res);
+                                res--;
+                                continue;
+                        }
                         if (unsupported(r)) {
                                 unsupported_mask |= 1u << res;
                                 continue;
@@ -546,6 +593,25 @@ static int handle_parsed_sample(struct collector *c, const struct cevent *e, con
                 return -ENOMEM;
         c->stats.samples++;
 
+        if (e->output) {
+                /* Worth the 1 in K overflows it was kept from (sampling-bpf.c): K / keep_base
+                 * periods, K being keep_base times a power of two. */
+                struct cresource *res = &c->resources[e->resource];
+                uint64_t k;
+
+                if (!s->raw || s->raw_size < SAMPLING_BPF_RAW_FACTOR + 8)
+                        return -EBADMSG;
+                memcpy(&k, s->raw + SAMPLING_BPF_RAW_FACTOR, 8);
+                hits = MAX((k + res->keep_base / 2) / res->keep_base, 1u);
+                pthread_mutex_lock(&c->thin_lock);
+                if (hits > res->thin.max_factor)
+                        res->thin.max_factor = hits;
+                pthread_mutex_unlock(&c->thin_lock);
+                res->last_time = s->time;
+                thin_note(c, e->resource, s->time, 0);
+        } else if (e->bpf)
+                return 0; /* the program writes its samples itself; none come here */
+
         switch (e->role) {
         case ROLE_SAMPLE:
                 if (c->feed_hits)
@@ -698,10 +764,39 @@ static int handle_lost(struct collector *c, const struct perf_event_header *h) {
         slot = idmap_get(c->event_ids, id);
         if (slot && c->events[*slot].resource != NO_RESOURCE)
                 res = c->events[*slot].resource;
-        if (res < c->n_resources)
-                c->resources[res].lost += lost;
+        if (res < c->n_resources) {
+                struct cresource *r = &c->resources[res];
+                /* Losses already counted from the programs' own count (count_unreported()). */
+                uint64_t known = MIN(lost, r->lost_unreported);
+
+                r->lost_unreported -= known;
+                r->lost_records += lost;
+                r->lost += lost - known;
+                thin_note(c, res, r->last_time, lost);
+        }
         c->stats.lost += lost;
         return 0;
+}
+
+/* The kernel reports a ring's losses at its next write, so a flood's last losses go unreported
+ * when nothing is written after them: the programs count what they could not write, which
+ * counts here as lost until LOST records come for it. */
+static void count_unreported(struct collector *c) {
+        for (unsigned i = 0; i < c->n_resources; i++) {
+                struct cresource *r = &c->resources[i];
+                uint64_t failed;
+
+                if (!r->bpf)
+                        continue;
+                failed = sampling_bpf_failed(r->bpf);
+                if (failed > r->lost_records + r->lost_unreported) {
+                        uint64_t more = failed - r->lost_records - r->lost_unreported;
+
+                        r->lost_unreported += more;
+                        r->lost += more;
+                        c->stats.lost += more;
+                }
+        }
 }
 
 static int handle_record(struct collector *c, const struct perf_event_header *h) {
@@ -730,7 +825,7 @@ static void rejitter(struct collector *c) {
                 const struct cevent *e = &c->events[c->fds[f].event];
                 uint64_t p;
 
-                if (e->resource == NO_RESOURCE || e->role == ROLE_BYTES || e->period < 2)
+                if (e->resource == NO_RESOURCE || e->role == ROLE_BYTES || e->period < 2 || e->bpf)
                         continue;
                 p = draw_period(c, e->period);
                 (void) ioctl(c->fds[f].fd, PERF_EVENT_IOC_PERIOD, &p);
@@ -815,6 +910,7 @@ int collector_flush(struct collector *c, bool final) {
                 return -EINVAL;
         if (c->run_ended)
                 return 0;
+        count_unreported(c);
         r = store_begin(c->store);
         if (r < 0)
                 return r;
@@ -977,5 +1073,14 @@ void collector_resource_stats(const struct collector *c, unsigned i, struct coll
                 .samples = r->samples,
                 .hits = r->hits,
                 .lost = r->lost,
+                .sampling = r->random ? "random" : "fixed",
+                .thinned = r->thin.max_factor ? r->thin.max_factor : 1,
+                .keep_one_in = r->bpf ? r->keep_base * r->thin.factor : 1,
         };
+        for (unsigned ev = 0; ev < c->n_events; ev++)
+                if (c->events[ev].resource == i && !c->events[ev].shared &&
+                    c->events[ev].role != ROLE_OFFCPU) {
+                        ret->kernel_period = c->events[ev].period;
+                        break;
+                }
 }

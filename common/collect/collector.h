@@ -24,7 +24,11 @@ struct collector_config {
         bool kernel;             /* keep kernel frames in stacks */
         uint32_t stack_size;     /* DWARF: bytes of user stack copied per sample */
         uint32_t ring_size;      /* bytes of ring buffer per CPU (a power of two) */
-        bool jitter;             /* randomize periods around their mean (paper §7.1) */
+        bool jitter;             /* random intervals, drawn per sample (paper §7.1):
+                                         * geometric in the kernel (sampling-bpf.c), or where
+                                         * BPF cannot be used, periods redrawn now and then */
+        uint32_t max_rate;       /* samples a second a resource may bring before it is
+                                         * thinned at random (thinning.c); 0: never thinned */
         unsigned bucket_seconds; /* samples are summed per time bucket of this size */
         size_t queue_size;       /* bytes of records read from the rings, not yet handled */
         bool function_frames;    /* store frames as functions, without address, file and
@@ -36,11 +40,14 @@ struct collector_config {
 };
 
 #define COLLECTOR_CONFIG_DEFAULT_STACK 16384u
+/* Samples a second of one resource handled without thinning: about a CPU's worth of DWARF
+ * unwinding on a small machine. */
+#define COLLECTOR_DEFAULT_MAX_RATE 20000u
 #define COLLECTOR_CONFIG_DEFAULT \
         { \
-                .unwind = UNWIND_DWARF, .function_frames = true, \
-                .stack_size = COLLECTOR_CONFIG_DEFAULT_STACK, .ring_size = 8u << 20, .bucket_seconds = 60, \
-                .queue_size = 256u << 20, \
+                .unwind = UNWIND_DWARF, .function_frames = true, .jitter = true, \
+                .max_rate = COLLECTOR_DEFAULT_MAX_RATE, .stack_size = COLLECTOR_CONFIG_DEFAULT_STACK, \
+                .ring_size = 8u << 20, .bucket_seconds = 60, .queue_size = 256u << 20, \
         }
 
 /* Frames a stack keeps: the kernel's callchain limit is 127; DWARF goes deeper. */
@@ -67,7 +74,12 @@ struct collector_resource_stats {
         bool unnamed;     /* a hardware event libpfm4 has no name for on this CPU */
         uint64_t samples; /* samples that became hits */
         uint64_t hits;
-        uint64_t lost; /* PERF_RECORD_LOST */
+        uint64_t lost;          /* PERF_RECORD_LOST */
+        const char *sampling;   /* how intervals are drawn: "random" (geometric, per
+                                         * sample, in the kernel), "fixed" (they may alias) */
+        uint64_t thinned;       /* the largest overload thinning: 1 in N kept; 1: none */
+        uint64_t kernel_period; /* the period the kernel counts (ns for clocks) */
+        uint64_t keep_one_in;   /* and 1 in how many of its overflows are kept, now */
 };
 
 struct collector_stats {

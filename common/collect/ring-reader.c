@@ -79,8 +79,15 @@ struct ring_reader {
         uint64_t *hooked;  /* by ring: the first record not yet given to the hook */
         ring_reader_hook hook;
         void *hook_userdata;
+        ring_reader_pressure pressure;
+        void *pressure_userdata;
+        const unsigned *classes; /* by ring: its class, or RING_READER_NO_CLASS; NULL: none */
+        unsigned n_classes;
+        uint64_t *left; /* by ring: the first record a held class left in this pass */
 
         pthread_mutex_t lock; /* guards what follows */
+        size_t *class_bytes;  /* by class: bytes it holds in the queue being filled */
+        bool *held;           /* by class: over its share until the consumer takes the queue */
         uint8_t *fill;        /* the queue being appended to */
         size_t fill_size, fill_cap;
         bool stop;
@@ -141,6 +148,9 @@ struct ring_reader *ring_reader_free(struct ring_reader *r) {
         free(r->entries);
         free(r->reached);
         free(r->hooked);
+        free(r->class_bytes);
+        free(r->held);
+        free(r->left);
         free(r->fill);
         free(r->work);
         if (r->notify_fd >= 0)
@@ -215,6 +225,34 @@ static void forget_stack_top(struct ring_reader *r, const struct perf_event_head
                 idmap_clear(r->stack_ends);
         if (idmap_put(r->stack_ends, tid, time, &slot) == 0)
                 *slot = time;
+}
+
+void ring_reader_set_pressure(struct ring_reader *r, ring_reader_pressure pressure, void *userdata) {
+        r->pressure = pressure;
+        r->pressure_userdata = userdata;
+}
+
+int ring_reader_set_classes(struct ring_reader *r, const unsigned *classes, unsigned n_classes) {
+        r->class_bytes = calloc(n_classes ? n_classes : 1, sizeof *r->class_bytes);
+        r->held = calloc(n_classes ? n_classes : 1, sizeof *r->held);
+        r->left = calloc(r->n_rings ? r->n_rings : 1, sizeof *r->left);
+        if (!r->class_bytes || !r->held || !r->left)
+                return -ENOMEM;
+        r->classes = classes;
+        r->n_classes = n_classes;
+        return 0;
+}
+
+/* The class of ring I, or RING_READER_NO_CLASS. */
+static unsigned class_of(const struct ring_reader *r, int i) {
+        return r->classes && r->classes[i] < r->n_classes ? r->classes[i] : RING_READER_NO_CLASS;
+}
+
+/* Whether ring I's class is held (called with the lock held). */
+static bool ring_held(const struct ring_reader *r, int i) {
+        unsigned c = class_of(r, i);
+
+        return c != RING_READER_NO_CLASS && r->held[c];
 }
 
 void ring_reader_set_hook(struct ring_reader *r, ring_reader_hook hook, void *userdata) {
@@ -303,13 +341,23 @@ static bool append(struct ring_reader *r, const struct perf_event_header *h, siz
  * ring may hold more (the pass was full) and *ret_full when the queue bound stopped it. */
 static size_t pass(struct ring_reader *r, bool final, bool *ret_more, bool *ret_full) {
         size_t n = 0, copied = 0;
-        bool full = false;
+        bool full = false, held;
+        unsigned newly_held = RING_READER_NO_CLASS;
 
         for (int i = 0; i < r->n_rings; i++) {
                 struct ring_buffer *ring = r->rings[i];
                 const struct perf_event_header *h;
                 uint64_t pos, next, time;
 
+                pthread_mutex_lock(&r->lock);
+                held = !final && ring_held(r, i);
+                pthread_mutex_unlock(&r->lock);
+                if (r->left)
+                        r->left[i] = UINT64_MAX;
+                if (held) {
+                        r->reached[i] = ring->tail; /* left in the ring for the kernel to count */
+                        continue;
+                }
                 ring_buffer_peek(ring);
                 for (pos = ring->tail; n < PASS_RECORDS; pos = next) {
                         int q = ring_buffer_at(ring, pos, &h, &next);
@@ -353,9 +401,24 @@ static size_t pass(struct ring_reader *r, bool final, bool *ret_more, bool *ret_
         for (size_t i = 0; i < n; i++) {
                 const struct perf_event_header *h;
                 uint64_t next;
+                unsigned c = class_of(r, (int) r->entries[i].ring);
+                size_t before = r->fill_size;
 
+                if (r->left && r->left[r->entries[i].ring] != UINT64_MAX)
+                        continue; /* its class is held: this ring's later records stay too */
                 if (ring_buffer_at(r->rings[r->entries[i].ring], r->entries[i].pos, &h, &next) <= 0)
                         continue;
+                /* One class (a resource) may fill at most half the queue, so that a flood of
+                 * one leaves room for the others' records while the consumer is behind: past
+                 * it, its rings keep their records (and lose what they cannot hold) until the
+                 * consumer takes the queue. */
+                if (c != RING_READER_NO_CLASS && !final && r->class_bytes[c] + h->size > r->max_queued / 2) {
+                        r->left[r->entries[i].ring] = r->entries[i].pos;
+                        if (!r->held[c])
+                                newly_held = c;
+                        r->held[c] = true;
+                        continue;
+                }
                 if (!append(r, h, final ? SIZE_MAX : r->max_queued)) {
                         /* Leave this record and every later one in the rings. Per ring the
                          * sorted entries are in ring order, so the first left is the lowest. */
@@ -367,14 +430,23 @@ static size_t pass(struct ring_reader *r, bool final, bool *ret_more, bool *ret_
                         r->stats.full++;
                         break;
                 }
+                if (c != RING_READER_NO_CLASS)
+                        r->class_bytes[c] += r->fill_size - before;
                 copied++;
         }
         pthread_mutex_unlock(&r->lock);
 
-        for (int i = 0; i < r->n_rings; i++)
+        for (int i = 0; i < r->n_rings; i++) {
+                if (r->left && r->left[i] < r->reached[i])
+                        r->reached[i] = r->left[i];
                 ring_buffer_consume(r->rings[i], r->reached[i]);
-        *ret_more = n == PASS_RECORDS;
+        }
+        *ret_more = n == PASS_RECORDS && copied > 0;
         *ret_full = full;
+        if (full && r->pressure)
+                r->pressure(r->pressure_userdata, RING_READER_NO_CLASS);
+        else if (newly_held != RING_READER_NO_CLASS && r->pressure)
+                r->pressure(r->pressure_userdata, newly_held);
         return copied;
 }
 
@@ -395,6 +467,12 @@ static void *thread_main(void *arg) {
                 uint64_t one = 1, asked, count, now;
                 size_t queued = 0, filled;
 
+                /* A held class's rings would wake us at once, for records we leave: not polled
+                 * until the consumer takes the queue (which wakes us through wake_fd). */
+                pthread_mutex_lock(&r->lock);
+                for (int i = 0; i < r->n_rings; i++)
+                        pfd[i].events = ring_held(r, i) ? 0 : POLLIN;
+                pthread_mutex_unlock(&r->lock);
                 (void) poll(pfd, r->n_rings + 1, POLL_MS);
                 if (pfd[r->n_rings].revents & POLLIN)
                         (void) !read(r->wake_fd, &count, sizeof count);
@@ -484,6 +562,13 @@ int ring_reader_take(struct ring_reader *r, const uint8_t **ret, size_t *ret_siz
         r->fill = r->work;
         r->fill_cap = r->work_cap;
         r->fill_size = 0;
+        for (unsigned c = 0; c < r->n_classes; c++) {
+                /* A held class's rings are not polled: wake the thread to read them again. */
+                if (r->held[c] && r->started)
+                        (void) !write(r->wake_fd, &(uint64_t) { 1 }, sizeof(uint64_t));
+                r->class_bytes[c] = 0;
+                r->held[c] = false;
+        }
         pthread_cond_signal(&r->kicked);
         r->work = b;
         r->work_cap = cap;

@@ -41,6 +41,22 @@ uint64_t ring_reader_stack_tops_generation(const struct ring_reader *r);
 typedef void (*ring_reader_hook)(void *userdata, const struct perf_event_header *h);
 void ring_reader_set_hook(struct ring_reader *r, ring_reader_hook hook, void *userdata);
 
+/* Sets a function the reader thread calls when the consumer is behind, so that overload thinning
+ * hears of it before the rings overflow: with CLASS, when that class reached its share of the
+ * queue (ring_reader_set_classes()); with RING_READER_NO_CLASS, when a pass stopped at a full
+ * queue. It must be quick and thread-safe. Before ring_reader_start() only. */
+#define RING_READER_NO_CLASS UINT32_MAX
+typedef void (*ring_reader_pressure)(void *userdata, unsigned class);
+void ring_reader_set_pressure(struct ring_reader *r, ring_reader_pressure pressure, void *userdata);
+
+/* Groups the rings into N_CLASSES classes (CLASSES, borrowed, by ring: a class below N_CLASSES,
+ * or RING_READER_NO_CLASS, never held back): while the consumer is behind, one class may hold at
+ * most half of the queue; past that its rings keep their records (and the kernel counts what
+ * they then drop) until the consumer takes the queue, and the others go on. For a ring per
+ * resource, one resource's flood costs the others nothing. Before ring_reader_start() only.
+ * Returns 0 or -ENOMEM. */
+int ring_reader_set_classes(struct ring_reader *r, const unsigned *classes, unsigned n_classes);
+
 /* Starts the thread, and lowers the calling thread's priority below it (it is the one that
  * handles the records). Returns 0 or a negative errno. */
 int ring_reader_start(struct ring_reader *r);

@@ -16,6 +16,7 @@ enum store_stmt {
         STMT_FIND_RUN_RESOURCE,
         STMT_ADD_RUN_RESOURCE,
         STMT_ADD_LOST,
+        STMT_SET_SAMPLING,
         STMT_ADD_PROCESS,
         STMT_ADD_THREAD,
         STMT_FIND_MODULE,

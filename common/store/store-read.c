@@ -359,12 +359,12 @@ static int64_t stack_node(struct sample_tree *tree, struct stack_table *t, uint3
 static int load_header(struct store *s, const struct store_filter *f, int64_t resource_id,
                        struct sample_tree *tree, uint64_t *ret_gcd) {
         sqlite3_stmt *st = NULL;
-        uint64_t g = 0, lost = 0;
+        uint64_t g = 0, lost = 0, n_runs = 0, random_runs = 0;
         int rc;
 
         /* Every run that sampled the resource (in the filter): periods and losses. */
         rc = sqlite3_prepare_v2(s->db,
-                                "SELECT rr.period, rr.lost FROM run_resource AS rr "
+                                "SELECT rr.period, rr.lost, rr.sampling, rr.thinned FROM run_resource AS rr "
                                 "WHERE rr.resource_id = ?1 AND (?2 = 0 OR rr.run_id = ?2) "
                                 "AND (?3 IS NULL OR rr.run_id IN (SELECT id FROM run WHERE host = ?3))",
                                 -1, &st, NULL);
@@ -375,6 +375,7 @@ static int load_header(struct store *s, const struct store_filter *f, int64_t re
         store_bind_text(st, 3, f->host);
         while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
                 int64_t period = sqlite3_column_int64(st, 0), l = sqlite3_column_int64(st, 1);
+                const char *sampling = (const char *) sqlite3_column_text(st, 2);
 
                 if (period <= 0 || l < 0) {
                         sqlite3_finalize(st);
@@ -382,12 +383,21 @@ static int load_header(struct store *s, const struct store_filter *f, int64_t re
                 }
                 g = gcd(g, period);
                 lost += l;
+                /* One run of fixed periods makes the whole profile suspect of aliasing; it is
+                 * "at random" only when every run was. */
+                if (sampling && streq(sampling, "fixed"))
+                        tree->info.periods_fixed = true;
+                random_runs += sampling && streq(sampling, "random");
+                n_runs++;
+                if (sqlite3_column_int64(st, 3) > (int64_t) tree->info.thinned)
+                        tree->info.thinned = (uint64_t) sqlite3_column_int64(st, 3);
         }
         sqlite3_finalize(st);
         if (rc != SQLITE_DONE)
                 return store_errno(s, rc);
         tree->info.period = g;
         tree->info.lost = lost;
+        tree->info.periods_random = n_runs > 0 && random_runs == n_runs;
         *ret_gcd = g ? g : 1;
         return 0;
 }
@@ -455,7 +465,9 @@ static int load_tree(struct store *s, const struct store_filter *f, struct name_
 
         rc = sqlite3_prepare_v2(
                 s->db,
-                "SELECT s.stack_id, sum(s.hits), sum(s.samples), rr.period "
+                "SELECT s.stack_id, sum(s.hits), sum(s.samples), rr.period, "
+                "sum(CASE WHEN s.hits_squared > 0 THEN s.hits_squared "
+                "ELSE CAST(s.hits AS REAL) * s.hits / max(s.samples, 1) END) "
                 "FROM sample AS s "
                 "JOIN thread AS t ON t.id = s.thread_id "
                 "JOIN process AS p ON p.id = t.process_id "
@@ -514,6 +526,9 @@ static int load_tree(struct store *s, const struct store_filter *f, struct name_
                 }
                 sample_tree_add_hits(tree, node, w);
                 tree->info.samples += samples;
+                /* In the tree's hits, which are the run's times period / g. */
+                tree->info.hits_squared +=
+                        sqlite3_column_double(st, 4) * (double) (period / g) * (double) (period / g);
                 tree->info.frames = saturating_add(tree->info.frames, saturating_mul(t.frames[id], w));
                 tree->info.frames_unsymbolized =
                         saturating_add(tree->info.frames_unsymbolized, saturating_mul(t.unknown[id], w));

@@ -153,6 +153,23 @@ int store_add_lost(struct store *s, int64_t run_id, int64_t resource_id, uint64_
         return store_step_done(s, st);
 }
 
+int store_set_sampling(struct store *s, int64_t run_id, int64_t resource_id, bool random, uint64_t thinned) {
+        sqlite3_stmt *st;
+        int r;
+
+        r = store_stmt(s, STMT_SET_SAMPLING,
+                       "UPDATE run_resource SET sampling = ?, thinned = max(thinned, ?) "
+                       "WHERE run_id = ? AND resource_id = ?",
+                       &st);
+        if (r < 0)
+                return r;
+        sqlite3_bind_text(st, 1, random ? "random" : "fixed", -1, SQLITE_STATIC);
+        sqlite3_bind_int64(st, 2, (int64_t) (thinned ? thinned : 1));
+        sqlite3_bind_int64(st, 3, run_id);
+        sqlite3_bind_int64(st, 4, resource_id);
+        return store_step_done(s, st);
+}
+
 int store_add_process(struct store *s, int64_t run_id, int64_t pid, const char *comm, const char *exe,
                       const char *unit, int64_t started, int64_t *ret_id) {
         sqlite3_stmt *st;
@@ -354,17 +371,19 @@ int store_stack_id(struct store *s, int64_t parent_id, int64_t frame_id, int64_t
 }
 
 int store_add_samples(struct store *s, int64_t resource_id, int64_t bucket, int64_t thread_id,
-                      int64_t stack_id, uint64_t hits, uint64_t samples) {
+                      int64_t stack_id, uint64_t hits, uint64_t samples, uint64_t hits_squared) {
         sqlite3_stmt *st;
         int r;
 
-        if (hits > INT64_MAX || samples > INT64_MAX)
+        if (hits > INT64_MAX || samples > INT64_MAX || hits_squared > INT64_MAX)
                 return -ERANGE;
-        r = store_stmt(s, STMT_ADD_SAMPLES,
-                       "INSERT INTO sample (resource_id, bucket, thread_id, stack_id, hits, samples) "
-                       "VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT DO UPDATE SET "
-                       "hits = hits + excluded.hits, samples = samples + excluded.samples",
-                       &st);
+        r = store_stmt(
+                s, STMT_ADD_SAMPLES,
+                "INSERT INTO sample (resource_id, bucket, thread_id, stack_id, hits, samples, hits_squared) "
+                "VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT DO UPDATE SET "
+                "hits = hits + excluded.hits, samples = samples + excluded.samples, "
+                "hits_squared = min(hits_squared + excluded.hits_squared, 9223372036854775807)",
+                &st);
         if (r < 0)
                 return r;
         sqlite3_bind_int64(st, 1, resource_id);
@@ -373,6 +392,7 @@ int store_add_samples(struct store *s, int64_t resource_id, int64_t bucket, int6
         sqlite3_bind_int64(st, 4, stack_id);
         sqlite3_bind_int64(st, 5, (int64_t) hits);
         sqlite3_bind_int64(st, 6, (int64_t) samples);
+        sqlite3_bind_int64(st, 7, (int64_t) hits_squared);
         return store_step_done(s, st);
 }
 
@@ -651,8 +671,8 @@ static int merge_rows(struct merge *m, struct store_merge_stats *stats) {
                   "SELECT id + ?1, kind, command, source, host, kernel, cppd_version, unwind, started, ended "
                   "FROM " MERGE_SRC ".run ORDER BY id",
                   "run" },
-                { "INSERT INTO main.run_resource (run_id, resource_id, event, period, lost) "
-                  "SELECT s.run_id + ?1, mr.new, s.event, s.period, s.lost FROM " MERGE_SRC
+                { "INSERT INTO main.run_resource (run_id, resource_id, event, period, lost, sampling, thinned) "
+                  "SELECT s.run_id + ?1, mr.new, s.event, s.period, s.lost, s.sampling, s.thinned FROM " MERGE_SRC
                   ".run_resource AS s "
                   "JOIN " MERGE_SRC
                   ".run AS r ON r.id = s.run_id JOIN temp.merge_resource AS mr ON mr.old = s.resource_id",
@@ -723,8 +743,9 @@ static int merge_rows(struct merge *m, struct store_merge_stats *stats) {
         }
         /* Thread ids are new, so no sample row can meet one already there. */
         n = merge_copy(m,
-                       "INSERT INTO main.sample (resource_id, bucket, thread_id, stack_id, hits, samples) "
-                       "SELECT mr.new, s.bucket, s.thread_id + ?3, ms.new, s.hits, s.samples "
+                       "INSERT INTO main.sample (resource_id, bucket, thread_id, stack_id, hits, samples, "
+                       "hits_squared) "
+                       "SELECT mr.new, s.bucket, s.thread_id + ?3, ms.new, s.hits, s.samples, s.hits_squared "
                        "FROM " MERGE_SRC ".sample AS s JOIN " MERGE_SRC ".thread AS t ON t.id = s.thread_id "
                        "JOIN temp.merge_resource AS mr ON mr.old = s.resource_id "
                        "JOIN temp.merge_stack AS ms ON ms.old = s.stack_id",

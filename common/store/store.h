@@ -92,6 +92,9 @@ int store_add_run_resource(struct store *s, int64_t run_id, const char *name, co
                            const char *event, uint64_t period, int64_t *ret_id);
 /* Adds N to the samples lost for (run, resource). */
 int store_add_lost(struct store *s, int64_t run_id, int64_t resource_id, uint64_t n);
+/* Says how (run, resource) drew its intervals: RANDOM or fixed, and the most it was THINNED
+ * under load (1 kept in THINNED). Returns 0 or a negative errno. */
+int store_set_sampling(struct store *s, int64_t run_id, int64_t resource_id, bool random, uint64_t thinned);
 
 int store_add_process(struct store *s, int64_t run_id, int64_t pid, const char *comm, const char *exe,
                       const char *unit, int64_t started, int64_t *ret_id);
@@ -106,9 +109,10 @@ int store_frame_id(struct store *s, int64_t function_id, int64_t address, const 
                    bool inlined, int64_t *ret_id);
 int store_stack_id(struct store *s, int64_t parent_id, int64_t frame_id, int64_t *ret_id);
 
-/* Adds HITS and SAMPLES to the row (resource, bucket, thread, stack). */
+/* Adds HITS, SAMPLES and HITS_SQUARED (the sum of each sample's hits squared; 0: unknown, each
+ * sample then weighs hits/samples) to the row (resource, bucket, thread, stack). */
 int store_add_samples(struct store *s, int64_t resource_id, int64_t bucket, int64_t thread_id,
-                      int64_t stack_id, uint64_t hits, uint64_t samples);
+                      int64_t stack_id, uint64_t hits, uint64_t samples, uint64_t hits_squared);
 
 /* ---- reading (store-read.c) ---- */
 

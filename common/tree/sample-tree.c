@@ -263,7 +263,11 @@ int sample_tree_invert(struct sample_tree *t, struct sample_tree **ret) {
                 return -ENOMEM;
         inv->info.period = t->info.period;
         inv->info.samples = t->info.samples;
+        inv->info.hits_squared = t->info.hits_squared;
         inv->info.lost = t->info.lost;
+        inv->info.periods_fixed = t->info.periods_fixed;
+        inv->info.periods_random = t->info.periods_random;
+        inv->info.thinned = t->info.thinned;
         inv->info.frames = t->info.frames;
         inv->info.frames_unsymbolized = t->info.frames_unsymbolized;
         sample_tree_weigh(inv);

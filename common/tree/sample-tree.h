@@ -30,7 +30,11 @@ struct sample_tree_info {
         char *unit;                   /* what one gtick is, e.g. "1 ms of CPU time" */
         uint64_t period;              /* gticks per sample; 0 if runs with several were merged */
         uint64_t samples;             /* raw samples (a sample may carry several hits) */
+        double hits_squared;          /* the sum of each sample's hits squared; 0: unknown */
         uint64_t lost;                /* samples the kernel dropped (PERF_RECORD_LOST) */
+        bool periods_fixed;           /* some run sampled at fixed periods: may alias */
+        bool periods_random;          /* every run drew its intervals at random */
+        uint64_t thinned;             /* the most a run thinned under load (1 in N); 0, 1: never */
         uint64_t frames;              /* frames in all samples, weighted by hits */
         uint64_t frames_unsymbolized; /* of which no symbol was found */
 };

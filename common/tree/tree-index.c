@@ -24,7 +24,9 @@
 #include <unistd.h>
 
 #define MAGIC "CPPDTIX"
-#define VERSION 3 /* 2: leaves marked in occ; 3: names demangled, the store's token, a checksum */
+#define VERSION \
+        4 /* 2: leaves marked in occ; 3: names demangled, the store's token, a checksum; 4: sampling and \
+           * the sum of squared hits in the header */
 
 struct file_header {
         char magic[8];
@@ -35,6 +37,8 @@ struct file_header {
         int64_t generation, resource_id;
         uint32_t n, n_names, max_depth, reserved;
         uint64_t total, period, samples, lost, frames, frames_unsymbolized;
+        uint64_t periods_fixed, thinned; /* bit 0: fixed; bit 1: random */
+        double hits_squared;
         uint64_t strings_size; /* bytes, a multiple of 8 */
         char token[24];        /* the key's store_state.token */
         uint64_t checksum;     /* of the whole file, this field read as 0 */
@@ -303,6 +307,9 @@ int tree_index_write(const struct tree_index *x, const struct tree_index_key *ke
                 .lost = t->info.lost,
                 .frames = t->info.frames,
                 .frames_unsymbolized = t->info.frames_unsymbolized,
+                .periods_fixed = t->info.periods_fixed | (uint64_t) t->info.periods_random << 1,
+                .thinned = t->info.thinned,
+                .hits_squared = t->info.hits_squared,
         };
         const char *resource = t->info.resource ?: "", *unit = t->info.unit ?: "";
         size_t size = strlen(resource) + strlen(unit) + 2, at = 0;
@@ -383,6 +390,10 @@ static int read_header(struct tree_index *x, const struct file_header *h, const 
         t->info.lost = h->lost;
         t->info.frames = h->frames;
         t->info.frames_unsymbolized = h->frames_unsymbolized;
+        t->info.periods_fixed = h->periods_fixed & 1;
+        t->info.periods_random = (h->periods_fixed & 2) != 0;
+        t->info.thinned = h->thinned;
+        t->info.hits_squared = h->hits_squared;
         return 0;
 }
 

@@ -201,6 +201,24 @@ void profile_interval(uint64_t hits, uint64_t total, double *ret_lo, double *ret
         *ret_hi = fmin(1.0, centre + half);
 }
 
+double profile_tree_error(const struct sample_tree *t, uint64_t hits, uint64_t total) {
+        double e = profile_hits_error(hits, total);
+        double w = profile_tree_weight(t);
+
+        return w > 1 ? e * sqrt(w) : e;
+}
+
+double profile_tree_weight(const struct sample_tree *t) {
+        /* Samples of unequal weights w: the variance of a sum of hits grows with the sum of w²,
+         * so the bars widen by the square root of sum(w²) / sum(w), which for equal weights is
+         * hits / samples. */
+        if (t && t->total > 0 && t->info.hits_squared > 0)
+                return t->info.hits_squared / (double) t->total;
+        if (t && t->info.samples > 0 && t->info.samples < t->total)
+                return (double) t->total / (double) t->info.samples;
+        return 1;
+}
+
 double profile_hits_error(uint64_t hits, uint64_t total) {
         double p;
 

@@ -61,9 +61,16 @@ static inline double profile_fraction(const struct profile *p, uint64_t hits) {
 /* Sampling error. A path's hits are a binomial count out of the total, so its fraction p has a
  * 95% interval: profile_interval() gives Wilson's (sound at small counts and near 0 and 1), and
  * profile_hits_error() the half-width in hits of the normal approximation, 1.96 sqrt(N p (1-p)),
- * for printing "[HITS ±E]". Both treat each hit as a sample (exact when a sample is one hit). */
+ * for printing "[HITS ±E]". Both treat each hit as a sample (exact when a sample is one hit).
+ * profile_tree_error() is what views print: profile_hits_error() widened by sqrt(W) for the
+ * samples of tree T, which carry several hits (thinned under load, bytes): a sample of weight w
+ * moves the count by w, so the count's variance grows with sum(w²) against a count of single
+ * hits. profile_tree_weight() is W = sum(w²) / sum(w) over T's samples (hits per sample when
+ * the store has no squares; 1 for single hits). */
 void profile_interval(uint64_t hits, uint64_t total, double *ret_lo, double *ret_hi);
 double profile_hits_error(uint64_t hits, uint64_t total);
+double profile_tree_error(const struct sample_tree *t, uint64_t hits, uint64_t total);
+double profile_tree_weight(const struct sample_tree *t);
 
 /* The hits of the entry whose path is PATH, names separated by single spaces ("main f g");
  * -1 if there is no such entry. For tests and scripts. */

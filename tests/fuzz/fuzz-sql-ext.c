@@ -42,7 +42,7 @@ static int add_stack(struct store *s, int64_t resource, int64_t thread, int64_t 
                     store_frame_id(s, fn, -1, NULL, 0, false, &frame) < 0 ||
                     store_stack_id(s, parent, frame, &parent) < 0)
                         return -1;
-        return store_add_samples(s, resource, bucket, thread, parent, hits, hits);
+        return store_add_samples(s, resource, bucket, thread, parent, hits, hits, hits);
 }
 
 /* A store of two services' processes, two resources and two time buckets, recursion included,

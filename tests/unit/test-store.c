@@ -38,7 +38,7 @@ static int add_stack(struct store *s, int64_t resource, int64_t thread, const ch
                     store_stack_id(s, parent, frame, &parent) < 0)
                         return -1;
         }
-        return store_add_samples(s, resource, 60, thread, parent, hits, hits);
+        return store_add_samples(s, resource, 60, thread, parent, hits, hits, hits);
 }
 
 static int add_run(struct store *s, const char *resource, uint64_t period, int64_t *ret_run,
@@ -131,7 +131,7 @@ static int add_stack_at(struct store *s, int64_t resource, int64_t thread, int64
                     store_frame_id(s, fn, -1, NULL, 0, false, &frame) < 0 ||
                     store_stack_id(s, parent, frame, &parent) < 0)
                         return -1;
-        return store_add_samples(s, resource, bucket, thread, parent, hits, hits);
+        return store_add_samples(s, resource, bucket, thread, parent, hits, hits, hits);
 }
 
 static uint64_t total(struct store *s, const struct store_filter *f) {

@@ -169,13 +169,14 @@ static void test_file(void) {
         {
                 char c;
 
-                /* A flipped bit in a name, then in a weight: the checksum sees both. */
-                ok(fstat(fd, &st) == 0 && pread(fd, &c, 1, 200) == 1 &&
-                           (c ^= 1, pwrite(fd, &c, 1, 200)) == 1 && tree_index_open(fd, &key, &y) == -EBADMSG,
+                /* A flipped bit in a name (past the 216-byte header), then in a weight: the
+                 * checksum sees both. */
+                ok(fstat(fd, &st) == 0 && pread(fd, &c, 1, 240) == 1 &&
+                           (c ^= 1, pwrite(fd, &c, 1, 240)) == 1 && tree_index_open(fd, &key, &y) == -EBADMSG,
                    "a flipped bit in the strings: -EBADMSG");
                 c ^= 1;
                 y = tree_index_free(y); /* the upward index, mapped above */
-                ok(pwrite(fd, &c, 1, 200) == 1 && tree_index_open(fd, &key, &y) == 0,
+                ok(pwrite(fd, &c, 1, 240) == 1 && tree_index_open(fd, &key, &y) == 0,
                    "flipped back: good again");
                 y = tree_index_free(y);
                 ok(pread(fd, &c, 1, st.st_size - 20) == 1 &&

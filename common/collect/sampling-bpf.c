@@ -1,0 +1,601 @@
+/* Random sampling in the kernel.
+ *
+ * A fixed period locks onto any loop whose cycle divides it (paper §7.1). The kernel has no
+ * random period, but it runs a BPF program at each overflow of a perf event, and a BPF program
+ * may write a sample of its own, with the kernel's callchain and user stack of that moment, into
+ * a PERF_COUNT_SW_BPF_OUTPUT event (bpf_perf_event_output()). So each resource gets:
+ *
+ *   - an output event per CPU, for every task, whose ring is the resource's ring on that CPU;
+ *   - for a software event (page faults, context switches, cpu-clock): a BPF_PROG_TYPE_PERF_EVENT
+ *     program on each of its events, run at each overflow before the sample is written; it
+ *     always returns 0, so the event's own sample (and its 16 KiB of stack) is never written;
+ *   - for a tracepoint (syscalls): a BPF_PROG_TYPE_TRACEPOINT program, run at each hit. Such a
+ *     program belongs to the tracepoint, not to one event: whatever it returns gates every perf
+ *     user of that tracepoint on the machine (perf trace, perf record beside us). Ours always
+ *     returns 1, so others see every hit, and writes its own samples to our output events
+ *     instead. It is attached through a holder, a disabled tracepoint event on ourselves, never
+ *     inherited (an inherited event's exit takes the program off the tracepoint on 6.18), and
+ *     since it runs for every task on the machine, a collector of some threads only filters by
+ *     thread id in a hash map, which a second program on sched:sched_process_fork extends to
+ *     the children of the threads in it, at their birth.
+ *
+ * Each program, at each overflow or hit, on this CPU's state (a per-CPU array):
+ *
+ *      k = max(k, k_min)                    k_min: 1 in how many the collector wants kept
+ *      keep with probability 1/k            bpf_get_prandom_u32() < (2^32 - 1) / k
+ *      on keep: kept++, and past the budget of this window: k = 2k (at most k_max), and the
+ *               count starts again at half the budget
+ *               write the sample, raw data = { k, the tracepoint's field }; count a full ring
+ *      a new window (SAMPLING_BPF_WINDOW_NS) after one under a quarter of the budget: k = k/2
+ *
+ * A flood from k = 1 reaches the right k within one window, keeping there about the budget
+ * plus half of it per doubling (3.5 budgets for a factor of 32); a window with half the budget
+ * leaves k where it is, so a steady flood settles.
+ *
+ * The intervals are independent (geometric with mean k times the kernel period), and each kept
+ * sample carries the k it was drawn with: its weight, the inverse of the probability that kept
+ * it, which makes sums of weights unbiased however k moves, since k depends only on the past.
+ * A flood is thinned within one sample on the CPU it floods, before a ring can fill.
+ *
+ * The programs are built here as arrays and loaded with bpf(2): libbpf would bring an ELF
+ * loader, BTF and a build-time BPF compiler for what fits on two screens. */
+#include "sampling-bpf.h"
+
+#include <errno.h>
+#include <linux/bpf.h>
+#include <linux/perf_event.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "perf-event.h"
+
+#define MAX_HOLDERS 8
+#define MAX_TIDS 65536
+
+/* The collector's wishes (an array of one, written by us, read by the programs). */
+struct ctl {
+        uint64_t k_min;
+        uint64_t budget;
+        uint64_t k_max;
+};
+
+/* Each CPU's state (a per-CPU array of one, written by the programs only). */
+struct state {
+        uint64_t k;
+        uint64_t window_start;
+        uint64_t kept;
+        uint64_t failed; /* samples the output event had no room for */
+};
+
+enum prog {
+        PROG_PERF_EVENT,
+        PROG_TRACEPOINT,
+        PROG_FORK,
+        _PROG_MAX
+};
+
+struct sampling_bpf {
+        int ctl_fd, state_fd, out_fd, tids_fd;
+        int prog_fd[_PROG_MAX];
+        unsigned field_offset, field_size; /* of the tracepoint program, once loaded */
+        int holders[MAX_HOLDERS];          /* tracepoint events of our own that carry programs */
+        unsigned n_holders;
+        struct ctl ctl;
+};
+
+static int sys_bpf(int cmd, union bpf_attr *attr) {
+        long r = syscall(SYS_bpf, cmd, attr, sizeof *attr);
+
+        return r < 0 ? -errno : (int) r;
+}
+
+static int map_create(enum bpf_map_type type, unsigned key_size, unsigned value_size, unsigned max_entries,
+                      const char *name) {
+        union bpf_attr a = {
+                .map_type = type,
+                .key_size = key_size,
+                .value_size = value_size,
+                .max_entries = max_entries,
+        };
+
+        strncpy(a.map_name, name, sizeof a.map_name - 1);
+        return sys_bpf(BPF_MAP_CREATE, &a);
+}
+
+static int map_update(int fd, const void *key, const void *value) {
+        union bpf_attr a = {
+                .map_fd = (uint32_t) fd,
+                .key = (uint64_t) (uintptr_t) key,
+                .value = (uint64_t) (uintptr_t) value,
+                .flags = BPF_ANY,
+        };
+
+        return sys_bpf(BPF_MAP_UPDATE_ELEM, &a);
+}
+
+int sampling_bpf_supported(void) {
+        static int cached = 1;
+        int fd;
+
+        if (cached <= 0)
+                return cached;
+        fd = map_create(BPF_MAP_TYPE_ARRAY, sizeof(uint32_t), sizeof(struct ctl), 1, "cppd_probe");
+        if (fd < 0)
+                return cached = fd;
+        close(fd);
+        return cached = 0;
+}
+
+static int write_ctl(struct sampling_bpf *s) {
+        uint32_t key = 0;
+
+        return map_update(s->ctl_fd, &key, &s->ctl);
+}
+
+int sampling_bpf_new(unsigned n_cpus, struct sampling_bpf **ret) {
+        _cleanup_(sampling_bpf_freep) struct sampling_bpf *s = NULL;
+        int r;
+
+        s = malloc(sizeof *s);
+        if (!s)
+                return -ENOMEM;
+        *s = (struct sampling_bpf) {
+                .ctl_fd = -1,
+                .state_fd = -1,
+                .out_fd = -1,
+                .tids_fd = -1,
+                .prog_fd = { -1, -1, -1 },
+                .ctl = { .k_min = 1, .k_max = 1 },
+        };
+        s->ctl_fd = map_create(BPF_MAP_TYPE_ARRAY, sizeof(uint32_t), sizeof(struct ctl), 1, "cppd_ctl");
+        if (s->ctl_fd < 0)
+                return s->ctl_fd;
+        s->state_fd = map_create(BPF_MAP_TYPE_PERCPU_ARRAY, sizeof(uint32_t), sizeof(struct state), 1,
+                                 "cppd_state");
+        if (s->state_fd < 0)
+                return s->state_fd;
+        s->out_fd = map_create(BPF_MAP_TYPE_PERF_EVENT_ARRAY, sizeof(uint32_t), sizeof(uint32_t), n_cpus,
+                               "cppd_out");
+        if (s->out_fd < 0)
+                return s->out_fd;
+        r = write_ctl(s);
+        if (r < 0)
+                return r;
+        *ret = take_ptr(&s);
+        return 0;
+}
+
+struct sampling_bpf *sampling_bpf_free(struct sampling_bpf *s) {
+        if (!s)
+                return NULL;
+        for (unsigned i = 0; i < s->n_holders; i++)
+                close(s->holders[i]);
+        for (int i = 0; i < _PROG_MAX; i++)
+                if (s->prog_fd[i] >= 0)
+                        close(s->prog_fd[i]);
+        if (s->ctl_fd >= 0)
+                close(s->ctl_fd);
+        if (s->state_fd >= 0)
+                close(s->state_fd);
+        if (s->out_fd >= 0)
+                close(s->out_fd);
+        if (s->tids_fd >= 0)
+                close(s->tids_fd);
+        free(s);
+        return NULL;
+}
+
+int sampling_bpf_set_output(struct sampling_bpf *s, unsigned cpu, int perf_fd) {
+        uint32_t key = cpu, value = (uint32_t) perf_fd;
+
+        return map_update(s->out_fd, &key, &value);
+}
+
+int sampling_bpf_set_keep(struct sampling_bpf *s, uint64_t one_in) {
+        s->ctl.k_min = one_in ? one_in : 1;
+        if (s->ctl.k_max < s->ctl.k_min)
+                s->ctl.k_max = s->ctl.k_min;
+        return write_ctl(s);
+}
+
+int sampling_bpf_set_budget(struct sampling_bpf *s, uint64_t budget, uint64_t max_one_in) {
+        s->ctl.budget = budget;
+        s->ctl.k_max = budget ? max_one_in : s->ctl.k_min;
+        if (s->ctl.k_max < s->ctl.k_min)
+                s->ctl.k_max = s->ctl.k_min;
+        return write_ctl(s);
+}
+
+int sampling_bpf_add_tid(struct sampling_bpf *s, pid_t tid) {
+        uint32_t key = (uint32_t) tid, one = 1;
+
+        return s->tids_fd < 0 ? 0 : map_update(s->tids_fd, &key, &one);
+}
+
+void sampling_bpf_remove_tid(struct sampling_bpf *s, pid_t tid) {
+        uint32_t key = (uint32_t) tid;
+        union bpf_attr a = { .map_fd = (uint32_t) s->tids_fd, .key = (uint64_t) (uintptr_t) &key };
+
+        if (s->tids_fd >= 0)
+                (void) sys_bpf(BPF_MAP_DELETE_ELEM, &a);
+}
+
+/* How many values a per-CPU map holds: one per possible CPU (the highest in
+ * /sys/devices/system/cpu/possible, "0-3" or "0,2-5", plus one). */
+static int possible_cpus(void) {
+        _cleanup_fclose_ FILE *f = fopen("/sys/devices/system/cpu/possible", "re");
+        char line[256], *p;
+        long highest = -1;
+
+        if (!f || !fgets(line, sizeof line, f))
+                return -errno ? -errno : -EIO;
+        for (p = line; *p;) {
+                char *end;
+                long v = strtol(p, &end, 10);
+
+                if (end == p)
+                        break;
+                highest = MAX(highest, v);
+                p = *end ? end + 1 : end;
+        }
+        return highest >= 0 ? (int) highest + 1 : -EIO;
+}
+
+uint64_t sampling_bpf_failed(const struct sampling_bpf *s) {
+        _cleanup_free_ struct state *v = NULL;
+        int n = possible_cpus();
+        uint32_t key = 0;
+        uint64_t sum = 0;
+        union bpf_attr a = { .map_fd = (uint32_t) s->state_fd, .key = (uint64_t) (uintptr_t) &key };
+
+        if (n <= 0 || !(v = calloc((size_t) n, sizeof *v)))
+                return 0;
+        a.value = (uint64_t) (uintptr_t) v;
+        if (sys_bpf(BPF_MAP_LOOKUP_ELEM, &a) < 0)
+                return 0;
+        for (int i = 0; i < n; i++)
+                sum += v[i].failed;
+        return sum;
+}
+
+/* ---- the programs ---- */
+
+struct asm_prog {
+        struct bpf_insn insn[96];
+        unsigned n;
+        int label[8]; /* instruction index of each label; -1 until placed */
+        struct asm_fix {
+                unsigned at, label;
+        } fix[16]; /* jumps to patch */
+        unsigned n_fix;
+};
+
+static void emit(struct asm_prog *p, uint8_t code, uint8_t dst, uint8_t src, int16_t off, int32_t imm) {
+        if (p->n < ELEMENTSOF(p->insn))
+                p->insn[p->n] = (struct bpf_insn) {
+                        .code = code, .dst_reg = dst, .src_reg = src, .off = off, .imm = imm
+                };
+        p->n++;
+}
+
+/* A conditional or unconditional jump to LABEL, placed later with place(). */
+static void jump(struct asm_prog *p, uint8_t code, uint8_t dst, uint8_t src, int32_t imm, unsigned label) {
+        if (p->n_fix < ELEMENTSOF(p->fix))
+                p->fix[p->n_fix] = (struct asm_fix) { .at = p->n, .label = label };
+        p->n_fix++;
+        emit(p, BPF_JMP | code, dst, src, 0, imm);
+}
+
+static void place(struct asm_prog *p, unsigned label) {
+        p->label[label] = (int) p->n;
+}
+
+/* r = the map of FD (a 16-byte load the kernel resolves). */
+static void load_map(struct asm_prog *p, uint8_t reg, int fd) {
+        emit(p, BPF_LD | BPF_DW | BPF_IMM, reg, BPF_PSEUDO_MAP_FD, 0, fd);
+        emit(p, 0, 0, 0, 0, 0);
+}
+
+static void call(struct asm_prog *p, int32_t helper) {
+        emit(p, BPF_JMP | BPF_CALL, 0, 0, 0, helper);
+}
+
+#define MOV_X(d, s) emit(p, BPF_ALU64 | BPF_MOV | BPF_X, d, s, 0, 0)
+#define MOV_K(d, k) emit(p, BPF_ALU64 | BPF_MOV | BPF_K, d, 0, 0, k)
+#define ADD_K(d, k) emit(p, BPF_ALU64 | BPF_ADD | BPF_K, d, 0, 0, k)
+#define LDX(size, d, s, off) emit(p, BPF_LDX | BPF_MEM | (size), d, s, off, 0)
+#define STX(size, d, s, off) emit(p, BPF_STX | BPF_MEM | (size), d, s, off, 0)
+#define ST(size, d, off, k) emit(p, BPF_ST | BPF_MEM | (size), d, 0, off, k)
+
+enum {
+        L_PASS,
+        L_SAME,
+        L_K_OK,
+        L_K_MAX,
+        L_KEEP,
+        L_EMIT,
+        L_DROP
+};
+
+static int assemble(struct asm_prog *p) {
+        if (p->n > ELEMENTSOF(p->insn) || p->n_fix > ELEMENTSOF(p->fix))
+                return -E2BIG;
+        for (unsigned i = 0; i < p->n_fix; i++) {
+                int to = p->label[p->fix[i].label];
+
+                if (to < 0)
+                        return -EINVAL;
+                p->insn[p->fix[i].at].off = (int16_t) (to - (int) p->fix[i].at - 1);
+        }
+        return 0;
+}
+
+/* The sampling program: see the top of this file. TRACEPOINT: the tracepoint flavour (returns 1,
+ * filters by thread where a thread map exists, copies the field). */
+static void build_sampling(const struct sampling_bpf *s, bool tracepoint, struct asm_prog *p) {
+        int verdict = tracepoint ? 1 : 0;
+
+        MOV_X(BPF_REG_6, BPF_REG_1); /* r6 = ctx */
+        if (tracepoint && s->tids_fd >= 0) {
+                call(p, BPF_FUNC_get_current_pid_tgid);
+                STX(BPF_W, BPF_REG_10, BPF_REG_0, -4); /* the thread id, the low half */
+                load_map(p, BPF_REG_1, s->tids_fd);
+                MOV_X(BPF_REG_2, BPF_REG_10);
+                ADD_K(BPF_REG_2, -4);
+                call(p, BPF_FUNC_map_lookup_elem);
+                jump(p, BPF_JEQ | BPF_K, BPF_REG_0, 0, 0, L_PASS);
+        }
+        ST(BPF_W, BPF_REG_10, -8, 0); /* key 0 */
+        load_map(p, BPF_REG_1, s->ctl_fd);
+        MOV_X(BPF_REG_2, BPF_REG_10);
+        ADD_K(BPF_REG_2, -8);
+        call(p, BPF_FUNC_map_lookup_elem);
+        jump(p, BPF_JEQ | BPF_K, BPF_REG_0, 0, 0, L_PASS);
+        MOV_X(BPF_REG_7, BPF_REG_0); /* r7 = ctl */
+        load_map(p, BPF_REG_1, s->state_fd);
+        MOV_X(BPF_REG_2, BPF_REG_10);
+        ADD_K(BPF_REG_2, -8);
+        call(p, BPF_FUNC_map_lookup_elem);
+        jump(p, BPF_JEQ | BPF_K, BPF_REG_0, 0, 0, L_PASS);
+        MOV_X(BPF_REG_8, BPF_REG_0); /* r8 = this CPU's state */
+
+        /* A new window? Then relax after a calm one, and count afresh. */
+        call(p, BPF_FUNC_ktime_get_ns);
+        LDX(BPF_DW, BPF_REG_2, BPF_REG_8, offsetof(struct state, window_start));
+        MOV_X(BPF_REG_3, BPF_REG_0);
+        emit(p, BPF_ALU64 | BPF_SUB | BPF_X, BPF_REG_3, BPF_REG_2, 0, 0);
+        emit(p, BPF_LD | BPF_DW | BPF_IMM, BPF_REG_4, 0, 0, (int32_t) SAMPLING_BPF_WINDOW_NS);
+        emit(p, 0, 0, 0, 0, 0);
+        jump(p, BPF_JLT | BPF_X, BPF_REG_3, BPF_REG_4, 0, L_SAME);
+        STX(BPF_DW, BPF_REG_8, BPF_REG_0, offsetof(struct state, window_start));
+        LDX(BPF_DW, BPF_REG_3, BPF_REG_8, offsetof(struct state, kept));
+        ST(BPF_DW, BPF_REG_8, offsetof(struct state, kept), 0);
+        emit(p, BPF_ALU64 | BPF_LSH | BPF_K, BPF_REG_3, 0, 0, 2);
+        LDX(BPF_DW, BPF_REG_4, BPF_REG_7, offsetof(struct ctl, budget));
+        jump(p, BPF_JGE | BPF_X, BPF_REG_3, BPF_REG_4, 0, L_SAME);
+        LDX(BPF_DW, BPF_REG_5, BPF_REG_8, offsetof(struct state, k));
+        emit(p, BPF_ALU64 | BPF_RSH | BPF_K, BPF_REG_5, 0, 0, 1);
+        STX(BPF_DW, BPF_REG_8, BPF_REG_5, offsetof(struct state, k));
+        place(p, L_SAME);
+
+        /* k = max(k, k_min), never past k_max */
+        LDX(BPF_DW, BPF_REG_9, BPF_REG_8, offsetof(struct state, k));
+        LDX(BPF_DW, BPF_REG_4, BPF_REG_7, offsetof(struct ctl, k_min));
+        jump(p, BPF_JGE | BPF_X, BPF_REG_9, BPF_REG_4, 0, L_K_OK);
+        MOV_X(BPF_REG_9, BPF_REG_4);
+        place(p, L_K_OK);
+        LDX(BPF_DW, BPF_REG_4, BPF_REG_7, offsetof(struct ctl, k_max));
+        jump(p, BPF_JLE | BPF_X, BPF_REG_9, BPF_REG_4, 0, L_K_MAX);
+        MOV_X(BPF_REG_9, BPF_REG_4);
+        place(p, L_K_MAX);
+        STX(BPF_DW, BPF_REG_8, BPF_REG_9, offsetof(struct state, k));
+
+        /* Keep with probability 1/k. */
+        jump(p, BPF_JLE | BPF_K, BPF_REG_9, 0, 1, L_KEEP);
+        call(p, BPF_FUNC_get_prandom_u32);
+        emit(p, BPF_ALU | BPF_MOV | BPF_K, BPF_REG_1, 0, 0, -1); /* 0xffffffff, zero-extended */
+        emit(p, BPF_ALU64 | BPF_DIV | BPF_X, BPF_REG_1, BPF_REG_9, 0, 0);
+        jump(p, BPF_JGE | BPF_X, BPF_REG_0, BPF_REG_1, 0, L_DROP);
+        place(p, L_KEEP);
+
+        /* Count it; past the budget, the next ones are thinned twice as much. */
+        LDX(BPF_DW, BPF_REG_3, BPF_REG_8, offsetof(struct state, kept));
+        ADD_K(BPF_REG_3, 1);
+        STX(BPF_DW, BPF_REG_8, BPF_REG_3, offsetof(struct state, kept));
+        LDX(BPF_DW, BPF_REG_4, BPF_REG_7, offsetof(struct ctl, budget));
+        jump(p, BPF_JEQ | BPF_K, BPF_REG_4, 0, 0, L_EMIT);
+        jump(p, BPF_JLE | BPF_X, BPF_REG_3, BPF_REG_4, 0, L_EMIT);
+        MOV_X(BPF_REG_5, BPF_REG_9);
+        emit(p, BPF_ALU64 | BPF_LSH | BPF_K, BPF_REG_5, 0, 0, 1);
+        LDX(BPF_DW, BPF_REG_1, BPF_REG_7, offsetof(struct ctl, k_max));
+        jump(p, BPF_JGT | BPF_X, BPF_REG_5, BPF_REG_1, 0, L_EMIT);
+        STX(BPF_DW, BPF_REG_8, BPF_REG_5, offsetof(struct state, k));
+        emit(p, BPF_ALU64 | BPF_RSH | BPF_K, BPF_REG_4, 0, 0, 1);
+        STX(BPF_DW, BPF_REG_8, BPF_REG_4, offsetof(struct state, kept));
+        place(p, L_EMIT);
+
+        /* raw = { k, field }, written to this CPU's output event */
+        STX(BPF_DW, BPF_REG_10, BPF_REG_9, -24);
+        ST(BPF_DW, BPF_REG_10, -16, 0);
+        if (tracepoint && s->field_size == 8) {
+                LDX(BPF_DW, BPF_REG_1, BPF_REG_6, (int16_t) s->field_offset);
+                STX(BPF_DW, BPF_REG_10, BPF_REG_1, -16);
+        } else if (tracepoint && s->field_size == 4) {
+                LDX(BPF_W, BPF_REG_1, BPF_REG_6, (int16_t) s->field_offset);
+                STX(BPF_W, BPF_REG_10, BPF_REG_1, -16);
+        }
+        MOV_X(BPF_REG_1, BPF_REG_6);
+        load_map(p, BPF_REG_2, s->out_fd);
+        emit(p, BPF_LD | BPF_DW | BPF_IMM, BPF_REG_3, 0, 0, (int32_t) BPF_F_CURRENT_CPU);
+        emit(p, 0, 0, 0, 0, 0);
+        MOV_X(BPF_REG_4, BPF_REG_10);
+        ADD_K(BPF_REG_4, -24);
+        MOV_K(BPF_REG_5, 16);
+        call(p, BPF_FUNC_perf_event_output);
+        /* The ring was full: the sample is lost, and counted so (sampling_bpf_failed()). Not
+         * thinned further here: a ring full for a while would raise k at every sample, and a
+         * few samples of huge weight would carry the profile. */
+        jump(p, BPF_JSGE | BPF_K, BPF_REG_0, 0, 0, L_DROP);
+        LDX(BPF_DW, BPF_REG_3, BPF_REG_8, offsetof(struct state, failed));
+        ADD_K(BPF_REG_3, 1);
+        STX(BPF_DW, BPF_REG_8, BPF_REG_3, offsetof(struct state, failed));
+        place(p, L_DROP);
+        MOV_K(BPF_REG_0, verdict);
+        emit(p, BPF_JMP | BPF_EXIT, 0, 0, 0, 0);
+        /* Something missing (cannot happen with an array), or a thread not ours: let it be. */
+        place(p, L_PASS);
+        MOV_K(BPF_REG_0, 1);
+        emit(p, BPF_JMP | BPF_EXIT, 0, 0, 0, 0);
+}
+
+/* sched:sched_process_fork: a child of a thread in the map joins it. */
+static void build_fork(const struct sampling_bpf *s, unsigned parent_offset, unsigned child_offset,
+                       struct asm_prog *p) {
+        MOV_X(BPF_REG_6, BPF_REG_1);
+        LDX(BPF_W, BPF_REG_1, BPF_REG_6, (int16_t) parent_offset);
+        STX(BPF_W, BPF_REG_10, BPF_REG_1, -4);
+        load_map(p, BPF_REG_1, s->tids_fd);
+        MOV_X(BPF_REG_2, BPF_REG_10);
+        ADD_K(BPF_REG_2, -4);
+        call(p, BPF_FUNC_map_lookup_elem);
+        jump(p, BPF_JEQ | BPF_K, BPF_REG_0, 0, 0, L_PASS);
+        LDX(BPF_W, BPF_REG_1, BPF_REG_6, (int16_t) child_offset);
+        STX(BPF_W, BPF_REG_10, BPF_REG_1, -8);
+        ST(BPF_W, BPF_REG_10, -12, 1);
+        load_map(p, BPF_REG_1, s->tids_fd);
+        MOV_X(BPF_REG_2, BPF_REG_10);
+        ADD_K(BPF_REG_2, -8);
+        MOV_X(BPF_REG_3, BPF_REG_10);
+        ADD_K(BPF_REG_3, -12);
+        MOV_K(BPF_REG_4, BPF_ANY);
+        call(p, BPF_FUNC_map_update_elem);
+        place(p, L_PASS);
+        MOV_K(BPF_REG_0, 1);
+        emit(p, BPF_JMP | BPF_EXIT, 0, 0, 0, 0);
+}
+
+static int load(struct asm_prog *p, enum bpf_prog_type type) {
+        union bpf_attr a = {
+                .prog_type = type,
+                .insn_cnt = p->n,
+                .insns = (uint64_t) (uintptr_t) p->insn,
+                .license = (uint64_t) (uintptr_t) "GPL",
+        };
+        int r = assemble(p);
+
+        if (r < 0)
+                return r;
+        strncpy(a.prog_name, "cppd_sample", sizeof a.prog_name - 1);
+        return sys_bpf(BPF_PROG_LOAD, &a);
+}
+
+static struct asm_prog *asm_new(void) {
+        struct asm_prog *p = calloc(1, sizeof *p);
+
+        if (p)
+                memset(p->label, -1, sizeof p->label);
+        return p;
+}
+
+/* A holder: a disabled tracepoint event of ours on tracepoint ID that carries program FD. */
+static int hold(struct sampling_bpf *s, uint64_t id, int fd) {
+        struct perf_event_attr a = {
+                .size = sizeof a,
+                .type = PERF_TYPE_TRACEPOINT,
+                .config = id,
+                .sample_period = 1ULL << 62, /* it never samples: it only holds */
+                .disabled = 1,
+        };
+        int holder;
+
+        if (s->n_holders >= MAX_HOLDERS)
+                return -E2BIG;
+        holder = (int) syscall(SYS_perf_event_open, &a, 0, -1, -1, PERF_FLAG_FD_CLOEXEC);
+        if (holder < 0)
+                return -errno;
+        if (ioctl(holder, PERF_EVENT_IOC_SET_BPF, fd) < 0) {
+                int r = -errno;
+
+                close(holder);
+                return r;
+        }
+        s->holders[s->n_holders++] = holder;
+        return 0;
+}
+
+int sampling_bpf_attach(struct sampling_bpf *s, int perf_fd) {
+        if (s->prog_fd[PROG_PERF_EVENT] < 0) {
+                _cleanup_free_ struct asm_prog *p = asm_new();
+                int fd;
+
+                if (!p)
+                        return -ENOMEM;
+                build_sampling(s, false, p);
+                fd = load(p, BPF_PROG_TYPE_PERF_EVENT);
+                if (fd < 0)
+                        return fd;
+                s->prog_fd[PROG_PERF_EVENT] = fd;
+        }
+        return ioctl(perf_fd, PERF_EVENT_IOC_SET_BPF, s->prog_fd[PROG_PERF_EVENT]) < 0 ? -errno : 0;
+}
+
+int sampling_bpf_hold_tracepoint(struct sampling_bpf *s, uint64_t id, unsigned field_offset,
+                                 unsigned field_size) {
+        if (s->prog_fd[PROG_TRACEPOINT] < 0) {
+                _cleanup_free_ struct asm_prog *p = asm_new();
+                int fd;
+
+                if (!p)
+                        return -ENOMEM;
+                if (field_size != 0 && field_size != 4 && field_size != 8)
+                        return -EINVAL;
+                s->field_offset = field_offset;
+                s->field_size = field_size;
+                build_sampling(s, true, p);
+                fd = load(p, BPF_PROG_TYPE_TRACEPOINT);
+                if (fd < 0)
+                        return fd;
+                s->prog_fd[PROG_TRACEPOINT] = fd;
+        } else if (field_offset != s->field_offset || field_size != s->field_size)
+                return -EINVAL; /* one program per resource: one field */
+        return hold(s, id, s->prog_fd[PROG_TRACEPOINT]);
+}
+
+int sampling_bpf_filter_threads(struct sampling_bpf *s) {
+        _cleanup_free_ struct asm_prog *p = NULL;
+        unsigned parent_offset, parent_size, child_offset, child_size;
+        uint64_t id;
+        int r, fd;
+
+        if (s->tids_fd >= 0)
+                return 0;
+        if (s->prog_fd[PROG_TRACEPOINT] >= 0)
+                return -EBUSY; /* the sampling program was built without the filter */
+        r = tracepoint_id("sched:sched_process_fork", &id);
+        if (r < 0)
+                return r;
+        r = tracepoint_field("sched:sched_process_fork", "parent_pid", &parent_offset, &parent_size);
+        if (r < 0)
+                return r;
+        r = tracepoint_field("sched:sched_process_fork", "child_pid", &child_offset, &child_size);
+        if (r < 0)
+                return r;
+        if (parent_size != 4 || child_size != 4)
+                return -EBADMSG;
+        s->tids_fd = map_create(BPF_MAP_TYPE_HASH, sizeof(uint32_t), sizeof(uint32_t), MAX_TIDS, "cppd_tids");
+        if (s->tids_fd < 0)
+                return s->tids_fd;
+        p = asm_new();
+        if (!p)
+                return -ENOMEM;
+        build_fork(s, parent_offset, child_offset, p);
+        fd = load(p, BPF_PROG_TYPE_TRACEPOINT);
+        if (fd < 0)
+                return fd;
+        s->prog_fd[PROG_FORK] = fd;
+        return hold(s, id, fd);
+}

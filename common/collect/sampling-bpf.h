@@ -1,0 +1,71 @@
+/* Random sampling in the kernel: tiny BPF programs decide at each overflow (or tracepoint hit)
+ * whether it becomes a sample, with a probability the collector sets and the kernel raises by
+ * itself when a CPU brings more than its budget, and write each kept sample, with its weight,
+ * into a BPF output event of our own (paper §7.1's random intervals; issue 16). */
+#pragma once
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "cleanup.h"
+
+/* The kernel's reaction to a flood: each CPU counts its kept samples per window of this many
+ * nanoseconds; past the budget the factor doubles at once (for the next overflow), and after a
+ * window under a quarter of the budget it halves, never below the collector's. */
+#define SAMPLING_BPF_WINDOW_NS 10000000ULL
+
+/* What a kept sample's raw data holds (PERF_SAMPLE_RAW of the output event): the factor it was
+ * kept with (1 in FACTOR overflows), then, for a tracepoint, the field the collector reads (the
+ * syscall number), as 8 bytes. */
+#define SAMPLING_BPF_RAW_FACTOR 0
+#define SAMPLING_BPF_RAW_FIELD 8
+
+struct sampling_bpf;
+
+/* Creates the maps of one resource sampled on N_CPUS CPUs (keep every overflow until told
+ * otherwise, no budget). Returns 0 and sets *ret, or a negative errno: -EPERM without CAP_BPF
+ * (or CAP_SYS_ADMIN), -ENOSYS without bpf(), -ENOMEM. */
+int sampling_bpf_new(unsigned n_cpus, struct sampling_bpf **ret);
+struct sampling_bpf *sampling_bpf_free(struct sampling_bpf *s);
+DEFINE_CLEANUP(struct sampling_bpf *, sampling_bpf_free);
+
+/* The output event of CPU (a PERF_COUNT_SW_BPF_OUTPUT event opened on that CPU for every task):
+ * the samples kept on that CPU are written there. Returns 0 or a negative errno. */
+int sampling_bpf_set_output(struct sampling_bpf *s, unsigned cpu, int perf_fd);
+
+/* Sample only the threads named with sampling_bpf_add_tid() and, from then on, what they start
+ * (a program on sched:sched_process_fork adds the children). Must come before
+ * sampling_bpf_hold_tracepoint(). Returns 0 or a negative errno. */
+int sampling_bpf_filter_threads(struct sampling_bpf *s);
+int sampling_bpf_add_tid(struct sampling_bpf *s, pid_t tid);
+void sampling_bpf_remove_tid(struct sampling_bpf *s, pid_t tid);
+
+/* Attaches the resource's BPF_PROG_TYPE_PERF_EVENT program to perf software or hardware event
+ * PERF_FD: at each overflow it decides, writes a kept sample to the output event, and drops the
+ * event's own sample. Returns 0, or a negative errno (-EPERM, -EINVAL from an old kernel). */
+int sampling_bpf_attach(struct sampling_bpf *s, int perf_fd);
+
+/* Runs the resource's BPF_PROG_TYPE_TRACEPOINT program at each hit of tracepoint ID (through a
+ * holder event of our own): it decides, copies the 4- or 8-byte field at FIELD_OFFSET (if
+ * FIELD_SIZE is not 0) into the raw data, writes a kept sample to the output event, and lets
+ * the hit through untouched for every other perf user. Returns 0 or a negative errno. */
+int sampling_bpf_hold_tracepoint(struct sampling_bpf *s, uint64_t id, unsigned field_offset,
+                                 unsigned field_size);
+
+/* Keeps one overflow in ONE_IN (at least 1), drawn independently per overflow. The kernel may
+ * keep fewer under load (sampling_bpf_set_budget()), never more. Returns 0 or a negative errno. */
+int sampling_bpf_set_keep(struct sampling_bpf *s, uint64_t one_in);
+
+/* Each CPU keeps at most BUDGET samples per SAMPLING_BPF_WINDOW_NS before the kernel doubles
+ * its factor, up to MAX_ONE_IN (0: no budget). Returns 0 or a negative errno. */
+int sampling_bpf_set_budget(struct sampling_bpf *s, uint64_t budget, uint64_t max_one_in);
+
+/* Samples the programs kept but the output events had no room for, on every CPU since the
+ * start: the kernel reports its ring losses only at the ring's next write, so those at the end
+ * of a flood would go unreported. */
+uint64_t sampling_bpf_failed(const struct sampling_bpf *s);
+
+/* Whether BPF sampling can work here: a probe map can be created. Returns 0, or the errno that
+ * stopped it. Cached after the first call. */
+int sampling_bpf_supported(void);

@@ -1,0 +1,155 @@
+/* cycles: loops whose every cycle spends a resource in a fixed pattern between two known call
+ * paths, so that a fixed sampling period that is a multiple of the cycle aliases (paper §7.1) and
+ * a random one does not (issue 16).
+ *
+ *   cycles syscalls N   N cycles of 5 pread(2) calls: 4 through path_a, 1 through path_b
+ *     main -> syscall_cycle -> path_a -> pread      0.8 of the calls
+ *     main -> syscall_cycle -> path_b -> pread      0.2
+ *   cycles faults N     N cycles of 4 page faults (first touches of fresh pages): 3 in
+ *                       fault_a, 1 in fault_b; every 4096 pages the region is given back
+ *                       (madvise, which faults nothing)
+ *     main -> fault_cycle -> fault_a                0.75 of the faults
+ *     main -> fault_cycle -> fault_b                0.25
+ *   cycles slices N     N cycles of a 1 ms periodic timer (timerfd): each wakes to spin 0.3 ms
+ *                       of CPU in slice_a, then 0.2 ms in slice_b, then sleeps
+ *     main -> slice_cycle -> slice_a                0.6 of the CPU time in the slices
+ *     main -> slice_cycle -> slice_b                0.4
+ *   cycles spin MS      MS ms of CPU time, all of it in one function (the CPU-bound neighbour
+ *                       of the storm tests)
+ *     main -> spin_a                                1.0
+ *
+ * Nothing else in a cycle makes a system call or a fault, so a cycle is exactly k = 5 syscalls,
+ * k = 4 faults, or 0.5 ms of CPU time. */
+#include <fcntl.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/timerfd.h>
+#include <unistd.h>
+
+#include "workload.h"
+
+#define PAGE 4096
+#define REGION_PAGES 4096
+
+static char buffer[64];
+
+WORKLOAD_FUNCTION static void path_a(int fd) {
+        if (pread(fd, buffer, 1, 0) < 0)
+                exit(1);
+        call_barrier();
+}
+
+WORKLOAD_FUNCTION static void path_b(int fd) {
+        if (pread(fd, buffer, 1, 0) < 0)
+                exit(1);
+        call_barrier();
+}
+
+WORKLOAD_FUNCTION static void syscall_cycle(int fd) {
+        for (int i = 0; i < 4; i++)
+                path_a(fd);
+        path_b(fd);
+        call_barrier();
+}
+
+WORKLOAD_FUNCTION static void fault_a(volatile char *p) {
+        for (int i = 0; i < 3; i++)
+                p[i * PAGE] = 1;
+        call_barrier();
+}
+
+WORKLOAD_FUNCTION static void fault_b(volatile char *p) {
+        p[0] = 1;
+        call_barrier();
+}
+
+WORKLOAD_FUNCTION static void fault_cycle(char *p) {
+        fault_a(p);
+        fault_b(p + 3 * PAGE);
+        call_barrier();
+}
+
+static inline __attribute__((always_inline)) uint64_t mono_ns(void) {
+        struct timespec ts;
+
+        clock_gettime(CLOCK_MONOTONIC, &ts); /* the vDSO: no system call */
+        return (uint64_t) ts.tv_sec * 1000000000u + (uint64_t) ts.tv_nsec;
+}
+
+/* Spins until NS of time passed; on an otherwise idle CPU that is CPU time. */
+static inline __attribute__((always_inline)) void spin_ns(uint64_t ns) {
+        uint64_t end = mono_ns() + ns;
+
+        while (mono_ns() < end)
+                call_barrier();
+}
+
+WORKLOAD_FUNCTION static void slice_a(void) {
+        spin_ns(300000);
+        call_barrier();
+}
+
+WORKLOAD_FUNCTION static void slice_b(void) {
+        spin_ns(200000);
+        call_barrier();
+}
+
+WORKLOAD_FUNCTION static void spin_a(unsigned long ms) {
+        spin_cpu_ms(ms);
+        call_barrier();
+}
+
+WORKLOAD_FUNCTION static void slice_cycle(int tfd) {
+        uint64_t expirations;
+
+        if (read(tfd, &expirations, sizeof expirations) < 0)
+                exit(1);
+        slice_a();
+        slice_b();
+        call_barrier();
+}
+
+int main(int argc, char **argv) {
+        unsigned long n;
+
+        if (argc < 2) {
+                fprintf(stderr, "usage: cycles syscalls|faults|slices|spin [N]\n");
+                return 2;
+        }
+        workload_arg(argc, argv, 2, 10000, &n);
+        if (strcmp(argv[1], "syscalls") == 0) {
+                int fd = open("/dev/zero", O_RDONLY | O_CLOEXEC);
+
+                if (fd < 0)
+                        return 1;
+                for (unsigned long i = 0; i < n; i++)
+                        syscall_cycle(fd);
+        } else if (strcmp(argv[1], "faults") == 0) {
+                char *p = mmap(NULL, REGION_PAGES * PAGE, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS,
+                               -1, 0);
+
+                if (p == MAP_FAILED)
+                        return 1;
+                for (unsigned long i = 0; i < n; i++) {
+                        unsigned long at = i % (REGION_PAGES / 4);
+
+                        if (at == 0 && i > 0 && madvise(p, REGION_PAGES * PAGE, MADV_DONTNEED) < 0)
+                                return 1;
+                        fault_cycle(p + at * 4 * PAGE);
+                }
+        } else if (strcmp(argv[1], "slices") == 0) {
+                struct itimerspec its = { .it_interval = { 0, 1000000 }, .it_value = { 0, 1000000 } };
+                int tfd = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC);
+
+                if (tfd < 0 || timerfd_settime(tfd, 0, &its, NULL) < 0)
+                        return 1;
+                for (unsigned long i = 0; i < n; i++)
+                        slice_cycle(tfd);
+        } else if (strcmp(argv[1], "spin") == 0) {
+                spin_a(n);
+        } else {
+                fprintf(stderr, "cycles: unknown mode %s\n", argv[1]);
+                return 2;
+        }
+        return 0;
+}

@@ -244,6 +244,7 @@ struct load {
         struct sample_tree *tree;
         uint64_t g; /* gcd of the periods */
         uint64_t lost;
+        uint64_t n_runs, random_runs; /* runs in the header, and those sampled at random */
         /* frames: key (function, module, build id, file, line, address, inlined, unknown as
          * ClickHouse wrote them, each after its length) -> index in infos */
         struct name_table *frame_keys;
@@ -282,12 +283,21 @@ static bool matches(const regex_t *re, const char *s) {
 
 static int header_line(char **fields, void *userdata) {
         struct load *l = userdata;
-        uint64_t period, lost;
+        uint64_t period, lost, thinned;
 
-        if (parse_u64(fields[0], &period) < 0 || parse_u64(fields[1], &lost) < 0 || period == 0)
+        if (parse_u64(fields[0], &period) < 0 || parse_u64(fields[1], &lost) < 0 || period == 0 ||
+            parse_u64(fields[3], &thinned) < 0)
                 return -EBADMSG;
         l->g = gcd(l->g, period);
         l->lost = saturating_add(l->lost, lost);
+        /* As store-read.c's load_header(): one run of fixed periods makes the profile suspect of
+         * aliasing; it is "at random" only when every run was. */
+        if (streq(fields[2], "fixed"))
+                l->tree->info.periods_fixed = true;
+        l->random_runs += streq(fields[2], "random");
+        l->n_runs++;
+        if (thinned > l->tree->info.thinned)
+                l->tree->info.thinned = thinned;
         return 0;
 }
 
@@ -296,7 +306,8 @@ static int load_header(struct load *l) {
         int r;
 
         r = ch_buf_printf(&q,
-                          "SELECT argMax(period, updated), argMax(lost, updated) FROM run_resources "
+                          "SELECT argMax(period, updated), argMax(lost, updated), argMax(sampling, updated), "
+                          "argMax(thinned, updated) FROM run_resources "
                           "WHERE resource = ");
         if (r >= 0)
                 r = ch_buf_quote(&q, l->f->resource);
@@ -310,11 +321,12 @@ static int load_header(struct load *l) {
         if (r >= 0)
                 r = ch_buf_printf(&q, " GROUP BY host, run");
         if (r >= 0)
-                r = query_rows(l->c, &q, 2, header_line, l);
+                r = query_rows(l->c, &q, 4, header_line, l);
         if (r < 0)
                 return r;
         l->tree->info.period = l->g;
         l->tree->info.lost = l->lost;
+        l->tree->info.periods_random = l->n_runs > 0 && l->random_runs == l->n_runs;
         if (l->g == 0)
                 l->g = 1;
         return 0;
@@ -511,14 +523,20 @@ static int load_stacks(struct load *l) {
         return finish_stack(l);
 }
 
-/* One (stack, period) row: hits and samples. */
+/* One (stack, period) row: hits, samples and the sum of squared hits. */
 static int sample_line(char **fields, void *userdata) {
         struct load *l = userdata;
         uint64_t hash, period, hits, samples, w, *i;
         const struct stack_info *si;
+        double squares;
+        char *end;
 
         if (parse_u64(fields[0], &hash) < 0 || hash == UINT64_MAX || parse_u64(fields[1], &period) < 0 ||
             parse_u64(fields[2], &hits) < 0 || parse_u64(fields[3], &samples) < 0 || period == 0)
+                return -EBADMSG;
+        errno = 0;
+        squares = strtod(fields[4], &end);
+        if (errno || end == fields[4] || *end || squares < 0)
                 return -EBADMSG;
         i = idmap_get(l->by_hash, hash);
         if (!i)
@@ -534,6 +552,7 @@ static int sample_line(char **fields, void *userdata) {
                                            l->f->resource);
         sample_tree_add_hits(l->tree, si->node, w);
         l->tree->info.samples = saturating_add(l->tree->info.samples, samples);
+        l->tree->info.hits_squared += squares * (double) (period / l->g) * (double) (period / l->g);
         l->tree->info.frames = saturating_add(l->tree->info.frames, saturating_mul(si->frames, w));
         l->tree->info.frames_unsymbolized =
                 saturating_add(l->tree->info.frames_unsymbolized, saturating_mul(si->unknown, w));
@@ -544,14 +563,19 @@ static int load_samples(struct load *l) {
         _cleanup_(ch_buf_done) struct ch_buf q = {};
         int r;
 
-        r = ch_buf_printf(&q, "SELECT stack, period, sum(hits), sum(samples) FROM samples");
+        /* The sum of squared hits as store-read.c sums it: a row that does not know it counts
+         * each of its samples as hits / samples. */
+        r = ch_buf_printf(&q,
+                          "SELECT stack, period, sum(hits), sum(samples), "
+                          "sum(if(hits_squared > 0, toFloat64(hits_squared), "
+                          "floor(toFloat64(hits) * hits / greatest(samples, 1)))) FROM samples");
         if (r >= 0)
                 r = where_samples(&q, l->f);
         if (r >= 0)
                 r = ch_buf_printf(&q, " GROUP BY stack, period");
         if (r < 0)
                 return r;
-        return query_rows(l->c, &q, 4, sample_line, l);
+        return query_rows(l->c, &q, 5, sample_line, l);
 }
 
 static int resource_unit(struct ch_client *c, const char *resource, char **ret) {

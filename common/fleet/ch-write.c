@@ -178,11 +178,13 @@ static int build_run(struct store *s, int64_t run_id, const char *host, int64_t 
         if (r < 0)
                 return r;
 
-        rc = sqlite3_prepare_v2(s->db,
-                                "SELECT r.name, r.unit, ifnull(rr.event, ''), rr.period, rr.lost "
-                                "FROM run_resource AS rr JOIN resource AS r ON r.id = rr.resource_id "
-                                "WHERE rr.run_id = ? ORDER BY r.name",
-                                -1, &st, NULL);
+        rc = sqlite3_prepare_v2(
+                s->db,
+                "SELECT r.name, r.unit, ifnull(rr.event, ''), rr.period, rr.lost, rr.sampling, "
+                "rr.thinned "
+                "FROM run_resource AS rr JOIN resource AS r ON r.id = rr.resource_id "
+                "WHERE rr.run_id = ? ORDER BY r.name",
+                -1, &st, NULL);
         if (rc != SQLITE_OK)
                 return store_errno(s, rc);
         sqlite3_bind_int64(st, 1, run_id);
@@ -203,8 +205,13 @@ static int build_run(struct store *s, int64_t run_id, const char *host, int64_t 
                                 r = ch_buf_append(&rr, "\t", 1);
                 }
                 if (r >= 0)
-                        r = ch_buf_printf(&rr, "%" PRId64 "\t%" PRId64 "\t%" PRId64 "\n", period, lost,
+                        r = ch_buf_printf(&rr, "%" PRId64 "\t%" PRId64 "\t%" PRId64 "\t", period, lost,
                                           updated);
+                if (r >= 0)
+                        r = ch_buf_tsv(&rr, col_text(st, 5));
+                if (r >= 0)
+                        r = ch_buf_printf(&rr, "\t%" PRId64 "\n",
+                                          MAX((int64_t) sqlite3_column_int64(st, 6), (int64_t) 1));
                 n++;
         }
         if (r >= 0 && rc != SQLITE_DONE)
@@ -414,7 +421,7 @@ static int build_samples(struct store *s, int64_t run_id, int64_t bucket, const 
                 s->db,
                 "SELECT r.name, rr.period, ifnull(p.unit, ''), ifnull(p.pid, -1), ifnull(t.tid, -1), "
                 "ifnull(p.comm, ''), ifnull(t.comm, ''), ifnull(p.exe, ''), s.stack_id, s.hits, "
-                "s.samples "
+                "s.samples, s.hits_squared "
                 "FROM sample AS s JOIN thread AS t ON t.id = s.thread_id "
                 "JOIN process AS p ON p.id = t.process_id "
                 "JOIN resource AS r ON r.id = s.resource_id "
@@ -429,9 +436,10 @@ static int build_samples(struct store *s, int64_t run_id, int64_t bucket, const 
                 int64_t period = sqlite3_column_int64(st, 1), pid = sqlite3_column_int64(st, 3);
                 int64_t tid = sqlite3_column_int64(st, 4), stack = sqlite3_column_int64(st, 8);
                 int64_t hits = sqlite3_column_int64(st, 9), samples = sqlite3_column_int64(st, 10);
+                int64_t squares = sqlite3_column_int64(st, 11);
                 const uint64_t *hash = idmap_get(hashes, (uint64_t) stack);
 
-                if (period <= 0 || hits < 0 || samples < 0 || !hash) {
+                if (period <= 0 || hits < 0 || samples < 0 || squares < 0 || !hash) {
                         r = -EBADMSG;
                         break;
                 }
@@ -454,8 +462,8 @@ static int build_samples(struct store *s, int64_t run_id, int64_t bucket, const 
                                 r = ch_buf_append(&out, "\t", 1);
                 }
                 if (r >= 0)
-                        r = ch_buf_printf(&out, "%" PRIu64 "\t%" PRId64 "\t%" PRId64 "\n", *hash, hits,
-                                          samples);
+                        r = ch_buf_printf(&out, "%" PRIu64 "\t%" PRId64 "\t%" PRId64 "\t%" PRId64 "\n", *hash,
+                                          hits, samples, squares);
                 if (r < 0)
                         break;
                 n++;

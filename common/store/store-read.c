@@ -466,8 +466,8 @@ static int load_tree(struct store *s, const struct store_filter *f, struct name_
         rc = sqlite3_prepare_v2(
                 s->db,
                 "SELECT s.stack_id, sum(s.hits), sum(s.samples), rr.period, "
-                "sum(CASE WHEN s.hits_squared > 0 THEN s.hits_squared "
-                "ELSE CAST(s.hits AS REAL) * s.hits / max(s.samples, 1) END) "
+                "total(CASE WHEN s.hits_squared > 0 THEN s.hits_squared "
+                "ELSE s.hits * s.hits / max(s.samples, 1) END) "
                 "FROM sample AS s "
                 "JOIN thread AS t ON t.id = s.thread_id "
                 "JOIN process AS p ON p.id = t.process_id "

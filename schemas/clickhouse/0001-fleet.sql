@@ -36,7 +36,9 @@ CREATE TABLE IF NOT EXISTS {db}.run_resources (
     event     String,           -- the event behind it, e.g. 'software:cpu-clock'; '' if none
     period    UInt64,           -- gticks per sample
     lost      UInt64,           -- samples the kernel dropped so far (cumulative)
-    updated   UInt64            -- unix ms: the newest row (the latest lost count) wins
+    updated   UInt64,           -- unix ms: the newest row (the latest lost count) wins
+    sampling  String,           -- 'random', 'fixed' or '' (unknown), as run_resource.sampling
+    thinned   UInt64            -- the most the run thinned the resource under load; 1: never
 ) ENGINE = ReplacingMergeTree(updated) ORDER BY (host, run, resource);
 
 CREATE TABLE IF NOT EXISTS {db}.stacks (
@@ -66,7 +68,8 @@ CREATE TABLE IF NOT EXISTS {db}.samples (
     exe          String,        -- executable path
     stack        UInt64,        -- stacks.hash
     hits         UInt64,
-    samples      UInt64
+    samples      UInt64,
+    hits_squared UInt64         -- the sum of each sample's hits squared; 0: unknown
 ) ENGINE = MergeTree PARTITION BY toYYYYMM(time) ORDER BY (resource, unit, time, host, stack);
 
 CREATE TABLE IF NOT EXISTS {db}.batches (

@@ -12,6 +12,7 @@
 
 #include "collector.h"
 #include "config.h"
+#include "pusher.h"
 #include "session.h"
 #include "store.h"
 
@@ -38,6 +39,7 @@ struct manager {
         sd_event_source *collector_source;
         sd_event_source *flush_timer, *status_timer, *retention_timer;
         uint32_t unsupported;                           /* resources this machine cannot count */
+        struct pusher *pusher;                          /* [fleet] pushes; NULL: none configured */
         struct session *sessions[MANAGER_MAX_SESSIONS]; /* ours: removed as each ends */
         unsigned n_sessions;
         uint64_t next_session_id;

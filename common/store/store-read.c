@@ -455,7 +455,7 @@ static int load_tree(struct store *s, const struct store_filter *f, struct name_
                 "AND (?6 IS NULL OR p.exe = ?6 OR substr(p.exe, -length(?6) - 1) = '/' || ?6) "
                 "AND (?7 IS NULL OR s.bucket >= ?7) AND (?8 IS NULL OR s.bucket < ?8) "
                 "AND (?9 IS NULL OR p.run_id IN (SELECT id FROM run WHERE host = ?9)) "
-                "AND (?10 = 0 OR p.pid != 0) "
+                "AND (?10 = 0 OR p.pid != 0) AND (?11 = 0 OR p.unit IS NULL) "
                 "GROUP BY s.stack_id, rr.period",
                 -1, &st, NULL);
         if (rc != SQLITE_OK)
@@ -472,6 +472,7 @@ static int load_tree(struct store *s, const struct store_filter *f, struct name_
                 sqlite3_bind_int64(st, 8, f->until);
         store_bind_text(st, 9, f->host);
         sqlite3_bind_int(st, 10, f->no_idle);
+        sqlite3_bind_int(st, 11, f->no_unit);
         while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
                 int64_t id = sqlite3_column_int64(st, 0);
                 int64_t hits = sqlite3_column_int64(st, 1), samples = sqlite3_column_int64(st, 2);
@@ -565,5 +566,49 @@ int store_list_resources(struct store *s, char ***ret) {
                         return -ENOMEM;
         }
         *ret = take_ptr(&names);
+        return n;
+}
+
+int store_list_units(struct store *s, const char *resource, int64_t since, int64_t until, char ***ret,
+                     bool *ret_no_unit) {
+        _cleanup_(strv_freep) char **units = NULL;
+        bool no_unit = false;
+        sqlite3_stmt *st = NULL;
+        int rc, n = 0;
+
+        rc = sqlite3_prepare_v2(s->db,
+                                "SELECT DISTINCT p.unit FROM sample AS s "
+                                "JOIN resource AS r ON r.id = s.resource_id "
+                                "JOIN thread AS t ON t.id = s.thread_id "
+                                "JOIN process AS p ON p.id = t.process_id "
+                                "WHERE r.name = ?1 AND s.bucket >= ?2 AND s.bucket < ?3 "
+                                "ORDER BY p.unit",
+                                -1, &st, NULL);
+        if (rc != SQLITE_OK)
+                return store_errno(s, rc);
+        store_bind_text(st, 1, resource);
+        sqlite3_bind_int64(st, 2, since);
+        sqlite3_bind_int64(st, 3, until);
+        while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+                if (sqlite3_column_type(st, 0) == SQLITE_NULL) {
+                        no_unit = true;
+                        continue;
+                }
+                if (strv_extend(&units, (const char *) sqlite3_column_text(st, 0) ?: "") < 0) {
+                        sqlite3_finalize(st);
+                        return -ENOMEM;
+                }
+                n++;
+        }
+        sqlite3_finalize(st);
+        if (rc != SQLITE_DONE)
+                return store_errno(s, rc);
+        if (!units) {
+                units = calloc(1, sizeof *units);
+                if (!units)
+                        return -ENOMEM;
+        }
+        *ret = take_ptr(&units);
+        *ret_no_unit = no_unit;
         return n;
 }

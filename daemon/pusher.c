@@ -11,7 +11,9 @@
  * the earliest; samples of on-demand sessions, which flush on their own, may come later and are
  * then not pushed. Each
  * interval gives, per resource, one profile per systemd unit with samples in it and one for
- * the processes in no unit, each posted to every receiver. A failed post is counted and not
+ * the processes in no unit, each posted to every receiver: one load of the store per resource,
+ * with each unit's stacks below a node of its own (store_filter.unit_roots), since reading the
+ * store's stack table is most of a load's cost. A failed post is counted and not
  * tried again: the local store keeps the samples, and `cppctl export --since --until` gives
  * them as the same pprof.
  *
@@ -138,35 +140,40 @@ static void post(struct pusher *p, struct pusher_target *t, const struct push_pr
                 note(p, t, 0, NULL);
 }
 
-/* Posts the profile of RESOURCE by UNIT (or, NO_UNIT, of the processes in none) in [SINCE,
- * UNTIL) to every receiver. */
-static int push_profile(struct pusher *p, const char *resource, const char *unit, bool no_unit, int64_t since,
-                        int64_t until) {
+/* Posts the profiles of RESOURCE in [SINCE, UNTIL), one per unit, to every receiver: one load of
+ * the store with every unit's stacks below a node of its own (unit_roots), each unit's subtree a
+ * profile. */
+static int push_resource(struct pusher *p, const char *resource, int64_t since, int64_t until) {
         _cleanup_(sample_tree_freep) struct sample_tree *tree = NULL;
         struct store_filter f = {
                 .resource = resource,
-                .unit = unit,
-                .no_unit = no_unit,
                 .since = since,
                 .until = until,
                 .has_since = true,
                 .has_until = true,
+                .unit_roots = true,
         };
         int r;
 
         r = store_load_tree(p->store, &f, &tree);
         if (r < 0)
                 return r;
-        if (tree->total == 0)
-                return 0;
-        for (unsigned i = 0; i < p->n_targets && !__atomic_load_n(&p->stop, __ATOMIC_RELAXED); i++)
-                post(p, &p->targets[i],
-                     &(struct push_profile) { .host = p->host,
-                                              .unit = unit,
-                                              .resource = resource,
-                                              .since = since,
-                                              .until = until,
-                                              .tree = tree });
+        for (uint32_t u = tree->nodes[SAMPLE_TREE_ROOT].first_child; u != SAMPLE_TREE_NONE;
+             u = tree->nodes[u].next_sibling) {
+                const char *unit = sample_tree_name(tree, tree->nodes[u].name);
+
+                if (tree->nodes[u].weight == 0)
+                        continue;
+                for (unsigned i = 0; i < p->n_targets && !__atomic_load_n(&p->stop, __ATOMIC_RELAXED); i++)
+                        post(p, &p->targets[i],
+                             &(struct push_profile) { .host = p->host,
+                                                      .unit = unit[0] ? unit : NULL,
+                                                      .resource = resource,
+                                                      .since = since,
+                                                      .until = until,
+                                                      .tree = tree,
+                                                      .top = u });
+        }
         return 0;
 }
 
@@ -183,22 +190,9 @@ static int push_interval(struct pusher *p, int64_t since, int64_t until) {
         if (r < 0)
                 return r;
         for (char **res = resources; *res; res++) {
-                _cleanup_(strv_freep) char **units = NULL;
-                bool no_unit = false;
-
-                r = store_list_units(p->store, *res, since, until, &units, &no_unit);
+                r = push_resource(p, *res, since, until);
                 if (r < 0)
                         return r;
-                for (char **u = units; *u; u++) {
-                        r = push_profile(p, *res, *u, false, since, until);
-                        if (r < 0)
-                                return r;
-                }
-                if (no_unit) {
-                        r = push_profile(p, *res, NULL, true, since, until);
-                        if (r < 0)
-                                return r;
-                }
         }
         return 0;
 }
@@ -239,7 +233,7 @@ static void *run(void *userdata) {
                                 r,
                                 "Cannot read the profiles to push from %s: %m%s%s; the next interval tries "
                                 "again",
-                                p->store_path, p->store ? ": " : "", store_error(p->store));
+                                p->store_path, *store_error(p->store) ? ": " : "", store_error(p->store));
                 else if (r >= 0 && p->store_failing)
                         log_notice("The profiles to push can be read from %s again", p->store_path);
                 p->store_failing = r < 0;

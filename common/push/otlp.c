@@ -17,7 +17,8 @@
  *     attribute_table, link_table   the zero entry each, which the format requires present
  *
  * Each sample names its stack and has one value: its hits times the period, in gticks, the
- * value pprof.c writes for the same stack. Stacks come in sample_tree_each_stack() order, so a
+ * value pprof.c writes for the same stack. The stacks are those below a node of the tree (its
+ * root, or a unit's in a tree of all units) in sample_tree_each_stack() order, so a
  * tree gives the same bytes whatever order its samples came in. The message lives in flat
  * arrays sized from the tree before the walk (stacks and frames counted, names bounded by the
  * tree's name table), a few allocations per push. */
@@ -43,6 +44,7 @@
 
 struct otlp {
         const struct sample_tree *tree;
+        uint32_t top;    /* the node the profile's stacks are below */
         uint64_t gticks; /* per hit */
         struct name_table *strings;
         int64_t error; /* the first failed intern's, ending the walk */
@@ -235,8 +237,9 @@ static void key_value(Opentelemetry__Proto__Common__V1__KeyValue *kv,
         v->string_value = (char *) value;
 }
 
-int otlp_encode(const struct sample_tree *t, const struct otlp_meta *meta, uint8_t **ret, size_t *ret_size) {
-        _cleanup_(otlp_done) struct otlp o = { .tree = t, .gticks = t->info.period ?: 1 };
+int otlp_encode(const struct sample_tree *t, uint32_t top, const struct otlp_meta *meta, uint8_t **ret,
+                size_t *ret_size) {
+        _cleanup_(otlp_done) struct otlp o = { .tree = t, .top = top, .gticks = t->info.period ?: 1 };
         _cleanup_free_ char **string_table = NULL;
         _cleanup_free_ uint8_t *packed = NULL;
         Opentelemetry__Proto__Collector__Profiles__V1development__ExportProfilesServiceRequest request =
@@ -269,7 +272,7 @@ int otlp_encode(const struct sample_tree *t, const struct otlp_meta *meta, uint8
                 return r;
         sample_type.type_strindex = string_index(&o, t->info.resource);
         sample_type.unit_strindex = string_index(&o, pprof_unit(t->info.unit));
-        r = sample_tree_each_stack(t, add_stack, &o);
+        r = sample_tree_each_stack_below(t, top, add_stack, &o);
         if (r < 0)
                 return r;
         if (o.error < 0)

@@ -15,7 +15,9 @@ struct otlp_meta {
         uint64_t duration_nanos; /* its length */
 };
 
-/* Encodes T (one resource) with META as a packed ExportProfilesServiceRequest, as otlp.c's
- * opening comment lays out. Returns 0 and sets *ret (malloc()ed, the caller frees it) and
+/* Encodes the stacks of T (one resource) below node TOP (SAMPLE_TREE_ROOT: all), as if TOP were
+ * the root, with META as a packed ExportProfilesServiceRequest, as otlp.c's opening comment lays
+ * out. Returns 0 and sets *ret (malloc()ed, the caller frees it) and
  * *ret_size; -ENOMEM, or -E2BIG past the format's 32-bit indexes. */
-int otlp_encode(const struct sample_tree *t, const struct otlp_meta *meta, uint8_t **ret, size_t *ret_size);
+int otlp_encode(const struct sample_tree *t, uint32_t top, const struct otlp_meta *meta, uint8_t **ret,
+                size_t *ret_size);

@@ -53,6 +53,7 @@
 /* The message under construction, in flat arrays that the Profile's pointer arrays point into. */
 struct pprof {
         size_t n_trees;
+        uint32_t top; /* the node every tree is walked below: the root, or a unit's (a push) */
 
         /* The union of the trees' stacks. */
         struct name_table *functions; /* a name's id + 1 is its function's and location's id */
@@ -244,7 +245,7 @@ static int merge_trees(struct pprof *p, struct sample_tree *const *trees) {
                 return -ENOMEM;
         for (p->tree = 0; p->tree < p->n_trees; p->tree++) {
                 p->gticks = trees[p->tree]->info.period ?: 1;
-                r = sample_tree_each_stack(trees[p->tree], merge_stack, p);
+                r = sample_tree_each_stack_below(trees[p->tree], p->top, merge_stack, p);
                 if (r < 0)
                         return r;
         }
@@ -440,9 +441,9 @@ int pprof_gzip(const uint8_t *data, size_t size, uint8_t **ret, size_t *ret_size
         return 0;
 }
 
-int pprof_encode(struct sample_tree *const *trees, size_t n, int64_t time_nanos, int64_t duration_nanos,
-                 uint8_t **ret, size_t *ret_size) {
-        _cleanup_(pprof_done) struct pprof p = { .n_trees = n };
+static int encode(struct sample_tree *const *trees, size_t n, uint32_t top, int64_t time_nanos,
+                  int64_t duration_nanos, uint8_t **ret, size_t *ret_size) {
+        _cleanup_(pprof_done) struct pprof p = { .n_trees = n, .top = top };
         Perftools__Profiles__Profile profile = PERFTOOLS__PROFILES__PROFILE__INIT;
         _cleanup_free_ uint8_t *packed = NULL;
         size_t size;
@@ -484,4 +485,16 @@ int pprof_encode(struct sample_tree *const *trees, size_t n, int64_t time_nanos,
                 return -ENOMEM;
         perftools__profiles__profile__pack(&profile, packed);
         return pprof_gzip(packed, size, ret, ret_size);
+}
+
+int pprof_encode(struct sample_tree *const *trees, size_t n, int64_t time_nanos, int64_t duration_nanos,
+                 uint8_t **ret, size_t *ret_size) {
+        return encode(trees, n, SAMPLE_TREE_ROOT, time_nanos, duration_nanos, ret, ret_size);
+}
+
+int pprof_encode_below(const struct sample_tree *t, uint32_t top, int64_t time_nanos, int64_t duration_nanos,
+                       uint8_t **ret, size_t *ret_size) {
+        struct sample_tree *tree = (struct sample_tree *) t; /* read only, as every tree here */
+
+        return encode(&tree, 1, top, time_nanos, duration_nanos, ret, ret_size);
 }

@@ -13,6 +13,11 @@
 int pprof_encode(struct sample_tree *const *trees, size_t n, int64_t time_nanos, int64_t duration_nanos,
                  uint8_t **ret, size_t *ret_size);
 
+/* As pprof_encode() for one tree, with only the stacks below node TOP, as if TOP were the root:
+ * a unit's profile out of a tree of all units (store_filter.unit_roots). */
+int pprof_encode_below(const struct sample_tree *t, uint32_t top, int64_t time_nanos, int64_t duration_nanos,
+                       uint8_t **ret, size_t *ret_size);
+
 /* Gzips DATA[0..SIZE) into *ret (malloc()ed) and *ret_size. Deflate's gzip wrapper (window bits
  * 15 + 16) writes a header with no name and no time, so the bytes depend on DATA alone. Returns
  * 0, -ENOMEM, -E2BIG past 4 GiB, or -EIO. */

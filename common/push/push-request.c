@@ -141,12 +141,11 @@ static int join_url(const char *base, const char *path, FILE *f) {
 static int build_pyroscope(const char *base, const struct push_profile *p, struct push_request *r) {
         _cleanup_fclose_ FILE *f = NULL;
         _cleanup_free_ char *name = NULL;
-        struct sample_tree *tree = (struct sample_tree *) p->tree;
         size_t n;
         int k;
 
-        k = pprof_encode(&tree, 1, p->since * INT64_C(1000000000),
-                         (p->until - p->since) * INT64_C(1000000000), &r->body, &r->size);
+        k = pprof_encode_below(p->tree, p->top, p->since * INT64_C(1000000000),
+                               (p->until - p->since) * INT64_C(1000000000), &r->body, &r->size);
         if (k < 0)
                 return k;
         f = open_memstream(&r->url, &n);
@@ -168,12 +167,11 @@ static int build_pyroscope(const char *base, const struct push_profile *p, struc
 static int build_parca(const char *base, const struct push_profile *p, struct push_request *r) {
         _cleanup_free_ uint8_t *pprof = NULL;
         _cleanup_fclose_ FILE *f = NULL, *u = NULL;
-        struct sample_tree *tree = (struct sample_tree *) p->tree;
         size_t size = 0, n;
         int k;
 
-        k = pprof_encode(&tree, 1, p->since * INT64_C(1000000000),
-                         (p->until - p->since) * INT64_C(1000000000), &pprof, &size);
+        k = pprof_encode_below(p->tree, p->top, p->since * INT64_C(1000000000),
+                               (p->until - p->since) * INT64_C(1000000000), &pprof, &size);
         if (k < 0)
                 return k;
         f = open_memstream((char **) &r->body, &r->size);
@@ -210,7 +208,7 @@ static int build_otlp(const char *base, const struct push_profile *p, struct pus
         size_t n;
         int k;
 
-        k = otlp_encode(p->tree, &meta, &r->body, &r->size);
+        k = otlp_encode(p->tree, p->top, &meta, &r->body, &r->size);
         if (k < 0)
                 return k;
         u = open_memstream(&r->url, &n);

@@ -27,13 +27,14 @@ const char *push_kind_name(enum push_kind k);
 int push_url_check(const char *url, const char **ret_why);
 
 /* One profile to push: the samples of RESOURCE by UNIT (NULL: the processes in no unit) on
- * HOST in [SINCE, UNTIL), unix seconds. */
+ * HOST in [SINCE, UNTIL), unix seconds: the stacks of TREE below node TOP. */
 struct push_profile {
         const char *host;
         const char *unit;
         const char *resource;
         int64_t since, until;
         const struct sample_tree *tree;
+        uint32_t top; /* SAMPLE_TREE_ROOT: the whole tree; or a unit's node (unit_roots) */
 };
 
 struct push_request {

@@ -121,7 +121,9 @@ struct store_filter {
         const char *resource;      /* required */
         int64_t run_id;            /* 0: every run */
         const char *unit;          /* systemd unit; NULL: any */
-        bool no_unit;              /* only processes in no unit (unit must be NULL) */
+        bool unit_roots;           /* every stack below a first frame naming its process's
+                                    * unit ("" for none): one load for the profiles of all
+                                    * units (the daemon's pushes) */
         int64_t pid;               /* 0: any */
         bool no_idle;              /* leave out the idle task, pid 0 ("swapper") */
         const char *comm;          /* process or thread name; NULL: any */
@@ -197,12 +199,6 @@ int store_size(struct store *s, uint64_t *ret_live, uint64_t *ret_file);
 /* Returns the number of resources with samples and sets *ret to a NULL-terminated array of
  * their names, sorted (free with strv_free()). */
 int store_list_resources(struct store *s, char ***ret);
-
-/* The units of the processes with samples of RESOURCE in time buckets [SINCE, UNTIL), sorted, in
- * *ret (a strv the caller frees), and in *ret_no_unit whether processes in no unit had some too.
- * Returns how many units, or a negative errno. */
-int store_list_units(struct store *s, const char *resource, int64_t since, int64_t until, char ***ret,
-                     bool *ret_no_unit);
 
 /* What tells this store, as it is now, from any other: caches of what was derived from it
  * (tree indexes) are keyed by it. */

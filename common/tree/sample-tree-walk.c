@@ -20,12 +20,12 @@ static int name_cmp_desc(const void *a, const void *b) {
         return strcmp(sample_tree_name(sorting, y->name), sample_tree_name(sorting, x->name));
 }
 
-int sample_tree_each_stack(const struct sample_tree *t,
-                           int (*fn)(const struct sample_tree *t, uint32_t node, const uint32_t *path,
-                                     size_t depth, void *userdata),
-                           void *userdata) {
+int sample_tree_each_stack_below(const struct sample_tree *t, uint32_t top,
+                                 int (*fn)(const struct sample_tree *t, uint32_t node, const uint32_t *path,
+                                           size_t depth, void *userdata),
+                                 void *userdata) {
         _cleanup_free_ uint32_t *stack = NULL, *path = NULL;
-        uint32_t max_depth = 0;
+        uint32_t max_depth = 0, base = t->nodes[top].depth;
         size_t depth = 0;
         int r;
 
@@ -36,17 +36,17 @@ int sample_tree_each_stack(const struct sample_tree *t,
         if (!stack || !path)
                 return -ENOMEM;
 
-        stack[depth++] = SAMPLE_TREE_ROOT;
+        stack[depth++] = top;
         while (depth > 0) {
                 uint32_t node = stack[--depth];
                 const struct sample_tree_node *n = &t->nodes[node];
                 size_t k = 0;
 
-                /* Pre-order: path[0..depth-1) still holds this node's ancestors. */
-                if (node != SAMPLE_TREE_ROOT)
-                        path[n->depth - 1] = n->name;
+                /* Pre-order: path[0..depth-1) still holds this node's ancestors below TOP. */
+                if (node != top)
+                        path[n->depth - base - 1] = n->name;
                 if (n->self > 0) {
-                        r = fn(t, node, path, n->depth, userdata);
+                        r = fn(t, node, path, n->depth - base, userdata);
                         if (r < 0)
                                 return r;
                 }
@@ -58,4 +58,11 @@ int sample_tree_each_stack(const struct sample_tree *t,
                 depth += k;
         }
         return 0;
+}
+
+int sample_tree_each_stack(const struct sample_tree *t,
+                           int (*fn)(const struct sample_tree *t, uint32_t node, const uint32_t *path,
+                                     size_t depth, void *userdata),
+                           void *userdata) {
+        return sample_tree_each_stack_below(t, SAMPLE_TREE_ROOT, fn, userdata);
 }

@@ -15,3 +15,10 @@ int sample_tree_each_stack(const struct sample_tree *t,
                            int (*fn)(const struct sample_tree *t, uint32_t node, const uint32_t *path,
                                      size_t depth, void *userdata),
                            void *userdata);
+
+/* As sample_tree_each_stack(), over the subtree below node TOP: PATH and DEPTH are relative to
+ * it (TOP itself is not in PATH; its own self hits come at DEPTH 0). */
+int sample_tree_each_stack_below(const struct sample_tree *t, uint32_t top,
+                                 int (*fn)(const struct sample_tree *t, uint32_t node, const uint32_t *path,
+                                           size_t depth, void *userdata),
+                                 void *userdata);

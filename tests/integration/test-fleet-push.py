@@ -246,21 +246,26 @@ def check_payloads(d, recv, host, unit):
        % {k: len(v) for k, v in by_kind.items()}, bad)
 
     # Pyroscope: the query names the app with labels and the interval; the body is gzipped pprof.
-    pyro = {}
+    pyro, ends = {}, {}
     problems = []
+    # The first interval starts where the daemon did, and may be shorter; the others are whole.
+    first = min(int(urllib.parse.parse_qs(u.query)['from'][0]) for u, _ in by_kind['pyroscope'])
     for u, r in by_kind['pyroscope']:
         q = urllib.parse.parse_qs(u.query, strict_parsing=True)
         m = re.fullmatch(r'cppd\.cpu-time\{host=([^,}]*),resource=cpu-time(?:,unit=([^,}]*))?\}', q['name'][0])
         since, until = int(q['from'][0]), int(q['until'][0])
         if not m or m.group(1) != host or q.get('format') != ['pprof'] or q.get('spyName') != ['cppd'] \
-                or until - since != INTERVAL or since % INTERVAL or \
+                or until % INTERVAL or not 0 < until - since <= INTERVAL or (since % INTERVAL and since != first) or \
                 r['headers'].get('Content-Type') != 'application/octet-stream' or r['body'][:2] != b'\x1f\x8b':
             problems.append((r['path'], r['headers'].get('Content-Type')))
             continue
         stacks, prof = pprof_stacks(r['body'])
-        if prof.get('time_nanos') != [since * 10**9] or prof.get('duration_nanos') != [INTERVAL * 10**9]:
+        if prof.get('time_nanos') != [since * 10**9] or prof.get('duration_nanos') != [(until - since) * 10**9]:
             problems.append(('times', prof.get('time_nanos'), prof.get('duration_nanos')))
+        if (since, m.group(2)) in pyro:
+            problems.append(('twice', since, m.group(2)))
         pyro[(since, m.group(2))] = stacks
+        ends[since] = until
     ok(not problems and pyro, 'Pyroscope: POST /ingest?name=cppd.cpu-time{host=%s,resource=cpu-time[,unit=...]}'
        '&from=&until=&format=pprof&spyName=cppd, application/octet-stream, gzipped pprof with the interval\'s '
        'time_nanos and duration_nanos (%d requests)' % (host, len(pyro)), problems)
@@ -268,7 +273,7 @@ def check_payloads(d, recv, host, unit):
     # The values are those cppctl reads for the same interval: per unit, and all units together.
     mismatch = []
     for (since, u), stacks in sorted(pyro.items(), key=lambda kv: (kv[0][0], kv[0][1] or '')):
-        want = cppctl_stacks(d.store, since, since + INTERVAL, u) if u else None
+        want = cppctl_stacks(d.store, since, ends[since], u) if u else None
         if u and stacks != want:
             mismatch.append(('unit', since, u, [(k[-60:], stacks.get(k), want.get(k)) for k in
                                                 set(stacks) | set(want) if stacks.get(k) != want.get(k)][:6]))
@@ -278,7 +283,7 @@ def check_payloads(d, recv, host, unit):
             if s == since:
                 for k, v in stacks.items():
                     total[k] = total.get(k, 0) + v
-        want = cppctl_stacks(d.store, since, since + INTERVAL)
+        want = cppctl_stacks(d.store, since, ends[since])
         if total != want:
             mismatch.append(('all', since, [(k[-60:], total.get(k), want.get(k)) for k in
                                             set(total) | set(want) if total.get(k) != want.get(k)][:6]))
@@ -288,8 +293,9 @@ def check_payloads(d, recv, host, unit):
     ok(any(u == unit for _, u in pyro) and sum(sum(s.values()) for (_, u), s in pyro.items() if u == unit) > 0,
        'Pyroscope: the workload\'s unit %s has profiles of its own, with samples' % unit,
        sorted({u for _, u in pyro}, key=str))
-    ok(len(pyro) == len(set(pyro)) and len(by_kind['pyroscope']) == len(pyro),
-       'Pyroscope: each (interval, unit) pushed once')
+    ok(len(by_kind['pyroscope']) == len(pyro) and sorted(ends) == sorted(set(ends)) and
+       all(ends[a] == b for a, b in zip(sorted(ends), sorted(ends)[1:])),
+       'Pyroscope: each (interval, unit) pushed once, the intervals back to back', sorted(ends.items()))
 
     # Parca: WriteRawRequest in JSON, labels, the raw pprof in base64.
     parca = {}
@@ -331,7 +337,7 @@ def check_payloads(d, recv, host, unit):
             continue
         since = prof['time_unix_nano'][0] // 10**9
         st = prof['sample_type'][0]
-        if n_rp != 1 or attrs.get('host.name') != host or prof.get('duration_nano') != [INTERVAL * 10**9] or \
+        if n_rp != 1 or attrs.get('host.name') != host or not 0 < prof['duration_nano'][0] <= INTERVAL * 10**9 or \
                 strings[st['type_strindex'][0]] != 'cpu-time' or strings[st['unit_strindex'][0]] != 'milliseconds' \
                 or prof.get('period') != [PERIOD]:
             problems.append((attrs, prof.get('duration_nano'), prof.get('period')))

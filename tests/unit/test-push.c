@@ -133,7 +133,7 @@ static void test_otlp(void) {
         size_t size = 0;
         char stacks[256] = "";
 
-        ok(otlp_encode(t, &meta, &data, &size) == 0, "an OTLP request");
+        ok(otlp_encode(t, SAMPLE_TREE_ROOT, &meta, &data, &size) == 0, "an OTLP request");
         req = opentelemetry__proto__collector__profiles__v1development__export_profiles_service_request__unpack(
                 NULL, size, data);
         if (!ok(req && req->n_resource_profiles == 1 && req->dictionary,
@@ -175,6 +175,34 @@ static void test_otlp(void) {
                 req, NULL);
 }
 
+/* A tree of two units, as the daemon loads one (store_filter.unit_roots): each unit's profile is
+ * its subtree, as if it were the whole tree. */
+static void test_below(void) {
+        _cleanup_(sample_tree_freep) struct sample_tree *all = tree_from_folded("a.service;main;f 2\n"
+                                                                                "b.service;main 1\n"
+                                                                                "a.service;main 1\n");
+        _cleanup_(sample_tree_freep) struct sample_tree *a = tree_from_folded("main;f 2\n"
+                                                                              "main 1\n");
+        _cleanup_free_ uint8_t *p1 = NULL, *p2 = NULL, *o1 = NULL, *o2 = NULL;
+        size_t n1 = 0, n2 = 0, m1 = 0, m2 = 0;
+        const struct otlp_meta meta = { .host = "h" };
+        uint32_t unit_a = all->nodes[SAMPLE_TREE_ROOT].first_child;
+
+        if (streq(sample_tree_name(all, all->nodes[unit_a].name), "b.service"))
+                unit_a = all->nodes[unit_a].next_sibling;
+        if (sample_tree_set_resource(all, "cpu-time", "1 ms of CPU time") < 0 ||
+            sample_tree_set_resource(a, "cpu-time", "1 ms of CPU time") < 0)
+                abort();
+        all->info.period = a->info.period = 10;
+        ok(pprof_encode_below(all, unit_a, 60, 30, &p1, &n1) == 0 &&
+                   pprof_encode(&a, 1, 60, 30, &p2, &n2) == 0 && n1 == n2 && memcmp(p1, p2, n1) == 0,
+           "pprof below a unit's node: the bytes of that unit's own tree");
+        ok(otlp_encode(all, unit_a, &meta, &o1, &m1) == 0 &&
+                   otlp_encode(a, SAMPLE_TREE_ROOT, &meta, &o2, &m2) == 0 && m1 == m2 &&
+                   memcmp(o1, o2, m1) == 0,
+           "OTLP below a unit's node: the bytes of that unit's own tree");
+}
+
 static void test_gzip(void) {
         static const uint8_t text[] = "the same bytes, the same gzip";
         _cleanup_free_ uint8_t *a = NULL, *b = NULL;
@@ -191,6 +219,7 @@ int main(void) {
         test_pyroscope();
         test_parca();
         test_otlp();
+        test_below();
         test_gzip();
         return tap_done();
 }

@@ -276,6 +276,7 @@ int pusher_new(const struct config *c, int64_t since, struct pusher **ret) {
         if (r != 0)
                 return log_error_errno(r, "Cannot start the push thread: %m");
         p->started = true;
+        (void) pthread_setname_np(p->thread, "cppd-push"); /* its CPU time apart in top and /proc */
         for (unsigned i = 0; i < p->n_targets; i++)
                 log_info("Pushing profiles to %s at %s every %" PRId64 " s",
                          push_kind_name(p->targets[i].kind), p->targets[i].url, p->interval);

@@ -248,6 +248,13 @@ static int set(struct config *c, const char *section, const char *key, char *val
                         strcpy(c->push_url[k], value);
                         return 0;
                 }
+        if (KEY("fleet", "push_credentials")) {
+                if ((value[0] && value[0] != '/') || strlen(value) >= sizeof c->push_credentials)
+                        return fail(error, size,
+                                    "push_credentials must be an absolute path (or empty: none)");
+                strcpy(c->push_credentials, value);
+                return 0;
+        }
         if (KEY("fleet", "push_interval")) {
                 if (parse_duration(value, &u) < 0 || u < 1000000 || u > 86400 * 1000000ULL || u % 1000000)
                         return fail(error, size, "push_interval must be whole seconds from 1s to 1d");

@@ -50,6 +50,7 @@ struct config {
         /* [fleet]: profiles pushed to fleet profilers (daemon/pusher.c) */
         char push_url[_PUSH_KIND_MAX][PUSH_URL_MAX]; /* base URL by push_kind; "" for none */
         uint64_t push_interval;                      /* µs, whole seconds */
+        char push_credentials[4096];                 /* headers file (push-credentials.h); "" for none */
 };
 
 /* Whether C pushes to any fleet profiler. */

@@ -377,11 +377,10 @@ int manager_reload(struct manager *m) {
         r = start_collector(m);
         if (r < 0)
                 return r;
-        if (!m->pusher && config_pushes(&m->config)) {
-                r = pusher_new(&m->config, push_since, &m->pusher);
-                if (r < 0)
-                        return r;
-        }
+        /* Profiling goes on without the pushes when they cannot start (their credentials): the
+         * error is logged, and the next reload tries again. */
+        if (!m->pusher && config_pushes(&m->config) && pusher_new(&m->config, push_since, &m->pusher) < 0)
+                log_error("The pushes to fleet profilers stop until a reload can start them");
         rearm(m->flush_timer, m->config.flush_interval);
         notify_status(m, true);
         log_info("Configuration reloaded from %s", m->config_path);

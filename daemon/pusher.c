@@ -32,6 +32,7 @@
 #include <unistd.h>
 
 #include "log.h"
+#include "push-credentials.h"
 #include "push-http.h"
 #include "store.h"
 #include "strv.h"
@@ -46,6 +47,8 @@ struct pusher_target {
 
 struct pusher {
         char store_path[4096];
+        char credentials_path[4096];          /* "" for none */
+        struct push_credentials *credentials; /* its headers; NULL: none */
         char host[256];
         int64_t interval, bucket; /* seconds: push_interval, bucket */
         struct pusher_target targets[_PUSH_KIND_MAX];
@@ -106,6 +109,7 @@ static const char *reply_text(const char *body, char *buf, size_t size) {
 static void post(struct pusher *p, struct pusher_target *t, const struct push_profile *profile) {
         struct push_request req = {};
         struct push_http_reply reply;
+        const char *headers[PUSH_CREDENTIALS_MAX_HEADERS];
         char error[PUSHER_ERROR_MAX], text[128];
         int r;
 
@@ -115,11 +119,17 @@ static void post(struct pusher *p, struct pusher_target *t, const struct push_pr
                 note(p, t, r, error);
                 return;
         }
+        for (unsigned i = 0; p->credentials && i < p->credentials->n_headers[t->kind]; i++)
+                headers[i] = p->credentials->headers[t->kind][i];
         r = push_http_post(&(struct push_http_request) { .url = req.url,
                                                          .content_type = req.content_type,
                                                          .body = req.body,
                                                          .size = req.size,
-                                                         .cancel = &p->stop },
+                                                         .cancel = &p->stop,
+                                                         .headers = headers,
+                                                         .n_headers = p->credentials ?
+                                                                 p->credentials->n_headers[t->kind] :
+                                                                 0 },
                            &reply);
         push_request_done(&req);
         if (r == -ECANCELED)
@@ -257,6 +267,27 @@ int pusher_new(const struct config *c, int64_t since, struct pusher **ret) {
         pthread_mutex_init(&p->lock, NULL);
         pthread_cond_init(&p->wake, NULL);
         snprintf(p->store_path, sizeof p->store_path, "%s", c->store_path);
+        snprintf(p->credentials_path, sizeof p->credentials_path, "%s", c->push_credentials);
+        if (p->credentials_path[0]) {
+                char error[256] = "";
+                unsigned line = 0;
+
+                p->credentials = malloc(sizeof *p->credentials);
+                if (!p->credentials)
+                        return log_error_errno(ENOMEM, "Out of memory");
+                r = push_credentials_load(p->credentials_path, p->credentials, &line, error, sizeof error);
+                if (r == -EBADMSG)
+                        return log_error_errno(r, "%s:%u: %s", p->credentials_path, line, error);
+                if (r == -EPERM)
+                        return log_error_errno(r, "Refusing the push credentials %s: %s", p->credentials_path,
+                                               error);
+                if (r == -EFBIG)
+                        return log_error_errno(r, "The push credentials %s are over %d bytes",
+                                               p->credentials_path, PUSH_CREDENTIALS_MAX_SIZE);
+                if (r < 0)
+                        return log_error_errno(r, "Cannot read the push credentials %s: %m",
+                                               p->credentials_path);
+        }
         if (gethostname(p->host, sizeof p->host) < 0)
                 return log_error_errno(errno, "Cannot read the host name: %m");
         p->host[sizeof p->host - 1] = '\0';
@@ -295,6 +326,9 @@ struct pusher *pusher_free(struct pusher *p) {
                 pthread_join(p->thread, NULL);
         }
         store_close(p->store);
+        if (p->credentials)
+                explicit_bzero(p->credentials, sizeof *p->credentials);
+        free(p->credentials);
         pthread_cond_destroy(&p->wake);
         pthread_mutex_destroy(&p->lock);
         free(p);
@@ -304,7 +338,9 @@ struct pusher *pusher_free(struct pusher *p) {
 bool pusher_same_config(const struct pusher *p, const struct config *c) {
         unsigned n = 0;
 
-        if (!streq(p->store_path, c->store_path) || p->interval != (int64_t) (c->push_interval / 1000000) ||
+        /* With credentials, a reload reads them again: they may be what changed. */
+        if (!streq(p->store_path, c->store_path) || p->credentials_path[0] || c->push_credentials[0] ||
+            p->interval != (int64_t) (c->push_interval / 1000000) ||
             p->bucket != (int64_t) (c->bucket / 1000000))
                 return false;
         for (enum push_kind k = 0; k < _PUSH_KIND_MAX; k++)

@@ -33,6 +33,16 @@ static int on_progress(void *userdata, curl_off_t dltotal, curl_off_t dlnow, cur
         return cancel && __atomic_load_n(cancel, __ATOMIC_RELAXED) ? 1 : 0;
 }
 
+/* Appends S to *LIST. Returns false when there is no memory (*LIST as it was). */
+static bool append(struct curl_slist **list, const char *s) {
+        struct curl_slist *l = curl_slist_append(*list, s);
+
+        if (!l)
+                return false;
+        *list = l;
+        return true;
+}
+
 static int curl_errno(CURLcode c) {
         switch (c) {
         case CURLE_COULDNT_CONNECT:
@@ -55,6 +65,7 @@ static int curl_errno(CURLcode c) {
 int push_http_post(const struct push_http_request *req, struct push_http_reply *ret) {
         struct curl_slist *headers = NULL;
         char content_type[128];
+        bool ok;
         CURLcode c;
         CURL *curl;
 
@@ -63,10 +74,12 @@ int push_http_post(const struct push_http_request *req, struct push_http_reply *
         if (!curl)
                 return -ENOMEM;
         snprintf(content_type, sizeof content_type, "Content-Type: %s", req->content_type);
-        headers = curl_slist_append(headers, content_type);
         /* No "Expect: 100-continue" round trip before the body. */
-        headers = headers ? curl_slist_append(headers, "Expect:") : NULL;
-        if (!headers) {
+        ok = append(&headers, content_type) && append(&headers, "Expect:");
+        for (size_t i = 0; ok && i < req->n_headers; i++)
+                ok = append(&headers, req->headers[i]);
+        if (!ok) {
+                curl_slist_free_all(headers);
                 curl_easy_cleanup(curl);
                 return -ENOMEM;
         }

@@ -16,7 +16,9 @@ struct push_http_request {
         const char *content_type;
         const uint8_t *body;
         size_t size;
-        const bool *cancel; /* read during the transfer: true aborts it (the daemon stopping) */
+        const bool *cancel;         /* read during the transfer: true aborts it (the daemon stopping) */
+        const char *const *headers; /* more headers, "Name: value" (credentials); may be NULL */
+        size_t n_headers;
 };
 
 struct push_http_reply {

@@ -204,9 +204,18 @@ def cgroup_root():
     return None
 
 
-def fleet(pyroscope='', parca='', otlp='', interval='%ds' % INTERVAL):
+SECRET = 'dXNlcjpzM2NyZXQ='      # base64 of user:s3cret
+
+
+def fleet(pyroscope='', parca='', otlp='', interval='%ds' % INTERVAL, credentials=''):
     return ('ring_size = 4M\nqueue_size = 64M\n[fleet]\npyroscope = %s\nparca = %s\notlp = %s\npush_interval = %s\n'
-            % (pyroscope, parca, otlp, interval))
+            'push_credentials = %s\n' % (pyroscope, parca, otlp, interval, credentials))
+
+
+def write_credentials(path, text, mode=0o600):
+    with open(path, 'w') as f:
+        f.write(text)
+    os.chmod(path, mode)
 
 
 def check_bad_config(tmp):
@@ -229,6 +238,24 @@ def check_bad_config(tmp):
     ok(p.returncode == 1 and 'push_interval (3s) must be a multiple of [store] bucket (2s)' in p.stderr
        and not os.path.exists(db), 'a push interval that would split a time bucket is refused', p.stderr)
 
+    # Credentials that others may read, or that do not parse: cppd does not start, and the log
+    # never holds the secret.
+    creds = os.path.join(tmp, 'bad-credentials')
+    for text, mode, want in (('pyroscope Authorization: Basic %s\n' % SECRET, 0o644,
+                              'Refusing the push credentials %s: other users may read or write it (chmod o-rw %s)'
+                              % (creds, creds)),
+                             ('# ok\npyroscope Authorization Basic %s\n' % SECRET, 0o600,
+                              '%s:2: expected a header: Name: value' % creds)):
+        write_credentials(creds, text, mode)
+        db = os.path.join(tmp, 'creds.db')
+        with open(conf, 'w') as f:
+            f.write('[collect]\nresources = cpu-time/10\n[store]\npath = %s\n[control]\nsocket = %s\ngroup =\n'
+                    '[fleet]\npyroscope = http://127.0.0.1:1\npush_credentials = %s\n'
+                    % (db, os.path.join(tmp, 'creds.sock'), creds))
+        p = run([cppd, '-c', conf], timeout=60)
+        ok(p.returncode != 0 and want in p.stderr and SECRET not in p.stderr,
+           'cppd refuses credentials: "%s", and does not print the secret' % want, p.stderr[-1500:])
+
 
 def check_payloads(d, recv, host, unit):
     """Every request the receiver got, decoded and compared with the store."""
@@ -244,6 +271,11 @@ def check_payloads(d, recv, host, unit):
         by_kind[kind].append((u, r))
     ok(not bad and all(by_kind.values()), 'every request is a POST to one of the three paths, each path used: %s'
        % {k: len(v) for k, v in by_kind.items()}, bad)
+    headers = {k: {(r['headers'].get('Authorization'), r['headers'].get('X-Scope-OrgID')) for _, r in v}
+               for k, v in by_kind.items()}
+    ok(headers == {'pyroscope': {('Basic ' + SECRET, 'team-a')}, 'parca': {(None, None)},
+                   'otlp': {(None, 'team-b')}},
+       'each receiver gets the headers of its lines in push_credentials, and only those', headers)
 
     # Pyroscope: the query names the app with labels and the interval; the body is gzipped pprof.
     pyro, ends = {}, {}
@@ -373,8 +405,11 @@ def main():
         check_bad_config(tmp)
 
         # All three receivers answer 200 at first.
+        creds = os.path.join(tmp, 'credentials')
+        write_credentials(creds, '# per receiver\npyroscope Authorization: Basic %s\npyroscope X-Scope-OrgID: team-a\n'
+                          'otlp X-Scope-OrgID: team-b\n' % SECRET)
         d = daemon.Daemon(cppd, tmp, 'push', 'cpu-time/%d' % PERIOD, flush=0.5, bucket='1s',
-                          extra=fleet(recv.url, recv.url + '/', recv.url))
+                          extra=fleet(recv.url, recv.url + '/', recv.url, credentials=creds))
         ds.append(d)
         if not ok(d.ready(), 'cppd starts with [fleet] pyroscope, parca and otlp', d.log_text()):
             return
@@ -416,7 +451,8 @@ def main():
 
         # Pyroscope moves to a port where nothing listens (a reload); the others go on.
         port = free_port()
-        d.write_conf('cpu-time/%d' % PERIOD, fleet('http://127.0.0.1:%d' % port, recv.url + '/', recv.url))
+        d.write_conf('cpu-time/%d' % PERIOD, fleet('http://127.0.0.1:%d' % port, recv.url + '/', recv.url,
+                                                    credentials=creds))
         os.kill(d.pid, signal.SIGHUP)
         ok(wait_for(lambda: 'pyroscope' in status(d) and int(status(d)['pyroscope']['failed']) >= 3, 30),
            'after a reload, pushes to a refused port fail and are counted')
@@ -440,6 +476,7 @@ def main():
             q.kill()
             q.wait()
         ok(os.WIFEXITED(d.stop()) and os.WEXITSTATUS(d.status) == 0, 'cppd stops cleanly, its push thread too')
+        ok(SECRET not in d.log_text(), 'the credentials are nowhere in the log')
 
         # Only now every payload is checked: the store has all the intervals pushed.
         check_payloads(d, recv, host, unit)

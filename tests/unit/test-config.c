@@ -126,6 +126,12 @@ int main(void) {
                    c.push_interval == 30 * 1000000ULL,
            "[fleet] pyroscope, parca, otlp, push_interval: %s", error);
         ok(parse("[fleet]\notlp =\n", &c, &line, error) == 0 && !config_pushes(&c), "an empty URL: no push");
+        ok(parse("[fleet]\npush_credentials = /etc/cppd/push-credentials\n", &c, &line, error) == 0 &&
+                   streq(c.push_credentials, "/etc/cppd/push-credentials") && !d.push_credentials[0],
+           "push_credentials: a path (none by default)");
+        ok(parse("[fleet]\npush_credentials = secrets\n", &c, &line, error) == -EBADMSG &&
+                   streq(error, "push_credentials must be an absolute path (or empty: none)"),
+           "a relative credentials path: %s", error);
         c = d;
         ok(parse("[fleet]\n\nparca = grpc://parca:7070\n", &c, &line, error) == -EBADMSG && line == 3 &&
                    streq(error, "parca = grpc://parca:7070: the URL must begin with http:// or https://") &&

@@ -9,6 +9,7 @@
 #include "otlp.h"
 #include "pprof.h"
 #include "profiles_service.pb-c.h"
+#include "push-credentials.h"
 #include "push-request.h"
 #include "tap.h"
 
@@ -203,6 +204,46 @@ static void test_below(void) {
            "OTLP below a unit's node: the bytes of that unit's own tree");
 }
 
+static struct push_credentials credentials;
+
+static int parse_credentials(const char *text, unsigned *line, char *error) {
+        return push_credentials_parse(text, strlen(text), &credentials, line, error, 256);
+}
+
+static void test_credentials(void) {
+        struct push_credentials *c = &credentials;
+        char error[256] = "";
+        unsigned line = 0;
+        const char *text = "# comment\n"
+                           "\n"
+                           "pyroscope Authorization: Basic dXNlcjp0b2tlbg==\n"
+                           "  pyroscope   X-Scope-OrgID: team-a  \r\n"
+                           "otlp api-key:s3cret\n";
+
+        ok(parse_credentials(text, &line, error) == 0, "a credentials file: %s", error);
+        ok(c->n_headers[PUSH_PYROSCOPE] == 2 && c->n_headers[PUSH_PARCA] == 0 &&
+                   c->n_headers[PUSH_OTLP] == 1 &&
+                   streq(c->headers[PUSH_PYROSCOPE][0], "Authorization: Basic dXNlcjp0b2tlbg==") &&
+                   streq(c->headers[PUSH_PYROSCOPE][1], "X-Scope-OrgID: team-a") &&
+                   streq(c->headers[PUSH_OTLP][0], "api-key:s3cret"),
+           "headers by receiver, blanks around the line dropped");
+        ok(parse_credentials("parca\nparca Authorization Bearer s3cret\n", &line, error) == -EBADMSG &&
+                   line == 1 && streq(error, "expected a header: Name: value"),
+           "a kind without a header: line 1, %s", error);
+        ok(parse_credentials("otlp X: a\njaeger X: s3cret\n", &line, error) == -EBADMSG && line == 2 &&
+                   streq(error, "expected pyroscope, parca or otlp, then a header") &&
+                   !strstr(error, "s3cret"),
+           "an unknown receiver: line 2, the value not quoted");
+        ok(parse_credentials("otlp X-Key: s3\001cret\n", &line, error) == -EBADMSG &&
+                   streq(error, "a control character in the value of X-Key"),
+           "a control character: %s", error);
+        ok(parse_credentials("otlp A: 1\notlp A: 2\notlp A: 3\notlp A: 4\notlp A: 5\notlp A: 6\notlp A: 7\n"
+                             "otlp A: 8\notlp A: 9\n",
+                             &line, error) == -EBADMSG &&
+                   line == 9 && strstr(error, "more than 8 headers for otlp"),
+           "at most 8 headers a receiver: %s", error);
+}
+
 static void test_gzip(void) {
         static const uint8_t text[] = "the same bytes, the same gzip";
         _cleanup_free_ uint8_t *a = NULL, *b = NULL;
@@ -220,6 +261,7 @@ int main(void) {
         test_parca();
         test_otlp();
         test_below();
+        test_credentials();
         test_gzip();
         return tap_done();
 }

@@ -9,13 +9,14 @@
  * once the loop's flush says every sample before its end is stored (pusher_set_stored(): the
  * flush's time less the collector's lag in handling records), PUSHER_GRACE_SEC past its end at
  * the earliest; samples of on-demand sessions, which flush on their own, may come later and are
- * then not pushed. Each
- * interval gives, per resource, one profile per systemd unit with samples in it and one for
- * the processes in no unit, each posted to every receiver: one load of the store per resource,
- * with each unit's stacks below a node of its own (store_filter.unit_roots), since reading the
- * store's stack table is most of a load's cost. A failed post is counted and not
- * tried again: the local store keeps the samples, and `cppctl export --since --until` gives
- * them as the same pprof.
+ * then not pushed.
+ *
+ * Each interval gives, per resource, one profile per systemd unit with samples in it and one
+ * for the processes in no unit, each posted to every receiver with its credentials' headers:
+ * one load of the store per resource, with each unit's stacks below a node of its own
+ * (store_filter.unit_roots), since reading the store's stack table is most of a load's cost. A
+ * failed post is counted and not tried again: the local store keeps the samples, and `cppctl
+ * export --since --until` gives them as the same pprof.
  *
  * The counters and the last error per receiver are read by `cppctl status` from the loop's
  * thread, under a mutex. Failures are logged once per change of problem (refused, then HTTP

@@ -155,9 +155,11 @@ int manager_flush(struct manager *m) {
                 struct collector_stats st;
 
                 /* What was handled before now less the lag is in this flush: the pushes may go up
-                 * to there (a second less, as buckets are whole seconds). */
+                 * to there, less a margin for records still in the kernel's rings, which the lag
+                 * does not see (the reader passes every 100 ms, later when starved of CPU). */
                 collector_get_stats(m->collector, &st);
-                stored = (int64_t) ((now_ns(CLOCK_REALTIME) - st.lag_ns) / 1000000000) - 1;
+                stored = (int64_t) ((now_ns(CLOCK_REALTIME) - st.lag_ns) / 1000000000) -
+                        MANAGER_PUSH_MARGIN_SEC;
                 r = collector_flush(m->collector, false);
         }
         for (unsigned i = 0; i < m->n_sessions; i++) {

@@ -31,8 +31,8 @@ struct pusher_target_stats {
  * (libcurl), or pthread's errno, after logging why. */
 int pusher_new(const struct config *c, int64_t since, struct pusher **ret);
 
-/* Stops the thread, aborting a request in flight; the interval in progress is not pushed. NULL
- * is fine. */
+/* Stops the thread, aborting a request in flight: the interval being pushed is left in part
+ * (pusher_next_since() still names it). NULL is fine. */
 struct pusher *pusher_free(struct pusher *p);
 DEFINE_CLEANUP(struct pusher *, pusher_free);
 

@@ -257,12 +257,16 @@ def check_bad_config(tmp):
            'cppd refuses credentials: "%s", and does not print the secret' % want, p.stderr[-1500:])
 
 
-def check_payloads(d, recv, host, unit):
-    """Every request the receiver got, decoded and compared with the store."""
+def check_payloads(d, recv, host, unit, cutoff):
+    """Every request the receiver got, decoded and compared with the store; Pyroscope's up to
+    CUTOFF (when it was moved to a refused port: after it, the intervals it gets again are cut
+    short by the daemon's stop, which aborts the pushes in flight)."""
     by_kind = {'pyroscope': [], 'parca': [], 'otlp': []}
     bad = []
     for r in recv.requests:
         u = urllib.parse.urlsplit(r['path'])
+        if u.path == '/ingest' and r['time'] > cutoff:
+            continue
         kind = {'/ingest': 'pyroscope', '/api/profiles/writeraw': 'parca',
                 '/v1development/profiles': 'otlp'}.get(u.path)
         if kind is None or r['method'] != 'POST':
@@ -451,6 +455,7 @@ def main():
 
         # Pyroscope moves to a port where nothing listens (a reload); the others go on.
         port = free_port()
+        cutoff = time.time()
         d.write_conf('cpu-time/%d' % PERIOD, fleet('http://127.0.0.1:%d' % port, recv.url + '/', recv.url,
                                                     credentials=creds))
         os.kill(d.pid, signal.SIGHUP)
@@ -472,14 +477,50 @@ def main():
         ok(wait_for(lambda: store_query(d.store, 'SELECT sum(hits) FROM sample')[0][0] > before, 10) and
            store_query(d.store, 'PRAGMA quick_check') == [('ok',)],
            'the local store keeps growing and is whole while receivers fail')
+        # A receiver that takes the connection and never answers (a request waits up to 30 s):
+        # the loop goes on answering and flushing meanwhile, and stopping aborts the request.
+        hang = socket.socket()
+        hang.bind(('127.0.0.1', 0))
+        hang.listen(64)
+        hang_url = 'http://127.0.0.1:%d' % hang.getsockname()[1]
+        d.write_conf('cpu-time/%d' % PERIOD, fleet(recv.url, recv.url + '/', hang_url, credentials=creds))
+        os.kill(d.pid, signal.SIGHUP)
+        conns = []
+
+        def accepted():
+            hang.settimeout(0.2)
+            try:
+                conns.append(hang.accept()[0])
+            except socket.timeout:
+                pass
+            return len(conns) > 0
+        ok(wait_for(accepted, 20), 'the OTLP push connects to the receiver that never answers')
+        flushes = int(d.status_lines()['state']['flushes'])
+        slowest = 0.0
+        for _ in range(10):
+            t0 = time.monotonic()
+            d.request('status\n')
+            slowest = max(slowest, time.monotonic() - t0)
+            time.sleep(0.3)
+        # A loop waiting on that request would answer after it, in 30 s; a loaded CI machine
+        # (and the reload's first symbolization) may slow an answer by a second or two.
+        ok(slowest < 5.0 and int(d.status_lines()['state']['flushes']) > flushes,
+           'while that request hangs (30 s), status answers at once (slowest %.3f s) and flushes go on' % slowest)
         for q in procs:
             q.kill()
             q.wait()
-        ok(os.WIFEXITED(d.stop()) and os.WEXITSTATUS(d.status) == 0, 'cppd stops cleanly, its push thread too')
+        t0 = time.monotonic()
+        wait_status = d.stop()
+        took = time.monotonic() - t0
+        ok(os.WIFEXITED(wait_status) and os.WEXITSTATUS(wait_status) == 0 and took < 10,
+           'cppd stops cleanly in %.1f s, the hanging request aborted, its push thread too' % took)
+        for c in conns:
+            c.close()
+        hang.close()
         ok(SECRET not in d.log_text(), 'the credentials are nowhere in the log')
 
         # Only now every payload is checked: the store has all the intervals pushed.
-        check_payloads(d, recv, host, unit)
+        check_payloads(d, recv, host, unit, cutoff)
     finally:
         for q in procs:
             if q.poll() is None:

@@ -97,14 +97,38 @@ static void note(struct pusher *p, struct pusher_target *t, int problem, const c
                           push_kind_name(t->kind), t->url, error);
 }
 
-/* The first line of a reply body, or what stands for it, in BUF. */
+/* What a reply body says, in BUF: its first line; for an HTML page (proxies and servers answer
+ * errors with one), its text without the tags, blanks collapsed. */
 static const char *reply_text(const char *body, char *buf, size_t size) {
-        size_t n = strcspn(body, "\r\n");
+        size_t n = 0;
+        bool tag = false, blank = false;
 
-        if (n == 0)
+        body += strspn(body, " \t\r\n");
+        if (!*body)
                 return "(no body)";
-        snprintf(buf, size, "%.*s", (int) MIN(n, size - 1), body);
-        return buf;
+        if (*body != '<') {
+                n = MIN(strcspn(body, "\r\n"), size - 1);
+                memcpy(buf, body, n);
+                buf[n] = '\0';
+                return buf;
+        }
+        for (const char *c = body; *c && n + 1 < size; c++) {
+                if (*c == '<' || *c == '>') {
+                        tag = *c == '<';
+                        blank = blank || n > 0;
+                } else if (tag)
+                        continue;
+                else if (strchr(" \t\r\n", *c))
+                        blank = n > 0;
+                else {
+                        if (blank && n + 2 < size)
+                                buf[n++] = ' ';
+                        blank = false;
+                        buf[n++] = *c;
+                }
+        }
+        buf[n] = '\0';
+        return n > 0 ? buf : "(an HTML page without text)";
 }
 
 static void post(struct pusher *p, struct pusher_target *t, const struct push_profile *profile) {

@@ -446,6 +446,13 @@ def main():
         st = status(d)
         ok(st['parca'].get('error') == 'HTTP 500: ingester overloaded: try later' and
            all(s['failed'] != '0' for s in st.values()), 'cppctl status shows the last failure with the counts', st)
+        # A proxy's error page: its text, not its first line of markup.
+        recv.status, recv.body = 502, (b'<html>\r\n<head><title>502 Bad Gateway</title></head>\r\n<body>\r\n'
+                                       b'<center><h1>502 Bad Gateway</h1></center>\r\n<hr><center>nginx</center>\r\n'
+                                       b'</body>\r\n</html>\r\n')
+        want = 'Cannot push to parca at %s/: HTTP 502: 502 Bad Gateway 502 Bad Gateway nginx;' % recv.url
+        ok(wait_for(lambda: want in d.log_text(), 20), 'a new problem is logged again: an HTML page as its text, '
+           '"HTTP 502: 502 Bad Gateway 502 Bad Gateway nginx"', d.log_text()[-1500:])
         recv.status, recv.body = 200, b'{}'
         pushed = int(status(d)['parca']['pushed'])
         ok(wait_for(lambda: int(status(d)['parca']['pushed']) > pushed, 30) and

@@ -328,7 +328,7 @@ static int open_store(struct manager *m) {
 }
 
 int manager_reload(struct manager *m) {
-        int64_t push_since = 0;
+        struct pusher_resume resume = {};
         struct config c;
         char error[256];
         unsigned line;
@@ -364,7 +364,7 @@ int manager_reload(struct manager *m) {
         memcpy(c.socket_path, m->config.socket_path, sizeof c.socket_path);
         /* The pushes go on from the first interval not pushed, unless they are what changed. */
         if (m->pusher && !pusher_same_config(m->pusher, &c)) {
-                push_since = pusher_next_since(m->pusher);
+                pusher_stop(m->pusher, &resume);
                 m->pusher = pusher_free(m->pusher);
         }
         m->config = c;
@@ -381,7 +381,7 @@ int manager_reload(struct manager *m) {
                 return r;
         /* Profiling goes on without the pushes when they cannot start (their credentials): the
          * error is logged, and the next reload tries again. */
-        if (!m->pusher && config_pushes(&m->config) && pusher_new(&m->config, push_since, &m->pusher) < 0)
+        if (!m->pusher && config_pushes(&m->config) && pusher_new(&m->config, &resume, &m->pusher) < 0)
                 log_error("The pushes to fleet profilers stop until a reload can start them");
         rearm(m->flush_timer, m->config.flush_interval);
         notify_status(m, true);
@@ -458,7 +458,7 @@ int manager_start(struct manager *m) {
         if (r < 0)
                 return r;
         if (config_pushes(&m->config)) {
-                r = pusher_new(&m->config, 0, &m->pusher);
+                r = pusher_new(&m->config, NULL, &m->pusher);
                 if (r < 0)
                         return r;
         }

@@ -42,7 +42,9 @@ struct pusher_target {
         enum push_kind kind;
         char url[PUSH_URL_MAX];
         uint64_t pushed, failed;
-        int problem; /* the last push's: 0 worked, < 0 an errno, > 0 an HTTP status */
+        uint64_t done; /* profiles of the interval being pushed it got (or failed) */
+        uint64_t skip; /* profiles of the interval being pushed it got before a reload */
+        int problem;   /* the last push's: 0 worked, < 0 an errno, > 0 an HTTP status */
         char error[PUSHER_ERROR_MAX];
 };
 
@@ -142,6 +144,7 @@ static void post(struct pusher *p, struct pusher_target *t, const struct push_pr
         if (r < 0) {
                 snprintf(error, sizeof error, "cannot build the request: %s", strerror(-r));
                 note(p, t, r, error);
+                t->done++;
                 return;
         }
         for (unsigned i = 0; p->credentials && i < p->credentials->n_headers[t->kind]; i++)
@@ -159,6 +162,7 @@ static void post(struct pusher *p, struct pusher_target *t, const struct push_pr
         push_request_done(&req);
         if (r == -ECANCELED)
                 return; /* stopping: neither pushed nor failed */
+        t->done++;      /* only this thread writes it; pusher_stop() reads it after the join */
         if (r < 0) {
                 snprintf(error, sizeof error, "%s (%.120s)",
                          r == -ECONNREFUSED         ? "connection refused" :
@@ -199,8 +203,16 @@ static int push_resource(struct pusher *p, const char *resource, int64_t since, 
 
                 if (tree->nodes[u].weight == 0)
                         continue;
-                for (unsigned i = 0; i < p->n_targets && !__atomic_load_n(&p->stop, __ATOMIC_RELAXED); i++)
-                        post(p, &p->targets[i],
+                for (unsigned i = 0; i < p->n_targets && !__atomic_load_n(&p->stop, __ATOMIC_RELAXED); i++) {
+                        struct pusher_target *t = &p->targets[i];
+
+                        /* Got before a reload, in the same order: the store holds the same. */
+                        if (t->skip > 0) {
+                                t->skip--;
+                                t->done++;
+                                continue;
+                        }
+                        post(p, t,
                              &(struct push_profile) { .host = p->host,
                                                       .unit = unit[0] ? unit : NULL,
                                                       .resource = resource,
@@ -208,6 +220,7 @@ static int push_resource(struct pusher *p, const char *resource, int64_t since, 
                                                       .until = until,
                                                       .tree = tree,
                                                       .top = u });
+                }
         }
         return 0;
 }
@@ -262,7 +275,16 @@ static void *run(void *userdata) {
                 until = (since / p->interval + 1) * p->interval;
                 if (!wait_for_interval(p, until))
                         break;
+                for (unsigned i = 0; i < p->n_targets; i++)
+                        p->targets[i].done = 0;
                 r = push_interval(p, since, until);
+                /* Stopped in the middle: the interval stays the next, its progress in done. */
+                if (__atomic_load_n(&p->stop, __ATOMIC_RELAXED))
+                        break;
+                /* Done with it (whatever failed): a pusher stopped before the next interval
+                 * begins tells its successor to skip nothing. */
+                for (unsigned i = 0; i < p->n_targets; i++)
+                        p->targets[i].done = p->targets[i].skip = 0;
                 if (r < 0 && !p->store_failing)
                         log_error_errno(
                                 r,
@@ -282,7 +304,7 @@ static void *run(void *userdata) {
         return NULL;
 }
 
-int pusher_new(const struct config *c, int64_t since, struct pusher **ret) {
+int pusher_new(const struct config *c, const struct pusher_resume *resume, struct pusher **ret) {
         _cleanup_(pusher_freep) struct pusher *p = NULL;
         int r;
 
@@ -324,8 +346,10 @@ int pusher_new(const struct config *c, int64_t since, struct pusher **ret) {
 
                         t->kind = k;
                         snprintf(t->url, sizeof t->url, "%s", c->push_url[k]);
+                        if (resume && resume->since > 0 && streq(resume->url[k], t->url))
+                                t->skip = resume->done[k];
                 }
-        p->next_since = (since > 0 ? since : now_seconds()) / p->bucket * p->bucket;
+        p->next_since = (resume && resume->since > 0 ? resume->since : now_seconds()) / p->bucket * p->bucket;
         if (push_http_init() < 0)
                 return log_error_errno(EIO, "Cannot initialize libcurl for the pushes");
         r = pthread_create(&p->thread, NULL, run, p);
@@ -340,16 +364,33 @@ int pusher_new(const struct config *c, int64_t since, struct pusher **ret) {
         return 0;
 }
 
+static void stop_thread(struct pusher *p) {
+        if (!p->started)
+                return;
+        pthread_mutex_lock(&p->lock);
+        __atomic_store_n(&p->stop, true, __ATOMIC_RELAXED);
+        pthread_cond_signal(&p->wake);
+        pthread_mutex_unlock(&p->lock);
+        pthread_join(p->thread, NULL);
+        p->started = false;
+}
+
+void pusher_stop(struct pusher *p, struct pusher_resume *ret) {
+        stop_thread(p);
+        *ret = (struct pusher_resume) { .since = p->next_since };
+        for (unsigned i = 0; i < p->n_targets; i++) {
+                const struct pusher_target *t = &p->targets[i];
+
+                snprintf(ret->url[t->kind], sizeof ret->url[t->kind], "%s", t->url);
+                /* Not reached yet in the resumed interval: what this pusher was told to skip. */
+                ret->done[t->kind] = t->done + t->skip;
+        }
+}
+
 struct pusher *pusher_free(struct pusher *p) {
         if (!p)
                 return NULL;
-        if (p->started) {
-                pthread_mutex_lock(&p->lock);
-                __atomic_store_n(&p->stop, true, __ATOMIC_RELAXED);
-                pthread_cond_signal(&p->wake);
-                pthread_mutex_unlock(&p->lock);
-                pthread_join(p->thread, NULL);
-        }
+        stop_thread(p);
         store_close(p->store);
         if (p->credentials)
                 explicit_bzero(p->credentials, sizeof *p->credentials);
@@ -383,15 +424,6 @@ void pusher_set_stored(struct pusher *p, int64_t stored) {
         if (stored > p->stored)
                 p->stored = stored;
         pthread_mutex_unlock(&p->lock);
-}
-
-int64_t pusher_next_since(struct pusher *p) {
-        int64_t since;
-
-        pthread_mutex_lock(&p->lock);
-        since = p->next_since;
-        pthread_mutex_unlock(&p->lock);
-        return since;
 }
 
 unsigned pusher_n_targets(const struct pusher *p) {

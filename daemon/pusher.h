@@ -26,13 +26,24 @@ struct pusher_target_stats {
         char error[PUSHER_ERROR_MAX]; /* the last failure, while failing; "" when the last worked */
 };
 
-/* Starts pushing the profiles of C's store to C's receivers every push_interval, from the
- * interval that holds unix second SINCE (0: now) on. Returns 0 and sets *ret; -ENOMEM, -EIO
- * (libcurl), or pthread's errno, after logging why. */
-int pusher_new(const struct config *c, int64_t since, struct pusher **ret);
+/* Where a pusher left off (pusher_stop()), for the one that replaces it on a reload. */
+struct pusher_resume {
+        int64_t since; /* the first interval not wholly pushed; 0: none (start from now) */
+        char url[_PUSH_KIND_MAX][PUSH_URL_MAX]; /* by push_kind: the receiver... */
+        uint64_t done[_PUSH_KIND_MAX];          /* ...and how many of that interval's profiles it got */
+};
+
+/* Starts pushing the profiles of C's store to C's receivers every push_interval, from where
+ * RESUME says (NULL: from the interval that holds now on; a receiver with the same URL skips
+ * the profiles of that interval it got). Returns 0 and sets *ret; -ENOMEM, -EIO (libcurl), or
+ * pthread's errno, after logging why. */
+int pusher_new(const struct config *c, const struct pusher_resume *resume, struct pusher **ret);
+
+/* Stops P's thread (as pusher_free() does) and says where it left off in *ret. */
+void pusher_stop(struct pusher *p, struct pusher_resume *ret);
 
 /* Stops the thread, aborting a request in flight: the interval being pushed is left in part
- * (pusher_next_since() still names it). NULL is fine. */
+ * (pusher_stop() says how far it got). NULL is fine. */
 struct pusher *pusher_free(struct pusher *p);
 DEFINE_CLEANUP(struct pusher *, pusher_free);
 
@@ -43,10 +54,6 @@ void pusher_set_stored(struct pusher *p, int64_t stored);
 /* Whether pusher P pushes what C says (receivers, interval, store): a reload that changes none
  * of them keeps it. */
 bool pusher_same_config(const struct pusher *p, const struct config *c);
-
-/* The start (unix seconds) of the first interval not yet pushed: where a pusher replacing P
- * begins. */
-int64_t pusher_next_since(struct pusher *p);
 
 /* The number of receivers, and the stats of the Ith. */
 unsigned pusher_n_targets(const struct pusher *p);

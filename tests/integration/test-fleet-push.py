@@ -513,6 +513,37 @@ def main():
         # (and the reload's first symbolization) may slow an answer by a second or two.
         ok(slowest < 5.0 and int(d.status_lines()['state']['flushes']) > flushes,
            'while that request hangs (30 s), status answers at once (slowest %.3f s) and flushes go on' % slowest)
+
+        # A reload in the middle of that interval (OTLP back to the good receiver): the new pusher
+        # resumes it, and receivers that kept their URL do not get its profiles twice.
+        def parca_intervals():
+            return [json.loads(r['body'])['series'][0] for r in recv.requests
+                    if r['path'] == '/api/profiles/writeraw']
+        hung_since = max(pprof_stacks(base64.b64decode(x['samples'][0]['rawProfile']))[1]['time_nanos'][0] // 10**9
+                         for x in parca_intervals())
+        n_otlp = len([r for r in recv.requests if r['path'] == '/v1development/profiles'])
+        d.write_conf('cpu-time/%d' % PERIOD, fleet(recv.url, recv.url + '/', recv.url, credentials=creds))
+        os.kill(d.pid, signal.SIGHUP)
+
+        decoded = {}
+
+        def otlp_since():
+            """The intervals of the OTLP requests, each decoded once."""
+            for i, r in enumerate(recv.requests[:]):
+                if r['path'] == '/v1development/profiles' and i not in decoded:
+                    decoded[i] = otlp_stacks(r['body'])[2]['time_unix_nano'][0] // 10**9
+            return set(decoded.values())
+        ok(wait_for(lambda: len([r for r in recv.requests if r['path'] == '/v1development/profiles']) > n_otlp and
+                    hung_since in otlp_since() and max(otlp_since()) > hung_since, 30),
+           'after a reload mid-interval, the interval that hung (%d) reaches the new OTLP receiver, and the next'
+           % hung_since)
+        keys = []
+        for x in parca_intervals():
+            labels = {lab['name']: lab['value'] for lab in x['labels']['labels']}
+            keys.append((pprof_stacks(base64.b64decode(x['samples'][0]['rawProfile']))[1]['time_nanos'][0],
+                         labels.get('unit')))
+        ok(len(keys) == len(set(keys)), 'Parca, whose URL never changed, got each (interval, unit) once through '
+           'every reload (%d profiles)' % len(keys), sorted(k for k in keys if keys.count(k) > 1)[:5])
         for q in procs:
             q.kill()
             q.wait()

@@ -105,6 +105,26 @@ static void print_sessions(const struct control_reply *reply) {
                 printf("no sessions\n");
 }
 
+/* The [fleet] receivers: profiles each took and those it did not, and why the last did not. */
+static void print_pushes(const struct control_reply *reply) {
+        bool header = false;
+
+        for (size_t i = 0; i < reply->n_lines; i++) {
+                const struct protocol_message *m = &reply->lines[i];
+
+                if (!streq(m->word, "push"))
+                        continue;
+                if (!header)
+                        printf("\n%-10s %10s %10s  %s (every %s s, %s intervals so far)\n", "push to",
+                               "pushed", "failed", "url", get(m, "interval"), get(m, "intervals"));
+                header = true;
+                printf("%-10s %10s %10s  %s\n", get(m, "target"), get(m, "pushed"), get(m, "failed"),
+                       get(m, "url"));
+                if (protocol_get(m, "error"))
+                        printf("%-10s last failure: %s\n", "", get(m, "error"));
+        }
+}
+
 int cmd_status(int argc, char **argv) {
         _cleanup_(control_reply_done) struct control_reply reply = {};
         const char *socket;
@@ -113,7 +133,8 @@ int cmd_status(int argc, char **argv) {
         r = parse_common(argc, argv,
                          "Usage: cppctl status [--socket PATH]\n\n"
                          "What the cppd daemon profiles: resources and periods, samples and losses,\n"
-                         "its store's size, its memory, and the on-demand sessions.",
+                         "its store's size, its memory, its pushes to fleet profilers, and the\n"
+                         "on-demand sessions.",
                          0, &socket);
         if (r <= 0)
                 return exit_status(r);
@@ -153,6 +174,7 @@ int cmd_status(int argc, char **argv) {
                                        get(m, "period"));
                 }
         }
+        print_pushes(&reply);
         printf("\n");
         print_sessions(&reply);
         return EXIT_OK;

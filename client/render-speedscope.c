@@ -15,7 +15,7 @@
  * A sample is a distinct stack with self hits, weighed in gticks (hits times the period; a period
  * of 0, unknown, counts a hit as one gtick) so that the numbers are the resource's own, whose
  * unit the profile's name states: speedscope's units are only times and bytes. Frames are
- * numbered in order of first sight over the trees, each walked in render_each_stack() order,
+ * numbered in order of first sight over the trees, each walked in sample_tree_each_stack() order,
  * as its samples are, so the same trees give the same bytes whatever order samples came in. Two
  * passes: the first names the frames, which come before the profiles in the file. */
 #include "render.h"
@@ -89,12 +89,12 @@ static int write_profile(FILE *f, struct sample_tree *t, struct speedscope_walk 
                 "   \"samples\": [",
                 t->total * w->gticks);
         w->first = true;
-        r = render_each_stack(t, write_sample, w);
+        r = sample_tree_each_stack(t, write_sample, w);
         if (r < 0)
                 return r;
         fputs("],\n   \"weights\": [", f);
         w->first = true;
-        r = render_each_stack(t, write_weight, w);
+        r = sample_tree_each_stack(t, write_weight, w);
         if (r < 0)
                 return r;
         fputs("]}", f);
@@ -109,7 +109,7 @@ int render_speedscope(FILE *f, struct sample_tree *const *trees, size_t n) {
         if (!frames)
                 return -ENOMEM;
         for (size_t i = 0; i < n; i++) {
-                r = render_each_stack(trees[i], add_frames, &w);
+                r = sample_tree_each_stack(trees[i], add_frames, &w);
                 if (r < 0)
                         return r;
         }

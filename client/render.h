@@ -6,6 +6,7 @@
 #include "call-graph.h"
 #include "profile-join.h"
 #include "profile.h"
+#include "sample-tree-walk.h"
 #include "sample-tree.h"
 
 enum render_format {
@@ -92,16 +93,6 @@ int render_flame_svg_element(FILE *f, struct sample_tree *t, bool icicle, double
 int render_html_report(FILE *f, struct sample_tree *const *trees, size_t n, const char *title);
 
 /* Formats for other tools; each file's opening comment shows its format. */
-
-/* Calls FN for every node of T with self hits (the root too, at DEPTH 0, if samples ended there),
- * in stack order: a pre-order walk with children sorted by name, so that a stack comes before
- * its extensions and the order does not depend on the order samples came in. PATH holds the
- * stack's DEPTH name ids, root first, valid during the call. Returns 0, -ENOMEM, or the first
- * negative value FN returns, which stops the walk. */
-int render_each_stack(const struct sample_tree *t,
-                      int (*fn)(const struct sample_tree *t, uint32_t node, const uint32_t *path,
-                                size_t depth, void *userdata),
-                      void *userdata);
 
 /* Folded stacks, "main;f;g HITS", one line per stack with self hits, in render_each_stack()
  * order: what flame graph tools and `cppctl import --folded` read. Returns 0, -ENOMEM or -EIO. */

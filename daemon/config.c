@@ -8,6 +8,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <grp.h>
+#include <inttypes.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -56,6 +57,7 @@ void config_defaults(struct config *c) {
                 .retention = 7 * 86400 * 1000000ULL,
                 .max_size = 1ULL << 30,
                 .max_sessions = 16,
+                .push_interval = 60 * 1000000ULL,
         };
         memcpy(c->resources, resources, sizeof resources);
         c->n_resources = ELEMENTSOF(resources);
@@ -241,13 +243,37 @@ static int set(struct config *c, const char *section, const char *key, char *val
                 c->max_sessions = u;
                 return 0;
         }
+        /* The pushes to fleet profilers: their own block of [fleet] (the ClickHouse keys are
+         * another matter). */
+        for (enum push_kind k = 0; k < _PUSH_KIND_MAX; k++)
+                if (KEY("fleet", push_kind_name(k))) {
+                        const char *why;
+
+                        if (value[0] && push_url_check(value, &why) < 0)
+                                return fail(error, size, "%s = %s: the URL %s", key, value, why);
+                        strcpy(c->push_url[k], value);
+                        return 0;
+                }
+        if (KEY("fleet", "push_credentials")) {
+                if ((value[0] && value[0] != '/') || strlen(value) >= sizeof c->push_credentials)
+                        return fail(error, size,
+                                    "push_credentials must be an absolute path (or empty: none)");
+                strcpy(c->push_credentials, value);
+                return 0;
+        }
+        if (KEY("fleet", "push_interval")) {
+                if (parse_duration(value, &u) < 0 || u < 1000000 || u > 86400 * 1000000ULL || u % 1000000)
+                        return fail(error, size, "push_interval must be whole seconds from 1s to 1d");
+                c->push_interval = u;
+                return 0;
+        }
 #undef KEY
         return fail(error, size, "unknown key '%s' in [%s]", key, section);
 }
 
 int config_parse(const char *text, size_t size, struct config *ret, unsigned *ret_line, char *error,
                  size_t error_size) {
-        static const char *const sections[] = { "collect", "store", "control" };
+        static const char *const sections[] = { "collect", "store", "control", "fleet" };
         char section[32] = "", line[CONFIG_MAX_LINE + 1];
         struct config c;
         unsigned n = 0;
@@ -296,8 +322,21 @@ int config_parse(const char *text, size_t size, struct config *ret, unsigned *re
                 if (r < 0)
                         return r;
         }
+        /* A push covers whole time buckets: the store cannot split one. */
+        if (config_pushes(&c) && c.push_interval % c.bucket != 0)
+                return fail(error, error_size,
+                            "push_interval (%" PRIu64 "s) must be a multiple of [store] bucket (%" PRIu64
+                            "s)",
+                            c.push_interval / 1000000, c.bucket / 1000000);
         *ret = c;
         return 0;
+}
+
+bool config_pushes(const struct config *c) {
+        for (enum push_kind k = 0; k < _PUSH_KIND_MAX; k++)
+                if (c->push_url[k][0])
+                        return true;
+        return false;
 }
 
 int config_load(const char *path, struct config *ret, unsigned *ret_line, char *error, size_t error_size) {

@@ -8,6 +8,7 @@
 
 #include "cleanup.h"
 #include "collector.h"
+#include "push-request.h"
 
 #define CONFIG_PATH_DEFAULT "/etc/cppd/cppd.conf"
 #define CONFIG_MAX_RESOURCES 16
@@ -47,7 +48,14 @@ struct config {
         char group[64];        /* members may query; "" for none */
         gid_t gid;             /* the group's, looked up when parsed; CONFIG_NO_GID: none */
         unsigned max_sessions;
+        /* [fleet]: profiles pushed to fleet profilers (daemon/pusher.c) */
+        char push_url[_PUSH_KIND_MAX][PUSH_URL_MAX]; /* base URL by push_kind; "" for none */
+        uint64_t push_interval;                      /* µs, whole seconds */
+        char push_credentials[4096];                 /* headers file (push-credentials.h); "" for none */
 };
+
+/* Whether C pushes to any fleet profiler. */
+bool config_pushes(const struct config *c);
 
 /* Sets every key to its default. The default group, cppd, is looked up: where there is no such
  * group (cppd by hand, not installed), gid is CONFIG_NO_GID and only root may query. */

@@ -212,6 +212,16 @@ static void do_status(struct connection *c) {
                       "lost", num(&nb, rs.lost), "samples_per_second",
                       num(&nb, (uint64_t) m->resource_rate[i]), NULL);
         }
+        for (unsigned i = 0; m->pusher && i < pusher_n_targets(m->pusher); i++) {
+                struct pusher_target_stats ps;
+
+                nb.n = 0;
+                pusher_target_stats(m->pusher, i, &ps);
+                reply(c, "push", "target", push_kind_name(ps.kind), "url", ps.url, "interval",
+                      num(&nb, m->config.push_interval / 1000000), "intervals", num(&nb, ps.intervals),
+                      "pushed", num(&nb, ps.pushed), "failed", num(&nb, ps.failed), "error",
+                      ps.error[0] ? ps.error : NULL, NULL);
+        }
         for (unsigned i = 0; i < m->n_sessions; i++)
                 session_line(c, m->sessions[i]);
         reply(c, "ok", NULL);

@@ -6,6 +6,7 @@
  *   retention timer (1 h, and after a flush when the store is over max_size) -> store_expire
  *   SIGTERM, SIGINT         -> stop collecting, store everything, exit
  *   SIGHUP                  -> reload the configuration
+ *   the pusher's thread     -> each push_interval, profiles to the [fleet] receivers (pusher.c)
  *   watchdog                -> sd-event sends WATCHDOG=1 itself (sd_event_set_watchdog)
  *
  * A flush that fails (a full disk) keeps the hits in memory for the next one and is said once,
@@ -148,10 +149,20 @@ int manager_catch_up(struct manager *m) {
 
 int manager_flush(struct manager *m) {
         uint64_t start = now_ns(CLOCK_MONOTONIC) / 1000, end;
+        int64_t stored = 0;
         int r = 0, q;
 
-        if (m->collector)
+        if (m->collector) {
+                struct collector_stats st;
+
+                /* What was handled before now less the lag is in this flush: the pushes may go up
+                 * to there, less a margin for records still in the kernel's rings, which the lag
+                 * does not see (the reader passes every 100 ms, later when starved of CPU). */
+                collector_get_stats(m->collector, &st);
+                stored = (int64_t) ((now_ns(CLOCK_REALTIME) - st.lag_ns) / 1000000000) -
+                        MANAGER_PUSH_MARGIN_SEC;
                 r = collector_flush(m->collector, false);
+        }
         for (unsigned i = 0; i < m->n_sessions; i++) {
                 q = collector_flush(m->sessions[i]->collector, false);
                 if (r >= 0 && q < 0)
@@ -169,6 +180,8 @@ int manager_flush(struct manager *m) {
                 return r;
         }
         end = now_ns(CLOCK_MONOTONIC) / 1000;
+        if (m->pusher && m->collector)
+                pusher_set_stored(m->pusher, stored);
         m->flushes++;
         m->flush_usec_last = end > start ? end - start : 0;
         if (m->flush_usec_last > m->flush_usec_max)
@@ -316,6 +329,7 @@ static int open_store(struct manager *m) {
 }
 
 int manager_reload(struct manager *m) {
+        struct pusher_resume resume = {};
         struct config c;
         char error[256];
         unsigned line;
@@ -349,6 +363,11 @@ int manager_reload(struct manager *m) {
                 m->store = store_close(m->store);
         }
         memcpy(c.socket_path, m->config.socket_path, sizeof c.socket_path);
+        /* The pushes go on from the first interval not pushed, unless they are what changed. */
+        if (m->pusher && !pusher_same_config(m->pusher, &c)) {
+                pusher_stop(m->pusher, &resume);
+                m->pusher = pusher_free(m->pusher);
+        }
         m->config = c;
         if (!m->store) {
                 r = open_store(m);
@@ -361,6 +380,10 @@ int manager_reload(struct manager *m) {
         r = start_collector(m);
         if (r < 0)
                 return r;
+        /* Profiling goes on without the pushes when they cannot start (their credentials): the
+         * error is logged, and the next reload tries again. */
+        if (!m->pusher && config_pushes(&m->config) && pusher_new(&m->config, &resume, &m->pusher) < 0)
+                log_error("The pushes to fleet profilers stop until a reload can start them");
         rearm(m->flush_timer, m->config.flush_interval);
         notify_status(m, true);
         log_info("Configuration reloaded from %s", m->config_path);
@@ -435,6 +458,11 @@ int manager_start(struct manager *m) {
         r = start_collector(m);
         if (r < 0)
                 return r;
+        if (config_pushes(&m->config)) {
+                r = pusher_new(&m->config, NULL, &m->pusher);
+                if (r < 0)
+                        return r;
+        }
         if ((r = sd_event_add_time_relative(m->event, &m->flush_timer, CLOCK_MONOTONIC,
                                             m->config.flush_interval, 10000, on_flush, m)) < 0 ||
             (r = sd_event_add_time_relative(m->event, &m->status_timer, CLOCK_MONOTONIC,
@@ -500,6 +528,7 @@ int manager_run(struct manager *m) {
 struct manager *manager_free(struct manager *m) {
         if (!m)
                 return NULL;
+        pusher_free(m->pusher); /* before the store it reads */
         for (unsigned i = m->n_sessions; i > 0; i--)
                 session_end(m->sessions[i - 1]);
         sd_event_source_disable_unref(m->collector_source);

@@ -12,6 +12,7 @@
 
 #include "collector.h"
 #include "config.h"
+#include "pusher.h"
 #include "session.h"
 #include "store.h"
 
@@ -26,6 +27,8 @@
 /* While the store fails, the flush timer tries again at most this often: a failed flush does all
  * its work before the disk says no, and the loop must keep draining the rings meanwhile. */
 #define MANAGER_FLUSH_RETRY_USEC (2 * 1000000ULL)
+/* Seconds the pushes to fleet profilers stay behind what a flush stored (manager_flush()). */
+#define MANAGER_PUSH_MARGIN_SEC 3
 /* Free memory is given back to the kernel at most this often (malloc_trim()). */
 #define MANAGER_TRIM_INTERVAL_USEC (15 * 1000000ULL)
 
@@ -38,6 +41,7 @@ struct manager {
         sd_event_source *collector_source;
         sd_event_source *flush_timer, *status_timer, *retention_timer;
         uint32_t unsupported;                           /* resources this machine cannot count */
+        struct pusher *pusher;                          /* [fleet] pushes; NULL: none configured */
         struct session *sessions[MANAGER_MAX_SESSIONS]; /* ours: removed as each ends */
         unsigned n_sessions;
         uint64_t next_session_id;

@@ -107,9 +107,10 @@ def conf(lines, version):
             comment = []
         elif section is None:
             intro.append(line)
-        elif re.match(r'#\s*[a-z_]+ = ', line):
-            key, value = line.lstrip('# ').split(' = ', 1)
-            out.append('.TP\n\\fB%s\\fR = %s' % (key, literal(escape(value))))
+        elif re.match(r'#\s*[a-z_]+ =( |$)', line):
+            # A key whose default is empty (none) reads "key = (empty)".
+            key, value = (part.strip() for part in line.lstrip('# ').split(' =', 1))
+            out.append('.TP\n\\fB%s\\fR = %s' % (key, literal(escape(value)) if value else '(empty)'))
             out.append(inline(' '.join(comment)))
             comment = []
         elif line.startswith('#'):

@@ -10,7 +10,12 @@
  * what users read; each function is demangled once per load, whatever its frames.
  *
  * Runs that sampled one resource at different periods are merged by weighting each run's hits
- * by period / gcd(periods), so the tree counts samples of gcd gticks; the header says so. */
+ * by period / gcd(periods), so the tree counts samples of gcd gticks; the header says so.
+ *
+ * With unit_roots, the samples come ordered by their process's unit, and each unit's stacks
+ * hang below a node of its own under the root: the memo is cleared and based at that node when
+ * the unit changes, so the frame and stack tables, most of a load's cost, are read once for all
+ * the units (the daemon pushes a profile per unit every interval). */
 #include "store.h"
 
 #include <errno.h>
@@ -416,6 +421,43 @@ static uint64_t saturating_mul(uint64_t a, uint64_t b) {
         return __builtin_mul_overflow(a, b, &p) ? UINT64_MAX : p;
 }
 
+/* The samples of a load: its parameters are bound by number in load_tree(). */
+#define SAMPLE_FROM_WHERE \
+        "FROM sample AS s " \
+        "JOIN thread AS t ON t.id = s.thread_id " \
+        "JOIN process AS p ON p.id = t.process_id " \
+        "JOIN run_resource AS rr ON rr.run_id = p.run_id AND rr.resource_id = s.resource_id " \
+        "WHERE s.resource_id = ?1 AND (?2 = 0 OR p.run_id = ?2) " \
+        "AND (?3 IS NULL OR p.unit = ?3) AND (?4 = 0 OR p.pid = ?4) " \
+        "AND (?5 IS NULL OR p.comm = ?5 OR t.comm = ?5) " \
+        "AND (?6 IS NULL OR p.exe = ?6 OR substr(p.exe, -length(?6) - 1) = '/' || ?6) " \
+        "AND (?7 IS NULL OR s.bucket >= ?7) AND (?8 IS NULL OR s.bucket < ?8) " \
+        "AND (?9 IS NULL OR p.run_id IN (SELECT id FROM run WHERE host = ?9)) " \
+        "AND (?10 = 0 OR p.pid != 0) "
+
+/* The sum of squared hits of a group of sample rows: a row that does not know its own (0) counts
+ * each of its samples as hits / samples. */
+#define SAMPLE_SQUARES "total(CASE WHEN s.hits_squared > 0 THEN s.hits_squared ELSE s.hits * s.hits / max(s.samples, 1) END)"
+
+/* With unit_roots: when the rows reach another unit, bases the memo at UNIT's node under the
+ * root, forgetting the stacks mapped for the unit before. *CURRENT is the unit's label id. */
+static int enter_unit(struct sample_tree *tree, struct stack_table *t, const char *unit, int64_t *current) {
+        int64_t label = name_table_intern(tree->names, unit, strlen(unit)), node;
+
+        if (label < 0)
+                return (int) label;
+        if (label == *current)
+                return 0;
+        node = sample_tree_child(tree, SAMPLE_TREE_ROOT, label);
+        if (node < 0)
+                return (int) node;
+        for (size_t i = 1; i < t->n; i++)
+                t->node[i] = SAMPLE_TREE_NONE;
+        t->node[0] = node;
+        *current = label;
+        return 0;
+}
+
 static int load_tree(struct store *s, const struct store_filter *f, struct name_table *names,
                      struct sample_tree **ret) {
         _cleanup_(sample_tree_freep) struct sample_tree *tree = NULL;
@@ -423,7 +465,7 @@ static int load_tree(struct store *s, const struct store_filter *f, struct name_
         _cleanup_free_ uint32_t *scratch = NULL;
         _cleanup_free_ char *unit = NULL;
         sqlite3_stmt *st = NULL;
-        int64_t resource_id = 0;
+        int64_t resource_id = 0, unit_label = -1;
         uint64_t g = 1, total = 0;
         int rc, r;
 
@@ -465,21 +507,11 @@ static int load_tree(struct store *s, const struct store_filter *f, struct name_
 
         rc = sqlite3_prepare_v2(
                 s->db,
-                "SELECT s.stack_id, sum(s.hits), sum(s.samples), rr.period, "
-                "total(CASE WHEN s.hits_squared > 0 THEN s.hits_squared "
-                "ELSE s.hits * s.hits / max(s.samples, 1) END) "
-                "FROM sample AS s "
-                "JOIN thread AS t ON t.id = s.thread_id "
-                "JOIN process AS p ON p.id = t.process_id "
-                "JOIN run_resource AS rr ON rr.run_id = p.run_id AND rr.resource_id = s.resource_id "
-                "WHERE s.resource_id = ?1 AND (?2 = 0 OR p.run_id = ?2) "
-                "AND (?3 IS NULL OR p.unit = ?3) AND (?4 = 0 OR p.pid = ?4) "
-                "AND (?5 IS NULL OR p.comm = ?5 OR t.comm = ?5) "
-                "AND (?6 IS NULL OR p.exe = ?6 OR substr(p.exe, -length(?6) - 1) = '/' || ?6) "
-                "AND (?7 IS NULL OR s.bucket >= ?7) AND (?8 IS NULL OR s.bucket < ?8) "
-                "AND (?9 IS NULL OR p.run_id IN (SELECT id FROM run WHERE host = ?9)) "
-                "AND (?10 = 0 OR p.pid != 0) "
-                "GROUP BY s.stack_id, rr.period",
+                f->unit_roots ? "SELECT s.stack_id, sum(s.hits), sum(s.samples), rr.period, " SAMPLE_SQUARES
+                                ", ifnull(p.unit, '') " SAMPLE_FROM_WHERE
+                                "GROUP BY p.unit, s.stack_id, rr.period ORDER BY p.unit" :
+                                "SELECT s.stack_id, sum(s.hits), sum(s.samples), rr.period, " SAMPLE_SQUARES
+                                " " SAMPLE_FROM_WHERE "GROUP BY s.stack_id, rr.period",
                 -1, &st, NULL);
         if (rc != SQLITE_OK)
                 return store_errno(s, rc);
@@ -501,6 +533,15 @@ static int load_tree(struct store *s, const struct store_filter *f, struct name_
                 int64_t period = sqlite3_column_int64(st, 3);
                 uint64_t w;
                 int64_t node;
+
+                if (f->unit_roots) {
+                        r = enter_unit(tree, &t, (const char *) sqlite3_column_text(st, 5) ?: "",
+                                       &unit_label);
+                        if (r < 0) {
+                                sqlite3_finalize(st);
+                                return r;
+                        }
+                }
 
                 if (id <= 0 || (size_t) id >= t.n || hits < 0 || samples < 0 || period <= 0) {
                         sqlite3_finalize(st);

@@ -126,6 +126,9 @@ struct store_filter {
         const char *resource;      /* required */
         int64_t run_id;            /* 0: every run */
         const char *unit;          /* systemd unit; NULL: any */
+        bool unit_roots;           /* every stack below a first frame naming its process's
+                                    * unit ("" for none): one load for the profiles of all
+                                    * units (the daemon's pushes) */
         int64_t pid;               /* 0: any */
         bool no_idle;              /* leave out the idle task, pid 0 ("swapper") */
         const char *comm;          /* process or thread name; NULL: any */

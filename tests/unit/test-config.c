@@ -111,6 +111,46 @@ int main(void) {
                    c.gid == CONFIG_NO_GID,
            "group = (empty): no group");
 
+        /* [fleet]: the pushes to fleet profilers. */
+        ok(!config_pushes(&d) && d.push_interval == 60 * 1000000ULL, "no pushes by default, every 60 s");
+        ok(parse("[store]\nbucket = 10s\n"
+                 "[fleet]\n"
+                 "pyroscope = http://pyroscope:4040\n"
+                 "parca = https://parca.example/\n"
+                 "otlp = http://127.0.0.1:4318\n"
+                 "push_interval = 30s\n",
+                 &c, &line, error) == 0 &&
+                   config_pushes(&c) && streq(c.push_url[PUSH_PYROSCOPE], "http://pyroscope:4040") &&
+                   streq(c.push_url[PUSH_PARCA], "https://parca.example/") &&
+                   streq(c.push_url[PUSH_OTLP], "http://127.0.0.1:4318") &&
+                   c.push_interval == 30 * 1000000ULL,
+           "[fleet] pyroscope, parca, otlp, push_interval: %s", error);
+        ok(parse("[fleet]\notlp =\n", &c, &line, error) == 0 && !config_pushes(&c), "an empty URL: no push");
+        ok(parse("[fleet]\npush_credentials = /etc/cppd/push-credentials\n", &c, &line, error) == 0 &&
+                   streq(c.push_credentials, "/etc/cppd/push-credentials") && !d.push_credentials[0],
+           "push_credentials: a path (none by default)");
+        ok(parse("[fleet]\npush_credentials = secrets\n", &c, &line, error) == -EBADMSG &&
+                   streq(error, "push_credentials must be an absolute path (or empty: none)"),
+           "a relative credentials path: %s", error);
+        c = d;
+        ok(parse("[fleet]\n\nparca = grpc://parca:7070\n", &c, &line, error) == -EBADMSG && line == 3 &&
+                   streq(error, "parca = grpc://parca:7070: the URL must begin with http:// or https://") &&
+                   memcmp(&c, &d, sizeof c) == 0,
+           "a URL of another scheme: line 3, %s", error);
+        ok(parse("[fleet]\notlp = http://collector:4318/v1development/profiles?x=1\n", &c, &line, error) ==
+                           -EBADMSG &&
+                   strstr(error, "must have no query or fragment"),
+           "a URL with a query: %s", error);
+        ok(parse("[fleet]\npush_interval = 1500ms\n", &c, &line, error) == -EBADMSG &&
+                   strstr(error, "push_interval must be whole seconds from 1s to 1d"),
+           "a push interval of a fraction of a second: %s", error);
+        ok(parse("[store]\nbucket = 60s\n[fleet]\notlp = http://c:4318\npush_interval = 90s\n", &c, &line,
+                 error) == -EBADMSG &&
+                   streq(error, "push_interval (90s) must be a multiple of [store] bucket (60s)"),
+           "a push interval that splits buckets: %s", error);
+        ok(parse("[store]\nbucket = 60s\n[fleet]\npush_interval = 90s\n", &c, &line, error) == 0,
+           "which is no error while nothing is pushed");
+
         c = d;
         ok(config_load("/nonexistent/cppd.conf", &c, &line, error, sizeof error) == -ENOENT &&
                    memcmp(&c, &d, sizeof c) == 0,

@@ -189,7 +189,7 @@ static void test_empty_stack(void) {
         perftools__profiles__profile__free_unpacked(p, NULL);
 }
 
-/* Mapping rows, worked by hand. In render_each_stack() order the binaries are first seen as
+/* Mapping rows, worked by hand. In sample_tree_each_stack() order the binaries are first seen as
  * libc (__libc_start_main), prog (main), [vdso], helper; the leaves end 3 gticks in prog (f 1,
  * h 2), 4 in libc, 7 in [vdso], 2 in helper. pprof's main binary is prog: libc and [vdso]
  * cannot be, and helper ends fewer. So: prog 1, then libc 2, [vdso] 3, helper 4. */

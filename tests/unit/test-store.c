@@ -2,6 +2,7 @@
  * are not stores (left untouched), newer schemas, rollback, and readers beside a writer. */
 #include <errno.h>
 #include <fcntl.h>
+#include <inttypes.h>
 #include <sqlite3.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -209,14 +210,40 @@ static void test_filters_and_expiry(void) {
         is_int(total(s, &f), 36, "--since 0: everything since 1970");
         f.has_since = false;
 
+        /* unit_roots (the daemon's pushes): each unit's stacks below a node of its own, the same
+         * stack shared by two units counted apart, the processes in no unit below "". */
+        {
+                struct sample_tree *t = NULL;
+                int64_t other = add_process(s, run, 300, NULL, "cron", "/usr/sbin/cron");
+                char got[512] = "";
+
+                ok(other > 0 && store_begin(s) == 0 &&
+                           add_stack_at(s, res, other, 60, "main;serve;parse", 2) == 0 &&
+                           store_commit(s) == 0,
+                   "a process in no unit with nginx's stack");
+                f.unit_roots = true;
+                ok(store_load_tree(s, &f, &t) == 0 && t->total == 38, "unit_roots: one load, every hit");
+                for (uint32_t u = t ? t->nodes[SAMPLE_TREE_ROOT].first_child : SAMPLE_TREE_NONE;
+                     u != SAMPLE_TREE_NONE; u = t->nodes[u].next_sibling)
+                        snprintf(got + strlen(got), sizeof got - strlen(got), "[%s]=%" PRIu64 " ",
+                                 sample_tree_name(t, t->nodes[u].name), t->nodes[u].weight);
+                ok(strstr(got, "[nginx.service]=18 ") && strstr(got, "[postgresql.service]=18 ") &&
+                           strstr(got, "[]=2 ") &&
+                           strlen(got) == strlen("[nginx.service]=18 [postgresql.service]=18 []=2 "),
+                   "a node per unit under the root, with its hits: %s", got);
+                sample_tree_free(t);
+                f.unit_roots = false;
+                is_int(total(s, &f), 38, "without it, the same hits in one tree");
+        }
+
         ok(store_expire(s, 100, 0, &deleted) == 0, "expire what is before 100");
-        is_int(deleted, 2, "two sample rows go");
+        is_int(deleted, 3, "three sample rows go");
         is_int(total(s, &f), 24, "the rest stays");
         is_int(count("f.db", "function"), 5,
                "functions only the deleted stacks had are gone (main exec_query sort serve sendfile)");
         is_int(count("f.db", "stack"), 5,
                "and the stack trie is pruned to the two stacks left (main shared)");
-        is_int(count("f.db", "process"), 2, "the process without samples left is gone");
+        is_int(count("f.db", "process"), 2, "the processes without samples left are gone");
 
         ok(store_begin(s) == 0 && add_stack_at(s, res, db2, 240, "main;exec_query;sort", 1) == 0 &&
                    store_commit(s) == 0,

@@ -1,0 +1,500 @@
+/* Google pprof's profile format: the Profile message of schemas/profile.proto (field numbers from
+ * pprof's own proto/profile.proto), packed by protobuf-c and gzipped, as `pprof` and the tools
+ * that read its files expect: what `cppctl export --format pprof` writes and what the daemon
+ * pushes to Pyroscope and Parca. The trees (one per resource) become:
+ *
+ *     string_table  "", then each tree's resource and unit, then function names, then the
+ *                   stored names of those shown demangled, then the mappings' file names and
+ *                   build ids, each once
+ *     sample_type   per tree (resource, unit): the unit in pprof's words, which it scales and
+ *                   prints ("milliseconds", "bytes"; "count" for the rest: pprof reads a
+ *                   unit such as "1 page fault" as a number to print after the value); values
+ *                   are gticks, hits times the period (a
+ *                   period of 0, unknown, counts a hit as one gtick)
+ *     period_type   the first tree's, with its period in gticks
+ *     time_nanos,   when the profile began and how long it covers, where the caller says (a
+ *     duration_nanos push of an interval); unset in exports, which cover whatever was asked
+ *     mapping       one per binary (path and build id) the functions lie in, where the store
+ *                   knows it (not for folded imports): the main binary first (the one not a
+ *                   shared library, "[vdso]" or such whose functions end the most samples),
+ *                   then in order of first sight. has_functions is set, since every location
+ *                   is named, so pprof never needs the binary to name it, and the file name and
+ *                   build id are there for what does (-symbolize=force, Parca's debuginfo). The
+ *                   store keeps no load addresses: memory ranges are placeholders, disjoint and
+ *                   never adjacent (pprof merges adjacent ones), file offsets 0
+ *     function      one per distinct name, ids from 1 in order of first sight; a C++ or Rust
+ *                   name shown demangled has its stored (mangled) name as system_name
+ *     location      one per function, with the same id, its function's mapping and one line
+ *                   naming it: we have neither addresses nor line numbers to tell two sites in
+ *                   one function apart
+ *     sample        one per distinct stack with self hits in any tree, location ids leaf first
+ *                   (pprof's order, the reverse of ours), one value per tree, 0 where that tree
+ *                   has no such stack
+ *
+ * The trees' stacks are merged into one sample tree over function ids, a node per distinct
+ * stack, with a row of values per node; every tree is walked in sample_tree_each_stack() order and
+ * the merged tree is too, so the same trees give the same bytes whatever order samples came in
+ * (the gzip header carries no name and no time). The message is built in flat arrays, a few
+ * allocations in all, and packed into one buffer before compression: a renderer runs once per
+ * command, and a profile holds one sample per distinct stack, not per raw sample. */
+#include "pprof.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <limits.h>
+#include <stdlib.h>
+#include <string.h>
+#include <zlib.h>
+
+#include "name-table.h"
+#include "profile.pb-c.h"
+#include "sample-tree-walk.h"
+
+/* The message under construction, in flat arrays that the Profile's pointer arrays point into. */
+struct pprof {
+        size_t n_trees;
+        uint32_t top; /* the node every tree is walked below: the root, or a unit's (a push) */
+
+        /* The union of the trees' stacks. */
+        struct name_table *functions; /* a name's id + 1 is its function's and location's id */
+        struct sample_tree *merged;   /* over function ids; self: the trees with the stack */
+        int64_t *values;              /* values[node * n_trees + tree]: gticks */
+        size_t cap_values;            /* nodes that values has room for */
+        size_t tree;                  /* the tree being merged... */
+        uint64_t gticks;              /* ...and its gticks per hit */
+        uint32_t *ids;                /* scratch: one stack's function ids */
+
+        /* The binaries, in order of first sight. */
+        struct name_table *mapping_keys;           /* "BUILD_ID/PATH" -> index */
+        const struct sample_tree_module **modules; /* by index; the trees' own */
+        uint64_t *mapping_hits;                    /* by index: gticks of samples ending in its functions */
+        size_t n_mappings, cap_mappings;
+        uint32_t *fn_mapping;  /* by name id in functions: mapping index + 1; 0: none */
+        const char **fn_raw;   /* by name id in functions: its stored name, if another */
+        size_t cap_fn_mapping; /* of both */
+        uint64_t *mapping_ids; /* by index: its Mapping id (the main binary's is 1) */
+        Perftools__Profiles__Mapping *maps, **map_ptrs;
+
+        struct name_table *strings;
+        char **string_table; /* points into strings */
+        Perftools__Profiles__ValueType *types, **type_ptrs;
+        Perftools__Profiles__Function *fns, **fn_ptrs;
+        Perftools__Profiles__Line *lines, **line_ptrs;
+        Perftools__Profiles__Location *locs, **loc_ptrs;
+        Perftools__Profiles__Sample *samples, **sample_ptrs;
+        size_t n_samples;
+        uint64_t *location_ids; /* every sample's, concatenated */
+        size_t n_location_ids;
+};
+
+const char *pprof_unit(const char *unit) {
+        static const struct {
+                const char *prefix, *name;
+        } units[] = {
+                { "1 ns", "nanoseconds" },  { "1 us", "microseconds" }, { "1 \u00b5s", "microseconds" },
+                { "1 ms", "milliseconds" }, { "1 s ", "seconds" },      { "1 byte", "bytes" },
+        };
+
+        for (size_t i = 0; unit && i < sizeof units / sizeof *units; i++)
+                if (strncmp(unit, units[i].prefix, strlen(units[i].prefix)) == 0)
+                        return units[i].name;
+        return "count";
+}
+
+static void pprof_done(struct pprof *p) {
+        sample_tree_free(p->merged); /* before the names it borrows */
+        name_table_free(p->functions);
+        name_table_free(p->strings);
+        free(p->values);
+        free(p->ids);
+        free(p->string_table);
+        free(p->types);
+        free(p->type_ptrs);
+        free(p->fns);
+        free(p->fn_ptrs);
+        free(p->lines);
+        free(p->line_ptrs);
+        free(p->locs);
+        free(p->loc_ptrs);
+        free(p->samples);
+        free(p->sample_ptrs);
+        free(p->location_ids);
+        name_table_free(p->mapping_keys);
+        free(p->modules);
+        free(p->mapping_hits);
+        free(p->fn_mapping);
+        free(p->fn_raw);
+        free(p->mapping_ids);
+        free(p->maps);
+        free(p->map_ptrs);
+}
+
+/* The index of module M among the mappings, adding it at its first sight. Returns it, or
+ * -ENOMEM. */
+static int64_t mapping_of(struct pprof *p, const struct sample_tree_module *m) {
+        char key[8192];
+        int64_t i;
+        int n = snprintf(key, sizeof key, "%s/%s", m->build_id, m->path);
+
+        i = name_table_intern(p->mapping_keys, key, MIN((size_t) n, sizeof key - 1));
+        if (i < 0 || (size_t) i < p->n_mappings)
+                return i;
+        if (p->n_mappings == p->cap_mappings) {
+                size_t cap = p->cap_mappings ? 2 * p->cap_mappings : 16;
+                const struct sample_tree_module **modules = reallocarray(p->modules, cap, sizeof *modules);
+                uint64_t *hits;
+
+                if (!modules)
+                        return -ENOMEM;
+                p->modules = modules;
+                hits = reallocarray(p->mapping_hits, cap, sizeof *hits);
+                if (!hits)
+                        return -ENOMEM;
+                p->mapping_hits = hits;
+                p->cap_mappings = cap;
+        }
+        p->modules[p->n_mappings] = m;
+        p->mapping_hits[p->n_mappings] = 0;
+        return p->n_mappings++;
+}
+
+/* Notes what T says of its label NAME for function ID (a name id of p->functions): the binary
+ * it lies in, and its stored name. */
+static int note_function(struct pprof *p, const struct sample_tree *t, uint32_t name, uint32_t id) {
+        const struct sample_tree_module *m = sample_tree_label_module(t, name);
+        int64_t i;
+
+        if (id >= p->cap_fn_mapping) {
+                size_t cap = MAX((size_t) id + 1, 2 * p->cap_fn_mapping);
+                uint32_t *a = reallocarray(p->fn_mapping, cap, sizeof *a);
+                const char **raw;
+
+                if (!a)
+                        return -ENOMEM;
+                memset(a + p->cap_fn_mapping, 0, (cap - p->cap_fn_mapping) * sizeof *a);
+                p->fn_mapping = a;
+                raw = reallocarray(p->fn_raw, cap, sizeof *raw);
+                if (!raw)
+                        return -ENOMEM;
+                memset(raw + p->cap_fn_mapping, 0, (cap - p->cap_fn_mapping) * sizeof *raw);
+                p->fn_raw = raw;
+                p->cap_fn_mapping = cap;
+        }
+        if (!p->fn_raw[id])
+                p->fn_raw[id] = sample_tree_label_raw(t, name);
+        if (!m || p->fn_mapping[id] != 0)
+                return 0;
+        i = mapping_of(p, m);
+        if (i < 0)
+                return (int) i;
+        p->fn_mapping[id] = i + 1;
+        return 0;
+}
+
+static int merge_stack(const struct sample_tree *t, uint32_t node, const uint32_t *path, size_t depth,
+                       void *userdata) {
+        struct pprof *p = userdata;
+        int64_t id;
+        int r;
+
+        for (size_t i = 0; i < depth; i++) {
+                const char *name = sample_tree_name(t, path[i]);
+
+                id = name_table_intern(p->functions, name, strlen(name));
+                if (id < 0)
+                        return (int) id;
+                p->ids[i] = id;
+                r = note_function(p, t, path[i], id);
+                if (r < 0)
+                        return r;
+        }
+        if (depth > 0 && p->fn_mapping[p->ids[depth - 1]] != 0)
+                p->mapping_hits[p->fn_mapping[p->ids[depth - 1]] - 1] += t->nodes[node].self * p->gticks;
+        id = sample_tree_add(p->merged, p->ids, depth, 1);
+        if (id < 0)
+                return (int) id;
+        if (p->merged->n_nodes > p->cap_values) {
+                size_t cap = MAX(2 * p->cap_values, p->merged->n_nodes);
+                int64_t *values = reallocarray(p->values, cap * p->n_trees, sizeof *values);
+
+                if (!values)
+                        return -ENOMEM;
+                memset(values + p->cap_values * p->n_trees, 0,
+                       (cap - p->cap_values) * p->n_trees * sizeof *values);
+                p->values = values;
+                p->cap_values = cap;
+        }
+        p->values[id * p->n_trees + p->tree] = (int64_t) (t->nodes[node].self * p->gticks);
+        return 0;
+}
+
+static int merge_trees(struct pprof *p, struct sample_tree *const *trees) {
+        uint32_t max_depth = 0;
+        int r;
+
+        p->functions = name_table_new();
+        p->mapping_keys = name_table_new();
+        if (!p->functions || !p->mapping_keys)
+                return -ENOMEM;
+        p->merged = sample_tree_new(p->functions);
+        for (size_t i = 0; i < p->n_trees; i++)
+                for (size_t j = 0; j < trees[i]->n_nodes; j++)
+                        max_depth = MAX(max_depth, trees[i]->nodes[j].depth);
+        p->ids = malloc((max_depth + 1) * sizeof *p->ids);
+        if (!p->merged || !p->ids)
+                return -ENOMEM;
+        for (p->tree = 0; p->tree < p->n_trees; p->tree++) {
+                p->gticks = trees[p->tree]->info.period ?: 1;
+                r = sample_tree_each_stack_below(trees[p->tree], p->top, merge_stack, p);
+                if (r < 0)
+                        return r;
+        }
+        return 0;
+}
+
+static int64_t intern(struct name_table *t, const char *s) {
+        return name_table_intern(t, s ?: "", s ? strlen(s) : 0);
+}
+
+/* The string table, in the order the comment at the top gives, and the sample types. */
+static int add_strings(struct pprof *p, struct sample_tree *const *trees) {
+        size_t n_strings;
+        int64_t id;
+
+        p->strings = name_table_new();
+        p->types = calloc(p->n_trees + 1, sizeof *p->types);
+        p->type_ptrs = calloc(p->n_trees + 1, sizeof *p->type_ptrs);
+        if (!p->strings || !p->types || !p->type_ptrs)
+                return -ENOMEM;
+        id = intern(p->strings, "");
+        for (size_t i = 0; id >= 0 && i < p->n_trees; i++) {
+                perftools__profiles__value_type__init(&p->types[i]);
+                id = p->types[i].type = intern(p->strings, trees[i]->info.resource);
+                if (id >= 0)
+                        id = p->types[i].unit = intern(p->strings, pprof_unit(trees[i]->info.unit));
+                p->type_ptrs[i] = &p->types[i];
+        }
+        for (size_t i = 0; id >= 0 && i < name_table_size(p->functions); i++)
+                id = intern(p->strings, name_table_get(p->functions, i));
+        for (size_t i = 0; id >= 0 && i < name_table_size(p->functions) && i < p->cap_fn_mapping; i++)
+                if (p->fn_raw[i])
+                        id = intern(p->strings, p->fn_raw[i]);
+        for (size_t i = 0; id >= 0 && i < p->n_mappings; i++) {
+                id = intern(p->strings, p->modules[i]->path);
+                if (id >= 0)
+                        id = intern(p->strings, p->modules[i]->build_id);
+        }
+        if (id < 0)
+                return (int) id;
+
+        n_strings = name_table_size(p->strings);
+        p->string_table = calloc(n_strings, sizeof *p->string_table);
+        if (!p->string_table)
+                return -ENOMEM;
+        for (size_t i = 0; i < n_strings; i++)
+                p->string_table[i] = (char *) name_table_get(p->strings, i);
+        return 0;
+}
+
+/* Whether PATH is what pprof takes for its main binary: not a shared library (its libRx,
+ * "\.so$|\.so[._][0-9]"), not "[vdso]" or another bracketed pseudo-file, not empty. */
+static bool main_binary_candidate(const char *path) {
+        size_t n = strlen(path);
+        const char *so;
+
+        if (n == 0 || path[0] == '[')
+                return false;
+        if (n >= 3 && streq(path + n - 3, ".so"))
+                return false;
+        for (so = strstr(path, ".so"); so; so = strstr(so + 1, ".so"))
+                if ((so[3] == '.' || so[3] == '_') && isdigit((unsigned char) so[4]))
+                        return false;
+        return true;
+}
+
+/* The Mapping rows: the main binary (the candidate whose functions end the most gticks) gets
+ * id 1, the others 2, 3... in order of first sight. Placeholder ranges: [id << 40, + 2^39). */
+static int add_mappings(struct pprof *p) {
+        size_t main_binary = SIZE_MAX, next = 2;
+
+        p->maps = calloc(p->n_mappings + 1, sizeof *p->maps);
+        p->map_ptrs = calloc(p->n_mappings + 1, sizeof *p->map_ptrs);
+        p->mapping_ids = calloc(p->n_mappings + 1, sizeof *p->mapping_ids);
+        if (!p->maps || !p->map_ptrs || !p->mapping_ids)
+                return -ENOMEM;
+        for (size_t i = 0; i < p->n_mappings; i++)
+                if (main_binary_candidate(p->modules[i]->path) &&
+                    (main_binary == SIZE_MAX || p->mapping_hits[i] > p->mapping_hits[main_binary]))
+                        main_binary = i;
+        for (size_t i = 0; i < p->n_mappings; i++)
+                p->mapping_ids[i] = i == main_binary ? 1 : main_binary == SIZE_MAX ? i + 1 : next++;
+        for (size_t i = 0; i < p->n_mappings; i++) {
+                Perftools__Profiles__Mapping *m = &p->maps[p->mapping_ids[i] - 1];
+
+                perftools__profiles__mapping__init(m);
+                m->id = p->mapping_ids[i];
+                m->memory_start = m->id << 40;
+                m->memory_limit = m->memory_start + (UINT64_C(1) << 39);
+                m->filename = name_table_find(p->strings, p->modules[i]->path);
+                m->build_id = name_table_find(p->strings, p->modules[i]->build_id);
+                m->has_functions = true;
+                p->map_ptrs[m->id - 1] = m;
+        }
+        return 0;
+}
+
+/* A function per name and a location per function, with one line naming it. */
+static int add_functions(struct pprof *p) {
+        size_t n = name_table_size(p->functions);
+
+        p->fns = calloc(n + 1, sizeof *p->fns);
+        p->fn_ptrs = calloc(n + 1, sizeof *p->fn_ptrs);
+        p->lines = calloc(n + 1, sizeof *p->lines);
+        p->line_ptrs = calloc(n + 1, sizeof *p->line_ptrs);
+        p->locs = calloc(n + 1, sizeof *p->locs);
+        p->loc_ptrs = calloc(n + 1, sizeof *p->loc_ptrs);
+        if (!p->fns || !p->fn_ptrs || !p->lines || !p->line_ptrs || !p->locs || !p->loc_ptrs)
+                return -ENOMEM;
+        for (size_t i = 0; i < n; i++) {
+                perftools__profiles__function__init(&p->fns[i]);
+                p->fns[i].id = i + 1;
+                p->fns[i].name = name_table_find(p->strings, name_table_get(p->functions, i));
+                if (i < p->cap_fn_mapping && p->fn_raw[i])
+                        p->fns[i].system_name = name_table_find(p->strings, p->fn_raw[i]);
+                p->fn_ptrs[i] = &p->fns[i];
+                perftools__profiles__line__init(&p->lines[i]);
+                p->lines[i].function_id = i + 1;
+                p->line_ptrs[i] = &p->lines[i];
+                perftools__profiles__location__init(&p->locs[i]);
+                p->locs[i].id = i + 1;
+                if (i < p->cap_fn_mapping && p->fn_mapping[i] != 0)
+                        p->locs[i].mapping_id = p->mapping_ids[p->fn_mapping[i] - 1];
+                p->locs[i].n_line = 1;
+                p->locs[i].line = &p->line_ptrs[i];
+                p->loc_ptrs[i] = &p->locs[i];
+        }
+        return 0;
+}
+
+static int add_sample(const struct sample_tree *t, uint32_t node, const uint32_t *path, size_t depth,
+                      void *userdata) {
+        struct pprof *p = userdata;
+        Perftools__Profiles__Sample *s = &p->samples[p->n_samples];
+
+        perftools__profiles__sample__init(s);
+        s->n_location_id = depth;
+        s->location_id = p->location_ids + p->n_location_ids;
+        for (size_t i = 0; i < depth; i++)
+                s->location_id[i] = path[depth - 1 - i] + 1; /* leaf first */
+        s->n_value = p->n_trees;
+        s->value = p->values + node * p->n_trees;
+        p->sample_ptrs[p->n_samples++] = s;
+        p->n_location_ids += depth;
+        return 0;
+}
+
+/* A sample per merged stack, in sample_tree_each_stack() order. */
+static int add_samples(struct pprof *p) {
+        size_t n_stacks = 0, n_frames = 0;
+
+        for (size_t i = 0; i < p->merged->n_nodes; i++)
+                if (p->merged->nodes[i].self > 0) {
+                        n_stacks++;
+                        n_frames += p->merged->nodes[i].depth;
+                }
+        p->samples = calloc(n_stacks + 1, sizeof *p->samples);
+        p->sample_ptrs = calloc(n_stacks + 1, sizeof *p->sample_ptrs);
+        p->location_ids = calloc(n_frames + 1, sizeof *p->location_ids);
+        if (!p->samples || !p->sample_ptrs || !p->location_ids)
+                return -ENOMEM;
+        return sample_tree_each_stack(p->merged, add_sample, p);
+}
+
+int pprof_gzip(const uint8_t *data, size_t size, uint8_t **ret, size_t *ret_size) {
+        _cleanup_free_ uint8_t *out = NULL;
+        z_stream z = {};
+        uLong bound;
+        int r;
+
+        if (size > UINT_MAX)
+                return -E2BIG; /* avail_in is an unsigned int; no pprof file is this big */
+        r = deflateInit2(&z, Z_DEFAULT_COMPRESSION, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY);
+        if (r != Z_OK)
+                return r == Z_MEM_ERROR ? -ENOMEM : -EINVAL;
+        /* deflateBound() covers the zlib wrapper; gzip's header and trailer are 12 bytes more. */
+        bound = deflateBound(&z, size) + 32;
+        out = malloc(bound);
+        if (!out) {
+                deflateEnd(&z);
+                return -ENOMEM;
+        }
+        z.next_in = (uint8_t *) data;
+        z.avail_in = (unsigned) size;
+        z.next_out = out;
+        z.avail_out = bound > UINT_MAX ? UINT_MAX : (unsigned) bound;
+        r = deflate(&z, Z_FINISH);
+        *ret_size = z.total_out;
+        deflateEnd(&z);
+        if (r != Z_STREAM_END)
+                return -EIO;
+        *ret = take_ptr(&out);
+        return 0;
+}
+
+static int encode(struct sample_tree *const *trees, size_t n, uint32_t top, int64_t time_nanos,
+                  int64_t duration_nanos, uint8_t **ret, size_t *ret_size) {
+        _cleanup_(pprof_done) struct pprof p = { .n_trees = n, .top = top };
+        Perftools__Profiles__Profile profile = PERFTOOLS__PROFILES__PROFILE__INIT;
+        _cleanup_free_ uint8_t *packed = NULL;
+        size_t size;
+        int r;
+
+        r = merge_trees(&p, trees);
+        if (r >= 0)
+                r = add_strings(&p, trees);
+        if (r >= 0)
+                r = add_mappings(&p);
+        if (r >= 0)
+                r = add_functions(&p);
+        if (r >= 0)
+                r = add_samples(&p);
+        if (r < 0)
+                return r;
+
+        profile.n_sample_type = n;
+        profile.sample_type = p.type_ptrs;
+        profile.n_sample = p.n_samples;
+        profile.sample = p.sample_ptrs;
+        profile.n_mapping = p.n_mappings;
+        profile.mapping = p.map_ptrs;
+        profile.n_location = profile.n_function = name_table_size(p.functions);
+        profile.location = p.loc_ptrs;
+        profile.function = p.fn_ptrs;
+        profile.n_string_table = name_table_size(p.strings);
+        profile.string_table = p.string_table;
+        profile.time_nanos = time_nanos;
+        profile.duration_nanos = duration_nanos;
+        if (n > 0) {
+                profile.period_type = &p.types[0];
+                profile.period = (int64_t) trees[0]->info.period;
+        }
+
+        size = perftools__profiles__profile__get_packed_size(&profile);
+        packed = malloc(size + 1);
+        if (!packed)
+                return -ENOMEM;
+        perftools__profiles__profile__pack(&profile, packed);
+        return pprof_gzip(packed, size, ret, ret_size);
+}
+
+int pprof_encode(struct sample_tree *const *trees, size_t n, int64_t time_nanos, int64_t duration_nanos,
+                 uint8_t **ret, size_t *ret_size) {
+        return encode(trees, n, SAMPLE_TREE_ROOT, time_nanos, duration_nanos, ret, ret_size);
+}
+
+int pprof_encode_below(const struct sample_tree *t, uint32_t top, int64_t time_nanos, int64_t duration_nanos,
+                       uint8_t **ret, size_t *ret_size) {
+        struct sample_tree *tree = (struct sample_tree *) t; /* read only, as every tree here */
+
+        return encode(&tree, 1, top, time_nanos, duration_nanos, ret, ret_size);
+}

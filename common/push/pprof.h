@@ -1,0 +1,29 @@
+/* pprof's profile format (pprof.c): sample trees in, gzipped Profile bytes out. */
+#pragma once
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "sample-tree.h"
+
+/* Encodes TREES (N of them, one sample type each, in that order) as a gzipped pprof Profile, as
+ * pprof.c's opening comment lays out. TIME_NANOS and DURATION_NANOS (unix ns; 0: unset) say
+ * what time the profile covers. The same trees and times give the same bytes. Returns 0 and
+ * sets *ret (malloc()ed, the caller frees it) and *ret_size, or -ENOMEM, -E2BIG. */
+int pprof_encode(struct sample_tree *const *trees, size_t n, int64_t time_nanos, int64_t duration_nanos,
+                 uint8_t **ret, size_t *ret_size);
+
+/* As pprof_encode() for one tree, with only the stacks below node TOP, as if TOP were the root:
+ * a unit's profile out of a tree of all units (store_filter.unit_roots). */
+int pprof_encode_below(const struct sample_tree *t, uint32_t top, int64_t time_nanos, int64_t duration_nanos,
+                       uint8_t **ret, size_t *ret_size);
+
+/* Gzips DATA[0..SIZE) into *ret (malloc()ed) and *ret_size. Deflate's gzip wrapper (window bits
+ * 15 + 16) writes a header with no name and no time, so the bytes depend on DATA alone. Returns
+ * 0, -ENOMEM, -E2BIG past 4 GiB, or -EIO. */
+int pprof_gzip(const uint8_t *data, size_t size, uint8_t **ret, size_t *ret_size);
+
+/* pprof's name for the gtick UNIT of a resource: "1 ms of CPU time" -> "milliseconds", "bytes";
+ * "count" for the rest (pprof reads a unit such as "1 page fault" as a number to print after
+ * the value). */
+const char *pprof_unit(const char *unit);

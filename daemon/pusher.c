@@ -1,0 +1,446 @@
+/* The pushes to fleet profilers. A thread of its own, woken once per push interval, reads the
+ * interval's profiles from the store through a read-only connection of its own (a WAL store
+ * lets it read while the loop's flushes write) and posts them, so the daemon's loop never
+ * waits on a receiver, a DNS lookup or a read of the store for them.
+ *
+ * Intervals are [since, until) in unix seconds, until a multiple of push_interval (itself a
+ * multiple of the store's bucket, config.c checks): a push covers whole buckets, each bucket
+ * once. The first interval starts at the bucket the daemon started in. An interval is pushed
+ * once the loop's flush says every sample before its end is stored (pusher_set_stored(): the
+ * flush's time less the collector's lag in handling records), PUSHER_GRACE_SEC past its end at
+ * the earliest; samples of on-demand sessions, which flush on their own, may come later and are
+ * then not pushed.
+ *
+ * Each interval gives, per resource, one profile per systemd unit with samples in it and one
+ * for the processes in no unit, each posted to every receiver with its credentials' headers:
+ * one load of the store per resource, with each unit's stacks below a node of its own
+ * (store_filter.unit_roots), since reading the store's stack table is most of a load's cost. A
+ * failed post is counted and not tried again: the local store keeps the samples, and `cppctl
+ * export --since --until` gives them as the same pprof.
+ *
+ * The counters and the last error per receiver are read by `cppctl status` from the loop's
+ * thread, under a mutex. Failures are logged once per change of problem (refused, then HTTP
+ * 500, then working again), not once per profile. */
+#include "pusher.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "log.h"
+#include "push-credentials.h"
+#include "push-http.h"
+#include "store.h"
+#include "strv.h"
+
+struct pusher_target {
+        enum push_kind kind;
+        char url[PUSH_URL_MAX];
+        uint64_t pushed, failed;
+        uint64_t done; /* profiles of the interval being pushed it got (or failed) */
+        uint64_t skip; /* profiles of the interval being pushed it got before a reload */
+        int problem;   /* the last push's: 0 worked, < 0 an errno, > 0 an HTTP status */
+        char error[PUSHER_ERROR_MAX];
+};
+
+struct pusher {
+        char store_path[4096];
+        char credentials_path[4096];          /* "" for none */
+        struct push_credentials *credentials; /* its headers; NULL: none */
+        char host[256];
+        int64_t interval, bucket; /* seconds: push_interval, bucket */
+        struct pusher_target targets[_PUSH_KIND_MAX];
+        unsigned n_targets;
+        struct store *store; /* the thread's */
+        bool store_failing;
+        uint64_t intervals;
+
+        pthread_t thread;
+        bool started;
+        pthread_mutex_t lock; /* guards next_since, stop and the targets' counters and errors */
+        pthread_cond_t wake;
+        int64_t next_since;
+        int64_t stored; /* unix seconds: every sample before it is in the store */
+        bool stop;      /* also read by push_http_post() while a request runs */
+};
+
+static int64_t now_seconds(void) {
+        return (int64_t) time(NULL);
+}
+
+/* Notes how a push to T went (PROBLEM as struct pusher_target's, ERROR in words) and logs it
+ * when the problem changed. */
+static void note(struct pusher *p, struct pusher_target *t, int problem, const char *error) {
+        bool changed;
+
+        pthread_mutex_lock(&p->lock);
+        changed = problem != t->problem;
+        t->problem = problem;
+        if (problem == 0) {
+                t->pushed++;
+                t->error[0] = '\0';
+        } else {
+                t->failed++;
+                snprintf(t->error, sizeof t->error, "%s", error);
+        }
+        pthread_mutex_unlock(&p->lock);
+        if (!changed)
+                return;
+        if (problem == 0)
+                log_notice("Pushes to %s at %s work again", push_kind_name(t->kind), t->url);
+        else
+                log_error("Cannot push to %s at %s: %s; the profiles stay in the local store, and further "
+                          "failures of this kind are counted in `cppctl status`",
+                          push_kind_name(t->kind), t->url, error);
+}
+
+/* What a reply body says, in BUF: its first line; for an HTML page (proxies and servers answer
+ * errors with one), its text without the tags, blanks collapsed. */
+static const char *reply_text(const char *body, char *buf, size_t size) {
+        size_t n = 0;
+        bool tag = false, blank = false;
+
+        body += strspn(body, " \t\r\n");
+        if (!*body)
+                return "(no body)";
+        if (*body != '<') {
+                n = MIN(strcspn(body, "\r\n"), size - 1);
+                memcpy(buf, body, n);
+                buf[n] = '\0';
+                return buf;
+        }
+        for (const char *c = body; *c && n + 1 < size; c++) {
+                if (*c == '<' || *c == '>') {
+                        tag = *c == '<';
+                        blank = blank || n > 0;
+                } else if (tag)
+                        continue;
+                else if (strchr(" \t\r\n", *c))
+                        blank = n > 0;
+                else {
+                        if (blank && n + 2 < size)
+                                buf[n++] = ' ';
+                        blank = false;
+                        buf[n++] = *c;
+                }
+        }
+        buf[n] = '\0';
+        return n > 0 ? buf : "(an HTML page without text)";
+}
+
+static void post(struct pusher *p, struct pusher_target *t, const struct push_profile *profile) {
+        struct push_request req = {};
+        struct push_http_reply reply;
+        const char *headers[PUSH_CREDENTIALS_MAX_HEADERS];
+        char error[PUSHER_ERROR_MAX], text[128];
+        int r;
+
+        r = push_request_build(t->kind, t->url, profile, &req);
+        if (r < 0) {
+                snprintf(error, sizeof error, "cannot build the request: %s", strerror(-r));
+                note(p, t, r, error);
+                t->done++;
+                return;
+        }
+        for (unsigned i = 0; p->credentials && i < p->credentials->n_headers[t->kind]; i++)
+                headers[i] = p->credentials->headers[t->kind][i];
+        r = push_http_post(&(struct push_http_request) { .url = req.url,
+                                                         .content_type = req.content_type,
+                                                         .body = req.body,
+                                                         .size = req.size,
+                                                         .cancel = &p->stop,
+                                                         .headers = headers,
+                                                         .n_headers = p->credentials ?
+                                                                 p->credentials->n_headers[t->kind] :
+                                                                 0 },
+                           &reply);
+        push_request_done(&req);
+        if (r == -ECANCELED)
+                return; /* stopping: neither pushed nor failed */
+        t->done++;      /* only this thread writes it; pusher_stop() reads it after the join */
+        if (r < 0) {
+                snprintf(error, sizeof error, "%s (%.120s)",
+                         r == -ECONNREFUSED         ? "connection refused" :
+                                 r == -EHOSTUNREACH ? "host not found or unreachable" :
+                                 r == -ETIMEDOUT    ? "timed out" :
+                                                      strerror(-r),
+                         reply.error);
+                note(p, t, r, error);
+        } else if (reply.status < 200 || reply.status > 299) {
+                snprintf(error, sizeof error, "HTTP %ld: %s", reply.status,
+                         reply_text(reply.body, text, sizeof text));
+                note(p, t, (int) reply.status, error);
+        } else
+                note(p, t, 0, NULL);
+}
+
+/* Posts the profiles of RESOURCE in [SINCE, UNTIL), one per unit, to every receiver: one load of
+ * the store with every unit's stacks below a node of its own (unit_roots), each unit's subtree a
+ * profile. */
+static int push_resource(struct pusher *p, const char *resource, int64_t since, int64_t until) {
+        _cleanup_(sample_tree_freep) struct sample_tree *tree = NULL;
+        struct store_filter f = {
+                .resource = resource,
+                .since = since,
+                .until = until,
+                .has_since = true,
+                .has_until = true,
+                .unit_roots = true,
+        };
+        int r;
+
+        r = store_load_tree(p->store, &f, &tree);
+        if (r < 0)
+                return r;
+        for (uint32_t u = tree->nodes[SAMPLE_TREE_ROOT].first_child; u != SAMPLE_TREE_NONE;
+             u = tree->nodes[u].next_sibling) {
+                const char *unit = sample_tree_name(tree, tree->nodes[u].name);
+
+                if (tree->nodes[u].weight == 0)
+                        continue;
+                for (unsigned i = 0; i < p->n_targets && !__atomic_load_n(&p->stop, __ATOMIC_RELAXED); i++) {
+                        struct pusher_target *t = &p->targets[i];
+
+                        /* Got before a reload, in the same order: the store holds the same. */
+                        if (t->skip > 0) {
+                                t->skip--;
+                                t->done++;
+                                continue;
+                        }
+                        post(p, t,
+                             &(struct push_profile) { .host = p->host,
+                                                      .unit = unit[0] ? unit : NULL,
+                                                      .resource = resource,
+                                                      .since = since,
+                                                      .until = until,
+                                                      .tree = tree,
+                                                      .top = u });
+                }
+        }
+        return 0;
+}
+
+static int push_interval(struct pusher *p, int64_t since, int64_t until) {
+        _cleanup_(strv_freep) char **resources = NULL;
+        int r;
+
+        if (!p->store) {
+                r = store_open(p->store_path, STORE_READ, &p->store);
+                if (r < 0)
+                        return r;
+        }
+        r = store_list_resources(p->store, &resources);
+        if (r < 0)
+                return r;
+        for (char **res = resources; *res; res++) {
+                r = push_resource(p, *res, since, until);
+                if (r < 0)
+                        return r;
+        }
+        return 0;
+}
+
+/* Waits until unix second UNTIL + PUSHER_GRACE_SEC has come and the store holds every sample
+ * before UNTIL, or until asked to stop. Returns whether to go on. */
+static bool wait_for_interval(struct pusher *p, int64_t until) {
+        bool stop;
+
+        pthread_mutex_lock(&p->lock);
+        while (!p->stop && (now_seconds() < until + PUSHER_GRACE_SEC || p->stored < until)) {
+                /* The flush that moves p->stored does not signal: a second is soon enough. */
+                struct timespec ts = { .tv_sec = now_seconds() + 1 };
+
+                (void) pthread_cond_timedwait(&p->wake, &p->lock, &ts);
+        }
+        stop = p->stop;
+        pthread_mutex_unlock(&p->lock);
+        return !stop;
+}
+
+static void *run(void *userdata) {
+        struct pusher *p = userdata;
+
+        for (;;) {
+                int64_t since, until;
+                int r;
+
+                pthread_mutex_lock(&p->lock);
+                since = p->next_since;
+                pthread_mutex_unlock(&p->lock);
+                until = (since / p->interval + 1) * p->interval;
+                if (!wait_for_interval(p, until))
+                        break;
+                for (unsigned i = 0; i < p->n_targets; i++)
+                        p->targets[i].done = 0;
+                r = push_interval(p, since, until);
+                /* Stopped in the middle: the interval stays the next, its progress in done. */
+                if (__atomic_load_n(&p->stop, __ATOMIC_RELAXED))
+                        break;
+                /* Done with it (whatever failed): a pusher stopped before the next interval
+                 * begins tells its successor to skip nothing. */
+                for (unsigned i = 0; i < p->n_targets; i++)
+                        p->targets[i].done = p->targets[i].skip = 0;
+                if (r < 0 && !p->store_failing)
+                        log_error_errno(
+                                r,
+                                "Cannot read the profiles to push from %s: %m%s%s; the next interval tries "
+                                "again",
+                                p->store_path, *store_error(p->store) ? ": " : "", store_error(p->store));
+                else if (r >= 0 && p->store_failing)
+                        log_notice("The profiles to push can be read from %s again", p->store_path);
+                p->store_failing = r < 0;
+                if (r < 0)
+                        p->store = store_close(p->store); /* opened afresh next time */
+                pthread_mutex_lock(&p->lock);
+                p->next_since = until;
+                p->intervals++;
+                pthread_mutex_unlock(&p->lock);
+        }
+        return NULL;
+}
+
+int pusher_new(const struct config *c, const struct pusher_resume *resume, struct pusher **ret) {
+        _cleanup_(pusher_freep) struct pusher *p = NULL;
+        int r;
+
+        p = calloc(1, sizeof *p);
+        if (!p)
+                return log_error_errno(ENOMEM, "Out of memory");
+        pthread_mutex_init(&p->lock, NULL);
+        pthread_cond_init(&p->wake, NULL);
+        snprintf(p->store_path, sizeof p->store_path, "%s", c->store_path);
+        snprintf(p->credentials_path, sizeof p->credentials_path, "%s", c->push_credentials);
+        if (p->credentials_path[0]) {
+                char error[256] = "";
+                unsigned line = 0;
+
+                p->credentials = malloc(sizeof *p->credentials);
+                if (!p->credentials)
+                        return log_error_errno(ENOMEM, "Out of memory");
+                r = push_credentials_load(p->credentials_path, p->credentials, &line, error, sizeof error);
+                if (r == -EBADMSG)
+                        return log_error_errno(r, "%s:%u: %s", p->credentials_path, line, error);
+                if (r == -EPERM)
+                        return log_error_errno(r, "Refusing the push credentials %s: %s", p->credentials_path,
+                                               error);
+                if (r == -EFBIG)
+                        return log_error_errno(r, "The push credentials %s are over %d bytes",
+                                               p->credentials_path, PUSH_CREDENTIALS_MAX_SIZE);
+                if (r < 0)
+                        return log_error_errno(r, "Cannot read the push credentials %s: %m",
+                                               p->credentials_path);
+        }
+        if (gethostname(p->host, sizeof p->host) < 0)
+                return log_error_errno(errno, "Cannot read the host name: %m");
+        p->host[sizeof p->host - 1] = '\0';
+        p->interval = (int64_t) (c->push_interval / 1000000);
+        p->bucket = (int64_t) (c->bucket / 1000000);
+        for (enum push_kind k = 0; k < _PUSH_KIND_MAX; k++)
+                if (c->push_url[k][0]) {
+                        struct pusher_target *t = &p->targets[p->n_targets++];
+
+                        t->kind = k;
+                        snprintf(t->url, sizeof t->url, "%s", c->push_url[k]);
+                        if (resume && resume->since > 0 && streq(resume->url[k], t->url))
+                                t->skip = resume->done[k];
+                }
+        p->next_since = (resume && resume->since > 0 ? resume->since : now_seconds()) / p->bucket * p->bucket;
+        if (push_http_init() < 0)
+                return log_error_errno(EIO, "Cannot initialize libcurl for the pushes");
+        r = pthread_create(&p->thread, NULL, run, p);
+        if (r != 0)
+                return log_error_errno(r, "Cannot start the push thread: %m");
+        p->started = true;
+        (void) pthread_setname_np(p->thread, "cppd-push"); /* its CPU time apart in top and /proc */
+        for (unsigned i = 0; i < p->n_targets; i++)
+                log_info("Pushing profiles to %s at %s every %" PRId64 " s",
+                         push_kind_name(p->targets[i].kind), p->targets[i].url, p->interval);
+        *ret = take_ptr(&p);
+        return 0;
+}
+
+static void stop_thread(struct pusher *p) {
+        if (!p->started)
+                return;
+        pthread_mutex_lock(&p->lock);
+        __atomic_store_n(&p->stop, true, __ATOMIC_RELAXED);
+        pthread_cond_signal(&p->wake);
+        pthread_mutex_unlock(&p->lock);
+        pthread_join(p->thread, NULL);
+        p->started = false;
+}
+
+void pusher_stop(struct pusher *p, struct pusher_resume *ret) {
+        stop_thread(p);
+        *ret = (struct pusher_resume) { .since = p->next_since };
+        for (unsigned i = 0; i < p->n_targets; i++) {
+                const struct pusher_target *t = &p->targets[i];
+
+                snprintf(ret->url[t->kind], sizeof ret->url[t->kind], "%s", t->url);
+                /* Not reached yet in the resumed interval: what this pusher was told to skip. */
+                ret->done[t->kind] = t->done + t->skip;
+        }
+}
+
+struct pusher *pusher_free(struct pusher *p) {
+        if (!p)
+                return NULL;
+        stop_thread(p);
+        store_close(p->store);
+        if (p->credentials)
+                explicit_bzero(p->credentials, sizeof *p->credentials);
+        free(p->credentials);
+        pthread_cond_destroy(&p->wake);
+        pthread_mutex_destroy(&p->lock);
+        free(p);
+        return NULL;
+}
+
+bool pusher_same_config(const struct pusher *p, const struct config *c) {
+        unsigned n = 0;
+
+        /* With credentials, a reload reads them again: they may be what changed. */
+        if (!streq(p->store_path, c->store_path) || p->credentials_path[0] || c->push_credentials[0] ||
+            p->interval != (int64_t) (c->push_interval / 1000000) ||
+            p->bucket != (int64_t) (c->bucket / 1000000))
+                return false;
+        for (enum push_kind k = 0; k < _PUSH_KIND_MAX; k++)
+                if (c->push_url[k][0]) {
+                        if (n >= p->n_targets || p->targets[n].kind != k ||
+                            !streq(p->targets[n].url, c->push_url[k]))
+                                return false;
+                        n++;
+                }
+        return n == p->n_targets;
+}
+
+void pusher_set_stored(struct pusher *p, int64_t stored) {
+        pthread_mutex_lock(&p->lock);
+        if (stored > p->stored)
+                p->stored = stored;
+        pthread_mutex_unlock(&p->lock);
+}
+
+unsigned pusher_n_targets(const struct pusher *p) {
+        return p->n_targets;
+}
+
+void pusher_target_stats(struct pusher *p, unsigned i, struct pusher_target_stats *ret) {
+        const struct pusher_target *t = &p->targets[i];
+
+        pthread_mutex_lock(&p->lock);
+        *ret = (struct pusher_target_stats) {
+                .kind = t->kind,
+                .url = t->url,
+                .pushed = t->pushed,
+                .failed = t->failed,
+                .intervals = p->intervals,
+        };
+        memcpy(ret->error, t->error, sizeof ret->error);
+        pthread_mutex_unlock(&p->lock);
+}

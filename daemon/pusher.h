@@ -1,0 +1,60 @@
+/* The pushes to fleet profilers ([fleet] pyroscope, parca, otlp): a thread of their own, so that
+ * the daemon's loop never waits on the network (pusher.c). */
+#pragma once
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "cleanup.h"
+#include "config.h"
+#include "push-request.h"
+
+/* Seconds after an interval's end before it is pushed, at least: the loop's flush says when the
+ * store holds it (pusher_set_stored()), and a flush takes a moment to commit. */
+#define PUSHER_GRACE_SEC 1
+/* Bytes of a failure's description kept for `cppctl status`. */
+#define PUSHER_ERROR_MAX 200
+
+struct pusher;
+
+/* What `cppctl status` shows of one receiver. */
+struct pusher_target_stats {
+        enum push_kind kind;
+        const char *url;              /* the pusher's own: valid while it lives */
+        uint64_t pushed, failed;      /* profiles the receiver took (2xx), and those it did not */
+        uint64_t intervals;           /* intervals pushed, profiles or none */
+        char error[PUSHER_ERROR_MAX]; /* the last failure, while failing; "" when the last worked */
+};
+
+/* Where a pusher left off (pusher_stop()), for the one that replaces it on a reload. */
+struct pusher_resume {
+        int64_t since; /* the first interval not wholly pushed; 0: none (start from now) */
+        char url[_PUSH_KIND_MAX][PUSH_URL_MAX]; /* by push_kind: the receiver... */
+        uint64_t done[_PUSH_KIND_MAX];          /* ...and how many of that interval's profiles it got */
+};
+
+/* Starts pushing the profiles of C's store to C's receivers every push_interval, from where
+ * RESUME says (NULL: from the interval that holds now on; a receiver with the same URL skips
+ * the profiles of that interval it got). Returns 0 and sets *ret; -ENOMEM, -EIO (libcurl), or
+ * pthread's errno, after logging why. */
+int pusher_new(const struct config *c, const struct pusher_resume *resume, struct pusher **ret);
+
+/* Stops P's thread (as pusher_free() does) and says where it left off in *ret. */
+void pusher_stop(struct pusher *p, struct pusher_resume *ret);
+
+/* Stops the thread, aborting a request in flight: the interval being pushed is left in part
+ * (pusher_stop() says how far it got). NULL is fine. */
+struct pusher *pusher_free(struct pusher *p);
+DEFINE_CLEANUP(struct pusher *, pusher_free);
+
+/* Tells P that every sample before unix second STORED is in the store (the loop's flush): an
+ * interval is pushed only once it is. */
+void pusher_set_stored(struct pusher *p, int64_t stored);
+
+/* Whether pusher P pushes what C says (receivers, interval, store): a reload that changes none
+ * of them keeps it. */
+bool pusher_same_config(const struct pusher *p, const struct config *c);
+
+/* The number of receivers, and the stats of the Ith. */
+unsigned pusher_n_targets(const struct pusher *p);
+void pusher_target_stats(struct pusher *p, unsigned i, struct pusher_target_stats *ret);

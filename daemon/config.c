@@ -56,12 +56,14 @@ void config_defaults(struct config *c) {
                 .retention = 7 * 86400 * 1000000ULL,
                 .max_size = 1ULL << 30,
                 .max_sessions = 16,
+                .fleet_spool_max = CONFIG_FLEET_SPOOL_MAX_DEFAULT,
         };
         memcpy(c->resources, resources, sizeof resources);
         c->n_resources = ELEMENTSOF(resources);
         strcpy(c->store_path, "/var/lib/cppd/cppd.db");
         strcpy(c->socket_path, "/run/cppd/cppd.sock");
         strcpy(c->group, "cppd");
+        strcpy(c->fleet_spool, "/var/lib/cppd/spool");
         if (group_id(c->group, &c->gid) < 0)
                 c->gid = CONFIG_NO_GID;
 }
@@ -235,19 +237,73 @@ static int set(struct config *c, const char *section, const char *key, char *val
                 c->max_sessions = u;
                 return 0;
         }
+        /* ---- [fleet] shipping to ClickHouse ---- */
+        if (KEY("fleet", "url")) {
+                const char *host = startswith(value, "clickhouse://") ? value + 13 : NULL;
+                const char *slash = host ? strchr(host, '/') : NULL, *at, *colon;
+                char port[16];
+
+                if (!value[0]) {
+                        c->fleet_url[0] = '\0';
+                        return 0;
+                }
+                if (!host)
+                        return fail(error, size, "url must be clickhouse://HOST[:PORT]/DB (got '%s')", value);
+                if (!slash || !slash[1] || strchr(slash + 1, '/'))
+                        return fail(error, size, "url '%s' needs a database: clickhouse://HOST[:PORT]/DB", value);
+                at = memchr(host, '@', slash - host);
+                if (at && memchr(host, ':', at - host))
+                        return fail(error, size, "url must not hold a password: put it in the credentials file");
+                if (at)
+                        host = at + 1;
+                if (host == slash || *host == ':')
+                        return fail(error, size, "url '%s' has no host", value);
+                colon = memchr(host, ':', slash - host);
+                if (colon) {
+                        if ((size_t) (slash - colon - 1) >= sizeof port)
+                                return fail(error, size, "url '%s': the port must be from 1 to 65535", value);
+                        memcpy(port, colon + 1, slash - colon - 1);
+                        port[slash - colon - 1] = '\0';
+                        if (safe_atou64_range(port, 1, 65535, &u) < 0)
+                                return fail(error, size, "url '%s': the port must be from 1 to 65535", value);
+                }
+                if (strlen(value) >= sizeof c->fleet_url)
+                        return fail(error, size, "url longer than %zu bytes", sizeof c->fleet_url - 1);
+                strcpy(c->fleet_url, value);
+                return 0;
+        }
+        if (KEY("fleet", "credentials")) {
+                if (value[0] && (value[0] != '/' || strlen(value) >= sizeof c->fleet_credentials))
+                        return fail(error, size, "credentials must be an absolute file name");
+                strcpy(c->fleet_credentials, value);
+                return 0;
+        }
+        if (KEY("fleet", "spool")) {
+                if (value[0] && (value[0] != '/' || strlen(value) >= sizeof c->fleet_spool))
+                        return fail(error, size, "spool must be an absolute directory name");
+                strcpy(c->fleet_spool, value);
+                return 0;
+        }
+        if (KEY("fleet", "spool_max")) {
+                if (parse_size(value, &u) < 0 || u < 4096)
+                        return fail(error, size, "spool_max must be a size of at least 4K");
+                c->fleet_spool_max = u;
+                return 0;
+        }
 #undef KEY
         return fail(error, size, "unknown key '%s' in [%s]", key, section);
 }
 
 int config_parse(const char *text, size_t size, struct config *ret, unsigned *ret_line, char *error,
                  size_t error_size) {
-        static const char *const sections[] = { "collect", "store", "control" };
+        static const char *const sections[] = { "collect", "store", "control", "fleet" };
         char section[32] = "", line[CONFIG_MAX_LINE + 1];
         struct config c;
         unsigned n = 0;
         int r;
 
         config_defaults(&c);
+        c.fleet_spool[0] = '\0'; /* unless set, beside the store: below */
         for (size_t pos = 0; pos < size;) {
                 const char *nl = memchr(text + pos, '\n', size - pos);
                 size_t len = nl ? (size_t) (nl - text - pos) : size - pos;
@@ -289,6 +345,13 @@ int config_parse(const char *text, size_t size, struct config *ret, unsigned *re
                 r = set(&c, section, strip(s), strip(eq + 1), error, error_size);
                 if (r < 0)
                         return r;
+        }
+        /* The spool defaults to a folder beside the store, whichever key came first. */
+        if (!c.fleet_spool[0]) {
+                const char *slash = strrchr(c.store_path, '/');
+
+                snprintf(c.fleet_spool, sizeof c.fleet_spool, "%.*s/spool", (int) (slash - c.store_path),
+                         c.store_path);
         }
         *ret = c;
         return 0;

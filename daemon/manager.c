@@ -123,6 +123,8 @@ static int stop_collector(struct manager *m) {
                                          collector_run_id(m->collector), rs.name, rs.hits, rs.samples,
                                          rs.lost);
                 }
+        if (r >= 0)
+                fleet_run_ended(m->fleet, m->store, collector_run_id(m->collector));
         m->collector = collector_free(m->collector);
         return r < 0 ? r : 0;
 }
@@ -166,6 +168,17 @@ int manager_flush(struct manager *m) {
                                         r == -ENOSPC ? "the disk is full" : strerror(-r));
                 m->store_failing = true;
                 return r;
+        }
+        /* Every bucket before now's is in the store for good: ship them (fleet.c). */
+        if (m->fleet) {
+                int64_t wall = time(NULL);
+
+                if (m->collector)
+                        fleet_closed(m->fleet, m->store, collector_run_id(m->collector),
+                                     collector_close_buckets(m->collector, wall));
+                for (unsigned i = 0; i < m->n_sessions; i++)
+                        fleet_closed(m->fleet, m->store, session_run_id(m->sessions[i]),
+                                     collector_close_buckets(m->sessions[i]->collector, wall));
         }
         end = now_ns(CLOCK_MONOTONIC) / 1000;
         m->flushes++;
@@ -348,6 +361,14 @@ int manager_reload(struct manager *m) {
                 m->store = store_close(m->store);
         }
         memcpy(c.socket_path, m->config.socket_path, sizeof c.socket_path);
+        /* The sender keeps its client and spool: [fleet] changes at the next restart. */
+        if (!streq(c.fleet_url, m->config.fleet_url) || !streq(c.fleet_credentials, m->config.fleet_credentials) ||
+            !streq(c.fleet_spool, m->config.fleet_spool) || c.fleet_spool_max != m->config.fleet_spool_max)
+                log_warning("[fleet] changes take effect at the next restart");
+        memcpy(c.fleet_url, m->config.fleet_url, sizeof c.fleet_url);
+        memcpy(c.fleet_credentials, m->config.fleet_credentials, sizeof c.fleet_credentials);
+        memcpy(c.fleet_spool, m->config.fleet_spool, sizeof c.fleet_spool);
+        c.fleet_spool_max = m->config.fleet_spool_max;
         m->config = c;
         if (!m->store) {
                 r = open_store(m);
@@ -421,6 +442,9 @@ int manager_new(const char *config_path, bool required, struct manager **ret) {
         r = open_store(m);
         if (r < 0)
                 goto fail;
+        r = fleet_new(&m->config, &m->fleet);
+        if (r < 0)
+                goto fail;
         *ret = m;
         return 0;
 fail:
@@ -431,6 +455,9 @@ fail:
 int manager_start(struct manager *m) {
         int r;
 
+        r = fleet_start(m->fleet, m->store);
+        if (r < 0)
+                return r;
         r = start_collector(m);
         if (r < 0)
                 return r;
@@ -447,6 +474,7 @@ int manager_start(struct manager *m) {
 static void on_session_end(struct session *s, void *userdata) {
         struct manager *m = userdata;
 
+        fleet_run_ended(m->fleet, m->store, session_run_id(s));
         for (unsigned i = 0; i < m->n_sessions; i++)
                 if (m->sessions[i] == s) {
                         m->sessions[i] = m->sessions[--m->n_sessions];
@@ -506,6 +534,7 @@ struct manager *manager_free(struct manager *m) {
         sd_event_source_disable_unref(m->flush_timer);
         sd_event_source_disable_unref(m->status_timer);
         sd_event_source_disable_unref(m->retention_timer);
+        fleet_free(m->fleet);
         store_close(m->store);
         sd_event_unref(m->event);
         free(m);

@@ -1,0 +1,544 @@
+/* Shipping the local store to ClickHouse ([fleet] url =).
+ *
+ * What goes: a batch is all sample rows of one closed time bucket of one run, with the stacks,
+ * run and resources they need (ch_batch_build()); its key (host, run, bucket) makes sending it
+ * twice count once (ch_batch_send()). A bucket is closed once the flush after its end has
+ * committed: the manager then calls collector_close_buckets(), after which later samples of it
+ * join the open bucket, so the store's rows of a closed bucket are final.
+ *
+ * The main loop builds each closed bucket's batch from the store (a local read of a few
+ * milliseconds) and writes it to the spool (spool.c); it never waits on the network. A thread
+ * sends the spooled batches oldest first over its own ClickHouse client, deletes each file once
+ * ClickHouse has it, and while ClickHouse fails waits FLEET_BACKOFF_MIN_USEC, doubling to
+ * FLEET_BACKOFF_MAX_USEC, before it tries again; the local store is not touched either way. A
+ * failure is logged when it changes (another errno), and the recovery once; cppctl status shows
+ * the last error in ClickHouse's words meanwhile.
+ *
+ * The bound: a batch that would take the spool past spool_max is not spooled, and counted (its
+ * batches and hits, persisted). The newest is dropped rather than the oldest because the spool
+ * then stays one unbroken stretch of history that the sender can go on emptying without racing
+ * the main loop for its files, and what was dropped is still in the local store (within its
+ * retention): `cppctl merge -o clickhouse://...` of the store fills the hole, counting what
+ * arrived once.
+ *
+ * What survives a restart, in the spool folder: the batch files, and "state": per run, the
+ * first bucket not spooled yet, and the drops. A run the state still lists at start ended with
+ * the cppd before (it crashed, or was stopped before its last bucket was spooled): its remaining
+ * buckets are spooled then. The state is written after the files it accounts for, so a crash
+ * between them spools a batch twice at worst, which the key makes harmless.
+ *
+ * Locking: the queue of spooled files, the counters and the last error are shared with the
+ * sender under f->lock; the runs are the main loop's. */
+#include "fleet.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "ch-client.h"
+#include "ch-write.h"
+#include "log.h"
+#include "spool.h"
+#include "time-util.h"
+
+#define STATE_FILE "state"
+#define STATE_MAGIC "cppd-fleet-state 1"
+
+struct fleet_run {
+        int64_t id;
+        int64_t next; /* unix seconds: the first bucket not spooled yet */
+};
+
+struct fleet {
+        char url[1024];
+        char spool[4096];
+        uint64_t spool_max;
+        struct ch_client *client; /* the sender's */
+
+        /* the main loop's */
+        struct fleet_run runs[FLEET_MAX_RUNS];
+        unsigned n_runs;
+        int spool_error; /* the last failure to spool, said once */
+        bool full_said;  /* "the spool is full" said, until a batch fits again */
+
+        pthread_t thread;
+        bool thread_started;
+        pthread_mutex_t lock;
+        pthread_cond_t changed; /* the queue, or stopping, or the sender's state */
+        /* under lock */
+        struct spool_entry *queue; /* [head, n_queue) wait, oldest first */
+        size_t head, n_queue, cap_queue;
+        uint64_t pending_bytes, sent, dropped, dropped_hits;
+        int64_t last_success, last_error_time;
+        char last_error[FLEET_ERROR_MAX];
+        bool failing;  /* the last try failed */
+        bool stopping; /* the sender ends after its current batch */
+};
+
+static uint64_t now_mono_usec(void) {
+        return now_ns(CLOCK_MONOTONIC) / 1000;
+}
+
+/* ---- state ---- */
+
+static int state_save(struct fleet *f) {
+        char path[4200], tmp[4200];
+        uint64_t dropped, hits;
+        FILE *w;
+        int r = 0;
+
+        pthread_mutex_lock(&f->lock);
+        dropped = f->dropped;
+        hits = f->dropped_hits;
+        pthread_mutex_unlock(&f->lock);
+        snprintf(path, sizeof path, "%s/" STATE_FILE, f->spool);
+        snprintf(tmp, sizeof tmp, "%s/.state.tmp", f->spool);
+        w = fopen(tmp, "we");
+        if (!w)
+                return -errno;
+        fprintf(w, STATE_MAGIC "\ndropped %" PRIu64 " %" PRIu64 "\n", dropped, hits);
+        for (unsigned i = 0; i < f->n_runs; i++)
+                fprintf(w, "run %" PRId64 " %" PRId64 "\n", f->runs[i].id, f->runs[i].next);
+        if (fflush(w) != 0 || ferror(w) || fsync(fileno(w)) < 0)
+                r = -errno ?: -EIO;
+        if (fclose(w) != 0 && r == 0)
+                r = -errno;
+        if (r == 0 && rename(tmp, path) < 0)
+                r = -errno;
+        if (r < 0)
+                (void) unlink(tmp);
+        return r;
+}
+
+/* Reads the state file: 0 (also when there is none yet), -EBADMSG for one that does not parse. */
+static int state_load(struct fleet *f) {
+        char path[4200], line[256];
+        FILE *in;
+        int r = 0;
+
+        snprintf(path, sizeof path, "%s/" STATE_FILE, f->spool);
+        in = fopen(path, "re");
+        if (!in)
+                return errno == ENOENT ? 0 : -errno;
+        if (!fgets(line, sizeof line, in) || !streq(line, STATE_MAGIC "\n"))
+                r = -EBADMSG;
+        while (r == 0 && fgets(line, sizeof line, in)) {
+                struct fleet_run run;
+                int n = 0;
+
+                if (sscanf(line, "dropped %" SCNu64 " %" SCNu64 "\n%n", &f->dropped, &f->dropped_hits, &n) == 2 &&
+                    line[n] == '\0')
+                        continue;
+                if (sscanf(line, "run %" SCNd64 " %" SCNd64 "\n%n", &run.id, &run.next, &n) == 2 && line[n] == '\0' &&
+                    run.id > 0 && f->n_runs < FLEET_MAX_RUNS) {
+                        f->runs[f->n_runs++] = run;
+                        continue;
+                }
+                r = -EBADMSG;
+        }
+        fclose(in);
+        return r;
+}
+
+/* ---- the sender ---- */
+
+/* Sends the spool file NAME. Returns 0 when ClickHouse has it (or had it), -EBADMSG for a file
+ * that is not a whole batch, or the client's errors with *ret_why in words. */
+static int send_file(struct fleet *f, const char *name, bool *schema_ok, const char **ret_why) {
+        _cleanup_(ch_batch_freep) struct ch_batch *b = NULL;
+        int r;
+
+        *ret_why = NULL;
+        r = spool_read(f->spool, name, FLEET_BATCH_MAX, &b);
+        if (r < 0)
+                return r;
+        /* Once per connection that worked: it creates the tables in a new database, and refuses
+         * a database of another schema version before anything is written into it. */
+        if (!*schema_ok) {
+                r = ch_schema_create(f->client);
+                if (r < 0) {
+                        *ret_why = ch_client_error(f->client);
+                        return r;
+                }
+                *schema_ok = true;
+        }
+        r = ch_batch_send(f->client, b);
+        if (r < 0) {
+                *schema_ok = false; /* ClickHouse may come back empty, or another one */
+                *ret_why = ch_client_error(f->client);
+                return r;
+        }
+        return 0;
+}
+
+static void *sender(void *userdata) {
+        struct fleet *f = userdata;
+        uint64_t backoff = 0;
+        bool schema_ok = false;
+        int said = 0; /* the failure logged last; 0: none */
+
+        pthread_mutex_lock(&f->lock);
+        for (;;) {
+                struct spool_entry e;
+                const char *why;
+                char words[FLEET_ERROR_MAX];
+                int r;
+
+                while (!f->stopping && f->head == f->n_queue)
+                        pthread_cond_wait(&f->changed, &f->lock);
+                if (f->stopping)
+                        break;
+                e = f->queue[f->head];
+                pthread_mutex_unlock(&f->lock);
+
+                r = send_file(f, e.name, &schema_ok, &why);
+                if (r == -EBADMSG || r == -EFBIG || r == -ENOENT) {
+                        char path[sizeof f->spool + SPOOL_NAME_MAX + 1], bad[sizeof path + 4];
+
+                        /* Not a batch any more (the disk damaged it): kept aside for a look,
+                         * never half sent; the local store still has its rows. */
+                        snprintf(path, sizeof path, "%s/%s", f->spool, e.name);
+                        snprintf(bad, sizeof bad, "%s.bad", path);
+                        (void) rename(path, bad);
+                        log_error("Spool file %s is damaged (%s): moved to %s, not sent", path,
+                                  r == -ENOENT ? "gone" : "not a whole batch", bad);
+                } else if (r < 0) {
+                        snprintf(words, sizeof words, "%s", why && *why ? why : strerror(-r));
+                        if (r != said)
+                                log_error("Cannot ship to ClickHouse %s: %s; batches wait in %s and are sent "
+                                          "when it works again",
+                                          f->url, words, f->spool);
+                        said = r;
+                } else {
+                        char path[sizeof f->spool + SPOOL_NAME_MAX + 1];
+
+                        snprintf(path, sizeof path, "%s/%s", f->spool, e.name);
+                        (void) unlink(path);
+                        if (said)
+                                log_notice("ClickHouse %s takes batches again", f->url);
+                        said = 0;
+                }
+
+                pthread_mutex_lock(&f->lock);
+                if (r < 0 && r != -EBADMSG && r != -EFBIG && r != -ENOENT) {
+                        uint64_t until;
+                        struct timespec ts;
+
+                        f->failing = true;
+                        f->last_error_time = time(NULL);
+                        memcpy(f->last_error, words, sizeof words);
+                        pthread_cond_broadcast(&f->changed);
+                        backoff = backoff ? backoff * 2 : FLEET_BACKOFF_MIN_USEC;
+                        if (backoff > FLEET_BACKOFF_MAX_USEC)
+                                backoff = FLEET_BACKOFF_MAX_USEC;
+                        until = now_mono_usec() + backoff;
+                        ts = (struct timespec) { until / 1000000, until % 1000000 * 1000 };
+                        while (!f->stopping && now_mono_usec() < until)
+                                pthread_cond_timedwait(&f->changed, &f->lock, &ts);
+                        continue;
+                }
+                f->head++;
+                f->pending_bytes -= e.bytes;
+                if (r == 0) {
+                        f->sent++;
+                        f->last_success = time(NULL);
+                        f->failing = false;
+                        f->last_error[0] = '\0';
+                        backoff = 0;
+                }
+                if (f->head == f->n_queue)
+                        f->head = f->n_queue = 0;
+                pthread_cond_broadcast(&f->changed);
+        }
+        pthread_mutex_unlock(&f->lock);
+        return NULL;
+}
+
+/* ---- spooling ---- */
+
+static int queue_push(struct fleet *f, const char *name, uint64_t bytes) {
+        if (f->n_queue == f->cap_queue) {
+                size_t cap = f->cap_queue ? f->cap_queue * 2 : 64;
+                struct spool_entry *q;
+
+                /* What was sent sits before head: move the waiting ones down first. */
+                if (f->head > 0) {
+                        memmove(f->queue, f->queue + f->head, (f->n_queue - f->head) * sizeof *f->queue);
+                        f->n_queue -= f->head;
+                        f->head = 0;
+                }
+                if (f->n_queue == f->cap_queue) {
+                        q = reallocarray(f->queue, cap, sizeof *q);
+                        if (!q)
+                                return -ENOMEM;
+                        f->queue = q;
+                        f->cap_queue = cap;
+                }
+        }
+        snprintf(f->queue[f->n_queue].name, SPOOL_NAME_MAX, "%s", name);
+        f->queue[f->n_queue++].bytes = bytes;
+        f->pending_bytes += bytes;
+        return 0;
+}
+
+/* Builds and spools the batch of BUCKET of RUN_ID, or counts it dropped when the spool is full.
+ * Returns 0 when done either way, or a negative errno (tried again later). */
+static int spool_bucket(struct fleet *f, struct store *store, int64_t run_id, int64_t bucket) {
+        _cleanup_(ch_batch_freep) struct ch_batch *b = NULL;
+        char name[SPOOL_NAME_MAX];
+        uint64_t size;
+        bool full;
+        int r;
+
+        r = ch_batch_build(store, run_id, bucket, NULL, &b);
+        if (r < 0)
+                return r;
+        size = spool_size(b);
+        pthread_mutex_lock(&f->lock);
+        full = f->pending_bytes + size > f->spool_max;
+        if (full) {
+                f->dropped++;
+                f->dropped_hits += b->hits;
+        }
+        pthread_mutex_unlock(&f->lock);
+        if (full) {
+                if (!f->full_said)
+                        log_error("The fleet spool %s is full (spool_max %" PRIu64 " bytes): batches are dropped "
+                                  "and counted until ClickHouse %s takes the waiting ones",
+                                  f->spool, f->spool_max, f->url);
+                f->full_said = true;
+                return 0;
+        }
+        if (f->full_said)
+                log_notice("The fleet spool %s takes batches again", f->spool);
+        f->full_said = false;
+        r = spool_write(f->spool, b, name);
+        if (r < 0)
+                return r;
+        pthread_mutex_lock(&f->lock);
+        r = queue_push(f, name, size);
+        pthread_cond_broadcast(&f->changed);
+        pthread_mutex_unlock(&f->lock);
+        return r;
+}
+
+static struct fleet_run *find_run(struct fleet *f, int64_t id, bool add) {
+        for (unsigned i = 0; i < f->n_runs; i++)
+                if (f->runs[i].id == id)
+                        return &f->runs[i];
+        if (!add || f->n_runs >= FLEET_MAX_RUNS)
+                return NULL;
+        f->runs[f->n_runs] = (struct fleet_run) { .id = id };
+        return &f->runs[f->n_runs++];
+}
+
+/* Spools the buckets of RUN in [run->next, UNTIL). Returns 0 or the first error (the buckets
+ * before it are spooled, run->next says where to go on). */
+static int spool_run(struct fleet *f, struct store *store, struct fleet_run *run, int64_t until) {
+        _cleanup_free_ struct store_bucket *b = NULL;
+        size_t n = 0;
+        int r;
+
+        r = store_run_buckets(store, run->id, run->next, until, &b, &n);
+        if (r < 0)
+                return r;
+        for (size_t i = 0; i < n; i++) {
+                r = spool_bucket(f, store, run->id, b[i].bucket);
+                if (r < 0)
+                        return r;
+                run->next = b[i].bucket + 1;
+        }
+        run->next = until;
+        return 0;
+}
+
+/* Logs a failure to spool once, until spooling works again. */
+static void spool_result(struct fleet *f, int r, int64_t run_id) {
+        if (r < 0 && r != f->spool_error)
+                log_error_errno(r, "Cannot spool run %" PRId64 "'s buckets for ClickHouse in %s: %s; tried again at "
+                                   "the next flush",
+                                run_id, f->spool, r == -ENOSPC ? "the disk is full" : strerror(-r));
+        else if (r >= 0 && f->spool_error)
+                log_notice("Spooling for ClickHouse works again");
+        f->spool_error = r < 0 ? r : 0;
+}
+
+void fleet_closed(struct fleet *f, struct store *store, int64_t run_id, int64_t open_bucket) {
+        struct fleet_run *run;
+        int64_t before;
+        int r;
+
+        if (!f || run_id <= 0)
+                return;
+        run = find_run(f, run_id, true);
+        if (!run) {
+                log_warning("More than %d runs to ship at once: run %" PRId64 " is not shipped", FLEET_MAX_RUNS,
+                            run_id);
+                return;
+        }
+        before = run->next;
+        if (before == 0) {
+                /* A run new to us: in the state before any of it is spooled, so that a crash
+                 * now leaves its buckets to the next start. */
+                run->next = 1;
+                (void) state_save(f);
+        }
+        if (open_bucket <= run->next)
+                return;
+        r = spool_run(f, store, run, open_bucket);
+        spool_result(f, r, run_id);
+        if (run->next != before) {
+                r = state_save(f);
+                if (r < 0)
+                        log_warning_errno(r, "Cannot write %s/" STATE_FILE ": %m", f->spool);
+        }
+}
+
+void fleet_run_ended(struct fleet *f, struct store *store, int64_t run_id) {
+        struct fleet_run *run;
+        int r;
+
+        if (!f || run_id <= 0)
+                return;
+        run = find_run(f, run_id, false);
+        if (!run)
+                return; /* nothing of it was ever flushed */
+        r = spool_run(f, store, run, INT64_MAX);
+        spool_result(f, r, run_id);
+        if (r >= 0)
+                *run = f->runs[--f->n_runs];
+        r = state_save(f);
+        if (r < 0)
+                log_warning_errno(r, "Cannot write %s/" STATE_FILE ": %m", f->spool);
+}
+
+/* ---- life ---- */
+
+int fleet_new(const struct config *config, struct fleet **ret) {
+        _cleanup_free_ struct spool_entry *entries = NULL;
+        struct fleet *f;
+        pthread_condattr_t ca;
+        const char *why = NULL;
+        size_t n = 0;
+        int r;
+
+        *ret = NULL;
+        if (!config->fleet_url[0])
+                return 0;
+        f = calloc(1, sizeof *f);
+        if (!f)
+                return log_error_errno(ENOMEM, "Out of memory");
+        snprintf(f->url, sizeof f->url, "%s", config->fleet_url);
+        snprintf(f->spool, sizeof f->spool, "%s", config->fleet_spool);
+        f->spool_max = config->fleet_spool_max;
+        pthread_mutex_init(&f->lock, NULL);
+        pthread_condattr_init(&ca);
+        pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+        pthread_cond_init(&f->changed, &ca);
+        pthread_condattr_destroy(&ca);
+
+        r = ch_client_open(config->fleet_url, config->fleet_credentials[0] ? config->fleet_credentials : NULL,
+                           &f->client, &why);
+        if (r < 0) {
+                log_error_errno(r, "[fleet] url %s%s%s: %s", config->fleet_url,
+                                config->fleet_credentials[0] ? ", credentials " : "", config->fleet_credentials,
+                                why ?: strerror(-r));
+                goto fail;
+        }
+        ch_client_set_timeout(f->client, FLEET_REQUEST_TIMEOUT_S);
+        /* Batches say where every program spent its time: root's alone. */
+        if (mkdir(f->spool, 0700) < 0 && errno != EEXIST) {
+                r = log_error_errno(errno, "Cannot make the fleet spool %s: %m", f->spool);
+                goto fail;
+        }
+        r = state_load(f);
+        if (r < 0) {
+                log_error_errno(r, "Cannot read %s/" STATE_FILE ": %s", f->spool,
+                                r == -EBADMSG ? "not a cppd fleet state (remove it to start over)" : strerror(-r));
+                goto fail;
+        }
+        r = spool_list(f->spool, &entries, &n);
+        if (r < 0) {
+                log_error_errno(r, "Cannot list the fleet spool %s: %m", f->spool);
+                goto fail;
+        }
+        for (size_t i = 0; i < n && r >= 0; i++)
+                r = queue_push(f, entries[i].name, entries[i].bytes);
+        if (r < 0) {
+                log_error_errno(r, "Out of memory");
+                goto fail;
+        }
+        if (n)
+                log_info("%zu batches wait in the fleet spool %s (%" PRIu64 " bytes)", n, f->spool,
+                         f->pending_bytes);
+        *ret = f;
+        return 0;
+fail:
+        fleet_free(f);
+        return r;
+}
+
+int fleet_start(struct fleet *f, struct store *store) {
+        int r;
+
+        if (!f)
+                return 0;
+        /* Runs of the cppd before: they ended with it. */
+        for (unsigned i = f->n_runs; i > 0; i--)
+                fleet_run_ended(f, store, f->runs[i - 1].id);
+        r = -pthread_create(&f->thread, NULL, sender, f);
+        if (r < 0)
+                return log_error_errno(r, "Cannot start the fleet sender: %m");
+        f->thread_started = true;
+        log_info("Shipping closed time buckets to ClickHouse %s through the spool %s", f->url, f->spool);
+        return 0;
+}
+
+void fleet_status(struct fleet *f, struct fleet_status *ret) {
+        *ret = (struct fleet_status) { .spool_max = f->spool_max };
+        snprintf(ret->url, sizeof ret->url, "%s", f->url);
+        snprintf(ret->spool, sizeof ret->spool, "%s", f->spool);
+        pthread_mutex_lock(&f->lock);
+        ret->sent = f->sent;
+        ret->pending = f->n_queue - f->head;
+        ret->pending_bytes = f->pending_bytes;
+        ret->dropped = f->dropped;
+        ret->dropped_hits = f->dropped_hits;
+        ret->last_success = f->last_success;
+        ret->last_error_time = f->last_error_time;
+        memcpy(ret->last_error, f->last_error, sizeof ret->last_error);
+        pthread_mutex_unlock(&f->lock);
+}
+
+struct fleet *fleet_free(struct fleet *f) {
+        if (!f)
+                return NULL;
+        if (f->thread_started) {
+                uint64_t until = now_mono_usec() + FLEET_STOP_DRAIN_USEC;
+                struct timespec ts = { until / 1000000, until % 1000000 * 1000 };
+
+                pthread_mutex_lock(&f->lock);
+                while (f->head < f->n_queue && !f->failing && now_mono_usec() < until)
+                        pthread_cond_timedwait(&f->changed, &f->lock, &ts);
+                if (f->head < f->n_queue)
+                        log_notice("%zu batches stay in the fleet spool %s for the next start", f->n_queue - f->head,
+                                   f->spool);
+                f->stopping = true;
+                pthread_cond_broadcast(&f->changed);
+                pthread_mutex_unlock(&f->lock);
+                pthread_join(f->thread, NULL);
+        }
+        ch_client_free(f->client);
+        free(f->queue);
+        pthread_cond_destroy(&f->changed);
+        pthread_mutex_destroy(&f->lock);
+        free(f);
+        return NULL;
+}

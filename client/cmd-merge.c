@@ -7,7 +7,11 @@
  * start, command, source, kernel, cppd version and unwinder, which together no second run
  * repeats, and an input with a run the output already has was merged before (or is a copy of one
  * that was). The daemon's run grows as long as it runs, so merging its store again later is
- * refused too; merge a fresh copy into a fresh output instead. */
+ * refused too; merge a fresh copy into a fresh output instead.
+ *
+ * The output may also be a ClickHouse fleet store, clickhouse://HOST:PORT/DB, given as --db or
+ * as -o (the one place -o names a store: a URL is never a report's file). Its inputs are loaded
+ * batch by batch (client/fleet.c), and loading one twice counts it once. */
 #include "cppctl.h"
 
 #include <errno.h>
@@ -17,11 +21,14 @@
 #include <stdlib.h>
 #include <sys/stat.h>
 
+#include "ch-client.h"
+#include "fleet.h"
 #include "log.h"
 
 struct merge_args {
-        const char *db; /* the store merged into */
-        char **inputs;  /* borrowed from argv */
+        const char *db;          /* the store merged into, or a clickhouse:// URL */
+        const char *credentials; /* --credentials FILE, for a URL */
+        char **inputs;           /* borrowed from argv */
         size_t n_inputs;
 };
 
@@ -29,33 +36,49 @@ static int parse_args(struct merge_args *a, int argc, char **argv) {
         static const struct option options[] = { { "help", no_argument, NULL, 'h' },
                                                  { "db", required_argument, NULL, 'd' },
                                                  { "output", required_argument, NULL, 'o' },
+                                                 { "credentials", required_argument, NULL, 'c' },
                                                  {} };
         int c;
 
         *a = (struct merge_args) {};
         optind = 0;
-        while ((c = getopt_long(argc, argv, "hd:o:", options, NULL)) >= 0)
+        while ((c = getopt_long(argc, argv, "hd:o:c:", options, NULL)) >= 0)
                 switch (c) {
                 case 'h':
-                        printf("Usage: cppctl merge --db OUTPUT.db INPUT.db...\n\n"
+                        printf("Usage: cppctl merge --db OUTPUT.db INPUT.db...\n"
+                               "       cppctl merge -o clickhouse://[USER@]HOST[:PORT]/DB INPUT.db...\n\n"
                                "Copies every run of each INPUT store, with its samples, stacks, processes and\n"
                                "threads, into OUTPUT (made if missing). Each run keeps the host it was\n"
                                "recorded on, so reports over OUTPUT span all inputs and --host NAME picks one.\n"
                                "Stacks, frames, functions and modules are shared by content. Each input goes\n"
                                "in one transaction: a damaged input is refused and leaves OUTPUT as it was.\n"
                                "An input whose runs OUTPUT already has (merged before) is refused.\n\n"
+                               "With a clickhouse:// URL (as --db or -o), every run and time bucket of each\n"
+                               "INPUT is loaded into that ClickHouse fleet store (made if missing) as one\n"
+                               "batch; batches already there are skipped, so loading twice counts once.\n\n"
                                "Options:\n"
-                               "  -d, --db FILE          the store to merge into\n"
+                               "  -d, --db FILE|URL      the store to merge into\n"
+                               "  -o URL                 the same, for a clickhouse:// URL only\n"
+                               "      --credentials FILE the ClickHouse user (first line) and password (second\n"
+                               "                         line); default $" CH_CREDENTIALS_ENV "\n"
                                "  -h, --help             this help\n");
                         return 0;
                 case 'd':
                         a->db = optarg;
                         break;
+                case 'c':
+                        a->credentials = optarg;
+                        break;
                 case 'o':
-                        return log_error_errno(EINVAL,
-                                               "merge: -o names a report's file in every cppctl command, "
-                                               "never a store; the store to merge into is --db %s",
-                                               optarg);
+                        if (ch_url_is(optarg)) {
+                                a->db = optarg;
+                                break;
+                        }
+                        return log_error_errno(
+                                EINVAL,
+                                "merge: -o names a report's file in every cppctl command, "
+                                "never a store (unless a clickhouse:// URL); the store to merge into is --db %s",
+                                optarg);
                 default:
                         return log_error_errno(EINVAL, "try 'cppctl merge --help'");
                 }
@@ -141,6 +164,26 @@ static int merge_one(struct store *out, const char *out_path, const char *path) 
         return 0;
 }
 
+/* Loads each input into the ClickHouse store at A->db. */
+static int merge_into_clickhouse(const struct merge_args *a) {
+        _cleanup_(ch_client_freep) struct ch_client *c = NULL;
+        int r;
+
+        r = fleet_open(a->db, fleet_credentials(a->credentials), true, &c);
+        if (r < 0)
+                return EXIT_FAILURE_;
+        for (size_t i = 0; i < a->n_inputs; i++) {
+                r = fleet_load_store(c, a->inputs[i]);
+                if (r < 0) {
+                        if (i > 0)
+                                log_error("%zu of %zu inputs were loaded before %s.", i, a->n_inputs,
+                                          a->inputs[i]);
+                        return EXIT_FAILURE_;
+                }
+        }
+        return EXIT_OK;
+}
+
 int cmd_merge(int argc, char **argv) {
         _cleanup_(store_closep) struct store *out = NULL;
         struct merge_args a;
@@ -149,6 +192,8 @@ int cmd_merge(int argc, char **argv) {
         r = parse_args(&a, argc, argv);
         if (r <= 0)
                 return exit_status(r);
+        if (ch_url_is(a.db))
+                return merge_into_clickhouse(&a);
         r = check_inputs(&a);
         if (r < 0)
                 return exit_status(r);

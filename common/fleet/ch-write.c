@@ -254,20 +254,16 @@ static int stack_row(struct ch_buf *out, uint64_t hash, const struct ch_frame *f
                         case 0:
                         case 1:
                         case 2:
-                        case 3: {
-                                /* Strings inside an array are quoted literals, escaped for
-                                 * the literal, then the whole field escaped for TSV. */
-                                _cleanup_(ch_buf_done) struct ch_buf lit = {};
-                                const char *v = col == 0 ? f->function :
-                                        col == 1         ? f->module :
-                                        col == 2         ? f->build_id :
-                                                           f->file;
-
-                                r = ch_buf_quote(&lit, v);
-                                if (r >= 0)
-                                        r = ch_buf_tsv(out, lit.data);
+                        case 3:
+                                /* A string in an array is a quoted literal; its escapes (\\t,
+                                 * \\n, \\\\, \\') already keep tabs and newlines out of the
+                                 * row, as ClickHouse writes arrays in TabSeparated itself. */
+                                r = ch_buf_quote(out,
+                                                 col == 0         ? f->function :
+                                                         col == 1 ? f->module :
+                                                         col == 2 ? f->build_id :
+                                                                    f->file);
                                 break;
-                        }
                         case 4:
                                 r = ch_buf_printf(out, "%" PRIu32, f->line);
                                 break;
@@ -306,7 +302,7 @@ static void stack_frames_done(struct stack_frames *sf) {
 /* Emits the collected stack LEAF, remembers its hash in HASHES (stack id -> hash). Returns 1 if
  * there was one, 0 if none was collected, or a negative errno. */
 static int flush_stack(struct stack_frames *sf, int64_t leaf, struct idmap *hashes, struct ch_buf *out) {
-        uint64_t h;
+        uint64_t h, *slot;
         int r;
 
         if (sf->n == 0)
@@ -314,7 +310,7 @@ static int flush_stack(struct stack_frames *sf, int64_t leaf, struct idmap *hash
         h = ch_stack_hash(sf->frames, sf->n);
         r = stack_row(out, h, sf->frames, sf->n);
         if (r >= 0)
-                r = idmap_put(hashes, (uint64_t) leaf, h, NULL);
+                r = idmap_put(hashes, (uint64_t) leaf, h, &slot);
         free_frame_strings(sf);
         return r < 0 ? r : 1;
 }

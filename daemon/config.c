@@ -250,10 +250,12 @@ static int set(struct config *c, const char *section, const char *key, char *val
                 if (!host)
                         return fail(error, size, "url must be clickhouse://HOST[:PORT]/DB (got '%s')", value);
                 if (!slash || !slash[1] || strchr(slash + 1, '/'))
-                        return fail(error, size, "url '%s' needs a database: clickhouse://HOST[:PORT]/DB", value);
+                        return fail(error, size, "url '%s' needs a database: clickhouse://HOST[:PORT]/DB",
+                                    value);
                 at = memchr(host, '@', slash - host);
                 if (at && memchr(host, ':', at - host))
-                        return fail(error, size, "url must not hold a password: put it in the credentials file");
+                        return fail(error, size,
+                                    "url must not hold a password: put it in the credentials file");
                 if (at)
                         host = at + 1;
                 if (host == slash || *host == ':')

@@ -47,7 +47,7 @@ struct config {
         gid_t gid;             /* the group's, looked up when parsed; CONFIG_NO_GID: none */
         unsigned max_sessions;
         /* [fleet]: shipping to ClickHouse (fleet.c); url "" ships nothing */
-        char fleet_url[1024];        /* clickhouse://[USER@]HOST[:PORT]/DB */
+        char fleet_url[1024];         /* clickhouse://[USER@]HOST[:PORT]/DB */
         char fleet_credentials[4096]; /* a file: user, then password; "" for none */
         char fleet_spool[4096];       /* "": "spool" beside the store */
         uint64_t fleet_spool_max;     /* bytes of batches waiting in the spool */

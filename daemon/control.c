@@ -217,8 +217,8 @@ static void do_status(struct connection *c) {
 
                 fleet_status(m->fleet, &fs);
                 nb.n = 0;
-                reply(c, "fleet", "url", fs.url, "spool", fs.spool, "spool_max", num(&nb, fs.spool_max), "sent",
-                      num(&nb, fs.sent), "pending", num(&nb, fs.pending), "pending_bytes",
+                reply(c, "fleet", "url", fs.url, "spool", fs.spool, "spool_max", num(&nb, fs.spool_max),
+                      "sent", num(&nb, fs.sent), "pending", num(&nb, fs.pending), "pending_bytes",
                       num(&nb, fs.pending_bytes), "dropped", num(&nb, fs.dropped), "dropped_hits",
                       num(&nb, fs.dropped_hits), "last_success", num(&nb, fs.last_success), "last_error_time",
                       num(&nb, fs.last_error_time), "last_error", fs.last_error, NULL);

@@ -133,11 +133,12 @@ static int state_load(struct fleet *f) {
                 struct fleet_run run;
                 int n = 0;
 
-                if (sscanf(line, "dropped %" SCNu64 " %" SCNu64 "\n%n", &f->dropped, &f->dropped_hits, &n) == 2 &&
+                if (sscanf(line, "dropped %" SCNu64 " %" SCNu64 "\n%n", &f->dropped, &f->dropped_hits, &n) ==
+                            2 &&
                     line[n] == '\0')
                         continue;
-                if (sscanf(line, "run %" SCNd64 " %" SCNd64 "\n%n", &run.id, &run.next, &n) == 2 && line[n] == '\0' &&
-                    run.id > 0 && f->n_runs < FLEET_MAX_RUNS) {
+                if (sscanf(line, "run %" SCNd64 " %" SCNd64 "\n%n", &run.id, &run.next, &n) == 2 &&
+                    line[n] == '\0' && run.id > 0 && f->n_runs < FLEET_MAX_RUNS) {
                         f->runs[f->n_runs++] = run;
                         continue;
                 }
@@ -310,7 +311,8 @@ static int spool_bucket(struct fleet *f, struct store *store, int64_t run_id, in
         pthread_mutex_unlock(&f->lock);
         if (full) {
                 if (!f->full_said)
-                        log_error("The fleet spool %s is full (spool_max %" PRIu64 " bytes): batches are dropped "
+                        log_error("The fleet spool %s is full (spool_max %" PRIu64
+                                  " bytes): batches are dropped "
                                   "and counted until ClickHouse %s takes the waiting ones",
                                   f->spool, f->spool_max, f->url);
                 f->full_said = true;
@@ -362,8 +364,10 @@ static int spool_run(struct fleet *f, struct store *store, struct fleet_run *run
 /* Logs a failure to spool once, until spooling works again. */
 static void spool_result(struct fleet *f, int r, int64_t run_id) {
         if (r < 0 && r != f->spool_error)
-                log_error_errno(r, "Cannot spool run %" PRId64 "'s buckets for ClickHouse in %s: %s; tried again at "
-                                   "the next flush",
+                log_error_errno(r,
+                                "Cannot spool run %" PRId64
+                                "'s buckets for ClickHouse in %s: %s; tried again at "
+                                "the next flush",
                                 run_id, f->spool, r == -ENOSPC ? "the disk is full" : strerror(-r));
         else if (r >= 0 && f->spool_error)
                 log_notice("Spooling for ClickHouse works again");
@@ -379,8 +383,8 @@ void fleet_closed(struct fleet *f, struct store *store, int64_t run_id, int64_t 
                 return;
         run = find_run(f, run_id, true);
         if (!run) {
-                log_warning("More than %d runs to ship at once: run %" PRId64 " is not shipped", FLEET_MAX_RUNS,
-                            run_id);
+                log_warning("More than %d runs to ship at once: run %" PRId64 " is not shipped",
+                            FLEET_MAX_RUNS, run_id);
                 return;
         }
         before = run->next;
@@ -448,8 +452,8 @@ int fleet_new(const struct config *config, struct fleet **ret) {
                            &f->client, &why);
         if (r < 0) {
                 log_error_errno(r, "[fleet] url %s%s%s: %s", config->fleet_url,
-                                config->fleet_credentials[0] ? ", credentials " : "", config->fleet_credentials,
-                                why ?: strerror(-r));
+                                config->fleet_credentials[0] ? ", credentials " : "",
+                                config->fleet_credentials, why ?: strerror(-r));
                 goto fail;
         }
         ch_client_set_timeout(f->client, FLEET_REQUEST_TIMEOUT_S);
@@ -461,7 +465,8 @@ int fleet_new(const struct config *config, struct fleet **ret) {
         r = state_load(f);
         if (r < 0) {
                 log_error_errno(r, "Cannot read %s/" STATE_FILE ": %s", f->spool,
-                                r == -EBADMSG ? "not a cppd fleet state (remove it to start over)" : strerror(-r));
+                                r == -EBADMSG ? "not a cppd fleet state (remove it to start over)" :
+                                                strerror(-r));
                 goto fail;
         }
         r = spool_list(f->spool, &entries, &n);
@@ -528,8 +533,8 @@ struct fleet *fleet_free(struct fleet *f) {
                 while (f->head < f->n_queue && !f->failing && now_mono_usec() < until)
                         pthread_cond_timedwait(&f->changed, &f->lock, &ts);
                 if (f->head < f->n_queue)
-                        log_notice("%zu batches stay in the fleet spool %s for the next start", f->n_queue - f->head,
-                                   f->spool);
+                        log_notice("%zu batches stay in the fleet spool %s for the next start",
+                                   f->n_queue - f->head, f->spool);
                 f->stopping = true;
                 pthread_cond_broadcast(&f->changed);
                 pthread_mutex_unlock(&f->lock);

@@ -32,7 +32,7 @@ struct fleet_status {
         char url[1024]; /* as configured: a user at most, never a password */
         char spool[4096];
         uint64_t spool_max;
-        uint64_t sent;                /* batches ClickHouse has, since the spool was made */
+        uint64_t sent;                   /* batches ClickHouse has, since the spool was made */
         uint64_t pending, pending_bytes; /* files waiting in the spool */
         uint64_t dropped, dropped_hits;  /* batches not spooled (the spool was full), persisted */
         int64_t last_success;

@@ -362,7 +362,8 @@ int manager_reload(struct manager *m) {
         }
         memcpy(c.socket_path, m->config.socket_path, sizeof c.socket_path);
         /* The sender keeps its client and spool: [fleet] changes at the next restart. */
-        if (!streq(c.fleet_url, m->config.fleet_url) || !streq(c.fleet_credentials, m->config.fleet_credentials) ||
+        if (!streq(c.fleet_url, m->config.fleet_url) ||
+            !streq(c.fleet_credentials, m->config.fleet_credentials) ||
             !streq(c.fleet_spool, m->config.fleet_spool) || c.fleet_spool_max != m->config.fleet_spool_max)
                 log_warning("[fleet] changes take effect at the next restart");
         memcpy(c.fleet_url, m->config.fleet_url, sizeof c.fleet_url);

@@ -75,9 +75,9 @@ static void name_of(const struct ch_batch *b, char *ret) {
                 char c = b->host[i];
 
                 host[i] = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
-                                          c == '.' || c == '_' || c == '-' ?
-                                  c :
-                                  '_';
+                                c == '.' || c == '_' || c == '-' ?
+                        c :
+                        '_';
         }
         host[i] = '\0';
         snprintf(ret, SPOOL_NAME_MAX, "%012" PRIu64 "-%" PRIu64 "-%s" SPOOL_SUFFIX, b->batch, b->run, host);

@@ -169,20 +169,21 @@ def down_at_start(tmp):
 
 
 def bound(tmp):
-    """A spool of 4 KiB, ClickHouse down: what does not fit is counted, the rest arrives."""
+    """A spool of 256 KiB (a few batches), ClickHouse down: what does not fit is counted, the
+    rest arrives."""
     ch = ClickHouse(tmp, 'bound')
     spool = os.path.join(tmp, 'bound-spool')
-    extra = fleet(ch.url(), ch.credentials, spool=spool, spool_max='4K')
-    d = Daemon(cppd, tmp, 'bound', resources='cpu-time/1', extra=extra)
+    extra = fleet(ch.url(), ch.credentials, spool=spool, spool_max='256K')
+    d = Daemon(cppd, tmp, 'bound', resources='cpu-time/10', extra=extra)
     try:
-        if not ok(d.ready(), 'cppd with spool_max = 4K', d.log_text()):
+        if not ok(d.ready(), 'cppd with spool_max = 256K', d.log_text()):
             return
         w = workload(4)
         w.wait()
         time.sleep(2)
         s = status(d)
         ok(int(s.get('dropped', 0)) > 0 and int(s.get('dropped_hits', 0)) > 0 and
-           int(s.get('pending_bytes', 0)) <= 4096, 'the spool full: batches dropped and counted with their hits', s)
+           0 < int(s.get('pending_bytes', 0)) <= 256 * 1024, 'the spool full: batches dropped and counted with their hits', s)
         out = run([cppctl, 'status', '--socket', d.sock]).stdout
         ok(re.search(r'dropped\s+%s batches, %s hits' % (s.get('dropped'), s.get('dropped_hits')), out),
            'cppctl status shows the drops', out)
@@ -191,7 +192,7 @@ def bound(tmp):
         ok(d.log_text().count('is full') == 1, 'the full spool is logged once', d.log_text())
         dropped_files = sum(1 for f in os.listdir(spool) if f.endswith('.batch'))
         ch.start()
-        d = Daemon(cppd, tmp, 'bound', resources='cpu-time/1', extra=extra)
+        d = Daemon(cppd, tmp, 'bound', resources='cpu-time/10', extra=extra)
         if not ok(d.ready(), 'cppd started again', d.log_text()):
             return
         s = wait_for(lambda: drained(d), 60)
@@ -200,12 +201,16 @@ def bound(tmp):
         d.stop()
         local, remote = local_rows(d.store), remote_rows(ch)
         sent = {(k[0], k[2]) for k in remote}
-        missing = {k: v for k, v in local.items() if (k[0], k[2]) not in sent}
-        compare('spool bound', {k: v for k, v in local.items() if k not in missing}, remote)
+        # What the stop left in the spool (its last buckets, if ClickHouse was slow to take
+        # them within the drain) goes at the next start: not lost, and not counted dropped.
+        left = {(int(m.group(2)), int(m.group(1))) for m in
+                (re.match(r'(\d+)-(\d+)-.*\.batch$', f) for f in os.listdir(spool)) if m}
+        missing = {k: v for k, v in local.items() if (k[0], k[2]) not in sent and (k[0], k[2]) not in left}
+        compare('spool bound', {k: v for k, v in local.items() if (k[0], k[2]) in sent}, remote)
         ok(sum(h for h, _ in missing.values()) == dropped_hits,
            'the hits missing from ClickHouse are exactly those counted dropped (%d)' % dropped_hits,
-           '%d missing, %d counted, %d files were spooled' % (sum(h for h, _ in missing.values()), dropped_hits,
-                                                            dropped_files))
+           '%d missing, %d counted, %d files were spooled, left: %s\n%s'
+           % (sum(h for h, _ in missing.values()), dropped_hits, dropped_files, sorted(left), d.log_text()))
     finally:
         d.stop()
         ch.stop()
@@ -258,7 +263,7 @@ def errors(tmp):
                 w.wait()
                 s = wait_for(lambda: status(d) if status(d).get('last_error') else None, 15) or {}
                 err = decode(s.get('last_error', ''))
-                ok('999' in err and '1' in err and int(s.get('pending', 0)) > 0,
+                ok(re.search(r'schema version 999\b.*version 1\b', err) and int(s.get('pending', 0)) > 0,
                    'another schema version: refused, naming both; the batches wait', s)
                 rows = ch.query("SELECT count() FROM system.tables WHERE database = 'other'").strip()
                 ok(rows == '1', 'nothing written into the other database', rows)

@@ -15,6 +15,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "ch-client.h"
 #include "parse-util.h"
 #include "resource.h"
 
@@ -239,36 +240,18 @@ static int set(struct config *c, const char *section, const char *key, char *val
         }
         /* ---- [fleet] shipping to ClickHouse ---- */
         if (KEY("fleet", "url")) {
-                const char *host = startswith(value, "clickhouse://") ? value + 13 : NULL;
-                const char *slash = host ? strchr(host, '/') : NULL, *at, *colon;
-                char port[16];
+                struct ch_url url = {};
+                const char *why = NULL, *at = strchr(value, '@');
 
-                if (!value[0]) {
-                        c->fleet_url[0] = '\0';
-                        return 0;
-                }
-                if (!host)
-                        return fail(error, size, "url must be clickhouse://HOST[:PORT]/DB (got '%s')", value);
-                if (!slash || !slash[1] || strchr(slash + 1, '/'))
-                        return fail(error, size, "url '%s' needs a database: clickhouse://HOST[:PORT]/DB",
-                                    value);
-                at = memchr(host, '@', slash - host);
-                if (at && memchr(host, ':', at - host))
+                /* A password is for the credentials file, not for a file others may read. */
+                if (at && startswith(value, CH_URL_SCHEME) &&
+                    memchr(value + strlen(CH_URL_SCHEME), ':', at - value - strlen(CH_URL_SCHEME)))
                         return fail(error, size,
                                     "url must not hold a password: put it in the credentials file");
-                if (at)
-                        host = at + 1;
-                if (host == slash || *host == ':')
-                        return fail(error, size, "url '%s' has no host", value);
-                colon = memchr(host, ':', slash - host);
-                if (colon) {
-                        if ((size_t) (slash - colon - 1) >= sizeof port)
-                                return fail(error, size, "url '%s': the port must be from 1 to 65535", value);
-                        memcpy(port, colon + 1, slash - colon - 1);
-                        port[slash - colon - 1] = '\0';
-                        if (safe_atou64_range(port, 1, 65535, &u) < 0)
-                                return fail(error, size, "url '%s': the port must be from 1 to 65535", value);
-                }
+                if (value[0] && ch_url_parse(value, &url, &why) < 0)
+                        return fail(error, size, "url '%s': %s (expected clickhouse://[USER@]HOST[:PORT]/DB)",
+                                    value, why ?: "not a ClickHouse URL");
+                ch_url_done(&url);
                 if (strlen(value) >= sizeof c->fleet_url)
                         return fail(error, size, "url longer than %zu bytes", sizeof c->fleet_url - 1);
                 strcpy(c->fleet_url, value);

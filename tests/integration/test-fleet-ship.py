@@ -275,7 +275,7 @@ def errors(tmp):
         f.write('[store]\npath = %s/badurl.db\n[control]\nsocket = %s/badurl.sock\n[fleet]\nurl = http://x/db\n'
                 % (tmp, tmp))
     p = run([cppd, '-c', conf], timeout=30)
-    ok(p.returncode == 1 and re.search(r'badurl\.conf:6: url must be clickhouse://', p.stderr),
+    ok(p.returncode == 1 and re.search(r'badurl\.conf:6: url .http://x/db.: the scheme is not clickhouse://', p.stderr),
        'url = http://...: cppd does not start, naming the line', p.stderr)
 
 

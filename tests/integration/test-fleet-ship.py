@@ -249,7 +249,7 @@ def errors(tmp):
                 s = wait_for(lambda: status(d) if status(d).get('last_error') else None, 15) or {}
                 err = decode(s.get('last_error', ''))
                 ok(re.search(r'answered \d+', err) and re.search(r'password|Authentication|authenticat', err, re.I),
-                   'wrong password: the HTTP status and ClickHouse\'s words', s)
+                   'wrong password: the HTTP status and ClickHouse\'s words (%s)' % err[:160], s)
         finally:
             d.stop()
 
@@ -264,7 +264,7 @@ def errors(tmp):
                 s = wait_for(lambda: status(d) if status(d).get('last_error') else None, 15) or {}
                 err = decode(s.get('last_error', ''))
                 ok(re.search(r'schema version 999\b.*version 1\b', err) and int(s.get('pending', 0)) > 0,
-                   'another schema version: refused, naming both; the batches wait', s)
+                   'another schema version: refused, naming both; the batches wait (%s)' % err, s)
                 rows = ch.query("SELECT count() FROM system.tables WHERE database = 'other'").strip()
                 ok(rows == '1', 'nothing written into the other database', rows)
         finally:

@@ -65,8 +65,9 @@ struct fleet {
         /* the main loop's */
         struct fleet_run runs[FLEET_MAX_RUNS];
         unsigned n_runs;
-        int spool_error; /* the last failure to spool, said once */
-        bool full_said;  /* "the spool is full" said, until a batch fits again */
+        int spool_error;                     /* the last failure to spool, said once */
+        uint64_t spool_usec, spool_cpu_usec; /* the loop's time building and spooling batches: wall, CPU */
+        bool full_said;                      /* "the spool is full" said, until a batch fits again */
 
         pthread_t thread;
         bool thread_started;
@@ -150,33 +151,47 @@ static int state_load(struct fleet *f) {
 
 /* ---- the sender ---- */
 
-/* Sends the spool file NAME. Returns 0 when ClickHouse has it (or had it), -EBADMSG for a file
- * that is not a whole batch, or the client's errors with *ret_why in words. */
-static int send_file(struct fleet *f, const char *name, bool *schema_ok, const char **ret_why) {
+enum outcome {
+        OUTCOME_SENT,    /* ClickHouse has the batch (now, or had it) */
+        OUTCOME_GONE,    /* no such file: a duplicate entry, sent already */
+        OUTCOME_DAMAGED, /* not a whole batch: moved aside */
+        OUTCOME_FAILED,  /* try again later: *ret_why says why */
+};
+
+/* Sends the spool file NAME. Returns its outcome; for OUTCOME_FAILED, writes the reason in
+ * words to WHY (FLEET_ERROR_MAX bytes) and sets *ret_error to the errno. */
+static enum outcome send_file(struct fleet *f, const char *name, bool *schema_ok, char *why, int *ret_error) {
         _cleanup_(ch_batch_freep) struct ch_batch *b = NULL;
         int r;
 
-        *ret_why = NULL;
         r = spool_read(f->spool, name, FLEET_BATCH_MAX, &b);
-        if (r < 0)
-                return r;
+        if (r == -ENOENT)
+                return OUTCOME_GONE;
+        if (r == -EBADMSG || r == -EFBIG)
+                return OUTCOME_DAMAGED;
+        if (r < 0) {
+                snprintf(why, FLEET_ERROR_MAX, "cannot read %.300s/%.100s: %s", f->spool, name, strerror(-r));
+                *ret_error = r;
+                return OUTCOME_FAILED;
+        }
         /* Once per connection that worked: it creates the tables in a new database, and refuses
          * a database of another schema version before anything is written into it. */
         if (!*schema_ok) {
                 r = ch_schema_create(f->client);
-                if (r < 0) {
-                        *ret_why = ch_client_error(f->client);
-                        return r;
-                }
-                *schema_ok = true;
+                if (r >= 0)
+                        *schema_ok = true;
         }
-        r = ch_batch_send(f->client, b);
+        if (r >= 0)
+                r = ch_batch_send(f->client, b);
         if (r < 0) {
-                *schema_ok = false; /* ClickHouse may come back empty, or another one */
-                *ret_why = ch_client_error(f->client);
-                return r;
+                const char *words = ch_client_error(f->client);
+
+                *schema_ok = false; /* ClickHouse may come back empty, or be another one */
+                snprintf(why, FLEET_ERROR_MAX, "%s", words && *words ? words : strerror(-r));
+                *ret_error = r;
+                return OUTCOME_FAILED;
         }
-        return 0;
+        return OUTCOME_SENT;
 }
 
 static void *sender(void *userdata) {
@@ -187,10 +202,11 @@ static void *sender(void *userdata) {
 
         pthread_mutex_lock(&f->lock);
         for (;;) {
+                char path[sizeof f->spool + SPOOL_NAME_MAX + 1], bad[sizeof path + 4];
+                char why[FLEET_ERROR_MAX] = "";
                 struct spool_entry e;
-                const char *why;
-                char words[FLEET_ERROR_MAX];
-                int r;
+                enum outcome o;
+                int error = 0;
 
                 while (!f->stopping && f->head == f->n_queue)
                         pthread_cond_wait(&f->changed, &f->lock);
@@ -199,42 +215,43 @@ static void *sender(void *userdata) {
                 e = f->queue[f->head];
                 pthread_mutex_unlock(&f->lock);
 
-                r = send_file(f, e.name, &schema_ok, &why);
-                if (r == -EBADMSG || r == -EFBIG || r == -ENOENT) {
-                        char path[sizeof f->spool + SPOOL_NAME_MAX + 1], bad[sizeof path + 4];
-
-                        /* Not a batch any more (the disk damaged it): kept aside for a look,
-                         * never half sent; the local store still has its rows. */
-                        snprintf(path, sizeof path, "%s/%s", f->spool, e.name);
-                        snprintf(bad, sizeof bad, "%s.bad", path);
-                        (void) rename(path, bad);
-                        log_error("Spool file %s is damaged (%s): moved to %s, not sent", path,
-                                  r == -ENOENT ? "gone" : "not a whole batch", bad);
-                } else if (r < 0) {
-                        snprintf(words, sizeof words, "%s", why && *why ? why : strerror(-r));
-                        if (r != said)
-                                log_error("Cannot ship to ClickHouse %s: %s; batches wait in %s and are sent "
-                                          "when it works again",
-                                          f->url, words, f->spool);
-                        said = r;
-                } else {
-                        char path[sizeof f->spool + SPOOL_NAME_MAX + 1];
-
-                        snprintf(path, sizeof path, "%s/%s", f->spool, e.name);
+                o = send_file(f, e.name, &schema_ok, why, &error);
+                snprintf(path, sizeof path, "%s/%s", f->spool, e.name);
+                switch (o) {
+                case OUTCOME_SENT:
                         (void) unlink(path);
                         if (said)
                                 log_notice("ClickHouse %s takes batches again", f->url);
                         said = 0;
+                        break;
+                case OUTCOME_GONE:
+                        break;
+                case OUTCOME_DAMAGED:
+                        /* The disk damaged it: kept aside for a look, never half sent; the local
+                         * store still has its rows (cppctl merge -o can send them). */
+                        snprintf(bad, sizeof bad, "%s.bad", path);
+                        (void) rename(path, bad);
+                        log_error(
+                                "Spool file %s is not a whole batch: moved to %s, not sent, counted dropped",
+                                path, bad);
+                        break;
+                case OUTCOME_FAILED:
+                        if (error != said)
+                                log_error("Cannot ship to ClickHouse %s: %s; batches wait in %s and are sent "
+                                          "when it works again",
+                                          f->url, why, f->spool);
+                        said = error;
+                        break;
                 }
 
                 pthread_mutex_lock(&f->lock);
-                if (r < 0 && r != -EBADMSG && r != -EFBIG && r != -ENOENT) {
+                if (o == OUTCOME_FAILED) {
                         uint64_t until;
                         struct timespec ts;
 
                         f->failing = true;
                         f->last_error_time = time(NULL);
-                        memcpy(f->last_error, words, sizeof words);
+                        memcpy(f->last_error, why, sizeof why);
                         pthread_cond_broadcast(&f->changed);
                         backoff = backoff ? backoff * 2 : FLEET_BACKOFF_MIN_USEC;
                         if (backoff > FLEET_BACKOFF_MAX_USEC)
@@ -247,13 +264,14 @@ static void *sender(void *userdata) {
                 }
                 f->head++;
                 f->pending_bytes -= e.bytes;
-                if (r == 0) {
+                if (o == OUTCOME_SENT) {
                         f->sent++;
                         f->last_success = time(NULL);
                         f->failing = false;
                         f->last_error[0] = '\0';
                         backoff = 0;
-                }
+                } else if (o == OUTCOME_DAMAGED)
+                        f->dropped++;
                 if (f->head == f->n_queue)
                         f->head = f->n_queue = 0;
                 pthread_cond_broadcast(&f->changed);
@@ -353,7 +371,19 @@ static int spool_run(struct fleet *f, struct store *store, struct fleet_run *run
                 return r;
         for (size_t i = 0; i < n; i++) {
                 r = spool_bucket(f, store, run->id, b[i].bucket);
-                if (r < 0)
+                if (r == -EBADMSG || r == -ENOENT) {
+                        /* The store's rows of it do not hold together (or its run is gone):
+                         * trying again cannot help, and must not hold up the buckets after it. */
+                        log_error_errno(r,
+                                        "Run %" PRId64 ", bucket %" PRId64
+                                        " cannot be shipped (%s): counted dropped",
+                                        run->id, b[i].bucket,
+                                        r == -ENOENT ? "its run is gone" : "its rows do not hold together");
+                        pthread_mutex_lock(&f->lock);
+                        f->dropped++;
+                        f->dropped_hits += b[i].hits;
+                        pthread_mutex_unlock(&f->lock);
+                } else if (r < 0)
                         return r;
                 run->next = b[i].bucket + 1;
         }
@@ -376,6 +406,7 @@ static void spool_result(struct fleet *f, int r, int64_t run_id) {
 
 void fleet_closed(struct fleet *f, struct store *store, int64_t run_id, int64_t open_bucket) {
         struct fleet_run *run;
+        uint64_t start, cpu;
         int64_t before;
         int r;
 
@@ -396,7 +427,11 @@ void fleet_closed(struct fleet *f, struct store *store, int64_t run_id, int64_t 
         }
         if (open_bucket <= run->next)
                 return;
+        start = now_mono_usec();
+        cpu = now_ns(CLOCK_THREAD_CPUTIME_ID) / 1000;
         r = spool_run(f, store, run, open_bucket);
+        f->spool_usec += now_mono_usec() - start;
+        f->spool_cpu_usec += now_ns(CLOCK_THREAD_CPUTIME_ID) / 1000 - cpu;
         spool_result(f, r, run_id);
         if (run->next != before) {
                 r = state_save(f);
@@ -407,6 +442,7 @@ void fleet_closed(struct fleet *f, struct store *store, int64_t run_id, int64_t 
 
 void fleet_run_ended(struct fleet *f, struct store *store, int64_t run_id) {
         struct fleet_run *run;
+        uint64_t start, cpu;
         int r;
 
         if (!f || run_id <= 0)
@@ -414,7 +450,11 @@ void fleet_run_ended(struct fleet *f, struct store *store, int64_t run_id) {
         run = find_run(f, run_id, false);
         if (!run)
                 return; /* nothing of it was ever flushed */
+        start = now_mono_usec();
+        cpu = now_ns(CLOCK_THREAD_CPUTIME_ID) / 1000;
         r = spool_run(f, store, run, INT64_MAX);
+        f->spool_usec += now_mono_usec() - start;
+        f->spool_cpu_usec += now_ns(CLOCK_THREAD_CPUTIME_ID) / 1000 - cpu;
         spool_result(f, r, run_id);
         if (r >= 0)
                 *run = f->runs[--f->n_runs];
@@ -508,7 +548,9 @@ int fleet_start(struct fleet *f, struct store *store) {
 }
 
 void fleet_status(struct fleet *f, struct fleet_status *ret) {
-        *ret = (struct fleet_status) { .spool_max = f->spool_max };
+        *ret = (struct fleet_status) { .spool_max = f->spool_max,
+                                       .spool_usec = f->spool_usec,
+                                       .spool_cpu_usec = f->spool_cpu_usec };
         snprintf(ret->url, sizeof ret->url, "%s", f->url);
         snprintf(ret->spool, sizeof ret->spool, "%s", f->spool);
         pthread_mutex_lock(&f->lock);

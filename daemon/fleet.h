@@ -32,9 +32,10 @@ struct fleet_status {
         char url[1024]; /* as configured: a user at most, never a password */
         char spool[4096];
         uint64_t spool_max;
-        uint64_t sent;                   /* batches ClickHouse has, since the spool was made */
-        uint64_t pending, pending_bytes; /* files waiting in the spool */
-        uint64_t dropped, dropped_hits;  /* batches not spooled (the spool was full), persisted */
+        uint64_t sent;                       /* batches ClickHouse took since cppd started */
+        uint64_t pending, pending_bytes;     /* files waiting in the spool */
+        uint64_t dropped, dropped_hits;      /* batches not spooled (the spool was full), persisted */
+        uint64_t spool_usec, spool_cpu_usec; /* the loop's time building and spooling: wall, CPU */
         int64_t last_success;
         int64_t last_error_time;
         char last_error[FLEET_ERROR_MAX]; /* "" after a success */

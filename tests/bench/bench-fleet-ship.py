@@ -80,6 +80,8 @@ def one(build, tmp, name, seconds, bucket, ch=None):
         if ch:
             f = st.get('fleet', {})
             fig['sent'] = int(f.get('sent', 0))
+            fig['spool_ms'] = int(f.get('spool_ms', 0))
+            fig['spool_cpu_ms'] = int(f.get('spool_cpu_ms', 0))
             fig['ch_cpu'] = cpu('/proc/%d/stat' % ch.proc.pid) - ch_before
             fig['bytes'] = int(ch.query("SELECT sum(bytes) FROM system.parts WHERE database = 'fleet' AND active")
                                .strip() or 0)
@@ -115,15 +117,23 @@ def main():
     print('| --- | --- | --- |')
     print('| samples taken | %d | %d |' % (plain['samples'], ship['samples']))
     print('| cppd CPU time, s | %.2f | %.2f |' % (plain['cpu'], ship['cpu']))
+    print('| cppd CPU per 1000 samples, ms | %.1f | %.1f |' % (1000 * plain['cpu'] / max(plain['samples'], 1),
+                                                           1000 * ship['cpu'] / max(ship['samples'], 1)))
     print('| of which the sender thread, s | — | %.2f |' % ship['sender'])
+    print('| of which the loop building and spooling batches, s | — | %.2f |' % (ship['spool_cpu_ms'] / 1000))
+    print('| the loop\'s wall time building and spooling (waits on the disk and the busy CPUs too), s | — | %.2f |'
+          % (ship['spool_ms'] / 1000))
     print('| cppd resident at the end, MiB | %.1f | %.1f |' % (plain['VmRSS'], ship['VmRSS']))
     print('| cppd resident at its peak, MiB | %.1f | %.1f |' % (plain['VmHWM'], ship['VmHWM']))
     print('| batches sent | — | %d |' % ship['sent'])
     print('| ClickHouse parts on disk, KiB | — | %.0f |' % (ship['bytes'] / 1024))
     print('| clickhouse-server CPU time meanwhile, s | — | %.2f |' % ship['ch_cpu'])
-    extra = ship['cpu'] - plain['cpu']
-    print('shipping cost cppd %+.2f s of CPU over %d s (%+.2f%% of one CPU), %.2f ms per batch in the sender'
-          % (extra, a.seconds, 100 * extra / a.seconds, 1000 * ship['sender'] / max(ship['sent'], 1)))
+    own = ship['sender'] + ship['spool_cpu_ms'] / 1000
+    print('shipping itself (sender thread + building and spooling): %.2f s of CPU over %d s, %.3f%% of one CPU; '
+          'per batch %.1f ms of CPU building and spooling (%.1f ms wall), %.1f ms sending'
+          % (own, a.seconds, 100 * own / a.seconds, ship['spool_cpu_ms'] / max(ship['sent'], 1),
+             ship['spool_ms'] / max(ship['sent'], 1),
+             1000 * ship['sender'] / max(ship['sent'], 1)))
 
 
 if __name__ == '__main__':

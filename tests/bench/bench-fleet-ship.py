@@ -117,8 +117,8 @@ def main():
     print('| --- | --- | --- |')
     print('| samples taken | %d | %d |' % (plain['samples'], ship['samples']))
     print('| cppd CPU time, s | %.2f | %.2f |' % (plain['cpu'], ship['cpu']))
-    print('| cppd CPU per 1000 samples, ms | %.1f | %.1f |' % (1000 * plain['cpu'] / max(plain['samples'], 1),
-                                                           1000 * ship['cpu'] / max(ship['samples'], 1)))
+    print('| cppd CPU per 1000 samples, ms | %.1f | %.1f |' % (1e6 * plain['cpu'] / max(plain['samples'], 1),
+                                                           1e6 * ship['cpu'] / max(ship['samples'], 1)))
     print('| of which the sender thread, s | — | %.2f |' % ship['sender'])
     print('| of which the loop building and spooling batches, s | — | %.2f |' % (ship['spool_cpu_ms'] / 1000))
     print('| the loop\'s wall time building and spooling (waits on the disk and the busy CPUs too), s | — | %.2f |'

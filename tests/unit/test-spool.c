@@ -4,6 +4,7 @@
  * clears the temporary files a crash left. */
 #include <errno.h>
 #include <fcntl.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -39,7 +40,8 @@ static bool same(const struct ch_batch *a, const struct ch_batch *b) {
         return true;
 }
 
-static void rewrite(const char *dir, const char *name, size_t cut, long flip) {
+/* Rewrites file NAME of DIR with its first KEEP bytes (all if more), byte FLIP (>= 0) flipped. */
+static void rewrite(const char *dir, const char *name, size_t keep, long flip) {
         char path[512], *data;
         struct stat st;
         int fd;
@@ -52,7 +54,9 @@ static void rewrite(const char *dir, const char *name, size_t cut, long flip) {
                 abort();
         if (flip >= 0)
                 data[flip] ^= 0x20;
-        if (ftruncate(fd, 0) < 0 || pwrite(fd, data, st.st_size - cut, 0) != (ssize_t) (st.st_size - cut))
+        if (keep > (size_t) st.st_size)
+                keep = st.st_size;
+        if (ftruncate(fd, 0) < 0 || pwrite(fd, data, keep, 0) != (ssize_t) keep)
                 abort();
         close(fd);
         free(data);
@@ -92,12 +96,12 @@ int main(void) {
         ok(access(path, F_OK) < 0, "a temporary file a crash left is removed");
         free(e);
 
-        rewrite(dir, name, 0, 40);
+        rewrite(dir, name, SIZE_MAX, 40);
         ok(spool_read(dir, name, 1 << 20, &back) == -EBADMSG && !back, "a byte flipped: -EBADMSG");
         spool_write(dir, b, name);
-        rewrite(dir, name, 9, -1);
+        rewrite(dir, name, spool_size(b) - 9, -1);
         ok(spool_read(dir, name, 1 << 20, &back) == -EBADMSG && !back, "cut short: -EBADMSG");
-        rewrite(dir, name, spool_size(b) - 3, -1);
+        rewrite(dir, name, 3, -1);
         ok(spool_read(dir, name, 1 << 20, &back) == -EBADMSG && !back, "three bytes left: -EBADMSG");
         ok(spool_read(dir, "000000000001-1-none.batch", 1 << 20, &back) == -ENOENT, "gone: -ENOENT");
 

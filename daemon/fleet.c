@@ -6,13 +6,16 @@
  * committed: the manager then calls collector_close_buckets(), after which later samples of it
  * join the open bucket, so the store's rows of a closed bucket are final.
  *
- * The main loop builds each closed bucket's batch from the store (a local read of a few
- * milliseconds) and writes it to the spool (spool.c); it never waits on the network. A thread
- * sends the spooled batches oldest first over its own ClickHouse client, deletes each file once
+ * The main loop only notes, per run, which buckets are closed (fleet_closed(),
+ * fleet_run_ended()): it never waits on the disk or the network. A thread of its own, "cppd-fleet",
+ * does the rest over a read-only connection to the store of its own (SQLite's WAL lets it read
+ * while the loop writes): it builds each closed bucket's batch (ch_batch_build(), tens to
+ * hundreds of milliseconds for a busy bucket) and writes it to the spool (spool.c), then sends
+ * the spooled batches oldest first over its own ClickHouse client, deletes each file once
  * ClickHouse has it, and while ClickHouse fails waits FLEET_BACKOFF_MIN_USEC, doubling to
- * FLEET_BACKOFF_MAX_USEC, before it tries again; the local store is not touched either way. A
- * failure is logged when it changes (another errno), and the recovery once; cppctl status shows
- * the last error in ClickHouse's words meanwhile.
+ * FLEET_BACKOFF_MAX_USEC, before it sends again (spooling goes on meanwhile); the local store is
+ * not touched either way. A failure is logged when it changes (another errno), and the recovery
+ * once; cppctl status shows the last error in ClickHouse's words meanwhile.
  *
  * The bound: a batch that would take the spool past spool_max is not spooled, and counted (its
  * batches and hits, persisted). The newest is dropped rather than the oldest because the spool
@@ -27,8 +30,10 @@
  * buckets are spooled then. The state is written after the files it accounts for, so a crash
  * between them spools a batch twice at worst, which the key makes harmless.
  *
- * Locking: the queue of spooled files, the counters and the last error are shared with the
- * sender under f->lock; the runs are the main loop's. */
+ * Locking: everything the loop and the thread share is under f->lock: the runs (the loop adds
+ * them and moves their closed bucket on, the thread moves their next bucket on and removes
+ * ended ones once spooled), the queue of spooled files, the counters and the last error. The
+ * thread holds the lock for no I/O. */
 #include "fleet.h"
 
 #include <errno.h>
@@ -53,34 +58,38 @@
 
 struct fleet_run {
         int64_t id;
-        int64_t next; /* unix seconds: the first bucket not spooled yet */
+        int64_t next;   /* unix seconds: the first bucket not spooled yet */
+        int64_t closed; /* the first bucket not closed yet; INT64_MAX once the run ended */
 };
 
 struct fleet {
         char url[1024];
         char spool[4096];
+        char store_path[4096];
         uint64_t spool_max;
-        struct ch_client *client; /* the sender's */
-
-        /* the main loop's */
-        struct fleet_run runs[FLEET_MAX_RUNS];
-        unsigned n_runs;
-        int spool_error;                     /* the last failure to spool, said once */
-        uint64_t spool_usec, spool_cpu_usec; /* the loop's time building and spooling batches: wall, CPU */
-        bool full_said;                      /* "the spool is full" said, until a batch fits again */
+        struct ch_client *client; /* the thread's */
+        struct store *store;      /* the thread's: read-only */
 
         pthread_t thread;
         bool thread_started;
         pthread_mutex_t lock;
-        pthread_cond_t changed; /* the queue, or stopping, or the sender's state */
+        pthread_cond_t changed; /* runs, queue, stopping, or the thread's state */
         /* under lock */
-        struct spool_entry *queue; /* [head, n_queue) wait, oldest first */
+        struct fleet_run runs[FLEET_MAX_RUNS];
+        unsigned n_runs;
+        bool runs_changed;                   /* a run added: the state file must list it */
+        bool too_many_said;                  /* "more than FLEET_MAX_RUNS runs" said */
+        uint64_t spool_after;                /* CLOCK_MONOTONIC µs: after a failure to spool, not before */
+        int spool_error;                     /* the last failure to spool, said once */
+        bool full_said;                      /* "the spool is full" said, until a batch fits again */
+        uint64_t spool_usec, spool_cpu_usec; /* time building and spooling batches: wall, CPU */
+        struct spool_entry *queue;           /* [head, n_queue) wait, oldest first */
         size_t head, n_queue, cap_queue;
         uint64_t pending_bytes, sent, dropped, dropped_hits;
         int64_t last_success, last_error_time;
         char last_error[FLEET_ERROR_MAX];
-        bool failing;  /* the last try failed */
-        bool stopping; /* the sender ends after its current batch */
+        bool failing;  /* the last try to send failed */
+        bool stopping; /* the thread ends at its next look */
 };
 
 static uint64_t now_mono_usec(void) {
@@ -89,15 +98,21 @@ static uint64_t now_mono_usec(void) {
 
 /* ---- state ---- */
 
+/* Writes the state file (runs and drops), whole or not at all. Called by the thread. */
 static int state_save(struct fleet *f) {
-        char path[4200], tmp[4200];
+        char path[sizeof f->spool + 16], tmp[sizeof f->spool + 16];
+        struct fleet_run runs[FLEET_MAX_RUNS];
         uint64_t dropped, hits;
+        unsigned n;
         FILE *w;
         int r = 0;
 
         pthread_mutex_lock(&f->lock);
         dropped = f->dropped;
         hits = f->dropped_hits;
+        n = f->n_runs;
+        memcpy(runs, f->runs, n * sizeof *runs);
+        f->runs_changed = false;
         pthread_mutex_unlock(&f->lock);
         snprintf(path, sizeof path, "%s/" STATE_FILE, f->spool);
         snprintf(tmp, sizeof tmp, "%s/.state.tmp", f->spool);
@@ -105,16 +120,18 @@ static int state_save(struct fleet *f) {
         if (!w)
                 return -errno;
         fprintf(w, STATE_MAGIC "\ndropped %" PRIu64 " %" PRIu64 "\n", dropped, hits);
-        for (unsigned i = 0; i < f->n_runs; i++)
-                fprintf(w, "run %" PRId64 " %" PRId64 "\n", f->runs[i].id, f->runs[i].next);
+        for (unsigned i = 0; i < n; i++)
+                fprintf(w, "run %" PRId64 " %" PRId64 "\n", runs[i].id, runs[i].next);
         if (fflush(w) != 0 || ferror(w) || fsync(fileno(w)) < 0)
                 r = -errno ?: -EIO;
         if (fclose(w) != 0 && r == 0)
                 r = -errno;
         if (r == 0 && rename(tmp, path) < 0)
                 r = -errno;
-        if (r < 0)
+        if (r < 0) {
                 (void) unlink(tmp);
+                log_warning_errno(r, "Cannot write %s: %m", path);
+        }
         return r;
 }
 
@@ -140,6 +157,7 @@ static int state_load(struct fleet *f) {
                         continue;
                 if (sscanf(line, "run %" SCNd64 " %" SCNd64 "\n%n", &run.id, &run.next, &n) == 2 &&
                     line[n] == '\0' && run.id > 0 && f->n_runs < FLEET_MAX_RUNS) {
+                        run.closed = INT64_MAX; /* it ended with the cppd before */
                         f->runs[f->n_runs++] = run;
                         continue;
                 }
@@ -149,13 +167,159 @@ static int state_load(struct fleet *f) {
         return r;
 }
 
-/* ---- the sender ---- */
+/* ---- spooling (the thread) ---- */
+
+static int queue_push(struct fleet *f, const char *name, uint64_t bytes) {
+        if (f->n_queue == f->cap_queue) {
+                size_t cap = f->cap_queue ? f->cap_queue * 2 : 64;
+                struct spool_entry *q;
+
+                /* What was sent sits before head: move the waiting ones down first. */
+                if (f->head > 0) {
+                        memmove(f->queue, f->queue + f->head, (f->n_queue - f->head) * sizeof *f->queue);
+                        f->n_queue -= f->head;
+                        f->head = 0;
+                }
+                if (f->n_queue == f->cap_queue) {
+                        q = reallocarray(f->queue, cap, sizeof *q);
+                        if (!q)
+                                return -ENOMEM;
+                        f->queue = q;
+                        f->cap_queue = cap;
+                }
+        }
+        snprintf(f->queue[f->n_queue].name, SPOOL_NAME_MAX, "%s", name);
+        f->queue[f->n_queue++].bytes = bytes;
+        f->pending_bytes += bytes;
+        return 0;
+}
+
+/* Builds and spools the batch of BUCKET of RUN_ID, or counts it dropped when the spool is full.
+ * Returns 0 when done either way, or a negative errno (tried again later). */
+static int spool_bucket(struct fleet *f, int64_t run_id, int64_t bucket) {
+        _cleanup_(ch_batch_freep) struct ch_batch *b = NULL;
+        char name[SPOOL_NAME_MAX];
+        uint64_t size;
+        bool full, said;
+        int r;
+
+        r = ch_batch_build(f->store, run_id, bucket, NULL, &b);
+        if (r < 0)
+                return r;
+        size = spool_size(b);
+        pthread_mutex_lock(&f->lock);
+        full = f->pending_bytes + size > f->spool_max;
+        if (full) {
+                f->dropped++;
+                f->dropped_hits += b->hits;
+        }
+        said = f->full_said;
+        f->full_said = full;
+        pthread_mutex_unlock(&f->lock);
+        if (full && !said)
+                log_error("The fleet spool %s is full (spool_max %" PRIu64 " bytes): batches are dropped "
+                          "and counted until ClickHouse %s takes the waiting ones",
+                          f->spool, f->spool_max, f->url);
+        if (full)
+                return 0;
+        if (said)
+                log_notice("The fleet spool %s takes batches again", f->spool);
+        r = spool_write(f->spool, b, name);
+        if (r < 0)
+                return r;
+        pthread_mutex_lock(&f->lock);
+        r = queue_push(f, name, size);
+        pthread_mutex_unlock(&f->lock);
+        return r;
+}
+
+/* Spools the buckets of RUN in [run->next, run->closed), moving run->next on (RUN is the
+ * thread's copy). Returns 0 or the first error (the buckets before it are spooled). */
+static int spool_run(struct fleet *f, struct fleet_run *run) {
+        _cleanup_free_ struct store_bucket *b = NULL;
+        size_t n = 0;
+        int r;
+
+        r = store_run_buckets(f->store, run->id, run->next, run->closed, &b, &n);
+        if (r < 0)
+                return r;
+        for (size_t i = 0; i < n; i++) {
+                r = spool_bucket(f, run->id, b[i].bucket);
+                if (r == -EBADMSG || r == -ENOENT) {
+                        /* The store's rows of it do not hold together (or its run is gone):
+                         * trying again cannot help, and must not hold up the buckets after it. */
+                        log_error_errno(r,
+                                        "Run %" PRId64 ", bucket %" PRId64
+                                        " cannot be shipped (%s): counted dropped",
+                                        run->id, b[i].bucket,
+                                        r == -ENOENT ? "its run is gone" : "its rows do not hold together");
+                        pthread_mutex_lock(&f->lock);
+                        f->dropped++;
+                        f->dropped_hits += b[i].hits;
+                        pthread_mutex_unlock(&f->lock);
+                } else if (r < 0)
+                        return r;
+                run->next = b[i].bucket + 1;
+        }
+        run->next = run->closed;
+        return 0;
+}
+
+/* The index of a run with closed buckets not spooled yet, or -1. Under lock. */
+static int spool_work(struct fleet *f) {
+        if (now_mono_usec() < f->spool_after)
+                return -1;
+        for (unsigned i = 0; i < f->n_runs; i++)
+                if (f->runs[i].next < f->runs[i].closed)
+                        return i;
+        return -1;
+}
+
+/* Spools what run I has closed. Called and returns under lock, which it drops meanwhile. */
+static void spool_step(struct fleet *f, unsigned i) {
+        struct fleet_run run = f->runs[i];
+        uint64_t start = now_mono_usec(), cpu = now_ns(CLOCK_THREAD_CPUTIME_ID) / 1000;
+        int r, said;
+
+        pthread_mutex_unlock(&f->lock);
+        r = spool_run(f, &run);
+        pthread_mutex_lock(&f->lock);
+        f->spool_usec += now_mono_usec() - start;
+        f->spool_cpu_usec += now_ns(CLOCK_THREAD_CPUTIME_ID) / 1000 - cpu;
+        /* The loop may have moved runs around (added, closed more): find it again. */
+        for (i = 0; i < f->n_runs && f->runs[i].id != run.id; i++)
+                ;
+        if (i < f->n_runs) {
+                f->runs[i].next = run.next;
+                if (r >= 0 && f->runs[i].closed == INT64_MAX)
+                        f->runs[i] = f->runs[--f->n_runs]; /* ended, and all of it spooled */
+        }
+        said = f->spool_error;
+        f->spool_error = r < 0 ? r : 0;
+        f->spool_after = r < 0 ? now_mono_usec() + FLEET_SPOOL_RETRY_USEC : 0;
+        pthread_cond_broadcast(&f->changed);
+        pthread_mutex_unlock(&f->lock);
+
+        if (r < 0 && r != said)
+                log_error_errno(r,
+                                "Cannot spool run %" PRId64
+                                "'s buckets for ClickHouse in %s: %s; tried again "
+                                "in %llu s",
+                                run.id, f->spool, r == -ENOSPC ? "the disk is full" : strerror(-r),
+                                FLEET_SPOOL_RETRY_USEC / 1000000);
+        else if (r >= 0 && said)
+                log_notice("Spooling for ClickHouse works again");
+        (void) state_save(f);
+        pthread_mutex_lock(&f->lock);
+}
+
+/* ---- sending (the thread) ---- */
 
 enum outcome {
         OUTCOME_SENT,    /* ClickHouse has the batch (now, or had it) */
         OUTCOME_GONE,    /* no such file: a duplicate entry, sent already */
         OUTCOME_DAMAGED, /* not a whole batch: moved aside */
-        OUTCOME_FAILED,  /* try again later: *ret_why says why */
+        OUTCOME_FAILED,  /* try again later: WHY says why */
 };
 
 /* Sends the spool file NAME. Returns its outcome; for OUTCOME_FAILED, writes the reason in
@@ -194,273 +358,161 @@ static enum outcome send_file(struct fleet *f, const char *name, bool *schema_ok
         return OUTCOME_SENT;
 }
 
-static void *sender(void *userdata) {
-        struct fleet *f = userdata;
-        uint64_t backoff = 0;
-        bool schema_ok = false;
-        int said = 0; /* the failure logged last; 0: none */
+/* Sends the oldest spooled batch. Called and returns under lock, which it drops meanwhile.
+ * Returns the failure's errno, or 0. */
+static int send_step(struct fleet *f, int *said, bool *schema_ok) {
+        char path[sizeof f->spool + SPOOL_NAME_MAX + 1], bad[sizeof path + 4];
+        char why[FLEET_ERROR_MAX] = "";
+        struct spool_entry e = f->queue[f->head];
+        enum outcome o;
+        int error = 0;
+
+        pthread_mutex_unlock(&f->lock);
+        o = send_file(f, e.name, schema_ok, why, &error);
+        snprintf(path, sizeof path, "%s/%s", f->spool, e.name);
+        switch (o) {
+        case OUTCOME_SENT:
+                (void) unlink(path);
+                if (*said)
+                        log_notice("ClickHouse %s takes batches again", f->url);
+                *said = 0;
+                break;
+        case OUTCOME_GONE:
+                break;
+        case OUTCOME_DAMAGED:
+                /* The disk damaged it: kept aside for a look, never half sent; the local store
+                 * still has its rows (cppctl merge -o can send them). */
+                snprintf(bad, sizeof bad, "%s.bad", path);
+                (void) rename(path, bad);
+                log_error("Spool file %s is not a whole batch: moved to %s, not sent, counted dropped", path,
+                          bad);
+                break;
+        case OUTCOME_FAILED:
+                if (error != *said)
+                        log_error("Cannot ship to ClickHouse %s: %s; batches wait in %s and are sent when it "
+                                  "works again",
+                                  f->url, why, f->spool);
+                *said = error;
+                break;
+        }
 
         pthread_mutex_lock(&f->lock);
-        for (;;) {
-                char path[sizeof f->spool + SPOOL_NAME_MAX + 1], bad[sizeof path + 4];
-                char why[FLEET_ERROR_MAX] = "";
-                struct spool_entry e;
-                enum outcome o;
-                int error = 0;
-
-                while (!f->stopping && f->head == f->n_queue)
-                        pthread_cond_wait(&f->changed, &f->lock);
-                if (f->stopping)
-                        break;
-                e = f->queue[f->head];
-                pthread_mutex_unlock(&f->lock);
-
-                o = send_file(f, e.name, &schema_ok, why, &error);
-                snprintf(path, sizeof path, "%s/%s", f->spool, e.name);
-                switch (o) {
-                case OUTCOME_SENT:
-                        (void) unlink(path);
-                        if (said)
-                                log_notice("ClickHouse %s takes batches again", f->url);
-                        said = 0;
-                        break;
-                case OUTCOME_GONE:
-                        break;
-                case OUTCOME_DAMAGED:
-                        /* The disk damaged it: kept aside for a look, never half sent; the local
-                         * store still has its rows (cppctl merge -o can send them). */
-                        snprintf(bad, sizeof bad, "%s.bad", path);
-                        (void) rename(path, bad);
-                        log_error(
-                                "Spool file %s is not a whole batch: moved to %s, not sent, counted dropped",
-                                path, bad);
-                        break;
-                case OUTCOME_FAILED:
-                        if (error != said)
-                                log_error("Cannot ship to ClickHouse %s: %s; batches wait in %s and are sent "
-                                          "when it works again",
-                                          f->url, why, f->spool);
-                        said = error;
-                        break;
-                }
-
-                pthread_mutex_lock(&f->lock);
-                if (o == OUTCOME_FAILED) {
-                        uint64_t until;
-                        struct timespec ts;
-
-                        f->failing = true;
-                        f->last_error_time = time(NULL);
-                        memcpy(f->last_error, why, sizeof why);
-                        pthread_cond_broadcast(&f->changed);
-                        backoff = backoff ? backoff * 2 : FLEET_BACKOFF_MIN_USEC;
-                        if (backoff > FLEET_BACKOFF_MAX_USEC)
-                                backoff = FLEET_BACKOFF_MAX_USEC;
-                        until = now_mono_usec() + backoff;
-                        ts = (struct timespec) { until / 1000000, until % 1000000 * 1000 };
-                        while (!f->stopping && now_mono_usec() < until)
-                                pthread_cond_timedwait(&f->changed, &f->lock, &ts);
-                        continue;
-                }
+        if (o == OUTCOME_FAILED) {
+                f->failing = true;
+                f->last_error_time = time(NULL);
+                memcpy(f->last_error, why, sizeof why);
+        } else {
                 f->head++;
                 f->pending_bytes -= e.bytes;
+                if (f->head == f->n_queue)
+                        f->head = f->n_queue = 0;
                 if (o == OUTCOME_SENT) {
                         f->sent++;
                         f->last_success = time(NULL);
                         f->failing = false;
                         f->last_error[0] = '\0';
-                        backoff = 0;
                 } else if (o == OUTCOME_DAMAGED)
                         f->dropped++;
-                if (f->head == f->n_queue)
-                        f->head = f->n_queue = 0;
-                pthread_cond_broadcast(&f->changed);
+        }
+        pthread_cond_broadcast(&f->changed);
+        return o == OUTCOME_FAILED ? error : 0;
+}
+
+static void *sender(void *userdata) {
+        struct fleet *f = userdata;
+        uint64_t backoff = 0, send_after = 0;
+        bool schema_ok = false;
+        int said = 0; /* the failure logged last; 0: none */
+
+        pthread_mutex_lock(&f->lock);
+        for (;;) {
+                uint64_t now, wake = UINT64_MAX;
+                int i = spool_work(f);
+
+                /* Spooling first: it needs no ClickHouse, and a stop waits for it. */
+                if (i >= 0) {
+                        spool_step(f, i);
+                        continue;
+                }
+                if (f->runs_changed) {
+                        pthread_mutex_unlock(&f->lock);
+                        (void) state_save(f);
+                        pthread_mutex_lock(&f->lock);
+                        continue;
+                }
+                if (f->stopping)
+                        break;
+                now = now_mono_usec();
+                if (f->head < f->n_queue && now >= send_after) {
+                        if (send_step(f, &said, &schema_ok) < 0) {
+                                backoff = backoff ? backoff * 2 : FLEET_BACKOFF_MIN_USEC;
+                                if (backoff > FLEET_BACKOFF_MAX_USEC)
+                                        backoff = FLEET_BACKOFF_MAX_USEC;
+                                send_after = now_mono_usec() + backoff;
+                        } else
+                                backoff = send_after = 0;
+                        continue;
+                }
+                /* Nothing to do now: wait for the loop, the stop, or the next try. */
+                if (f->head < f->n_queue)
+                        wake = send_after;
+                if (f->spool_after && f->spool_after < wake)
+                        wake = f->spool_after;
+                if (wake == UINT64_MAX)
+                        pthread_cond_wait(&f->changed, &f->lock);
+                else {
+                        struct timespec ts = { wake / 1000000, wake % 1000000 * 1000 };
+
+                        pthread_cond_timedwait(&f->changed, &f->lock, &ts);
+                }
         }
         pthread_mutex_unlock(&f->lock);
         return NULL;
 }
 
-/* ---- spooling ---- */
+/* ---- the loop's side ---- */
 
-static int queue_push(struct fleet *f, const char *name, uint64_t bytes) {
-        if (f->n_queue == f->cap_queue) {
-                size_t cap = f->cap_queue ? f->cap_queue * 2 : 64;
-                struct spool_entry *q;
-
-                /* What was sent sits before head: move the waiting ones down first. */
-                if (f->head > 0) {
-                        memmove(f->queue, f->queue + f->head, (f->n_queue - f->head) * sizeof *f->queue);
-                        f->n_queue -= f->head;
-                        f->head = 0;
-                }
-                if (f->n_queue == f->cap_queue) {
-                        q = reallocarray(f->queue, cap, sizeof *q);
-                        if (!q)
-                                return -ENOMEM;
-                        f->queue = q;
-                        f->cap_queue = cap;
-                }
-        }
-        snprintf(f->queue[f->n_queue].name, SPOOL_NAME_MAX, "%s", name);
-        f->queue[f->n_queue++].bytes = bytes;
-        f->pending_bytes += bytes;
-        return 0;
-}
-
-/* Builds and spools the batch of BUCKET of RUN_ID, or counts it dropped when the spool is full.
- * Returns 0 when done either way, or a negative errno (tried again later). */
-static int spool_bucket(struct fleet *f, struct store *store, int64_t run_id, int64_t bucket) {
-        _cleanup_(ch_batch_freep) struct ch_batch *b = NULL;
-        char name[SPOOL_NAME_MAX];
-        uint64_t size;
-        bool full;
-        int r;
-
-        r = ch_batch_build(store, run_id, bucket, NULL, &b);
-        if (r < 0)
-                return r;
-        size = spool_size(b);
-        pthread_mutex_lock(&f->lock);
-        full = f->pending_bytes + size > f->spool_max;
-        if (full) {
-                f->dropped++;
-                f->dropped_hits += b->hits;
-        }
-        pthread_mutex_unlock(&f->lock);
-        if (full) {
-                if (!f->full_said)
-                        log_error("The fleet spool %s is full (spool_max %" PRIu64
-                                  " bytes): batches are dropped "
-                                  "and counted until ClickHouse %s takes the waiting ones",
-                                  f->spool, f->spool_max, f->url);
-                f->full_said = true;
-                return 0;
-        }
-        if (f->full_said)
-                log_notice("The fleet spool %s takes batches again", f->spool);
-        f->full_said = false;
-        r = spool_write(f->spool, b, name);
-        if (r < 0)
-                return r;
-        pthread_mutex_lock(&f->lock);
-        r = queue_push(f, name, size);
-        pthread_cond_broadcast(&f->changed);
-        pthread_mutex_unlock(&f->lock);
-        return r;
-}
-
-static struct fleet_run *find_run(struct fleet *f, int64_t id, bool add) {
-        for (unsigned i = 0; i < f->n_runs; i++)
-                if (f->runs[i].id == id)
-                        return &f->runs[i];
-        if (!add || f->n_runs >= FLEET_MAX_RUNS)
-                return NULL;
-        f->runs[f->n_runs] = (struct fleet_run) { .id = id };
-        return &f->runs[f->n_runs++];
-}
-
-/* Spools the buckets of RUN in [run->next, UNTIL). Returns 0 or the first error (the buckets
- * before it are spooled, run->next says where to go on). */
-static int spool_run(struct fleet *f, struct store *store, struct fleet_run *run, int64_t until) {
-        _cleanup_free_ struct store_bucket *b = NULL;
-        size_t n = 0;
-        int r;
-
-        r = store_run_buckets(store, run->id, run->next, until, &b, &n);
-        if (r < 0)
-                return r;
-        for (size_t i = 0; i < n; i++) {
-                r = spool_bucket(f, store, run->id, b[i].bucket);
-                if (r == -EBADMSG || r == -ENOENT) {
-                        /* The store's rows of it do not hold together (or its run is gone):
-                         * trying again cannot help, and must not hold up the buckets after it. */
-                        log_error_errno(r,
-                                        "Run %" PRId64 ", bucket %" PRId64
-                                        " cannot be shipped (%s): counted dropped",
-                                        run->id, b[i].bucket,
-                                        r == -ENOENT ? "its run is gone" : "its rows do not hold together");
-                        pthread_mutex_lock(&f->lock);
-                        f->dropped++;
-                        f->dropped_hits += b[i].hits;
-                        pthread_mutex_unlock(&f->lock);
-                } else if (r < 0)
-                        return r;
-                run->next = b[i].bucket + 1;
-        }
-        run->next = until;
-        return 0;
-}
-
-/* Logs a failure to spool once, until spooling works again. */
-static void spool_result(struct fleet *f, int r, int64_t run_id) {
-        if (r < 0 && r != f->spool_error)
-                log_error_errno(r,
-                                "Cannot spool run %" PRId64
-                                "'s buckets for ClickHouse in %s: %s; tried again at "
-                                "the next flush",
-                                run_id, f->spool, r == -ENOSPC ? "the disk is full" : strerror(-r));
-        else if (r >= 0 && f->spool_error)
-                log_notice("Spooling for ClickHouse works again");
-        f->spool_error = r < 0 ? r : 0;
-}
-
-void fleet_closed(struct fleet *f, struct store *store, int64_t run_id, int64_t open_bucket) {
-        struct fleet_run *run;
-        uint64_t start, cpu;
-        int64_t before;
-        int r;
+void fleet_closed(struct fleet *f, int64_t run_id, int64_t open_bucket) {
+        struct fleet_run *run = NULL;
+        bool too_many = false;
 
         if (!f || run_id <= 0)
                 return;
-        run = find_run(f, run_id, true);
-        if (!run) {
-                log_warning("More than %d runs to ship at once: run %" PRId64 " is not shipped",
+        pthread_mutex_lock(&f->lock);
+        for (unsigned i = 0; i < f->n_runs && !run; i++)
+                if (f->runs[i].id == run_id)
+                        run = &f->runs[i];
+        if (!run && f->n_runs < FLEET_MAX_RUNS) {
+                /* A run new to us: the thread lists it in the state before any of it is spooled,
+                 * so that a crash now leaves its buckets to the next start. */
+                run = &f->runs[f->n_runs++];
+                *run = (struct fleet_run) { .id = run_id };
+                f->runs_changed = true;
+        }
+        if (run && open_bucket > run->closed) {
+                run->closed = open_bucket;
+                pthread_cond_broadcast(&f->changed);
+        }
+        too_many = !run && !f->too_many_said;
+        f->too_many_said = f->too_many_said || too_many;
+        pthread_mutex_unlock(&f->lock);
+        if (too_many)
+                log_warning("More than %d runs to ship at once: run %" PRId64
+                            " and later ones are not shipped",
                             FLEET_MAX_RUNS, run_id);
-                return;
-        }
-        before = run->next;
-        if (before == 0) {
-                /* A run new to us: in the state before any of it is spooled, so that a crash
-                 * now leaves its buckets to the next start. */
-                run->next = 1;
-                (void) state_save(f);
-        }
-        if (open_bucket <= run->next)
-                return;
-        start = now_mono_usec();
-        cpu = now_ns(CLOCK_THREAD_CPUTIME_ID) / 1000;
-        r = spool_run(f, store, run, open_bucket);
-        f->spool_usec += now_mono_usec() - start;
-        f->spool_cpu_usec += now_ns(CLOCK_THREAD_CPUTIME_ID) / 1000 - cpu;
-        spool_result(f, r, run_id);
-        if (run->next != before) {
-                r = state_save(f);
-                if (r < 0)
-                        log_warning_errno(r, "Cannot write %s/" STATE_FILE ": %m", f->spool);
-        }
 }
 
-void fleet_run_ended(struct fleet *f, struct store *store, int64_t run_id) {
-        struct fleet_run *run;
-        uint64_t start, cpu;
-        int r;
-
+void fleet_run_ended(struct fleet *f, int64_t run_id) {
         if (!f || run_id <= 0)
                 return;
-        run = find_run(f, run_id, false);
-        if (!run)
-                return; /* nothing of it was ever flushed */
-        start = now_mono_usec();
-        cpu = now_ns(CLOCK_THREAD_CPUTIME_ID) / 1000;
-        r = spool_run(f, store, run, INT64_MAX);
-        f->spool_usec += now_mono_usec() - start;
-        f->spool_cpu_usec += now_ns(CLOCK_THREAD_CPUTIME_ID) / 1000 - cpu;
-        spool_result(f, r, run_id);
-        if (r >= 0)
-                *run = f->runs[--f->n_runs];
-        r = state_save(f);
-        if (r < 0)
-                log_warning_errno(r, "Cannot write %s/" STATE_FILE ": %m", f->spool);
+        pthread_mutex_lock(&f->lock);
+        for (unsigned i = 0; i < f->n_runs; i++)
+                if (f->runs[i].id == run_id) {
+                        f->runs[i].closed = INT64_MAX;
+                        pthread_cond_broadcast(&f->changed);
+                        break;
+                }
+        pthread_mutex_unlock(&f->lock);
 }
 
 /* ---- life ---- */
@@ -481,6 +533,7 @@ int fleet_new(const struct config *config, struct fleet **ret) {
                 return log_error_errno(ENOMEM, "Out of memory");
         snprintf(f->url, sizeof f->url, "%s", config->fleet_url);
         snprintf(f->spool, sizeof f->spool, "%s", config->fleet_spool);
+        snprintf(f->store_path, sizeof f->store_path, "%s", config->store_path);
         f->spool_max = config->fleet_spool_max;
         pthread_mutex_init(&f->lock, NULL);
         pthread_condattr_init(&ca);
@@ -530,14 +583,15 @@ fail:
         return r;
 }
 
-int fleet_start(struct fleet *f, struct store *store) {
+int fleet_start(struct fleet *f) {
         int r;
 
         if (!f)
                 return 0;
-        /* Runs of the cppd before: they ended with it. */
-        for (unsigned i = f->n_runs; i > 0; i--)
-                fleet_run_ended(f, store, f->runs[i - 1].id);
+        /* A connection of the thread's own, read-only: it reads while the loop writes. */
+        r = store_open(f->store_path, STORE_READ, &f->store);
+        if (r < 0)
+                return log_error_errno(r, "Cannot read the store %s for shipping: %m", f->store_path);
         r = -pthread_create(&f->thread, NULL, sender, f);
         if (r < 0)
                 return log_error_errno(r, "Cannot start the fleet sender: %m");
@@ -548,12 +602,12 @@ int fleet_start(struct fleet *f, struct store *store) {
 }
 
 void fleet_status(struct fleet *f, struct fleet_status *ret) {
-        *ret = (struct fleet_status) { .spool_max = f->spool_max,
-                                       .spool_usec = f->spool_usec,
-                                       .spool_cpu_usec = f->spool_cpu_usec };
+        *ret = (struct fleet_status) { .spool_max = f->spool_max };
         snprintf(ret->url, sizeof ret->url, "%s", f->url);
         snprintf(ret->spool, sizeof ret->spool, "%s", f->spool);
         pthread_mutex_lock(&f->lock);
+        ret->spool_usec = f->spool_usec;
+        ret->spool_cpu_usec = f->spool_cpu_usec;
         ret->sent = f->sent;
         ret->pending = f->n_queue - f->head;
         ret->pending_bytes = f->pending_bytes;
@@ -565,14 +619,30 @@ void fleet_status(struct fleet *f, struct fleet_status *ret) {
         pthread_mutex_unlock(&f->lock);
 }
 
+/* Whether closed buckets wait to be spooled (and spooling does not fail). Under lock. */
+static bool spool_waits(struct fleet *f) {
+        if (f->spool_error)
+                return false;
+        for (unsigned i = 0; i < f->n_runs; i++)
+                if (f->runs[i].next < f->runs[i].closed)
+                        return true;
+        return false;
+}
+
 struct fleet *fleet_free(struct fleet *f) {
         if (!f)
                 return NULL;
         if (f->thread_started) {
-                uint64_t until = now_mono_usec() + FLEET_STOP_DRAIN_USEC;
+                uint64_t until = now_mono_usec() + FLEET_STOP_SPOOL_USEC;
                 struct timespec ts = { until / 1000000, until % 1000000 * 1000 };
 
                 pthread_mutex_lock(&f->lock);
+                /* What the runs closed goes to disk first (a local read and write), then the
+                 * sender has a little while to empty the spool. */
+                while (spool_waits(f) && now_mono_usec() < until)
+                        pthread_cond_timedwait(&f->changed, &f->lock, &ts);
+                until = now_mono_usec() + FLEET_STOP_DRAIN_USEC;
+                ts = (struct timespec) { until / 1000000, until % 1000000 * 1000 };
                 while (f->head < f->n_queue && !f->failing && now_mono_usec() < until)
                         pthread_cond_timedwait(&f->changed, &f->lock, &ts);
                 if (f->head < f->n_queue)
@@ -583,6 +653,7 @@ struct fleet *fleet_free(struct fleet *f) {
                 pthread_mutex_unlock(&f->lock);
                 pthread_join(f->thread, NULL);
         }
+        store_close(f->store);
         ch_client_free(f->client);
         free(f->queue);
         pthread_cond_destroy(&f->changed);

@@ -1,7 +1,7 @@
 /* Shipping to the fleet store: the closed time buckets of the local store, one batch per run and
  * bucket, written to a spool on disk and sent from there to ClickHouse by a thread of their own
- * ([fleet] in cppd.conf; fleet.c says how). The main loop only reads the local store and writes
- * spool files; it never waits on the network. */
+ * ([fleet] in cppd.conf; fleet.c says how). The main loop only says which buckets closed; it
+ * never waits on the disk or the network for shipping. */
 #pragma once
 
 #include <stdbool.h>
@@ -16,6 +16,11 @@
 /* At stop, how long the sender may go on emptying the spool before the daemon exits (what is
  * left goes at the next start). */
 #define FLEET_STOP_DRAIN_USEC (5 * 1000000ULL)
+/* At stop, how long the thread may take to spool what the runs closed (a local read and write;
+ * what is left is spooled at the next start). */
+#define FLEET_STOP_SPOOL_USEC (30 * 1000000ULL)
+/* After a failure to spool (a full disk), the next try. */
+#define FLEET_SPOOL_RETRY_USEC (2 * 1000000ULL)
 /* Seconds one request to ClickHouse may take: a stop waits for the request in flight. */
 #define FLEET_REQUEST_TIMEOUT_S 30
 /* Runs whose shipping is followed at once (the system run and on-demand sessions). */
@@ -35,7 +40,7 @@ struct fleet_status {
         uint64_t sent;                       /* batches ClickHouse took since cppd started */
         uint64_t pending, pending_bytes;     /* files waiting in the spool */
         uint64_t dropped, dropped_hits;      /* batches not spooled (the spool was full), persisted */
-        uint64_t spool_usec, spool_cpu_usec; /* the loop's time building and spooling: wall, CPU */
+        uint64_t spool_usec, spool_cpu_usec; /* the thread's time building and spooling: wall, CPU */
         int64_t last_success;
         int64_t last_error_time;
         char last_error[FLEET_ERROR_MAX]; /* "" after a success */
@@ -47,21 +52,23 @@ struct fleet_status {
  * spool that cannot be made). */
 int fleet_new(const struct config *config, struct fleet **ret);
 
-/* Spools what runs of an earlier cppd left unshipped (they ended with it), then starts the
- * sender. Returns 0 or a negative errno after logging. */
-int fleet_start(struct fleet *f, struct store *store);
+/* Opens a read-only connection to the store (made by then) and starts the thread, which
+ * spools first what runs of an earlier cppd left unspooled (they ended with it). Returns 0 or a
+ * negative errno after logging. */
+int fleet_start(struct fleet *f);
 
-/* Spools the buckets of run RUN_ID before OPEN_BUCKET (unix seconds: the first bucket the run
- * may still write, collector_close_buckets()) that are not spooled yet. Failures are logged
- * and tried again at the next call. */
-void fleet_closed(struct fleet *f, struct store *store, int64_t run_id, int64_t open_bucket);
+/* Notes that run RUN_ID has closed the buckets before OPEN_BUCKET (unix seconds: the first bucket
+ * it may still write, collector_close_buckets()); the thread spools them. Takes a lock, does no
+ * I/O. */
+void fleet_closed(struct fleet *f, int64_t run_id, int64_t open_bucket);
 
-/* Spools every bucket of run RUN_ID not spooled yet: the run has ended. */
-void fleet_run_ended(struct fleet *f, struct store *store, int64_t run_id);
+/* Notes that run RUN_ID has ended: every bucket of it is closed. */
+void fleet_run_ended(struct fleet *f, int64_t run_id);
 
 /* Fills *ret. */
 void fleet_status(struct fleet *f, struct fleet_status *ret);
 
-/* Lets the sender empty the spool for at most FLEET_STOP_DRAIN_USEC, stops it and frees F.
- * What is still spooled stays for the next start. NULL is fine. */
+/* Lets the thread spool what the runs closed (at most FLEET_STOP_SPOOL_USEC) and send for at most
+ * FLEET_STOP_DRAIN_USEC more, stops it and frees F. What is still spooled, or still to spool,
+ * goes at the next start. NULL is fine. */
 struct fleet *fleet_free(struct fleet *f);

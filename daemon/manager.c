@@ -124,7 +124,7 @@ static int stop_collector(struct manager *m) {
                                          rs.lost);
                 }
         if (r >= 0)
-                fleet_run_ended(m->fleet, m->store, collector_run_id(m->collector));
+                fleet_run_ended(m->fleet, collector_run_id(m->collector));
         m->collector = collector_free(m->collector);
         return r < 0 ? r : 0;
 }
@@ -174,10 +174,10 @@ int manager_flush(struct manager *m) {
                 int64_t wall = time(NULL);
 
                 if (m->collector)
-                        fleet_closed(m->fleet, m->store, collector_run_id(m->collector),
+                        fleet_closed(m->fleet, collector_run_id(m->collector),
                                      collector_close_buckets(m->collector, wall));
                 for (unsigned i = 0; i < m->n_sessions; i++)
-                        fleet_closed(m->fleet, m->store, session_run_id(m->sessions[i]),
+                        fleet_closed(m->fleet, session_run_id(m->sessions[i]),
                                      collector_close_buckets(m->sessions[i]->collector, wall));
         }
         end = now_ns(CLOCK_MONOTONIC) / 1000;
@@ -361,11 +361,12 @@ int manager_reload(struct manager *m) {
                 m->store = store_close(m->store);
         }
         memcpy(c.socket_path, m->config.socket_path, sizeof c.socket_path);
-        /* The sender keeps its client and spool: [fleet] changes at the next restart. */
+        /* The shipping thread keeps its client, spool and store connection till the restart. */
         if (!streq(c.fleet_url, m->config.fleet_url) ||
             !streq(c.fleet_credentials, m->config.fleet_credentials) ||
-            !streq(c.fleet_spool, m->config.fleet_spool) || c.fleet_spool_max != m->config.fleet_spool_max)
-                log_warning("[fleet] changes take effect at the next restart");
+            !streq(c.fleet_spool, m->config.fleet_spool) || c.fleet_spool_max != m->config.fleet_spool_max ||
+            (m->fleet && !streq(c.store_path, m->config.store_path)))
+                log_warning("[fleet] changes, and shipping a new store, take effect at the next restart");
         memcpy(c.fleet_url, m->config.fleet_url, sizeof c.fleet_url);
         memcpy(c.fleet_credentials, m->config.fleet_credentials, sizeof c.fleet_credentials);
         memcpy(c.fleet_spool, m->config.fleet_spool, sizeof c.fleet_spool);
@@ -456,7 +457,7 @@ fail:
 int manager_start(struct manager *m) {
         int r;
 
-        r = fleet_start(m->fleet, m->store);
+        r = fleet_start(m->fleet);
         if (r < 0)
                 return r;
         r = start_collector(m);
@@ -475,7 +476,7 @@ int manager_start(struct manager *m) {
 static void on_session_end(struct session *s, void *userdata) {
         struct manager *m = userdata;
 
-        fleet_run_ended(m->fleet, m->store, session_run_id(s));
+        fleet_run_ended(m->fleet, session_run_id(s));
         for (unsigned i = 0; i < m->n_sessions; i++)
                 if (m->sessions[i] == s) {
                         m->sessions[i] = m->sessions[--m->n_sessions];

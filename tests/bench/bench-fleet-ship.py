@@ -119,21 +119,21 @@ def main():
     print('| cppd CPU time, s | %.2f | %.2f |' % (plain['cpu'], ship['cpu']))
     print('| cppd CPU per 1000 samples, ms | %.1f | %.1f |' % (1e6 * plain['cpu'] / max(plain['samples'], 1),
                                                            1e6 * ship['cpu'] / max(ship['samples'], 1)))
-    print('| of which the sender thread, s | — | %.2f |' % ship['sender'])
-    print('| of which the loop building and spooling batches, s | — | %.2f |' % (ship['spool_cpu_ms'] / 1000))
-    print('| the loop\'s wall time building and spooling (waits on the disk and the busy CPUs too), s | — | %.2f |'
-          % (ship['spool_ms'] / 1000))
+    print('| of which the shipping thread (cppd-fleet), s | — | %.2f |' % ship['sender'])
+    print('| of which building and spooling batches, s | — | %.2f |' % (ship['spool_cpu_ms'] / 1000))
+    print('| the thread\'s wall time building and spooling (waits on the disk and the busy CPUs too), s | — | '
+          '%.2f |' % (ship['spool_ms'] / 1000))
     print('| cppd resident at the end, MiB | %.1f | %.1f |' % (plain['VmRSS'], ship['VmRSS']))
     print('| cppd resident at its peak, MiB | %.1f | %.1f |' % (plain['VmHWM'], ship['VmHWM']))
     print('| batches sent | — | %d |' % ship['sent'])
     print('| ClickHouse parts on disk, KiB | — | %.0f |' % (ship['bytes'] / 1024))
     print('| clickhouse-server CPU time meanwhile, s | — | %.2f |' % ship['ch_cpu'])
-    own = ship['sender'] + ship['spool_cpu_ms'] / 1000
-    print('shipping itself (sender thread + building and spooling): %.2f s of CPU over %d s, %.3f%% of one CPU; '
-          'per batch %.1f ms of CPU building and spooling (%.1f ms wall), %.1f ms sending'
+    own = ship['sender']
+    print('shipping itself (the cppd-fleet thread): %.2f s of CPU over %d s, %.3f%% of one CPU; per batch %.1f ms '
+          'of CPU building and spooling (%.1f ms wall), %.1f ms sending; the main loop only notes closed buckets'
           % (own, a.seconds, 100 * own / a.seconds, ship['spool_cpu_ms'] / max(ship['sent'], 1),
              ship['spool_ms'] / max(ship['sent'], 1),
-             1000 * ship['sender'] / max(ship['sent'], 1)))
+             (1000 * ship['sender'] - ship['spool_cpu_ms']) / max(ship['sent'], 1)))
 
 
 if __name__ == '__main__':

@@ -19,8 +19,8 @@
  *
  * The bound: a batch that would take the spool past spool_max is not spooled, and counted (its
  * batches and hits, persisted). The newest is dropped rather than the oldest because the spool
- * then stays one unbroken stretch of history that the sender can go on emptying without racing
- * the main loop for its files, and what was dropped is still in the local store (within its
+ * then stays one unbroken stretch of history, sent in order, with no file deleted unsent while a
+ * send of it may be under way; and what was dropped is still in the local store (within its
  * retention): `cppctl merge -o clickhouse://...` of the store fills the hole, counting what
  * arrived once.
  *

@@ -132,8 +132,10 @@ def kill_restart(tmp):
             d.stop()
             ok(os.WIFEXITED(d.status) and os.WEXITSTATUS(d.status) == 0, 'cppd stops cleanly', d.log_text())
             log = d.log_text()
-            ok(log.count('Cannot ship to ClickHouse') == 1 and 'takes batches again' in log,
-               'the failure is logged once, and the recovery', log)
+            # Once per kind of failure: a request cut by the kill may fail otherwise than the
+            # refused connections after it, so at most two, for several tries.
+            ok(1 <= log.count('Cannot ship to ClickHouse') <= 2 and log.count('takes batches again') == 1,
+               'the failure is logged once per kind, not per try, and the recovery once', log)
             compare('killed and restarted', local_rows(d.store), remote_rows(ch))
             ok(duplicates(ch) == 0, 'each batch marker once')
         finally:

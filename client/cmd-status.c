@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "control-client.h"
 #include "log.h"
@@ -85,6 +86,28 @@ static uint64_t get_u64(const struct protocol_message *m, const char *key) {
         if (v)
                 (void) safe_atou64(v, &u);
         return u;
+}
+
+/* The ClickHouse shipping: where to, how it goes, what waits and what was lost. */
+static void print_fleet(const struct protocol_message *m) {
+        uint64_t success = get_u64(m, "last_success"), failed = get_u64(m, "last_error_time");
+        const char *error = protocol_get(m, "last_error");
+        time_t now = time(NULL);
+
+        printf("\nfleet %s: ", get(m, "url"));
+        if (error && *error)
+                printf("failing\n");
+        else
+                printf(success ? "ok\n" : "nothing sent yet\n");
+        if (success)
+                printf("  last success    %" PRId64 " s ago\n", (int64_t) now - (int64_t) success);
+        if (error && *error)
+                printf("  last error      %" PRId64 " s ago: %s\n", (int64_t) now - (int64_t) failed, error);
+        printf("  sent            %s batches\n", get(m, "sent"));
+        printf("  pending         %s batches, %.1f KiB in %s (at most %.1f MiB)\n", get(m, "pending"),
+               get_u64(m, "pending_bytes") / 1024.0, get(m, "spool"), get_u64(m, "spool_max") / 1048576.0);
+        printf("  dropped         %s batches, %s hits (the spool was full)\n", get(m, "dropped"),
+               get(m, "dropped_hits"));
 }
 
 static void print_sessions(const struct control_reply *reply) {
@@ -172,7 +195,8 @@ int cmd_status(int argc, char **argv) {
                         else
                                 printf("%-20s %8s   not counted on this machine\n", get(m, "name"),
                                        get(m, "period"));
-                }
+                } else if (streq(m->word, "fleet"))
+                        print_fleet(m);
         }
         print_pushes(&reply);
         printf("\n");

@@ -16,6 +16,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "ch-client.h"
 #include "parse-util.h"
 #include "resource.h"
 
@@ -58,12 +59,14 @@ void config_defaults(struct config *c) {
                 .max_size = 1ULL << 30,
                 .max_sessions = 16,
                 .push_interval = 60 * 1000000ULL,
+                .fleet_spool_max = CONFIG_FLEET_SPOOL_MAX_DEFAULT,
         };
         memcpy(c->resources, resources, sizeof resources);
         c->n_resources = ELEMENTSOF(resources);
         strcpy(c->store_path, "/var/lib/cppd/cppd.db");
         strcpy(c->socket_path, "/run/cppd/cppd.sock");
         strcpy(c->group, "cppd");
+        strcpy(c->fleet_spool, "/var/lib/cppd/spool");
         if (group_id(c->group, &c->gid) < 0)
                 c->gid = CONFIG_NO_GID;
 }
@@ -267,6 +270,43 @@ static int set(struct config *c, const char *section, const char *key, char *val
                 c->push_interval = u;
                 return 0;
         }
+        /* ---- [fleet] shipping to ClickHouse ---- */
+        if (KEY("fleet", "url")) {
+                struct ch_url url = {};
+                const char *why = NULL, *at = strchr(value, '@');
+
+                /* A password is for the credentials file, not for a file others may read. */
+                if (at && startswith(value, CH_URL_SCHEME) &&
+                    memchr(value + strlen(CH_URL_SCHEME), ':', at - value - strlen(CH_URL_SCHEME)))
+                        return fail(error, size,
+                                    "url must not hold a password: put it in the credentials file");
+                if (value[0] && ch_url_parse(value, &url, &why) < 0)
+                        return fail(error, size, "url '%s': %s (expected clickhouse://[USER@]HOST[:PORT]/DB)",
+                                    value, why ?: "not a ClickHouse URL");
+                ch_url_done(&url);
+                if (strlen(value) >= sizeof c->fleet_url)
+                        return fail(error, size, "url longer than %zu bytes", sizeof c->fleet_url - 1);
+                strcpy(c->fleet_url, value);
+                return 0;
+        }
+        if (KEY("fleet", "credentials")) {
+                if (value[0] && (value[0] != '/' || strlen(value) >= sizeof c->fleet_credentials))
+                        return fail(error, size, "credentials must be an absolute file name");
+                strcpy(c->fleet_credentials, value);
+                return 0;
+        }
+        if (KEY("fleet", "spool")) {
+                if (value[0] && (value[0] != '/' || strlen(value) >= sizeof c->fleet_spool))
+                        return fail(error, size, "spool must be an absolute directory name");
+                strcpy(c->fleet_spool, value);
+                return 0;
+        }
+        if (KEY("fleet", "spool_max")) {
+                if (parse_size(value, &u) < 0 || u < 4096)
+                        return fail(error, size, "spool_max must be a size of at least 4K");
+                c->fleet_spool_max = u;
+                return 0;
+        }
 #undef KEY
         return fail(error, size, "unknown key '%s' in [%s]", key, section);
 }
@@ -280,6 +320,7 @@ int config_parse(const char *text, size_t size, struct config *ret, unsigned *re
         int r;
 
         config_defaults(&c);
+        c.fleet_spool[0] = '\0'; /* unless set, beside the store: below */
         for (size_t pos = 0; pos < size;) {
                 const char *nl = memchr(text + pos, '\n', size - pos);
                 size_t len = nl ? (size_t) (nl - text - pos) : size - pos;
@@ -328,6 +369,13 @@ int config_parse(const char *text, size_t size, struct config *ret, unsigned *re
                             "push_interval (%" PRIu64 "s) must be a multiple of [store] bucket (%" PRIu64
                             "s)",
                             c.push_interval / 1000000, c.bucket / 1000000);
+        /* The spool defaults to a folder beside the store, whichever key came first. */
+        if (!c.fleet_spool[0]) {
+                const char *slash = strrchr(c.store_path, '/');
+
+                snprintf(c.fleet_spool, sizeof c.fleet_spool, "%.*s/spool", (int) (slash - c.store_path),
+                         c.store_path);
+        }
         *ret = c;
         return 0;
 }

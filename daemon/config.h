@@ -52,10 +52,18 @@ struct config {
         char push_url[_PUSH_KIND_MAX][PUSH_URL_MAX]; /* base URL by push_kind; "" for none */
         uint64_t push_interval;                      /* µs, whole seconds */
         char push_credentials[4096];                 /* headers file (push-credentials.h); "" for none */
+        /* [fleet]: shipping to ClickHouse (fleet.c); url "" ships nothing */
+        char fleet_url[1024];         /* clickhouse://[USER@]HOST[:PORT]/DB */
+        char fleet_credentials[4096]; /* a file: user, then password; "" for none */
+        char fleet_spool[4096];       /* "": "spool" beside the store */
+        uint64_t fleet_spool_max;     /* bytes of batches waiting in the spool */
 };
 
 /* Whether C pushes to any fleet profiler. */
 bool config_pushes(const struct config *c);
+
+/* The spool's bound when spool_max is not set. */
+#define CONFIG_FLEET_SPOOL_MAX_DEFAULT (256ULL << 20)
 
 /* Sets every key to its default. The default group, cppd, is looked up: where there is no such
  * group (cppd by hand, not installed), gid is CONFIG_NO_GID and only root may query. */

@@ -222,6 +222,18 @@ static void do_status(struct connection *c) {
                       "pushed", num(&nb, ps.pushed), "failed", num(&nb, ps.failed), "error",
                       ps.error[0] ? ps.error : NULL, NULL);
         }
+        if (m->fleet) {
+                struct fleet_status fs;
+
+                fleet_status(m->fleet, &fs);
+                nb.n = 0;
+                reply(c, "fleet", "url", fs.url, "spool", fs.spool, "spool_max", num(&nb, fs.spool_max),
+                      "sent", num(&nb, fs.sent), "pending", num(&nb, fs.pending), "pending_bytes",
+                      num(&nb, fs.pending_bytes), "dropped", num(&nb, fs.dropped), "dropped_hits",
+                      num(&nb, fs.dropped_hits), "last_success", num(&nb, fs.last_success), "last_error_time",
+                      num(&nb, fs.last_error_time), "spool_ms", num(&nb, fs.spool_usec / 1000),
+                      "spool_cpu_ms", num(&nb, fs.spool_cpu_usec / 1000), "last_error", fs.last_error, NULL);
+        }
         for (unsigned i = 0; i < m->n_sessions; i++)
                 session_line(c, m->sessions[i]);
         reply(c, "ok", NULL);

@@ -125,6 +125,8 @@ static int stop_collector(struct manager *m) {
                                          collector_run_id(m->collector), rs.name, rs.hits, rs.samples,
                                          rs.lost);
                 }
+        if (r >= 0)
+                fleet_run_ended(m->fleet, collector_run_id(m->collector));
         m->collector = collector_free(m->collector);
         return r < 0 ? r : 0;
 }
@@ -178,6 +180,17 @@ int manager_flush(struct manager *m) {
                                         r == -ENOSPC ? "the disk is full" : strerror(-r));
                 m->store_failing = true;
                 return r;
+        }
+        /* Every bucket before now's is in the store for good: ship them (fleet.c). */
+        if (m->fleet) {
+                int64_t wall = time(NULL);
+
+                if (m->collector)
+                        fleet_closed(m->fleet, collector_run_id(m->collector),
+                                     collector_close_buckets(m->collector, wall));
+                for (unsigned i = 0; i < m->n_sessions; i++)
+                        fleet_closed(m->fleet, session_run_id(m->sessions[i]),
+                                     collector_close_buckets(m->sessions[i]->collector, wall));
         }
         end = now_ns(CLOCK_MONOTONIC) / 1000;
         if (m->pusher && m->collector)
@@ -368,6 +381,16 @@ int manager_reload(struct manager *m) {
                 pusher_stop(m->pusher, &resume);
                 m->pusher = pusher_free(m->pusher);
         }
+        /* The shipping thread keeps its client, spool and store connection till the restart. */
+        if (!streq(c.fleet_url, m->config.fleet_url) ||
+            !streq(c.fleet_credentials, m->config.fleet_credentials) ||
+            !streq(c.fleet_spool, m->config.fleet_spool) || c.fleet_spool_max != m->config.fleet_spool_max ||
+            (m->fleet && !streq(c.store_path, m->config.store_path)))
+                log_warning("[fleet] changes, and shipping a new store, take effect at the next restart");
+        memcpy(c.fleet_url, m->config.fleet_url, sizeof c.fleet_url);
+        memcpy(c.fleet_credentials, m->config.fleet_credentials, sizeof c.fleet_credentials);
+        memcpy(c.fleet_spool, m->config.fleet_spool, sizeof c.fleet_spool);
+        c.fleet_spool_max = m->config.fleet_spool_max;
         m->config = c;
         if (!m->store) {
                 r = open_store(m);
@@ -445,6 +468,9 @@ int manager_new(const char *config_path, bool required, struct manager **ret) {
         r = open_store(m);
         if (r < 0)
                 goto fail;
+        r = fleet_new(&m->config, &m->fleet);
+        if (r < 0)
+                goto fail;
         *ret = m;
         return 0;
 fail:
@@ -455,6 +481,9 @@ fail:
 int manager_start(struct manager *m) {
         int r;
 
+        r = fleet_start(m->fleet);
+        if (r < 0)
+                return r;
         r = start_collector(m);
         if (r < 0)
                 return r;
@@ -476,6 +505,7 @@ int manager_start(struct manager *m) {
 static void on_session_end(struct session *s, void *userdata) {
         struct manager *m = userdata;
 
+        fleet_run_ended(m->fleet, session_run_id(s));
         for (unsigned i = 0; i < m->n_sessions; i++)
                 if (m->sessions[i] == s) {
                         m->sessions[i] = m->sessions[--m->n_sessions];
@@ -536,6 +566,7 @@ struct manager *manager_free(struct manager *m) {
         sd_event_source_disable_unref(m->flush_timer);
         sd_event_source_disable_unref(m->status_timer);
         sd_event_source_disable_unref(m->retention_timer);
+        fleet_free(m->fleet);
         store_close(m->store);
         sd_event_unref(m->event);
         free(m);

@@ -31,6 +31,8 @@ int aggregate(struct collector *c, unsigned resource, struct thread *t, uint32_t
         int r;
 
         assert(resource < c->n_resources && t->slot < 1u << KEY_SLOT_BITS);
+        if (bucket < c->bucket_floor)
+                bucket = c->bucket_floor; /* closed and shipped: the bucket after it */
         /* One bucket at a time in memory: a record of a later bucket has flushed the earlier
          * one (flush_before()); a late sample of an earlier bucket joins the current one. */
         if (c->agg_bucket < 0 || bucket > c->agg_bucket)

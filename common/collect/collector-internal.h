@@ -230,6 +230,7 @@ struct collector {
         struct agg *agg;
         size_t n_agg, cap_agg;
         int64_t agg_bucket;       /* unix seconds; -1 when empty */
+        int64_t bucket_floor;     /* unix seconds: earlier buckets are closed (collector_close_buckets()) */
         uint64_t flush_failed_ns; /* CLOCK_MONOTONIC of the last failed flush; 0: none */
         /* What the flush in progress inserted: the run, and its first process and thread ids,
          * for a rollback to forget (forget_ids()). */

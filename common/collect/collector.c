@@ -940,6 +940,14 @@ void collector_release_memory(struct collector *c) {
         symbolizer_release_pages(c->sym);
 }
 
+int64_t collector_close_buckets(struct collector *c, int64_t wall) {
+        int64_t b = wall - wall % (int64_t) c->config.bucket_seconds;
+
+        if (b > c->bucket_floor)
+                c->bucket_floor = b;
+        return c->bucket_floor;
+}
+
 int64_t collector_run_id(const struct collector *c) {
         return c->run_id;
 }

@@ -166,6 +166,12 @@ int collector_flush(struct collector *c, bool final);
  * when rows were deleted under it (retention). The next flush finds or adds them again. */
 void collector_forget_store_ids(struct collector *c);
 
+/* Closes the time buckets before the one holding WALL (unix seconds): samples of them handled
+ * from now on join that bucket, as late samples join the bucket in memory, so that what the
+ * store holds of a closed bucket is final (the daemon ships closed buckets to its fleet store).
+ * Call it right after a flush; the floor never goes back. Returns the first bucket still open. */
+int64_t collector_close_buckets(struct collector *c, int64_t wall);
+
 /* The store's run id (0 before the first flush). */
 int64_t collector_run_id(const struct collector *c);
 

@@ -170,8 +170,8 @@ static int build_run(struct store *s, int64_t run_id, const char *host, int64_t 
                                 r = ch_buf_append(&runs, "\t", 1);
                 }
                 if (r >= 0)
-                        r = ch_buf_printf(&runs, "%" PRId64 "\t%" PRId64 "\t%" PRId64 "\n", started, ended,
-                                          updated);
+                        r = ch_buf_printf(&runs, "%010" PRId64 "\t%010" PRId64 "\t%" PRId64 "\n", started,
+                                          ended, updated);
         } else
                 r = rc == SQLITE_DONE ? -ENOENT : store_errno(s, rc);
         sqlite3_finalize(st);
@@ -443,7 +443,7 @@ static int build_samples(struct store *s, int64_t run_id, int64_t bucket, const 
                         r = -EBADMSG;
                         break;
                 }
-                r = ch_buf_printf(&out, "%" PRId64 "\t", bucket);
+                r = ch_buf_printf(&out, "%010" PRId64 "\t", bucket); /* 18.16 reads 10 digits only */
                 if (r >= 0)
                         r = ch_buf_tsv(&out, host);
                 if (r >= 0)

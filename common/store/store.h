@@ -225,6 +225,17 @@ struct store_identity {
  * stat(2) on the store's file. */
 int store_identity(struct store *s, struct store_identity *ret);
 
+/* One time bucket of one run: its sample rows and their hits. */
+struct store_bucket {
+        int64_t bucket; /* unix seconds, the bucket's start */
+        uint64_t rows, hits;
+};
+
+/* The buckets in [FROM, UNTIL) in which run RUN_ID has samples, oldest first. Returns 0 and
+ * sets *ret (free(); NULL when none) and *ret_n, or a negative errno. */
+int store_run_buckets(struct store *s, int64_t run_id, int64_t from, int64_t until, struct store_bucket **ret,
+                      size_t *ret_n);
+
 /* The id of resource NAME: 0 with *ret set, -ENOENT if the store has none of that name. */
 int store_resource_id(struct store *s, const char *name, int64_t *ret);
 

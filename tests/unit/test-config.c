@@ -157,5 +157,38 @@ int main(void) {
            "a missing file: -ENOENT (cppd decides), the configuration untouched");
         ok(config_load("/dev/null", &c, &line, error, sizeof error) == -ENODATA, "an empty file: -ENODATA");
         ok(config_load("/", &c, &line, error, sizeof error) == -EISDIR, "a directory: -EISDIR");
+        /* [fleet] */
+        ok(!d.fleet_url[0] && strcmp(d.fleet_spool, "/var/lib/cppd/spool") == 0 &&
+                   d.fleet_spool_max == CONFIG_FLEET_SPOOL_MAX_DEFAULT,
+           "[fleet]: nothing shipped by default; the spool beside the default store");
+        ok(parse("[fleet]\nurl = clickhouse://cppd@ch.example:9000/fleet\ncredentials = /etc/cppd/ch\n"
+                 "spool_max = 1M\n[store]\npath = /srv/x/cppd.db\n",
+                 &c, &line, error) == 0 &&
+                   strcmp(c.fleet_url, "clickhouse://cppd@ch.example:9000/fleet") == 0 &&
+                   strcmp(c.fleet_credentials, "/etc/cppd/ch") == 0 && c.fleet_spool_max == 1u << 20 &&
+                   strcmp(c.fleet_spool, "/srv/x/spool") == 0,
+           "[fleet] keys; the spool follows the store's folder whichever comes first");
+        ok(parse("[fleet]\nspool = /var/spool/cppd\n", &c, &line, error) == 0 &&
+                   strcmp(c.fleet_spool, "/var/spool/cppd") == 0,
+           "[fleet] spool");
+        ok(parse("[fleet]\nurl = http://ch:8123/fleet\n", &c, &line, error) == -EBADMSG && line == 2 &&
+                   strstr(error, "not clickhouse://"),
+           "another scheme: %s", error);
+        ok(parse("[fleet]\nurl = clickhouse://ch:8123\n", &c, &line, error) == -EBADMSG &&
+                   strstr(error, "no database"),
+           "no database: %s", error);
+        ok(parse("[fleet]\nurl = clickhouse://ch:99999/fleet\n", &c, &line, error) == -EBADMSG &&
+                   strstr(error, "port"),
+           "a bad port: %s", error);
+        ok(parse("[fleet]\nurl = clickhouse://cppd:secret@ch/fleet\n", &c, &line, error) == -EBADMSG &&
+                   strstr(error, "must not hold a password") && !strstr(error, "secret"),
+           "a password in the url: refused, and not repeated: %s", error);
+        ok(parse("[fleet]\ncredentials = ch.txt\n", &c, &line, error) == -EBADMSG &&
+                   strstr(error, "credentials must be an absolute file name"),
+           "a relative credentials file: %s", error);
+        ok(parse("[fleet]\nspool_max = 1K\n", &c, &line, error) == -EBADMSG && strstr(error, "at least 4K"),
+           "a spool bound too small: %s", error);
+        ok(parse("[fleet]\nspool_max = lots\n", &c, &line, error) == -EBADMSG && strstr(error, "spool_max"),
+           "a spool bound that is not a size: %s", error);
         return tap_done();
 }

@@ -1,0 +1,663 @@
+/* Shipping the local store to ClickHouse ([fleet] url =).
+ *
+ * What goes: a batch is all sample rows of one closed time bucket of one run, with the stacks,
+ * run and resources they need (ch_batch_build()); its key (host, run, bucket) makes sending it
+ * twice count once (ch_batch_send()). A bucket is closed once the flush after its end has
+ * committed: the manager then calls collector_close_buckets(), after which later samples of it
+ * join the open bucket, so the store's rows of a closed bucket are final.
+ *
+ * The main loop only notes, per run, which buckets are closed (fleet_closed(),
+ * fleet_run_ended()): it never waits on the disk or the network. A thread of its own, "cppd-fleet",
+ * does the rest over a read-only connection to the store of its own (SQLite's WAL lets it read
+ * while the loop writes): it builds each closed bucket's batch (ch_batch_build(), tens to
+ * hundreds of milliseconds for a busy bucket) and writes it to the spool (spool.c), then sends
+ * the spooled batches oldest first over its own ClickHouse client, deletes each file once
+ * ClickHouse has it, and while ClickHouse fails waits FLEET_BACKOFF_MIN_USEC, doubling to
+ * FLEET_BACKOFF_MAX_USEC, before it sends again (spooling goes on meanwhile); the local store is
+ * not touched either way. A failure is logged when it changes (another errno), and the recovery
+ * once; cppctl status shows the last error in ClickHouse's words meanwhile.
+ *
+ * The bound: a batch that would take the spool past spool_max is not spooled, and counted (its
+ * batches and hits, persisted). The newest is dropped rather than the oldest because the spool
+ * then stays one unbroken stretch of history, sent in order, with no file deleted unsent while a
+ * send of it may be under way; and what was dropped is still in the local store (within its
+ * retention): `cppctl merge -o clickhouse://...` of the store fills the hole, counting what
+ * arrived once.
+ *
+ * What survives a restart, in the spool folder: the batch files, and "state": per run, the
+ * first bucket not spooled yet, and the drops. A run the state still lists at start ended with
+ * the cppd before (it crashed, or was stopped before its last bucket was spooled): its remaining
+ * buckets are spooled then. The state is written after the files it accounts for, so a crash
+ * between them spools a batch twice at worst, which the key makes harmless.
+ *
+ * Locking: everything the loop and the thread share is under f->lock: the runs (the loop adds
+ * them and moves their closed bucket on, the thread moves their next bucket on and removes
+ * ended ones once spooled), the queue of spooled files, the counters and the last error. The
+ * thread holds the lock for no I/O. */
+#include "fleet.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "ch-client.h"
+#include "ch-write.h"
+#include "log.h"
+#include "spool.h"
+#include "time-util.h"
+
+#define STATE_FILE "state"
+#define STATE_MAGIC "cppd-fleet-state 1"
+
+struct fleet_run {
+        int64_t id;
+        int64_t next;   /* unix seconds: the first bucket not spooled yet */
+        int64_t closed; /* the first bucket not closed yet; INT64_MAX once the run ended */
+};
+
+struct fleet {
+        char url[1024];
+        char spool[4096];
+        char store_path[4096];
+        uint64_t spool_max;
+        struct ch_client *client; /* the thread's */
+        struct store *store;      /* the thread's: read-only */
+
+        pthread_t thread;
+        bool thread_started;
+        pthread_mutex_t lock;
+        pthread_cond_t changed; /* runs, queue, stopping, or the thread's state */
+        /* under lock */
+        struct fleet_run runs[FLEET_MAX_RUNS];
+        unsigned n_runs;
+        bool runs_changed;                   /* a run added: the state file must list it */
+        bool too_many_said;                  /* "more than FLEET_MAX_RUNS runs" said */
+        uint64_t spool_after;                /* CLOCK_MONOTONIC µs: after a failure to spool, not before */
+        int spool_error;                     /* the last failure to spool, said once */
+        bool full_said;                      /* "the spool is full" said, until a batch fits again */
+        uint64_t spool_usec, spool_cpu_usec; /* time building and spooling batches: wall, CPU */
+        struct spool_entry *queue;           /* [head, n_queue) wait, oldest first */
+        size_t head, n_queue, cap_queue;
+        uint64_t pending_bytes, sent, dropped, dropped_hits;
+        int64_t last_success, last_error_time;
+        char last_error[FLEET_ERROR_MAX];
+        bool failing;  /* the last try to send failed */
+        bool stopping; /* the thread ends at its next look */
+};
+
+static uint64_t now_mono_usec(void) {
+        return now_ns(CLOCK_MONOTONIC) / 1000;
+}
+
+/* ---- state ---- */
+
+/* Writes the state file (runs and drops), whole or not at all. Called by the thread. */
+static int state_save(struct fleet *f) {
+        char path[sizeof f->spool + 16], tmp[sizeof f->spool + 16];
+        struct fleet_run runs[FLEET_MAX_RUNS];
+        uint64_t dropped, hits;
+        unsigned n;
+        FILE *w;
+        int r = 0;
+
+        pthread_mutex_lock(&f->lock);
+        dropped = f->dropped;
+        hits = f->dropped_hits;
+        n = f->n_runs;
+        memcpy(runs, f->runs, n * sizeof *runs);
+        f->runs_changed = false;
+        pthread_mutex_unlock(&f->lock);
+        snprintf(path, sizeof path, "%s/" STATE_FILE, f->spool);
+        snprintf(tmp, sizeof tmp, "%s/.state.tmp", f->spool);
+        w = fopen(tmp, "we");
+        if (!w)
+                return -errno;
+        fprintf(w, STATE_MAGIC "\ndropped %" PRIu64 " %" PRIu64 "\n", dropped, hits);
+        for (unsigned i = 0; i < n; i++)
+                fprintf(w, "run %" PRId64 " %" PRId64 "\n", runs[i].id, runs[i].next);
+        if (fflush(w) != 0 || ferror(w) || fsync(fileno(w)) < 0)
+                r = -errno ?: -EIO;
+        if (fclose(w) != 0 && r == 0)
+                r = -errno;
+        if (r == 0 && rename(tmp, path) < 0)
+                r = -errno;
+        if (r < 0) {
+                (void) unlink(tmp);
+                log_warning_errno(r, "Cannot write %s: %m", path);
+        }
+        return r;
+}
+
+/* Reads the state file: 0 (also when there is none yet), -EBADMSG for one that does not parse. */
+static int state_load(struct fleet *f) {
+        char path[4200], line[256];
+        FILE *in;
+        int r = 0;
+
+        snprintf(path, sizeof path, "%s/" STATE_FILE, f->spool);
+        in = fopen(path, "re");
+        if (!in)
+                return errno == ENOENT ? 0 : -errno;
+        if (!fgets(line, sizeof line, in) || !streq(line, STATE_MAGIC "\n"))
+                r = -EBADMSG;
+        while (r == 0 && fgets(line, sizeof line, in)) {
+                struct fleet_run run;
+                int n = 0;
+
+                if (sscanf(line, "dropped %" SCNu64 " %" SCNu64 "\n%n", &f->dropped, &f->dropped_hits, &n) ==
+                            2 &&
+                    line[n] == '\0')
+                        continue;
+                if (sscanf(line, "run %" SCNd64 " %" SCNd64 "\n%n", &run.id, &run.next, &n) == 2 &&
+                    line[n] == '\0' && run.id > 0 && f->n_runs < FLEET_MAX_RUNS) {
+                        run.closed = INT64_MAX; /* it ended with the cppd before */
+                        f->runs[f->n_runs++] = run;
+                        continue;
+                }
+                r = -EBADMSG;
+        }
+        fclose(in);
+        return r;
+}
+
+/* ---- spooling (the thread) ---- */
+
+static int queue_push(struct fleet *f, const char *name, uint64_t bytes) {
+        if (f->n_queue == f->cap_queue) {
+                size_t cap = f->cap_queue ? f->cap_queue * 2 : 64;
+                struct spool_entry *q;
+
+                /* What was sent sits before head: move the waiting ones down first. */
+                if (f->head > 0) {
+                        memmove(f->queue, f->queue + f->head, (f->n_queue - f->head) * sizeof *f->queue);
+                        f->n_queue -= f->head;
+                        f->head = 0;
+                }
+                if (f->n_queue == f->cap_queue) {
+                        q = reallocarray(f->queue, cap, sizeof *q);
+                        if (!q)
+                                return -ENOMEM;
+                        f->queue = q;
+                        f->cap_queue = cap;
+                }
+        }
+        snprintf(f->queue[f->n_queue].name, SPOOL_NAME_MAX, "%s", name);
+        f->queue[f->n_queue++].bytes = bytes;
+        f->pending_bytes += bytes;
+        return 0;
+}
+
+/* Builds and spools the batch of BUCKET of RUN_ID, or counts it dropped when the spool is full.
+ * Returns 0 when done either way, or a negative errno (tried again later). */
+static int spool_bucket(struct fleet *f, int64_t run_id, int64_t bucket) {
+        _cleanup_(ch_batch_freep) struct ch_batch *b = NULL;
+        char name[SPOOL_NAME_MAX];
+        uint64_t size;
+        bool full, said;
+        int r;
+
+        r = ch_batch_build(f->store, run_id, bucket, NULL, &b);
+        if (r < 0)
+                return r;
+        size = spool_size(b);
+        pthread_mutex_lock(&f->lock);
+        full = f->pending_bytes + size > f->spool_max;
+        if (full) {
+                f->dropped++;
+                f->dropped_hits += b->hits;
+        }
+        said = f->full_said;
+        f->full_said = full;
+        pthread_mutex_unlock(&f->lock);
+        if (full && !said)
+                log_error("The fleet spool %s is full (spool_max %" PRIu64 " bytes): batches are dropped "
+                          "and counted until ClickHouse %s takes the waiting ones",
+                          f->spool, f->spool_max, f->url);
+        if (full)
+                return 0;
+        if (said)
+                log_notice("The fleet spool %s takes batches again", f->spool);
+        r = spool_write(f->spool, b, name);
+        if (r < 0)
+                return r;
+        pthread_mutex_lock(&f->lock);
+        r = queue_push(f, name, size);
+        pthread_mutex_unlock(&f->lock);
+        return r;
+}
+
+/* Spools the buckets of RUN in [run->next, run->closed), moving run->next on (RUN is the
+ * thread's copy). Returns 0 or the first error (the buckets before it are spooled). */
+static int spool_run(struct fleet *f, struct fleet_run *run) {
+        _cleanup_free_ struct store_bucket *b = NULL;
+        size_t n = 0;
+        int r;
+
+        r = store_run_buckets(f->store, run->id, run->next, run->closed, &b, &n);
+        if (r < 0)
+                return r;
+        for (size_t i = 0; i < n; i++) {
+                r = spool_bucket(f, run->id, b[i].bucket);
+                if (r == -EBADMSG || r == -ENOENT) {
+                        /* The store's rows of it do not hold together (or its run is gone):
+                         * trying again cannot help, and must not hold up the buckets after it. */
+                        log_error_errno(r,
+                                        "Run %" PRId64 ", bucket %" PRId64
+                                        " cannot be shipped (%s): counted dropped",
+                                        run->id, b[i].bucket,
+                                        r == -ENOENT ? "its run is gone" : "its rows do not hold together");
+                        pthread_mutex_lock(&f->lock);
+                        f->dropped++;
+                        f->dropped_hits += b[i].hits;
+                        pthread_mutex_unlock(&f->lock);
+                } else if (r < 0)
+                        return r;
+                run->next = b[i].bucket + 1;
+        }
+        run->next = run->closed;
+        return 0;
+}
+
+/* The index of a run with closed buckets not spooled yet, or -1. Under lock. */
+static int spool_work(struct fleet *f) {
+        if (now_mono_usec() < f->spool_after)
+                return -1;
+        for (unsigned i = 0; i < f->n_runs; i++)
+                if (f->runs[i].next < f->runs[i].closed)
+                        return i;
+        return -1;
+}
+
+/* Spools what run I has closed. Called and returns under lock, which it drops meanwhile. */
+static void spool_step(struct fleet *f, unsigned i) {
+        struct fleet_run run = f->runs[i];
+        uint64_t start = now_mono_usec(), cpu = now_ns(CLOCK_THREAD_CPUTIME_ID) / 1000;
+        int r, said;
+
+        pthread_mutex_unlock(&f->lock);
+        r = spool_run(f, &run);
+        pthread_mutex_lock(&f->lock);
+        f->spool_usec += now_mono_usec() - start;
+        f->spool_cpu_usec += now_ns(CLOCK_THREAD_CPUTIME_ID) / 1000 - cpu;
+        /* The loop may have moved runs around (added, closed more): find it again. */
+        for (i = 0; i < f->n_runs && f->runs[i].id != run.id; i++)
+                ;
+        if (i < f->n_runs) {
+                f->runs[i].next = run.next;
+                if (r >= 0 && f->runs[i].closed == INT64_MAX)
+                        f->runs[i] = f->runs[--f->n_runs]; /* ended, and all of it spooled */
+        }
+        said = f->spool_error;
+        f->spool_error = r < 0 ? r : 0;
+        f->spool_after = r < 0 ? now_mono_usec() + FLEET_SPOOL_RETRY_USEC : 0;
+        pthread_cond_broadcast(&f->changed);
+        pthread_mutex_unlock(&f->lock);
+
+        if (r < 0 && r != said)
+                log_error_errno(r,
+                                "Cannot spool run %" PRId64
+                                "'s buckets for ClickHouse in %s: %s; tried again "
+                                "in %llu s",
+                                run.id, f->spool, r == -ENOSPC ? "the disk is full" : strerror(-r),
+                                FLEET_SPOOL_RETRY_USEC / 1000000);
+        else if (r >= 0 && said)
+                log_notice("Spooling for ClickHouse works again");
+        (void) state_save(f);
+        pthread_mutex_lock(&f->lock);
+}
+
+/* ---- sending (the thread) ---- */
+
+enum outcome {
+        OUTCOME_SENT,    /* ClickHouse has the batch (now, or had it) */
+        OUTCOME_GONE,    /* no such file: a duplicate entry, sent already */
+        OUTCOME_DAMAGED, /* not a whole batch: moved aside */
+        OUTCOME_FAILED,  /* try again later: WHY says why */
+};
+
+/* Sends the spool file NAME. Returns its outcome; for OUTCOME_FAILED, writes the reason in
+ * words to WHY (FLEET_ERROR_MAX bytes) and sets *ret_error to the errno. */
+static enum outcome send_file(struct fleet *f, const char *name, bool *schema_ok, char *why, int *ret_error) {
+        _cleanup_(ch_batch_freep) struct ch_batch *b = NULL;
+        int r;
+
+        r = spool_read(f->spool, name, FLEET_BATCH_MAX, &b);
+        if (r == -ENOENT)
+                return OUTCOME_GONE;
+        if (r == -EBADMSG || r == -EFBIG)
+                return OUTCOME_DAMAGED;
+        if (r < 0) {
+                snprintf(why, FLEET_ERROR_MAX, "cannot read %.300s/%.100s: %s", f->spool, name, strerror(-r));
+                *ret_error = r;
+                return OUTCOME_FAILED;
+        }
+        /* Once per connection that worked: it creates the tables in a new database, and refuses
+         * a database of another schema version before anything is written into it. */
+        if (!*schema_ok) {
+                r = ch_schema_create(f->client);
+                if (r >= 0)
+                        *schema_ok = true;
+        }
+        if (r >= 0)
+                r = ch_batch_send(f->client, b);
+        if (r < 0) {
+                const char *words = ch_client_error(f->client);
+
+                *schema_ok = false; /* ClickHouse may come back empty, or be another one */
+                snprintf(why, FLEET_ERROR_MAX, "%s", words && *words ? words : strerror(-r));
+                *ret_error = r;
+                return OUTCOME_FAILED;
+        }
+        return OUTCOME_SENT;
+}
+
+/* Sends the oldest spooled batch. Called and returns under lock, which it drops meanwhile.
+ * Returns the failure's errno, or 0. */
+static int send_step(struct fleet *f, int *said, bool *schema_ok) {
+        char path[sizeof f->spool + SPOOL_NAME_MAX + 1], bad[sizeof path + 4];
+        char why[FLEET_ERROR_MAX] = "";
+        struct spool_entry e = f->queue[f->head];
+        enum outcome o;
+        int error = 0;
+
+        pthread_mutex_unlock(&f->lock);
+        o = send_file(f, e.name, schema_ok, why, &error);
+        snprintf(path, sizeof path, "%s/%s", f->spool, e.name);
+        switch (o) {
+        case OUTCOME_SENT:
+                (void) unlink(path);
+                if (*said)
+                        log_notice("ClickHouse %s takes batches again", f->url);
+                *said = 0;
+                break;
+        case OUTCOME_GONE:
+                break;
+        case OUTCOME_DAMAGED:
+                /* The disk damaged it: kept aside for a look, never half sent; the local store
+                 * still has its rows (cppctl merge -o can send them). */
+                snprintf(bad, sizeof bad, "%s.bad", path);
+                (void) rename(path, bad);
+                log_error("Spool file %s is not a whole batch: moved to %s, not sent, counted dropped", path,
+                          bad);
+                break;
+        case OUTCOME_FAILED:
+                if (error != *said)
+                        log_error("Cannot ship to ClickHouse %s: %s; batches wait in %s and are sent when it "
+                                  "works again",
+                                  f->url, why, f->spool);
+                *said = error;
+                break;
+        }
+
+        pthread_mutex_lock(&f->lock);
+        if (o == OUTCOME_FAILED) {
+                f->failing = true;
+                f->last_error_time = time(NULL);
+                memcpy(f->last_error, why, sizeof why);
+        } else {
+                f->head++;
+                f->pending_bytes -= e.bytes;
+                if (f->head == f->n_queue)
+                        f->head = f->n_queue = 0;
+                if (o == OUTCOME_SENT) {
+                        f->sent++;
+                        f->last_success = time(NULL);
+                        f->failing = false;
+                        f->last_error[0] = '\0';
+                } else if (o == OUTCOME_DAMAGED)
+                        f->dropped++;
+        }
+        pthread_cond_broadcast(&f->changed);
+        return o == OUTCOME_FAILED ? error : 0;
+}
+
+static void *sender(void *userdata) {
+        struct fleet *f = userdata;
+        uint64_t backoff = 0, send_after = 0;
+        bool schema_ok = false;
+        int said = 0; /* the failure logged last; 0: none */
+
+        pthread_mutex_lock(&f->lock);
+        for (;;) {
+                uint64_t now, wake = UINT64_MAX;
+                int i = spool_work(f);
+
+                /* Spooling first: it needs no ClickHouse, and a stop waits for it. */
+                if (i >= 0) {
+                        spool_step(f, i);
+                        continue;
+                }
+                if (f->runs_changed) {
+                        pthread_mutex_unlock(&f->lock);
+                        (void) state_save(f);
+                        pthread_mutex_lock(&f->lock);
+                        continue;
+                }
+                if (f->stopping)
+                        break;
+                now = now_mono_usec();
+                if (f->head < f->n_queue && now >= send_after) {
+                        if (send_step(f, &said, &schema_ok) < 0) {
+                                backoff = backoff ? backoff * 2 : FLEET_BACKOFF_MIN_USEC;
+                                if (backoff > FLEET_BACKOFF_MAX_USEC)
+                                        backoff = FLEET_BACKOFF_MAX_USEC;
+                                send_after = now_mono_usec() + backoff;
+                        } else
+                                backoff = send_after = 0;
+                        continue;
+                }
+                /* Nothing to do now: wait for the loop, the stop, or the next try. */
+                if (f->head < f->n_queue)
+                        wake = send_after;
+                if (f->spool_after && f->spool_after < wake)
+                        wake = f->spool_after;
+                if (wake == UINT64_MAX)
+                        pthread_cond_wait(&f->changed, &f->lock);
+                else {
+                        struct timespec ts = { wake / 1000000, wake % 1000000 * 1000 };
+
+                        pthread_cond_timedwait(&f->changed, &f->lock, &ts);
+                }
+        }
+        pthread_mutex_unlock(&f->lock);
+        return NULL;
+}
+
+/* ---- the loop's side ---- */
+
+void fleet_closed(struct fleet *f, int64_t run_id, int64_t open_bucket) {
+        struct fleet_run *run = NULL;
+        bool too_many = false;
+
+        if (!f || run_id <= 0)
+                return;
+        pthread_mutex_lock(&f->lock);
+        for (unsigned i = 0; i < f->n_runs && !run; i++)
+                if (f->runs[i].id == run_id)
+                        run = &f->runs[i];
+        if (!run && f->n_runs < FLEET_MAX_RUNS) {
+                /* A run new to us: the thread lists it in the state before any of it is spooled,
+                 * so that a crash now leaves its buckets to the next start. */
+                run = &f->runs[f->n_runs++];
+                *run = (struct fleet_run) { .id = run_id };
+                f->runs_changed = true;
+        }
+        if (run && open_bucket > run->closed) {
+                run->closed = open_bucket;
+                pthread_cond_broadcast(&f->changed);
+        }
+        too_many = !run && !f->too_many_said;
+        f->too_many_said = f->too_many_said || too_many;
+        pthread_mutex_unlock(&f->lock);
+        if (too_many)
+                log_warning("More than %d runs to ship at once: run %" PRId64
+                            " and later ones are not shipped",
+                            FLEET_MAX_RUNS, run_id);
+}
+
+void fleet_run_ended(struct fleet *f, int64_t run_id) {
+        if (!f || run_id <= 0)
+                return;
+        pthread_mutex_lock(&f->lock);
+        for (unsigned i = 0; i < f->n_runs; i++)
+                if (f->runs[i].id == run_id) {
+                        f->runs[i].closed = INT64_MAX;
+                        pthread_cond_broadcast(&f->changed);
+                        break;
+                }
+        pthread_mutex_unlock(&f->lock);
+}
+
+/* ---- life ---- */
+
+int fleet_new(const struct config *config, struct fleet **ret) {
+        _cleanup_free_ struct spool_entry *entries = NULL;
+        struct fleet *f;
+        pthread_condattr_t ca;
+        const char *why = NULL;
+        size_t n = 0;
+        int r;
+
+        *ret = NULL;
+        if (!config->fleet_url[0])
+                return 0;
+        f = calloc(1, sizeof *f);
+        if (!f)
+                return log_error_errno(ENOMEM, "Out of memory");
+        snprintf(f->url, sizeof f->url, "%s", config->fleet_url);
+        snprintf(f->spool, sizeof f->spool, "%s", config->fleet_spool);
+        snprintf(f->store_path, sizeof f->store_path, "%s", config->store_path);
+        f->spool_max = config->fleet_spool_max;
+        pthread_mutex_init(&f->lock, NULL);
+        pthread_condattr_init(&ca);
+        pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+        pthread_cond_init(&f->changed, &ca);
+        pthread_condattr_destroy(&ca);
+
+        r = ch_client_open(config->fleet_url, config->fleet_credentials[0] ? config->fleet_credentials : NULL,
+                           &f->client, &why);
+        if (r < 0) {
+                log_error_errno(r, "[fleet] url %s%s%s: %s", config->fleet_url,
+                                config->fleet_credentials[0] ? ", credentials " : "",
+                                config->fleet_credentials, why ?: strerror(-r));
+                goto fail;
+        }
+        ch_client_set_timeout(f->client, FLEET_REQUEST_TIMEOUT_S);
+        /* Batches say where every program spent its time: root's alone. */
+        if (mkdir(f->spool, 0700) < 0 && errno != EEXIST) {
+                r = log_error_errno(errno, "Cannot make the fleet spool %s: %m", f->spool);
+                goto fail;
+        }
+        r = state_load(f);
+        if (r < 0) {
+                log_error_errno(r, "Cannot read %s/" STATE_FILE ": %s", f->spool,
+                                r == -EBADMSG ? "not a cppd fleet state (remove it to start over)" :
+                                                strerror(-r));
+                goto fail;
+        }
+        r = spool_list(f->spool, &entries, &n);
+        if (r < 0) {
+                log_error_errno(r, "Cannot list the fleet spool %s: %m", f->spool);
+                goto fail;
+        }
+        for (size_t i = 0; i < n && r >= 0; i++)
+                r = queue_push(f, entries[i].name, entries[i].bytes);
+        if (r < 0) {
+                log_error_errno(r, "Out of memory");
+                goto fail;
+        }
+        if (n)
+                log_info("%zu batches wait in the fleet spool %s (%" PRIu64 " bytes)", n, f->spool,
+                         f->pending_bytes);
+        *ret = f;
+        return 0;
+fail:
+        fleet_free(f);
+        return r;
+}
+
+int fleet_start(struct fleet *f) {
+        int r;
+
+        if (!f)
+                return 0;
+        /* A connection of the thread's own, read-only: it reads while the loop writes. */
+        r = store_open(f->store_path, STORE_READ, &f->store);
+        if (r < 0)
+                return log_error_errno(r, "Cannot read the store %s for shipping: %m", f->store_path);
+        r = -pthread_create(&f->thread, NULL, sender, f);
+        if (r < 0)
+                return log_error_errno(r, "Cannot start the fleet sender: %m");
+        f->thread_started = true;
+        (void) pthread_setname_np(f->thread, "cppd-fleet"); /* its CPU time in top -H and benchmarks */
+        log_info("Shipping closed time buckets to ClickHouse %s through the spool %s", f->url, f->spool);
+        return 0;
+}
+
+void fleet_status(struct fleet *f, struct fleet_status *ret) {
+        *ret = (struct fleet_status) { .spool_max = f->spool_max };
+        snprintf(ret->url, sizeof ret->url, "%s", f->url);
+        snprintf(ret->spool, sizeof ret->spool, "%s", f->spool);
+        pthread_mutex_lock(&f->lock);
+        ret->spool_usec = f->spool_usec;
+        ret->spool_cpu_usec = f->spool_cpu_usec;
+        ret->sent = f->sent;
+        ret->pending = f->n_queue - f->head;
+        ret->pending_bytes = f->pending_bytes;
+        ret->dropped = f->dropped;
+        ret->dropped_hits = f->dropped_hits;
+        ret->last_success = f->last_success;
+        ret->last_error_time = f->last_error_time;
+        memcpy(ret->last_error, f->last_error, sizeof ret->last_error);
+        pthread_mutex_unlock(&f->lock);
+}
+
+/* Whether closed buckets wait to be spooled (and spooling does not fail). Under lock. */
+static bool spool_waits(struct fleet *f) {
+        if (f->spool_error)
+                return false;
+        for (unsigned i = 0; i < f->n_runs; i++)
+                if (f->runs[i].next < f->runs[i].closed)
+                        return true;
+        return false;
+}
+
+struct fleet *fleet_free(struct fleet *f) {
+        if (!f)
+                return NULL;
+        if (f->thread_started) {
+                uint64_t until = now_mono_usec() + FLEET_STOP_SPOOL_USEC;
+                struct timespec ts = { until / 1000000, until % 1000000 * 1000 };
+
+                pthread_mutex_lock(&f->lock);
+                /* What the runs closed goes to disk first (a local read and write), then the
+                 * sender has a little while to empty the spool. */
+                while (spool_waits(f) && now_mono_usec() < until)
+                        pthread_cond_timedwait(&f->changed, &f->lock, &ts);
+                until = now_mono_usec() + FLEET_STOP_DRAIN_USEC;
+                ts = (struct timespec) { until / 1000000, until % 1000000 * 1000 };
+                while (f->head < f->n_queue && !f->failing && now_mono_usec() < until)
+                        pthread_cond_timedwait(&f->changed, &f->lock, &ts);
+                if (f->head < f->n_queue)
+                        log_notice("%zu batches stay in the fleet spool %s for the next start",
+                                   f->n_queue - f->head, f->spool);
+                f->stopping = true;
+                pthread_cond_broadcast(&f->changed);
+                pthread_mutex_unlock(&f->lock);
+                pthread_join(f->thread, NULL);
+        }
+        store_close(f->store);
+        ch_client_free(f->client);
+        free(f->queue);
+        pthread_cond_destroy(&f->changed);
+        pthread_mutex_destroy(&f->lock);
+        free(f);
+        return NULL;
+}

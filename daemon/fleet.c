@@ -291,8 +291,10 @@ static void spool_step(struct fleet *f, unsigned i) {
                 ;
         if (i < f->n_runs) {
                 f->runs[i].next = run.next;
-                if (r >= 0 && f->runs[i].closed == INT64_MAX)
-                        f->runs[i] = f->runs[--f->n_runs]; /* ended, and all of it spooled */
+                /* Ended before this step began, and all of it spooled: done. (Ended since, the
+                 * buckets after what this step saw closed are still to go.) */
+                if (r >= 0 && run.closed == INT64_MAX)
+                        f->runs[i] = f->runs[--f->n_runs];
         }
         said = f->spool_error;
         f->spool_error = r < 0 ? r : 0;

@@ -140,77 +140,87 @@ int spool_write(const char *dir, const struct ch_batch *b, char *ret_name) {
         return 0;
 }
 
+/* Reads a spool file in order, hashing what it reads; LEFT: bytes before the checksum. */
 struct reader {
-        const unsigned char *p;
-        size_t left;
+        FILE *f;
+        uint64_t left;
+        uint64_t hash;
 };
 
 static int get(struct reader *rd, void *ret, size_t n) {
         if (rd->left < n)
                 return -EBADMSG;
-        memcpy(ret, rd->p, n);
-        rd->p += n;
+        if (fread(ret, 1, n, rd->f) != n)
+                return ferror(rd->f) ? -EIO : -EBADMSG;
+        rd->hash = fnv1a(rd->hash, ret, n);
         rd->left -= n;
         return 0;
 }
 
-/* Reads the string of N bytes at the reader into a new NUL-terminated copy. */
+/* Reads N bytes into a new NUL-terminated string, once the file is known to hold them. */
 static int get_string(struct reader *rd, uint64_t n, char **ret) {
         char *s;
+        int r;
 
         if (rd->left < n)
                 return -EBADMSG;
         s = malloc(n + 1);
         if (!s)
                 return -ENOMEM;
-        memcpy(s, rd->p, n);
+        r = get(rd, s, n);
+        if (r < 0) {
+                free(s);
+                return r;
+        }
         s[n] = '\0';
-        rd->p += n;
-        rd->left -= n;
         *ret = s;
+        return 0;
+}
+
+/* Appends a table to B, which takes TABLE and BODY (malloc()ed) on success: each body is read
+ * once, into the buffer the batch keeps, rather than read whole and copied. */
+static int add_table(struct ch_batch *b, char *table, char *body, uint64_t len, uint64_t rows) {
+        struct ch_batch_table *t = reallocarray(b->tables, b->n_tables + 1, sizeof *t);
+
+        if (!t)
+                return -ENOMEM;
+        b->tables = t;
+        b->tables[b->n_tables++] =
+                (struct ch_batch_table) { .table = table, .body = body, .len = len, .rows = rows };
         return 0;
 }
 
 int spool_read(const char *dir, const char *name, uint64_t max_bytes, struct ch_batch **ret) {
         _cleanup_(ch_batch_freep) struct ch_batch *b = NULL;
-        _cleanup_free_ unsigned char *data = NULL;
-        _cleanup_close_ int dfd = -1, fd = -1;
-        struct reader rd;
-        char magic[8];
+        _cleanup_fclose_ FILE *f = NULL;
+        _cleanup_close_ int dfd = -1;
+        struct reader rd = { .hash = FNV_OFFSET };
         uint32_t host_len, n_tables;
         uint64_t hash;
+        char magic[8];
         struct stat st;
-        size_t n = 0;
-        int r;
+        int fd, r;
 
         dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
         if (dfd < 0)
                 return -errno;
         fd = openat(dfd, name, O_RDONLY | O_CLOEXEC);
-        if (fd < 0 || fstat(fd, &st) < 0)
+        if (fd < 0)
+                return -errno;
+        f = fdopen(fd, "re");
+        if (!f) {
+                r = -errno;
+                close(fd);
+                return r;
+        }
+        if (fstat(fileno(f), &st) < 0)
                 return -errno;
         if ((uint64_t) st.st_size > max_bytes)
                 return -EFBIG;
         if (st.st_size < 8 + 8)
                 return -EBADMSG;
-        data = malloc(st.st_size);
-        if (!data)
-                return -ENOMEM;
-        while (n < (size_t) st.st_size) {
-                ssize_t k = read(fd, data + n, st.st_size - n);
-
-                if (k < 0 && errno == EINTR)
-                        continue;
-                if (k < 0)
-                        return -errno;
-                if (k == 0)
-                        return -EBADMSG;
-                n += k;
-        }
-        memcpy(&hash, data + n - 8, 8);
-        if (fnv1a(FNV_OFFSET, data, n - 8) != hash)
-                return -EBADMSG;
-        rd = (struct reader) { data, n - 8 };
+        rd.f = f;
+        rd.left = st.st_size - 8;
 
         b = calloc(1, sizeof *b);
         if (!b)
@@ -223,24 +233,24 @@ int spool_read(const char *dir, const char *name, uint64_t max_bytes, struct ch_
         if (r < 0)
                 return r;
         for (uint32_t i = 0; i < n_tables; i++) {
-                _cleanup_free_ char *table = NULL;
+                _cleanup_free_ char *table = NULL, *body = NULL;
                 uint32_t table_len;
                 uint64_t body_len, rows;
 
                 if (get(&rd, &table_len, 4) < 0 || get(&rd, &body_len, 8) < 0 || get(&rd, &rows, 8) < 0)
                         return -EBADMSG;
                 r = get_string(&rd, table_len, &table);
+                if (r >= 0)
+                        r = get_string(&rd, body_len, &body);
+                if (r >= 0)
+                        r = add_table(b, table, body, body_len, rows);
                 if (r < 0)
                         return r;
-                if (rd.left < body_len)
-                        return -EBADMSG;
-                r = ch_batch_add_table(b, table, (const char *) rd.p, body_len, rows);
-                if (r < 0)
-                        return r;
-                rd.p += body_len;
-                rd.left -= body_len;
+                table = body = NULL; /* the batch's now */
         }
         if (rd.left != 0)
+                return -EBADMSG;
+        if (fread(&hash, 1, sizeof hash, f) != sizeof hash || hash != rd.hash)
                 return -EBADMSG;
         *ret = take_ptr(&b);
         return 0;

@@ -12,8 +12,8 @@
 
 #include "collector.h"
 #include "config.h"
-#include "pusher.h"
 #include "fleet.h"
+#include "pusher.h"
 #include "session.h"
 #include "store.h"
 

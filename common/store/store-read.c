@@ -437,7 +437,8 @@ static uint64_t saturating_mul(uint64_t a, uint64_t b) {
 
 /* The sum of squared hits of a group of sample rows: a row that does not know its own (0) counts
  * each of its samples as hits / samples. */
-#define SAMPLE_SQUARES "total(CASE WHEN s.hits_squared > 0 THEN s.hits_squared ELSE s.hits * s.hits / max(s.samples, 1) END)"
+#define SAMPLE_SQUARES \
+        "total(CASE WHEN s.hits_squared > 0 THEN s.hits_squared ELSE s.hits * s.hits / max(s.samples, 1) END)"
 
 /* With unit_roots: when the rows reach another unit, bases the memo at UNIT's node under the
  * root, forgetting the stacks mapped for the unit before. *CURRENT is the unit's label id. */

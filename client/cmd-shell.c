@@ -13,7 +13,11 @@
  * the child. Views are rare and slow next to a fork.
  *
  * Exit status: 0 when every command succeeded, else the status of the last one that failed, in
- * cppctl's codes (1 failure, 2 bad usage, 3 nothing matched), or 130 for a view stopped by Ctrl-C. */
+ * cppctl's codes (1 failure, 2 bad usage, 3 nothing matched), or 130 for a view stopped by Ctrl-C.
+ *
+ * The store may be a ClickHouse fleet store (clickhouse://...): the views read it as they read
+ * a file (query.c), the credentials reach them through $CPPD_CLICKHOUSE_CREDENTIALS, and function
+ * names for completion are read from the fleet's stacks. */
 #include "cppctl.h"
 
 #include <editline/readline.h>
@@ -31,7 +35,9 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "ch-read.h"
 #include "demangle.h"
+#include "fleet.h"
 #include "log.h"
 #include "parse-util.h"
 #include "pattern.h"
@@ -200,11 +206,72 @@ static int list_resources(struct shell *s, char ***ret) {
         _cleanup_(store_closep) struct store *st = NULL;
         int r;
 
+        if (ch_url_is(s->db)) {
+                _cleanup_(ch_client_freep) struct ch_client *c = NULL;
+
+                r = fleet_open(s->db, fleet_credentials(NULL), false, &c);
+                if (r < 0)
+                        return r;
+                r = ch_list_resources(c, ret);
+                return r < 0 ? log_fleet_error(r, c) : r;
+        }
         r = store_open(s->db, STORE_READ, &st);
         if (r < 0)
                 return log_store_error(r, s->db, st);
         r = store_list_resources(st, ret);
         return r < 0 ? log_store_error(r, s->db, st) : r;
+}
+
+/* Adds RAW and, for C++ and Rust, its demangled form to the function names (*N of them, room for
+ * *CAP). Returns false on no memory. */
+static bool add_function_name(struct shell *s, const char *raw, size_t *n, size_t *cap) {
+        char readable[DEMANGLE_NAME_MAX * 2];
+        const char *names[2] = { raw, NULL };
+
+        if (demangle(raw, readable, sizeof readable) > 0)
+                names[1] = readable;
+        for (size_t k = 0; k < 2 && names[k]; k++) {
+                char *name = strdup(names[k]);
+
+                if (name && *n + 2 > *cap) {
+                        char **a = realloc(s->functions, (*cap = MAX(2 * *cap, 64)) * sizeof *a);
+
+                        if (!a)
+                                name = mfree(name);
+                        else
+                                s->functions = a;
+                }
+                if (!name)
+                        return false;
+                s->functions[(*n)++] = name;
+                s->functions[*n] = NULL;
+        }
+        return true;
+}
+
+/* The function names of a fleet store, from its stacks' arrays. */
+static void fleet_function_names(struct shell *s, size_t *n, size_t *cap) {
+        _cleanup_(ch_client_freep) struct ch_client *c = NULL;
+        _cleanup_free_ char *out = NULL;
+        size_t len = 0;
+        char *p, *end;
+
+        if (ch_client_open(s->db, fleet_credentials(NULL), &c, NULL) < 0 ||
+            ch_query(c,
+                     "SELECT DISTINCT arrayJoin(functions) AS f FROM stacks ORDER BY f FORMAT TabSeparated",
+                     NULL, 0, CH_QUERY_READONLY, &out, &len) < 0)
+                return;
+        for (p = out, end = out + len; p < end;) {
+                char *nl = memchr(p, '\n', end - p);
+
+                if (!nl || ch_tsv_unescape(p, nl - p) < 0)
+                        break;
+                if (!add_function_name(s, p, n, cap)) {
+                        s->functions = strv_free(s->functions);
+                        return;
+                }
+                p = nl + 1;
+        }
 }
 
 /* Reads the store's function names once, for completion and to check a root, each as stored and,
@@ -219,6 +286,10 @@ static char **function_names(struct shell *s) {
         if (s->functions_read)
                 return s->functions;
         s->functions_read = true;
+        if (ch_url_is(s->db)) {
+                fleet_function_names(s, &n, &cap);
+                return s->functions;
+        }
         /* Grown by doubling, not strv_extend(), which walks the list per name: a daemon's store
          * has a hundred thousand functions. */
         if (store_sqlite_open_read(s->db, 0, &c) == SQLITE_OK &&
@@ -226,36 +297,8 @@ static char **function_names(struct shell *s) {
                     SQLITE_OK)
                 while (sqlite3_step(st) == SQLITE_ROW) {
                         const char *raw = (const char *) sqlite3_column_text(st, 0);
-                        char readable[DEMANGLE_NAME_MAX * 2];
-                        const char *names[2] = { raw, NULL };
-                        bool failed = false;
 
-                        if (!raw)
-                                continue;
-                        if (demangle(raw, readable, sizeof readable) > 0)
-                                names[1] = readable;
-                        for (size_t k = 0; k < 2 && names[k] && !failed; k++) {
-                                char *name = strdup(names[k]);
-
-                                if (name && n + 2 > cap) {
-                                        char **a =
-                                                realloc(s->functions, (cap = MAX(2 * cap, 64)) * sizeof *a);
-
-                                        if (!a)
-                                                name = mfree(name);
-                                        else
-                                                s->functions = a;
-                                }
-                                if (!name)
-                                        failed = true;
-                                else {
-                                        s->functions[n++] = name;
-                                        s->functions[n] = NULL;
-                                }
-                        }
-                        if (failed) {
-                                if (s->functions)
-                                        s->functions[n] = NULL;
+                        if (raw && !add_function_name(s, raw, &n, &cap)) {
                                 s->functions = strv_free(s->functions);
                                 break;
                         }
@@ -767,9 +810,10 @@ int cmd_shell(int argc, char **argv) {
         static const struct option options[] = { { "help", no_argument, NULL, 'h' },
                                                  { "db", required_argument, NULL, 'd' },
                                                  { "replay", required_argument, NULL, 'R' },
+                                                 { "credentials", required_argument, NULL, 'K' },
                                                  {} };
         _cleanup_(shell_done) struct shell s = {};
-        const char *db = getenv("CPPD_DB"), *replay = NULL;
+        const char *db = getenv("CPPD_DB"), *replay = NULL, *credentials = NULL;
         int c;
 
         optind = 0;
@@ -784,7 +828,10 @@ int cmd_shell(int argc, char **argv) {
                                "2 bad usage, 3 nothing matched (a root in no sample); 130 for a view stopped by\n"
                                "Ctrl-C.\n\n"
                                "  -d, --db FILE          the store (default: $CPPD_DB, ./" CPPCTL_DEFAULT_DB
-                               ", or the daemon's)\n"
+                               ", or the daemon's),\n"
+                               "                         or a fleet store: clickhouse://[USER@]HOST[:PORT]/DB\n"
+                               "      --credentials FILE for clickhouse://: the user (first line) and password\n"
+                               "                         (second line); default $" CH_CREDENTIALS_ENV "\n"
                                "      --replay FILE      run a session written by 'save FILE' first; then leave,\n"
                                "                         unless standard input is a terminal\n"
                                "  -h, --help             this help\n");
@@ -794,6 +841,9 @@ int cmd_shell(int argc, char **argv) {
                         break;
                 case 'R':
                         replay = optarg;
+                        break;
+                case 'K':
+                        credentials = optarg;
                         break;
                 default:
                         return EXIT_USAGE;
@@ -808,7 +858,16 @@ int cmd_shell(int argc, char **argv) {
                 db = access(CPPCTL_DEFAULT_DB, F_OK) < 0 && access(CPPCTL_DAEMON_DB, F_OK) == 0 ?
                         CPPCTL_DAEMON_DB :
                         CPPCTL_DEFAULT_DB;
-        if (access(db, R_OK) < 0) {
+        if (credentials && setenv(CH_CREDENTIALS_ENV, credentials, 1) < 0) {
+                log_error_errno(errno, "Cannot pass on the credentials: %m");
+                return EXIT_FAILURE_;
+        }
+        if (ch_url_is(db)) {
+                _cleanup_(ch_client_freep) struct ch_client *ch = NULL;
+
+                if (fleet_open(db, fleet_credentials(NULL), false, &ch) < 0)
+                        return EXIT_FAILURE_;
+        } else if (access(db, R_OK) < 0) {
                 log_error_errno(errno, "%s: %m (make a store with 'cppctl record' or 'cppctl import')", db);
                 return EXIT_FAILURE_;
         }

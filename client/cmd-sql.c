@@ -6,18 +6,27 @@
  * statements separated by ';' run in order, each result printed in turn.
  *
  * Output: an aligned table with a header (the default), CSV (RFC 4180, CRLF) or JSON (an array
- * of objects per statement; several statements give one array each, one per line). */
+ * of objects per statement; several statements give one array each, one per line).
+ *
+ * With a ClickHouse fleet store (cppctl sql clickhouse://HOST:PORT/DB "SELECT ..."), the SQL goes
+ * to ClickHouse as it is, one statement, with readonly=1 on the request, so that ClickHouse
+ * itself refuses whatever writes or changes a setting; the answer comes back as TabSeparated
+ * with names and types and is printed in the same three formats. A FORMAT clause is refused:
+ * cppctl does the formatting. */
 #include "cppctl.h"
 
 #include <errno.h>
 #include <getopt.h>
 #include <inttypes.h>
+#include <regex.h>
 #include <sqlite3.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
+#include "ch-client.h"
+#include "fleet.h"
 #include "log.h"
 #include "sql-ext.h"
 
@@ -149,27 +158,40 @@ static void table_flush(struct table *t, FILE *out) {
         t->streaming = true;
 }
 
+/* Adds the row of CELLS (t->n of them, copied). Returns 0 or -ENOMEM. */
+static int table_add_cells(struct table *t, char *const *cells, FILE *out) {
+        if (t->streaming) {
+                table_print(t, cells, out);
+                return 0;
+        }
+        for (int i = 0; i < t->n; i++) {
+                char *copy = strdup(cells[i]);
+
+                if (!copy)
+                        return -ENOMEM;
+                t->held[t->n_held * t->n + i] = copy;
+                t->width[i] = MAX(t->width[i], strlen(copy));
+        }
+        if (++t->n_held == 1 + SQL_TABLE_BATCH)
+                table_flush(t, out);
+        return 0;
+}
+
+static int table_init(struct table *t, int n) {
+        *t = (struct table) { .n = n };
+        t->width = calloc(n, sizeof *t->width);
+        t->held = calloc((1 + SQL_TABLE_BATCH) * (size_t) n, sizeof *t->held);
+        t->row = calloc(n, sizeof *t->row);
+        return t->width && t->held && t->row ? 0 : -ENOMEM;
+}
+
 /* Adds a row: the header's names (ST NULL: NAMES), or ST's current row. Returns an SQLite code. */
 static int table_add(struct table *t, sqlite3_stmt *st, sqlite3_stmt *names, FILE *out) {
         char **row = t->row;
 
         for (int i = 0; i < t->n; i++)
                 row[i] = (char *) (st ? text_of(st, i) : sqlite3_column_name(names, i));
-        if (t->streaming) {
-                table_print(t, row, out);
-                return SQLITE_OK;
-        }
-        for (int i = 0; i < t->n; i++) {
-                char *copy = strdup(row[i]);
-
-                if (!copy)
-                        return SQLITE_NOMEM;
-                t->held[t->n_held * t->n + i] = copy;
-                t->width[i] = MAX(t->width[i], strlen(copy));
-        }
-        if (++t->n_held == 1 + SQL_TABLE_BATCH)
-                table_flush(t, out);
-        return SQLITE_OK;
+        return table_add_cells(t, row, out) < 0 ? SQLITE_NOMEM : SQLITE_OK;
 }
 
 /* Runs ST to the end, printing its rows in FORMAT. Returns an SQLite result code. */
@@ -183,14 +205,9 @@ static int print_rows(sqlite3_stmt *st, enum sql_format format, FILE *out) {
         rc = sqlite3_step(st);
         if (rc != SQLITE_ROW && rc != SQLITE_DONE)
                 return rc;
-        if (format == SQL_TABLE && n > 0) {
-                table.width = calloc(n, sizeof *table.width);
-                table.held = calloc((1 + SQL_TABLE_BATCH) * (size_t) n, sizeof *table.held);
-                table.row = calloc(n, sizeof *table.row);
-                if (!table.width || !table.held || !table.row ||
-                    table_add(&table, NULL, st, out) != SQLITE_OK)
-                        return SQLITE_NOMEM;
-        }
+        if (format == SQL_TABLE && n > 0 &&
+            (table_init(&table, n) < 0 || table_add(&table, NULL, st, out) != SQLITE_OK))
+                return SQLITE_NOMEM;
         if (format == SQL_CSV) {
                 for (int i = 0; i < n; i++) {
                         fputs(i ? "," : "", out);
@@ -256,13 +273,172 @@ static int report_failure(sqlite3 *c) {
         return EXIT_FAILURE_;
 }
 
+/* Whether ClickHouse type TYPE prints as a JSON number (NULLs aside). */
+static bool ch_type_numeric(const char *type) {
+        if (strncmp(type, "Nullable(", 9) == 0)
+                type += 9;
+        return strncmp(type, "UInt", 4) == 0 || strncmp(type, "Int", 3) == 0 ||
+                strncmp(type, "Float", 5) == 0;
+}
+
+/* Splits the TabSeparated line [P, END) into exactly N unescaped fields in CELLS. ClickHouse
+ * writes NULL as \N, which NULLS (may be NULL) marks. Returns 0 or -EBADMSG. */
+static int ch_fields(char *p, char *end, int n, char **cells, bool *nulls) {
+        for (int i = 0; i < n; i++) {
+                char *tab = memchr(p, '\t', end - p), *stop = tab ?: end;
+                bool null = stop - p == 2 && p[0] == '\\' && p[1] == 'N';
+
+                if ((i + 1 < n) != !!tab || (!null && ch_tsv_unescape(p, stop - p) < 0))
+                        return -EBADMSG;
+                if (null)
+                        p[0] = 0;
+                cells[i] = p;
+                if (nulls)
+                        nulls[i] = null;
+                p = tab ? tab + 1 : end;
+        }
+        return 0;
+}
+
+/* Whether SQL ends in a FORMAT clause. */
+static bool has_format_clause(const char *sql) {
+        regex_t re;
+        bool found;
+
+        if (regcomp(&re, "[[:space:]]FORMAT[[:space:]]+[[:alnum:]_]+[[:space:];]*$",
+                    REG_EXTENDED | REG_ICASE | REG_NOSUB) != 0)
+                return false;
+        found = regexec(&re, sql, 0, NULL, 0) == 0;
+        regfree(&re);
+        return found;
+}
+
+static int sql_clickhouse(const char *url, const char *credentials, const char *sql, enum sql_format format) {
+        _cleanup_(ch_client_freep) struct ch_client *c = NULL;
+        _cleanup_(table_done) struct table table = {};
+        _cleanup_free_ char *out = NULL, **names = NULL, **types = NULL, **cells = NULL;
+        _cleanup_free_ bool *nulls = NULL;
+        size_t len = 0, rows = 0;
+        char *p, *end, *nl;
+        int n, r;
+
+        if (has_format_clause(sql)) {
+                log_error("cppctl sql formats the answer itself: leave out the FORMAT clause (use --format)");
+                return EXIT_USAGE;
+        }
+        r = fleet_open(url, fleet_credentials(credentials), false, &c);
+        if (r < 0)
+                return EXIT_FAILURE_;
+        r = ch_query(c, sql, NULL, 0, CH_QUERY_READONLY | CH_QUERY_NAMES_TYPES, &out, &len);
+        if (r == -EROFS) {
+                log_error("cppctl sql is read-only: ClickHouse refused the statement (%s)",
+                          ch_client_error(c));
+                return EXIT_USAGE;
+        }
+        if (r < 0) {
+                log_fleet_error(r, c);
+                return EXIT_FAILURE_;
+        }
+        if (len == 0)
+                return EXIT_OK; /* a statement without a result set */
+
+        /* the names line gives the column count */
+        end = out + len;
+        nl = memchr(out, '\n', len);
+        if (!nl)
+                goto bad;
+        n = 1;
+        for (p = out; p < nl; p++)
+                n += *p == '\t';
+        names = calloc(n, sizeof *names);
+        types = calloc(n, sizeof *types);
+        cells = calloc(n, sizeof *cells);
+        nulls = calloc(n, sizeof *nulls);
+        if (!names || !types || !cells || !nulls) {
+                log_error_errno(ENOMEM, "Out of memory");
+                return EXIT_FAILURE_;
+        }
+        if (ch_fields(out, nl, n, names, NULL) < 0)
+                goto bad;
+        p = nl + 1;
+        nl = memchr(p, '\n', end - p);
+        if (!nl || ch_fields(p, nl, n, types, NULL) < 0)
+                goto bad;
+        p = nl + 1;
+
+        if (format == SQL_TABLE &&
+            (table_init(&table, n) < 0 || table_add_cells(&table, names, stdout) < 0)) {
+                log_error_errno(ENOMEM, "Out of memory");
+                return EXIT_FAILURE_;
+        }
+        if (format == SQL_CSV) {
+                for (int i = 0; i < n; i++) {
+                        fputs(i ? "," : "", stdout);
+                        csv_field(stdout, names[i]);
+                }
+                fputs("\r\n", stdout);
+        }
+        if (format == SQL_JSON)
+                fputc('[', stdout);
+        for (; p < end; p = nl + 1, rows++) {
+                nl = memchr(p, '\n', end - p);
+                if (!nl || ch_fields(p, nl, n, cells, nulls) < 0)
+                        goto bad;
+                switch (format) {
+                case SQL_TABLE:
+                        if (table_add_cells(&table, cells, stdout) < 0) {
+                                log_error_errno(ENOMEM, "Out of memory");
+                                return EXIT_FAILURE_;
+                        }
+                        break;
+                case SQL_CSV:
+                        for (int i = 0; i < n; i++) {
+                                fputs(i ? "," : "", stdout);
+                                csv_field(stdout, cells[i]);
+                        }
+                        fputs("\r\n", stdout);
+                        break;
+                case SQL_JSON:
+                        fputs(rows ? ",\n {" : "{", stdout);
+                        for (int i = 0; i < n; i++) {
+                                fputs(i ? ", " : "", stdout);
+                                json_write_string(stdout, names[i]);
+                                fputs(": ", stdout);
+                                if (nulls[i])
+                                        fputs("null", stdout);
+                                else if (ch_type_numeric(types[i]) && *cells[i] && !strpbrk(cells[i], "naif"))
+                                        fputs(cells[i], stdout); /* not nan, inf: JSON has no such numbers */
+                                else
+                                        json_write_string(stdout, cells[i]);
+                        }
+                        fputc('}', stdout);
+                        break;
+                }
+        }
+        if (format == SQL_JSON)
+                fputs("]\n", stdout);
+        if (format == SQL_TABLE && !table.streaming)
+                table_flush(&table, stdout);
+        if (fflush(stdout) != 0) {
+                log_error_errno(errno, "Cannot write: %m");
+                return EXIT_FAILURE_;
+        }
+        return EXIT_OK;
+bad:
+        log_error(
+                "%s answered in a form cppctl cannot read (a TabSeparated table with names and types expected)",
+                url);
+        return EXIT_FAILURE_;
+}
+
 int cmd_sql(int argc, char **argv) {
         static const struct option options[] = { { "help", no_argument, NULL, 'h' },
                                                  { "db", required_argument, NULL, 'd' },
                                                  { "format", required_argument, NULL, 'f' },
+                                                 { "credentials", required_argument, NULL, 'K' },
                                                  {} };
         enum sql_format format = SQL_TABLE;
-        const char *db = getenv("CPPD_DB"), *sql, *tail;
+        const char *db = getenv("CPPD_DB"), *sql, *tail, *credentials = NULL;
         sqlite3 *c = NULL;
         int opt, rc, status = EXIT_OK;
 
@@ -279,10 +455,17 @@ int cmd_sql(int argc, char **argv) {
                                "with columns path, leaf, depth, hits, fraction, ci_low, ci_high and the filters\n"
                                "threshold unit pid comm exe since until run host by inline focus ignore hide.\n"
                                "Several statements separated by ';' run in order. Rows are written as they\n"
-                               "come; a table's columns are as wide as in its first 1,000 rows.\n");
+                               "come; a table's columns are as wide as in its first 1,000 rows.\n\n"
+                               "DB may be a ClickHouse fleet store, clickhouse://[USER@]HOST[:PORT]/DB: the\n"
+                               "statement (one, without a FORMAT clause) runs there with readonly=1, over the\n"
+                               "tables of schemas/README.md's fleet section; --credentials FILE (default\n"
+                               "$" CH_CREDENTIALS_ENV ") holds the user and the password.\n");
                         return EXIT_OK;
                 case 'd':
                         db = optarg;
+                        break;
+                case 'K':
+                        credentials = optarg;
                         break;
                 case 'f':
                         if (streq(optarg, "table"))
@@ -306,6 +489,8 @@ int cmd_sql(int argc, char **argv) {
                 return EXIT_USAGE;
         }
         sql = argv[optind];
+        if (ch_url_is(db))
+                return sql_clickhouse(db, credentials, sql, format);
         if (!db)
                 db = access(CPPCTL_DEFAULT_DB, F_OK) < 0 && access(CPPCTL_DAEMON_DB, F_OK) == 0 ?
                         CPPCTL_DAEMON_DB :

@@ -50,7 +50,8 @@ int cmd_merge(int argc, char **argv);
 
 /* Options common to the report commands. */
 struct query_args {
-        const char *db;
+        const char *db;              /* a SQLite store, or a clickhouse:// URL */
+        const char *credentials;     /* --credentials FILE, for a clickhouse:// URL */
         const char *resource;        /* NULL: the store's only resource, or cpu-time */
         char **resources;            /* -r A,B or --ratio A/B: every resource named, in order
                                          * (NULL without -r); resource is the first */

@@ -1,6 +1,8 @@
 /* The report commands' shared half: one option parser and one loader, so every view takes the
  * same --db, --resource, --threshold, --run and --json, and reports a missing store, resource
- * or root the same way. */
+ * or root the same way. The store is a SQLite file or a ClickHouse fleet store (--db
+ * clickhouse://HOST:PORT/DB): the one place that tells them apart is struct source below, so
+ * that every view, diff, export and the shell read either alike. */
 #include "cppctl.h"
 
 #include <errno.h>
@@ -13,6 +15,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "ch-read.h"
+#include "fleet.h"
 #include "log.h"
 #include "parse-util.h"
 #include "pattern.h"
@@ -138,6 +142,7 @@ int query_args_parse_extra(struct query_args *q, int argc, char **argv, const ch
                                                  { "output", required_argument, NULL, 'o' },
                                                  { "ratio", required_argument, NULL, 'A' },
                                                  { "no-idle", no_argument, NULL, 'D' },
+                                                 { "credentials", required_argument, NULL, 'K' },
                                                  {} };
         _cleanup_free_ struct option *all = options_with(options, extra);
         const char *resources = NULL;
@@ -164,7 +169,10 @@ int query_args_parse_extra(struct query_args *q, int argc, char **argv, const ch
                         printf("Usage: cppctl %s [OPTIONS]%s\n%s\n"
                                "\nOptions:\n"
                                "  -d, --db FILE          the store (default: $CPPD_DB, ./" CPPCTL_DEFAULT_DB
-                               ", or the daemon's)\n"
+                               ", or the daemon's),\n"
+                               "                         or a fleet store: clickhouse://[USER@]HOST[:PORT]/DB\n"
+                               "      --credentials FILE for clickhouse://: the user (first line) and password\n"
+                               "                         (second line); default $" CH_CREDENTIALS_ENV "\n"
                                "  -r, --resource NAME    the resource (default: the store's only one, else cpu-time)\n"
                                "  -t, --threshold T      leave out entries below fraction T (0.05 or 5%%; default %g)\n"
                                "      --run ID           only samples of run ID\n"
@@ -261,6 +269,9 @@ int query_args_parse_extra(struct query_args *q, int argc, char **argv, const ch
                         break;
                 case 'D':
                         q->filter.no_idle = true;
+                        break;
+                case 'K':
+                        q->credentials = optarg;
                         break;
                 case 'C':
                         q->filter.comm = optarg;
@@ -367,14 +378,60 @@ void query_args_done(struct query_args *q) {
         q->filter.focus = q->filter.ignore = q->filter.hide = NULL;
 }
 
-static int pick_resource(struct query_args *q, struct store *s) {
+/* An open store of either kind: a SQLite file, or a ClickHouse fleet store. */
+struct source {
+        struct store *store;
+        struct ch_client *ch;
+};
+
+static void source_done(struct source *src) {
+        src->store = store_close(src->store);
+        src->ch = ch_client_free(src->ch);
+}
+
+/* Opens Q's store for reading. Errors are logged. */
+static int source_open(const struct query_args *q, struct source *ret) {
+        int r;
+
+        *ret = (struct source) {};
+        if (ch_url_is(q->db))
+                return fleet_open(q->db, fleet_credentials(q->credentials), false, &ret->ch);
+        r = store_open(q->db, STORE_READ, &ret->store);
+        if (r < 0) {
+                log_store_error(r, q->db, ret->store);
+                ret->store = store_close(ret->store);
+        }
+        return r;
+}
+
+/* Reports a failure R to read Q's store. Returns R. */
+static int source_error(int r, const struct query_args *q, const struct source *src) {
+        if (src->ch) {
+                if (r == -ENOENT)
+                        return log_error_errno(r, "%s has no samples of %s", q->db, q->resource);
+                return log_fleet_error(r, src->ch);
+        }
+        return log_store_error(r, q->db, src->store);
+}
+
+static int source_list_resources(const struct source *src, char ***ret) {
+        return src->ch ? ch_list_resources(src->ch, ret) : store_list_resources(src->store, ret);
+}
+
+static int source_load_tree(const struct source *src, const struct store_filter *f, struct name_table *names,
+                            struct sample_tree **ret) {
+        return src->ch ? ch_load_tree_shared(src->ch, f, names, ret) :
+                         store_load_tree_shared(src->store, f, names, ret);
+}
+
+static int pick_resource(struct query_args *q, const struct source *src) {
         _cleanup_(strv_freep) char **names = NULL;
         _cleanup_free_ char *list = NULL;
         int n;
 
-        n = store_list_resources(s, &names);
+        n = source_list_resources(src, &names);
         if (n < 0)
-                return log_store_error(n, q->db, s);
+                return source_error(n, q, src);
         if (n == 0)
                 return log_error_errno(ENOENT, "%s holds no samples yet", q->db);
         list = strv_join(names, ", ");
@@ -408,38 +465,40 @@ int query_load(struct query_args *q, struct sample_tree **ret) {
 
 /* Opens Q's store for reading into *ret and fills *ret_filter with Q's filter and resource (the
  * store's only one when Q names none). Errors are logged. */
-static int open_store(struct query_args *q, struct store **ret, struct store_filter *ret_filter) {
-        _cleanup_(store_closep) struct store *s = NULL;
+static int open_store(struct query_args *q, struct source *ret, struct store_filter *ret_filter) {
+        _cleanup_(source_done) struct source src = {};
         int r;
 
-        r = store_open(q->db, STORE_READ, &s);
-        if (r < 0)
-                return log_store_error(r, q->db, s);
-        r = pick_resource(q, s);
+        r = source_open(q, &src);
         if (r < 0)
                 return r;
-        if (q->filter.by == STORE_BY_LINE && store_has_call_sites(s) == 0)
+        r = pick_resource(q, &src);
+        if (r < 0)
+                return r;
+        if (q->filter.by == STORE_BY_LINE &&
+            (src.ch ? ch_has_call_sites(src.ch) : store_has_call_sites(src.store)) == 0)
                 log_notice(
                         "%s keeps its frames as functions, so --by line shows functions; record with --lines "
                         "(cppd: [store] granularity = line) to keep call sites",
                         q->db);
         *ret_filter = q->filter;
         ret_filter->resource = q->resource;
-        *ret = take_ptr(&s);
+        *ret = src;
+        src = (struct source) {};
         return 0;
 }
 
 int query_load_shared(struct query_args *q, struct name_table *names, struct sample_tree **ret) {
-        _cleanup_(store_closep) struct store *s = NULL;
+        _cleanup_(source_done) struct source src = {};
         struct store_filter f;
         int r;
 
-        r = open_store(q, &s, &f);
+        r = open_store(q, &src, &f);
         if (r < 0)
                 return r;
-        r = store_load_tree_shared(s, &f, names, ret);
+        r = source_load_tree(&src, &f, names, ret);
         if (r < 0)
-                return log_store_error(r, q->db, s);
+                return source_error(r, q, &src);
         if ((*ret)->total == 0) {
                 *ret = sample_tree_free(*ret);
                 log_error("no samples of %s in %s match the filters", q->resource, q->db);
@@ -458,25 +517,26 @@ static bool unfiltered(const struct query_args *q) {
 }
 
 int query_load_index(struct query_args *q, bool inverted, struct view_data *ret) {
-        _cleanup_(store_closep) struct store *s = NULL;
+        _cleanup_(source_done) struct source src = {};
         _cleanup_(view_data_done) struct view_data v = {};
         struct store_filter f;
         int r;
 
-        r = open_store(q, &s, &f);
+        r = open_store(q, &src, &f);
         if (r < 0)
                 return r;
-        if (unfiltered(q))
-                r = index_cache_load(s, &f, inverted, &v);
+        /* the cache of indexes is keyed by a SQLite store's identity; a fleet has none */
+        if (src.store && unfiltered(q))
+                r = index_cache_load(src.store, &f, inverted, &v);
         else {
-                r = store_load_tree(s, &f, &v.tree);
+                r = source_load_tree(&src, &f, NULL, &v.tree);
                 if (r >= 0 && inverted)
                         r = sample_tree_invert(v.tree, &v.inverted);
                 if (r >= 0)
                         r = tree_index_build(inverted ? v.inverted : v.tree, &v.index);
         }
         if (r < 0)
-                return log_store_error(r, q->db, s);
+                return source_error(r, q, &src);
         if (v.index->header->total == 0) {
                 log_error("no samples of %s in %s match the filters", q->resource, q->db);
                 return -ENODATA;
@@ -488,7 +548,7 @@ int query_load_index(struct query_args *q, bool inverted, struct view_data *ret)
 
 int query_load_many(struct query_args *q, struct name_table **ret_names, struct sample_tree ***ret_trees,
                     size_t *ret_n) {
-        _cleanup_(store_closep) struct store *s = NULL;
+        _cleanup_(source_done) struct source src = {};
         _cleanup_(name_table_freep) struct name_table *names = name_table_new();
         size_t n = q->resources ? strv_length(q->resources) : 1;
         _cleanup_free_ struct sample_tree **trees = calloc(n, sizeof *trees);
@@ -497,19 +557,19 @@ int query_load_many(struct query_args *q, struct name_table **ret_names, struct 
 
         if (!names || !trees)
                 return log_error_errno(ENOMEM, "Out of memory");
-        r = store_open(q->db, STORE_READ, &s);
+        r = source_open(q, &src);
         if (r < 0)
-                return log_store_error(r, q->db, s);
+                return r;
         for (size_t i = 0; i < n; i++) {
                 struct store_filter f = q->filter;
 
                 q->resource = q->resources ? q->resources[i] : q->resource;
-                r = pick_resource(q, s);
+                r = pick_resource(q, &src);
                 if (r >= 0) {
                         f.resource = q->resource;
-                        r = store_load_tree_shared(s, &f, names, &trees[i]);
+                        r = source_load_tree(&src, &f, names, &trees[i]);
                         if (r < 0)
-                                r = log_store_error(r, q->db, s);
+                                r = source_error(r, q, &src);
                 }
                 if (r < 0) {
                         for (size_t k = 0; k < i; k++)

@@ -538,6 +538,9 @@ int ch_query(struct ch_client *c, const char *sql, const char *body, size_t len,
                 return -ENOMEM;
         if ((flags & CH_QUERY_READONLY) && ch_buf_printf(&url, "&readonly=1") < 0)
                 return -ENOMEM;
+        if ((flags & CH_QUERY_NAMES_TYPES) &&
+            ch_buf_printf(&url, "&default_format=TabSeparatedWithNamesAndTypes") < 0)
+                return -ENOMEM;
 
         curl_easy_reset(c->curl);
         curl_easy_setopt(c->curl, CURLOPT_URL, url.data);

@@ -73,8 +73,10 @@ int ch_client_set_error(struct ch_client *c, int r, const char *fmt, ...)
 void ch_client_set_timeout(struct ch_client *c, unsigned seconds);
 
 enum {
-        CH_QUERY_READONLY = 1 << 0, /* readonly=1: ClickHouse refuses anything that writes */
-        CH_QUERY_NO_DB = 1 << 1,    /* not in the URL's database (CREATE DATABASE) */
+        CH_QUERY_READONLY = 1 << 0,    /* readonly=1: ClickHouse refuses anything that writes */
+        CH_QUERY_NO_DB = 1 << 1,       /* not in the URL's database (CREATE DATABASE) */
+        CH_QUERY_NAMES_TYPES = 1 << 2, /* answer without a FORMAT clause as TabSeparated with a line
+                                        * of column names and one of their types first */
 };
 
 /* Runs SQL over HTTP POST, with BODY (LEN bytes; NULL: none) after it as the data of an INSERT.

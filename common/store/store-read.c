@@ -86,9 +86,8 @@ static const char *base_name(const char *path) {
         return slash ? slash + 1 : path;
 }
 
-/* The label of a frame at granularity BY: "name", "name (file.c:42)", or the module's file name. */
-static void frame_label(enum store_granularity by, const char *name, const char *file, int64_t line,
-                        int64_t address, const char *module, char *buf, size_t size) {
+void store_frame_label(enum store_granularity by, const char *name, const char *file, int64_t line,
+                       int64_t address, const char *module, char *buf, size_t size) {
         switch (by) {
         case STORE_BY_LINE:
                 if (file && line > 0)
@@ -238,9 +237,9 @@ static int load_frames(struct store *s, const struct store_filter *f, struct sam
                         sqlite3_finalize(st);
                         return -ENOMEM;
                 }
-                frame_label(f->by, name, (const char *) sqlite3_column_text(st, 2),
-                            sqlite3_column_int64(st, 3), sqlite3_column_int64(st, 4),
-                            (const char *) sqlite3_column_text(st, 7), label, sizeof label);
+                store_frame_label(f->by, name, (const char *) sqlite3_column_text(st, 2),
+                                  sqlite3_column_int64(st, 3), sqlite3_column_int64(st, 4),
+                                  (const char *) sqlite3_column_text(st, 7), label, sizeof label);
                 n = name_table_intern(tree->names, label, strlen(label));
                 if (n < 0) {
                         sqlite3_finalize(st);

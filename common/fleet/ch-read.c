@@ -1,0 +1,613 @@
+/* Loading a filtered sample tree from the fleet store. Three queries, each aggregated in
+ * ClickHouse: the runs' periods and losses for the header (run_resources, the newest row of each
+ * run), the samples summed per (stack hash, period) under the filter, and the frames of exactly
+ * those stacks, one row per frame through ARRAY JOIN of each stack's arrays, ordered by hash and
+ * position. No frame is joined per sample: a tree of a day of a thousand hosts reads as many
+ * stack rows as it has distinct stacks.
+ *
+ * Here, as in store-read.c: each distinct frame is labelled once (a map from the frame's fields
+ * to its label and what the filters say of it), each stack is mapped once to its tree node, and
+ * each (stack, period) row adds hits weighted by period / gcd(periods). Labels go through
+ * store_frame_label() and demangle(), so the two loaders cannot disagree on a name. */
+#include "ch-read.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <regex.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "demangle.h"
+#include "idmap.h"
+#include "strv.h"
+
+/* Splits the TabSeparated line [P, END) into at most MAX fields, unescaped in place. Returns the
+ * number of fields or -EBADMSG. */
+static int split_line(char *p, char *end, char **fields, int max) {
+        int n = 0;
+
+        for (;;) {
+                char *tab = memchr(p, '\t', end - p);
+                char *stop = tab ?: end;
+                int len;
+
+                if (n == max)
+                        return -EBADMSG;
+                len = ch_tsv_unescape(p, stop - p);
+                if (len < 0)
+                        return len;
+                fields[n++] = p;
+                if (!tab)
+                        return n;
+                p = tab + 1;
+        }
+}
+
+/* Calls LINE for each line of the answer TEXT (LEN bytes), split into fields. */
+static int each_line(char *text, size_t len, int n_fields, int (*line)(char **fields, void *userdata),
+                     void *userdata) {
+        char *p = text, *end = text + len;
+
+        while (p < end) {
+                char *nl = memchr(p, '\n', end - p);
+                char *fields[16];
+                int n, r;
+
+                if (!nl)
+                        return -EBADMSG;
+                n = split_line(p, nl, fields, 16);
+                if (n < 0)
+                        return n;
+                if (n != n_fields)
+                        return -EBADMSG;
+                r = line(fields, userdata);
+                if (r < 0)
+                        return r;
+                p = nl + 1;
+        }
+        return 0;
+}
+
+static int parse_u64(const char *s, uint64_t *ret) {
+        char *end;
+
+        if (!*s || *s == '-')
+                return -EBADMSG;
+        errno = 0;
+        *ret = strtoull(s, &end, 10);
+        return errno || *end ? -EBADMSG : 0;
+}
+
+static int parse_i64(const char *s, int64_t *ret) {
+        char *end;
+
+        if (!*s)
+                return -EBADMSG;
+        errno = 0;
+        *ret = strtoll(s, &end, 10);
+        return errno || *end ? -EBADMSG : 0;
+}
+
+/* Appends the WHERE clause of F's sample filter (column names of `samples`). */
+static int where_samples(struct ch_buf *q, const struct store_filter *f) {
+        int r = ch_buf_printf(q, " WHERE resource = ");
+
+        if (r >= 0)
+                r = ch_buf_quote(q, f->resource);
+        if (r >= 0 && f->run_id)
+                r = ch_buf_printf(q, " AND run = %" PRId64, f->run_id);
+        if (r >= 0 && f->unit) {
+                r = ch_buf_printf(q, " AND unit = ");
+                if (r >= 0)
+                        r = ch_buf_quote(q, f->unit);
+        }
+        if (r >= 0 && f->pid)
+                r = ch_buf_printf(q, " AND pid = %" PRId64, f->pid);
+        /* the store's pid != 0 leaves out unknown (NULL) pids too; they are -1 here */
+        if (r >= 0 && f->no_idle)
+                r = ch_buf_printf(q, " AND pid > 0");
+        if (r >= 0 && f->comm) {
+                r = ch_buf_printf(q, " AND (comm = ");
+                if (r >= 0)
+                        r = ch_buf_quote(q, f->comm);
+                if (r >= 0)
+                        r = ch_buf_printf(q, " OR thread_comm = ");
+                if (r >= 0)
+                        r = ch_buf_quote(q, f->comm);
+                if (r >= 0)
+                        r = ch_buf_printf(q, ")");
+        }
+        if (r >= 0 && f->exe) {
+                _cleanup_free_ char *slashed = NULL;
+                size_t len = strlen(f->exe);
+
+                /* the path, or its file name: the last len + 1 bytes are "/" exe */
+                if (asprintf(&slashed, "/%s", f->exe) < 0)
+                        return -ENOMEM;
+                r = ch_buf_printf(q, " AND (exe = ");
+                if (r >= 0)
+                        r = ch_buf_quote(q, f->exe);
+                if (r >= 0)
+                        r = ch_buf_printf(
+                                q,
+                                " OR (length(exe) > %zu AND substring(exe, length(exe) - %zu, %zu) = ", len,
+                                len, len + 1);
+                if (r >= 0)
+                        r = ch_buf_quote(q, slashed);
+                if (r >= 0)
+                        r = ch_buf_printf(q, "))");
+        }
+        /* time is a DateTime, unsigned 32-bit seconds: a bound past either end is no bound, or
+         * excludes everything */
+        if (r >= 0 && f->has_since && f->since > 0)
+                r = f->since > UINT32_MAX ?
+                        ch_buf_printf(q, " AND 0") :
+                        ch_buf_printf(q, " AND time >= toDateTime(%" PRId64 ")", f->since);
+        if (r >= 0 && f->has_until && f->until <= UINT32_MAX)
+                r = f->until <= 0 ? ch_buf_printf(q, " AND 0") :
+                                    ch_buf_printf(q, " AND time < toDateTime(%" PRId64 ")", f->until);
+        if (r >= 0 && f->host) {
+                r = ch_buf_printf(q, " AND host = ");
+                if (r >= 0)
+                        r = ch_buf_quote(q, f->host);
+        }
+        return r;
+}
+
+static int query_text(struct ch_client *c, struct ch_buf *q, char **ret, size_t *ret_len) {
+        if (ch_buf_printf(q, " FORMAT TabSeparated") < 0)
+                return -ENOMEM;
+        return ch_query(c, q->data, NULL, 0, CH_QUERY_READONLY, ret, ret_len);
+}
+
+static int add_resource(char **fields, void *userdata) {
+        return strv_extend(userdata, fields[0]) < 0 ? -ENOMEM : 0;
+}
+
+int ch_list_resources(struct ch_client *c, char ***ret) {
+        _cleanup_(strv_freep) char **names = NULL;
+        _cleanup_free_ char *out = NULL;
+        size_t len = 0;
+        int r;
+
+        r = ch_query(c, "SELECT DISTINCT resource FROM samples ORDER BY resource FORMAT TabSeparated", NULL,
+                     0, CH_QUERY_READONLY, &out, &len);
+        if (r < 0)
+                return r;
+        r = each_line(out, len, 1, add_resource, &names);
+        if (r < 0)
+                return r == -EBADMSG ?
+                        ch_client_set_error(c, r,
+                                            "ClickHouse answered a list of resources cppctl cannot parse") :
+                        r;
+        if (!names) {
+                names = calloc(1, sizeof *names);
+                if (!names)
+                        return -ENOMEM;
+        }
+        *ret = take_ptr(&names);
+        return (int) strv_length(*ret);
+}
+
+int ch_has_call_sites(struct ch_client *c) {
+        _cleanup_free_ char *out = NULL;
+        int r;
+
+        r = ch_query(c,
+                     "SELECT count() FROM (SELECT hash FROM stacks WHERE arrayExists(x -> x >= 0, addresses) "
+                     "OR arrayExists(x -> x > 0, lines) LIMIT 1) FORMAT TabSeparated",
+                     NULL, 0, CH_QUERY_READONLY, &out, NULL);
+        if (r < 0)
+                return r;
+        return out[0] == '1';
+}
+
+static uint64_t gcd(uint64_t a, uint64_t b) {
+        while (b) {
+                uint64_t t = a % b;
+
+                a = b;
+                b = t;
+        }
+        return a;
+}
+
+static uint64_t saturating_add(uint64_t a, uint64_t b) {
+        return a > UINT64_MAX - b ? UINT64_MAX : a + b;
+}
+
+static uint64_t saturating_mul(uint64_t a, uint64_t b) {
+        uint64_t p;
+
+        return __builtin_mul_overflow(a, b, &p) ? UINT64_MAX : p;
+}
+
+/* What each distinct frame becomes in the tree, as store-read.c's frame_info. */
+struct frame_info {
+        uint32_t label;
+        bool unknown, skip, focus, ignore;
+};
+
+/* What each stack maps to: its node, and what store-read.c's memo carries. */
+struct stack_info {
+        uint32_t node;
+        bool focus, ignore;
+        uint32_t frames, unknown;
+};
+
+struct load {
+        struct ch_client *c;
+        const struct store_filter *f;
+        struct sample_tree *tree;
+        uint64_t g; /* gcd of the periods */
+        uint64_t lost;
+        /* frames: key "function\x1f module\x1f build id\x1f file\x1f line,address,inlined,unknown"
+         * -> index in infos */
+        struct name_table *frame_keys;
+        struct frame_info *infos;
+        size_t n_infos, cap_infos;
+        /* modules: key "path\x1f build id" -> index in the tree's modules */
+        struct name_table *module_keys;
+        uint32_t *modules;
+        size_t n_modules;
+        /* stacks: hash -> index in stacks */
+        struct idmap *by_hash;
+        struct stack_info *stacks;
+        size_t n_stacks, cap_stacks;
+        uint64_t cur_hash; /* the stack being read from the frames answer */
+        struct stack_info cur;
+        bool have_cur;
+        uint64_t total;
+};
+
+static void load_done(struct load *l) {
+        l->frame_keys = name_table_free(l->frame_keys);
+        l->infos = mfree(l->infos);
+        l->module_keys = name_table_free(l->module_keys);
+        l->modules = mfree(l->modules);
+        l->by_hash = idmap_free(l->by_hash);
+        l->stacks = mfree(l->stacks);
+}
+
+static bool matches(const regex_t *re, const char *s) {
+        return re && regexec(re, s, 0, NULL, 0) == 0;
+}
+
+static int header_line(char **fields, void *userdata) {
+        struct load *l = userdata;
+        uint64_t period, lost;
+
+        if (parse_u64(fields[0], &period) < 0 || parse_u64(fields[1], &lost) < 0 || period == 0)
+                return -EBADMSG;
+        l->g = gcd(l->g, period);
+        l->lost = saturating_add(l->lost, lost);
+        return 0;
+}
+
+static int load_header(struct load *l) {
+        _cleanup_(ch_buf_done) struct ch_buf q = {};
+        _cleanup_free_ char *out = NULL;
+        size_t len = 0;
+        int r;
+
+        r = ch_buf_printf(&q,
+                          "SELECT argMax(period, updated), argMax(lost, updated) FROM run_resources "
+                          "WHERE resource = ");
+        if (r >= 0)
+                r = ch_buf_quote(&q, l->f->resource);
+        if (r >= 0 && l->f->run_id)
+                r = ch_buf_printf(&q, " AND run = %" PRId64, l->f->run_id);
+        if (r >= 0 && l->f->host) {
+                r = ch_buf_printf(&q, " AND host = ");
+                if (r >= 0)
+                        r = ch_buf_quote(&q, l->f->host);
+        }
+        if (r >= 0)
+                r = ch_buf_printf(&q, " GROUP BY host, run");
+        if (r < 0)
+                return r;
+        r = query_text(l->c, &q, &out, &len);
+        if (r < 0)
+                return r;
+        r = each_line(out, len, 2, header_line, l);
+        if (r < 0)
+                return r;
+        l->tree->info.period = l->g;
+        l->tree->info.lost = l->lost;
+        if (l->g == 0)
+                l->g = 1;
+        return 0;
+}
+
+/* The tree's module index of (PATH, BUILD_ID), added at its first frame. */
+static int64_t module_of(struct load *l, const char *path, const char *build_id) {
+        _cleanup_free_ char *key = NULL;
+        int64_t id, i;
+        int n;
+
+        n = asprintf(&key, "%s\x1f%s", path, build_id);
+        if (n < 0)
+                return -ENOMEM;
+        id = name_table_intern(l->module_keys, key, n);
+        if (id < 0)
+                return id == -EINVAL ? -EBADMSG : id;
+        if ((size_t) id < l->n_modules)
+                return l->modules[id];
+        i = sample_tree_add_module(l->tree, path, build_id);
+        if (i < 0)
+                return i;
+        {
+                uint32_t *p = realloc(l->modules, (id + 1) * sizeof *p);
+
+                if (!p)
+                        return -ENOMEM;
+                l->modules = p;
+                l->modules[id] = i;
+                l->n_modules = id + 1;
+        }
+        return i;
+}
+
+/* The frame_info of the frame in FIELDS (function, module, build id, file, line, address,
+ * inlined, unknown), made at its first sight. */
+static int frame_of(struct load *l, char **fields, const struct frame_info **ret) {
+        const struct store_filter *f = l->f;
+        _cleanup_free_ char *key = NULL;
+        char label[8192], shown[DEMANGLE_NAME_MAX * 2];
+        const char *raw = fields[1], *name = raw, *module = *fields[2] ? fields[2] : NULL;
+        const char *file = *fields[4] ? fields[4] : NULL;
+        uint64_t line;
+        int64_t address, id, n;
+        bool inlined = streq(fields[7], "1"), unknown = streq(fields[8], "1");
+        struct frame_info *fi;
+        int len, r;
+
+        if (parse_u64(fields[5], &line) < 0 || parse_i64(fields[6], &address) < 0)
+                return -EBADMSG;
+        len = asprintf(&key, "%s\x1f%s\x1f%s\x1f%s\x1f%" PRIu64 ",%" PRId64 ",%d,%d", raw, fields[2],
+                       fields[3], fields[4], line, address, inlined, unknown);
+        if (len < 0)
+                return -ENOMEM;
+        id = name_table_intern(l->frame_keys, key, len);
+        if (id < 0)
+                return id == -EINVAL ? -EBADMSG : (int) id;
+        if ((size_t) id < l->n_infos) {
+                *ret = &l->infos[id];
+                return 0;
+        }
+        if ((size_t) id >= l->cap_infos) {
+                size_t cap = l->cap_infos ? 2 * l->cap_infos : 256;
+                struct frame_info *p = realloc(l->infos, cap * sizeof *p);
+
+                if (!p)
+                        return -ENOMEM;
+                l->infos = p;
+                l->cap_infos = cap;
+        }
+        l->n_infos = id + 1;
+        fi = &l->infos[id];
+
+        if (!f->raw_names && f->by != STORE_BY_MODULE && !unknown && demangle(raw, shown, sizeof shown) > 0)
+                name = shown;
+        store_frame_label(f->by, name, file, (int64_t) line, address, module, label, sizeof label);
+        n = name_table_intern(l->tree->names, label, strlen(label));
+        if (n < 0)
+                return n == -EINVAL ? -EBADMSG : (int) n;
+        *fi = (struct frame_info) {
+                .label = n,
+                .unknown = unknown,
+                .skip = (f->fold_inline && inlined) || matches(f->hide, label),
+                .focus = matches(f->focus, label),
+                .ignore = matches(f->ignore, label),
+        };
+        r = name != raw && f->by == STORE_BY_FUNCTION ? sample_tree_set_label_raw(l->tree, n, raw) : 0;
+        if (r >= 0 && module) {
+                int64_t m = module_of(l, module, fields[3]);
+
+                r = m < 0 ? (int) m : sample_tree_set_label_module(l->tree, n, m);
+        }
+        if (r < 0)
+                return r;
+        *ret = fi;
+        return 0;
+}
+
+static int finish_stack(struct load *l) {
+        if (!l->have_cur)
+                return 0;
+        if (l->n_stacks == l->cap_stacks) {
+                size_t cap = l->cap_stacks ? 2 * l->cap_stacks : 256;
+                struct stack_info *p = realloc(l->stacks, cap * sizeof *p);
+
+                if (!p)
+                        return -ENOMEM;
+                l->stacks = p;
+                l->cap_stacks = cap;
+        }
+        l->stacks[l->n_stacks] = l->cur;
+        if (idmap_put(l->by_hash, l->cur_hash, l->n_stacks, &(uint64_t *) { NULL }) < 0)
+                return -ENOMEM;
+        l->n_stacks++;
+        l->have_cur = false;
+        return 0;
+}
+
+/* One frame of a stack: hash, function, module, build id, file, line, address, inlined,
+ * unknown, root first within each hash. */
+static int frame_line(char **fields, void *userdata) {
+        struct load *l = userdata;
+        const struct frame_info *fi;
+        uint64_t hash;
+        int r;
+
+        if (parse_u64(fields[0], &hash) < 0)
+                return -EBADMSG;
+        if (!l->have_cur || hash != l->cur_hash) {
+                r = finish_stack(l);
+                if (r < 0)
+                        return r;
+                if (idmap_get(l->by_hash, hash))
+                        return -EBADMSG; /* its frames were not together */
+                l->cur_hash = hash;
+                l->cur = (struct stack_info) { .node = SAMPLE_TREE_ROOT };
+                l->have_cur = true;
+        }
+        r = frame_of(l, fields, &fi);
+        if (r < 0)
+                return r;
+        l->cur.focus |= fi->focus;
+        l->cur.ignore |= fi->ignore;
+        if (!fi->skip) {
+                int64_t node = sample_tree_child(l->tree, l->cur.node, fi->label);
+
+                if (node < 0)
+                        return (int) node;
+                l->cur.node = node;
+                l->cur.frames++;
+                l->cur.unknown += fi->unknown;
+        }
+        return 0;
+}
+
+static int load_stacks(struct load *l) {
+        _cleanup_(ch_buf_done) struct ch_buf q = {};
+        _cleanup_free_ char *out = NULL;
+        size_t len = 0;
+        int r;
+
+        r = ch_buf_printf(&q,
+                          "SELECT hash, fn, mo, bi, fi, li, ad, il, uk FROM ("
+                          "SELECT hash, any(functions) AS fns, any(modules) AS mos, any(build_ids) AS bis, "
+                          "any(files) AS fis, any(lines) AS lis, any(addresses) AS ads, any(inlined) AS ils, "
+                          "any(unknown) AS uks FROM stacks WHERE hash IN (SELECT stack FROM samples");
+        if (r >= 0)
+                r = where_samples(&q, l->f);
+        if (r >= 0)
+                r = ch_buf_printf(
+                        &q,
+                        ") GROUP BY hash) ARRAY JOIN fns AS fn, mos AS mo, bis AS bi, fis AS fi, lis AS li, "
+                        "ads AS ad, ils AS il, uks AS uk, arrayEnumerate(fns) AS k ORDER BY hash, k");
+        if (r < 0)
+                return r;
+        r = query_text(l->c, &q, &out, &len);
+        if (r < 0)
+                return r;
+        r = each_line(out, len, 9, frame_line, l);
+        if (r < 0)
+                return r;
+        return finish_stack(l);
+}
+
+/* One (stack, period) row: hits and samples. */
+static int sample_line(char **fields, void *userdata) {
+        struct load *l = userdata;
+        uint64_t hash, period, hits, samples, w, *i;
+        const struct stack_info *si;
+
+        if (parse_u64(fields[0], &hash) < 0 || parse_u64(fields[1], &period) < 0 ||
+            parse_u64(fields[2], &hits) < 0 || parse_u64(fields[3], &samples) < 0 || period == 0)
+                return -EBADMSG;
+        i = idmap_get(l->by_hash, hash);
+        if (!i)
+                return ch_client_set_error(l->c, -EBADMSG,
+                                           "the stack %" PRIu64 " of some samples is not in stacks", hash);
+        si = &l->stacks[*i];
+        /* pprof's filters: --focus keeps the stacks through a match, --ignore drops them. */
+        if ((l->f->focus && !si->focus) || si->ignore)
+                return 0;
+        if (__builtin_mul_overflow(hits, period / l->g, &w) ||
+            __builtin_add_overflow(l->total, w, &l->total) || l->total > INT64_MAX)
+                return ch_client_set_error(l->c, -EOVERFLOW, "the hits of %s add up to more than 2^63",
+                                           l->f->resource);
+        sample_tree_add_hits(l->tree, si->node, w);
+        l->tree->info.samples = saturating_add(l->tree->info.samples, samples);
+        l->tree->info.frames = saturating_add(l->tree->info.frames, saturating_mul(si->frames, w));
+        l->tree->info.frames_unsymbolized =
+                saturating_add(l->tree->info.frames_unsymbolized, saturating_mul(si->unknown, w));
+        return 0;
+}
+
+static int load_samples(struct load *l) {
+        _cleanup_(ch_buf_done) struct ch_buf q = {};
+        _cleanup_free_ char *out = NULL;
+        size_t len = 0;
+        int r;
+
+        r = ch_buf_printf(&q, "SELECT stack, period, sum(hits), sum(samples) FROM samples");
+        if (r >= 0)
+                r = where_samples(&q, l->f);
+        if (r >= 0)
+                r = ch_buf_printf(&q, " GROUP BY stack, period ORDER BY stack, period");
+        if (r < 0)
+                return r;
+        r = query_text(l->c, &q, &out, &len);
+        if (r < 0)
+                return r;
+        return each_line(out, len, 4, sample_line, l);
+}
+
+static int resource_unit(struct ch_client *c, const char *resource, char **ret) {
+        _cleanup_(ch_buf_done) struct ch_buf q = {};
+        _cleanup_free_ char *out = NULL;
+        size_t len = 0;
+        char *nl;
+        int r;
+
+        r = ch_buf_printf(&q, "SELECT unit FROM run_resources WHERE resource = ");
+        if (r >= 0)
+                r = ch_buf_quote(&q, resource);
+        if (r >= 0)
+                r = ch_buf_printf(&q, " LIMIT 1");
+        if (r < 0)
+                return r;
+        r = query_text(c, &q, &out, &len);
+        if (r < 0)
+                return r;
+        if (len == 0)
+                return -ENOENT;
+        nl = memchr(out, '\n', len);
+        if (!nl)
+                return -EBADMSG;
+        r = ch_tsv_unescape(out, nl - out);
+        if (r < 0)
+                return r;
+        *ret = take_ptr(&out);
+        return 0;
+}
+
+int ch_load_tree_shared(struct ch_client *c, const struct store_filter *f, struct name_table *names,
+                        struct sample_tree **ret) {
+        _cleanup_(sample_tree_freep) struct sample_tree *tree = NULL;
+        _cleanup_(load_done) struct load l = { .c = c, .f = f };
+        _cleanup_free_ char *unit = NULL;
+        int r;
+
+        r = resource_unit(c, f->resource, &unit);
+        if (r < 0)
+                return r;
+        tree = sample_tree_new(names);
+        l.frame_keys = name_table_new();
+        l.module_keys = name_table_new();
+        l.by_hash = idmap_new();
+        if (!tree || !l.frame_keys || !l.module_keys || !l.by_hash)
+                return -ENOMEM;
+        l.tree = tree;
+        r = sample_tree_set_resource(tree, f->resource, unit);
+        if (r < 0)
+                return r;
+        r = load_header(&l);
+        if (r >= 0)
+                r = load_stacks(&l);
+        if (r >= 0)
+                r = load_samples(&l);
+        if (r == -EBADMSG && !*ch_client_error(c))
+                ch_client_set_error(
+                        c, r,
+                        "ClickHouse answered rows cppctl cannot parse, or stacks that do not hold together");
+        if (r < 0)
+                return r;
+        sample_tree_weigh(tree);
+        *ret = take_ptr(&tree);
+        return 0;
+}

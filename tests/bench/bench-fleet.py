@@ -39,7 +39,6 @@ import multiprocessing
 import os
 import queue
 import random
-import re
 import shutil
 import sqlite3
 import statistics
@@ -536,17 +535,21 @@ def column_bytes(server, db):
 
 
 def sql_profile(server, db, unit, since, until):
-    """What cppctl asks the server for one profile: the selection aggregated to distinct
-    stacks, and those stacks' frames, once each. Returns (distinct stacks, hits)."""
+    """What cppctl asks the server for one profile (common/fleet/ch-read.c): the selection
+    aggregated to distinct stacks, and those stacks' frames, once each (the runs' periods and
+    losses aside, a few rows). Returns (distinct stacks, hits)."""
     where = ("resource = 'cpu-time' AND unit = %s AND time >= toDateTime(%d) AND time < toDateTime(%d)"
              % (ch_string(unit), since, until))
-    agg = server.post('SELECT stack, sum(hits), sum(samples) FROM %s.samples WHERE %s GROUP BY stack '
-                      'FORMAT TabSeparated' % (db, where))
-    server.post('SELECT hash, any(functions), any(modules), any(files), any(lines), any(addresses), '
-                'any(inlined), any(unknown) FROM %s.stacks WHERE hash IN (SELECT stack FROM %s.samples '
-                'WHERE %s) GROUP BY hash FORMAT TabSeparated' % (db, db, where))
+    server.post('SELECT hash, fn, mo, bi, fi, li, ad, il, uk FROM (SELECT hash, any(functions) AS fns, '
+                'any(modules) AS mos, any(build_ids) AS bis, any(files) AS fis, any(lines) AS lis, '
+                'any(addresses) AS ads, any(inlined) AS ils, any(unknown) AS uks FROM %s.stacks '
+                'WHERE hash IN (SELECT stack FROM %s.samples WHERE %s) GROUP BY hash) ARRAY JOIN fns AS fn, '
+                'mos AS mo, bis AS bi, fis AS fi, lis AS li, ads AS ad, ils AS il, uks AS uk, '
+                'arrayEnumerate(fns) AS k ORDER BY hash, k FORMAT TabSeparated' % (db, db, where))
+    agg = server.post('SELECT stack, period, sum(hits), sum(samples) FROM %s.samples WHERE %s '
+                      'GROUP BY stack, period ORDER BY stack, period FORMAT TabSeparated' % (db, where))
     lines = agg.splitlines()
-    return len(lines), sum(int(x.split('\t')[1]) for x in lines)
+    return len(lines), sum(int(x.split('\t')[2]) for x in lines)
 
 
 def timed(fn, repeat):
@@ -610,6 +613,10 @@ def questions(a, server, ch, db, fleet, cppctl):
                 med_cli, all_cli, _ = timed(lambda: cppctl_run(cppctl, cmds[name], env), a.repeat)
             except RuntimeError as e:
                 cppctl_error = str(e)
+        if name == 'function' and cppctl_error is None:
+            # What the answer looks like: the first lines of the function profile.
+            out = cppctl_run(cppctl, cmds[name], env).splitlines()
+            log('\n'.join('  | ' + line for line in out[:14]))
         results.append((name, aim, med_sql, all_sql, med_cli, all_cli, res))
     return unit, hosts_of, rows_scanned, diff_what, cmds, results, cppctl_error
 
@@ -682,6 +689,11 @@ def main():
             log('loaded %d sample rows (%.1f MB of TabSeparated) from %d hosts in %.1f s'
                 % (rows, st['bytes'] / 1e6, a.hosts, wall))
             loaded = parts(server, db, 'samples')
+            # What arrived is what was sent: the rows and hits of the samples against the
+            # markers' (each host-minute's batch marker counts its rows and hits).
+            got = server.value('SELECT count(), sum(hits) FROM %s.samples' % db)
+            marked = server.value('SELECT sum(rows), sum(hits), count() FROM %s.batches' % db)
+            st['check'] = (got, marked)
             stacks_parts = parts(server, db, 'stacks')
 
             create(server, a.schema, 'fleet_ship')
@@ -721,6 +733,9 @@ def report(a, fleet, wall, st, loaded, stacks_parts, optimized, columns, n_batch
         % (wall, rows / wall, a.hosts / wall, wall / host_days))
     log('  inside the inserts %.1f s: %.0f rows/s, %.3f s per host-day'
         % (st['post'], rows / st['post'], st['post'] / host_days))
+    (got_rows, got_hits), (m_rows, m_hits, m_batches) = st['check'][0].split('\t'), st['check'][1].split('\t')
+    log('  in ClickHouse: %s rows, %s hits; the %s markers count %s rows, %s hits; sent %d rows, %d hits'
+        % (got_rows, got_hits, m_batches, m_rows, m_hits, rows, st['hits']))
     log('== shipping as the daemon does: one batch per host-minute, idempotent protocol (6 requests)')
     log('  %d batches, %d rows in %.1f s: %.1f batches/s, %.0f rows/s; 1,000 hosts send %.1f batches/s'
         % (n_batches, ship_rows, ship_wall, n_batches / ship_wall, ship_rows / ship_wall, 1000 / BUCKET))

@@ -16,24 +16,28 @@ minutes and starts a real server); run it by hand.
    program's rows by their recorded weights, more in the day's busy hours, fewer at night; a
    row's hits are its weight's share of the unit's samples that minute, with noise.
 3. The load. Each host's day goes to ClickHouse as one batch per table, TabSeparated over HTTP,
-   in the schema's format (schemas/clickhouse/0001-fleet.sql), markers included; a second host
-   is generated while the server parses the first. Then the daemon's own shape of shipping, one
-   batch per bucket with the idempotent protocol (marker asked, stacks, samples, marker written),
-   is timed on its own into a second database, to compare with what 1,000 hosts send a minute.
+   in the schema's format (schemas/clickhouse/0001-fleet.sql), markers included; --jobs
+   processes generate the next hosts while the server parses this one. The rows and hits that
+   arrived are checked against the markers'. Then the daemon's own shape of shipping, one
+   batch per host and bucket with the idempotent protocol (marker asked; stacks, runs,
+   run_resources, samples; marker written), is sent by --ship-senders hosts at once for
+   --ship-seconds into a second database, to compare with the batches 1,000 hosts send a
+   minute, while the samples table's active parts are counted.
 4. Figures: load rate, bytes per sample row on disk (system.parts) as loaded and after
    OPTIMIZE ... FINAL, and the latency of three questions, each --repeat times (median):
    the function profile of unit 1 across all hosts for the day, the downward profile from
    `main` of the same, and a day-against-day diff (with --hours 48 or more: the first day
    against the second; with less: the first half against the second half, and it says so).
-   Each is timed as cppctl runs it over clickhouse:// when this cppctl has it, and as the
-   ClickHouse side alone (the aggregation to distinct stacks and the stacks' lookup, which is
-   what cppctl asks the server).
+   Each is timed as cppctl runs it over clickhouse://, as the same queries sent alone (the
+   aggregation to distinct stacks and the stacks' lookup, common/fleet/ch-read.c), and as the
+   least the server must do (the aggregation, then the stacks by the hashes it gave).
 
 Needs root for the recordings (perf events), unless --stacks-from names stores already
 recorded. Temporary files (the stores, the server's data) are removed at the end.
 
 Usage: sudo tests/bench/bench-fleet.py [BUILD_DIR] [--hosts 1000] [--hours 24] [--rows 20]
-                                       [--units 20] [--repeat 3] [--stacks-from DB ...]"""
+                                       [--units 20] [--repeat 3] [--stacks-from DB ...]
+(--help lists the rest.) The defaults take about 10 minutes on a 2-CPU VM."""
 import argparse
 import multiprocessing
 import os
@@ -218,6 +222,14 @@ def read_store(db):
     return by_hash, [k + (h,) for k, h in rows.items()]
 
 
+def store_seconds(db):
+    """How long the store's runs ran, in seconds (at least 1): what turns its hits into a rate."""
+    c = sqlite3.connect('file:%s?mode=ro' % db, uri=True)
+    (secs,) = c.execute('SELECT sum(max(coalesce(ended, started) - started, 1)) FROM run').fetchone()
+    c.close()
+    return float(secs or 1)
+
+
 # ---------------------------------------------------------------------------------------------
 # 2. The fleet
 
@@ -232,8 +244,8 @@ def ch_string(s):
 def stack_line(st):
     return '%d\t[%s]\t[%s]\t[%s]\t[%s]\t[%s]\t[%s]\t[%s]\t[%s]\n' % (
         st.hash, ','.join(map(ch_string, st.functions)), ','.join(map(ch_string, st.modules)),
-        ','.join(map(ch_string, st.build_ids)), ','.join(map(ch_string, st.files)), ','.join(map(str, st.lines)), ','.join(map(str, st.addresses)),
-        ','.join(map(str, st.inlined)), ','.join(map(str, st.unknown)))
+        ','.join(map(ch_string, st.build_ids)), ','.join(map(ch_string, st.files)), ','.join(map(str, st.lines)),
+        ','.join(map(str, st.addresses)),        ','.join(map(str, st.inlined)), ','.join(map(str, st.unknown)))
 
 
 class Unit:
@@ -491,30 +503,53 @@ def load(server, fleet, db, jobs):
     return time.monotonic() - t0, state
 
 
-def ship_buckets(server, fleet, db, n_hosts, minutes):
-    """The daemon's shape of shipping: each closed bucket of each host one batch, sent with the
+def ship_buckets(server, fleet, db, senders, seconds):
+    """The daemon's shape of shipping: each closed bucket of a host is one batch, sent with the
     idempotent protocol of the schema (marker asked; stacks, runs, run_resources, samples;
-    marker written). Returns (batches, rows, seconds)."""
-    rng = random.Random(7)
-    batches = []
-    for h in range(n_hosts):
+    marker written: 6 requests). SENDERS threads, each a host going through its day bucket by
+    bucket, send as fast as the server takes them for SECONDS, while the active parts of the
+    samples table are counted each second (MergeTree refuses inserts at 300 parts a partition).
+    Returns (batches, rows, seconds, most parts seen)."""
+    stop = time.monotonic() + seconds
+    state = {'batches': 0, 'rows': 0, 'error': None}
+    lock = threading.Lock()
+
+    def sender(h):
+        rng = random.Random(7 + h)
         runs, rr = fleet.host_meta(h, rng)
-        for t, lines, used, hits in fleet.host_buckets(h, rng)[:minutes]:
-            batches.append((h, t, lines, used, hits, runs, rr))
-    hn = {h: fleet.hosts[h][0] for h in range(n_hosts)}
-    rows = 0
+        hn = ch_string(fleet.hosts[h][0])
+        try:
+            for t, lines, used, hits in fleet.host_buckets(h, rng):
+                if time.monotonic() >= stop:
+                    return
+                if server.value('SELECT count() FROM %s.batches WHERE host = %s AND run = 1 AND batch = %d'
+                                % (db, hn, t)) != '0':
+                    continue
+                server.insert(db + '.stacks', STACK_COLUMNS, ''.join(stack_line(fleet.stacks[s]) for s in used))
+                server.insert(db + '.runs', RUN_COLUMNS, runs)
+                server.insert(db + '.run_resources', RR_COLUMNS, rr)
+                server.insert(db + '.samples', SAMPLE_COLUMNS, ''.join(lines))
+                server.insert(db + '.batches', BATCH_COLUMNS, fleet.marker(h, t, len(lines), hits))
+                with lock:
+                    state['batches'] += 1
+                    state['rows'] += len(lines)
+        except Exception as e:      # noqa: BLE001: reported, the benchmark goes on
+            state['error'] = e
+
+    threads = [threading.Thread(target=sender, args=(h % len(fleet.hosts),)) for h in range(senders)]
     t0 = time.monotonic()
-    for h, t, lines, used, hits, runs, rr in batches:
-        if server.value("SELECT count() FROM %s.batches WHERE host = %s AND run = 1 AND batch = %d"
-                        % (db, ch_string(hn[h]), t)) != '0':
-            continue
-        server.insert(db + '.stacks', STACK_COLUMNS, ''.join(stack_line(fleet.stacks[s]) for s in used))
-        server.insert(db + '.runs', RUN_COLUMNS, runs)
-        server.insert(db + '.run_resources', RR_COLUMNS, rr)
-        server.insert(db + '.samples', SAMPLE_COLUMNS, ''.join(lines))
-        server.insert(db + '.batches', BATCH_COLUMNS, fleet.marker(h, t, len(lines), hits))
-        rows += len(lines)
-    return len(batches), rows, time.monotonic() - t0
+    for th in threads:
+        th.start()
+    most = 0
+    while any(th.is_alive() for th in threads):
+        most = max(most, parts(server, db, 'samples')[3])
+        time.sleep(1)
+    for th in threads:
+        th.join()
+    wall = time.monotonic() - t0
+    if state['error']:
+        log('  shipping stopped: %s' % state['error'])
+    return state['batches'], state['rows'], wall, most
 
 
 def parts(server, db, table):
@@ -534,22 +569,30 @@ def column_bytes(server, db):
     return [(n, int(b)) for n, b in (line.split('\t') for line in v.splitlines())]
 
 
-def sql_profile(server, db, unit, since, until):
+STACKS_SQL = ('SELECT hash, fn, mo, bi, fi, li, ad, il, uk FROM (SELECT hash, any(functions) AS fns, '
+              'any(modules) AS mos, any(build_ids) AS bis, any(files) AS fis, any(lines) AS lis, '
+              'any(addresses) AS ads, any(inlined) AS ils, any(unknown) AS uks FROM %s.stacks '
+              'WHERE hash IN (%s) GROUP BY hash) ARRAY JOIN fns AS fn, mos AS mo, bis AS bi, fis AS fi, '
+              'lis AS li, ads AS ad, ils AS il, uks AS uk, arrayEnumerate(fns) AS k ORDER BY hash, k '
+              'FORMAT TabSeparated')
+
+
+def sql_profile(server, db, unit, since, until, one_scan=False):
     """What cppctl asks the server for one profile (common/fleet/ch-read.c): the selection
     aggregated to distinct stacks, and those stacks' frames, once each (the runs' periods and
-    losses aside, a few rows). Returns (distinct stacks, hits)."""
+    losses aside, a few rows). cppctl selects the stacks by the same filter of the samples, a
+    second scan; ONE_SCAN aggregates first and asks for the stacks by the hashes it got, the
+    least the server must do. Returns (distinct stacks, hits)."""
     where = ("resource = 'cpu-time' AND unit = %s AND time >= toDateTime(%d) AND time < toDateTime(%d)"
              % (ch_string(unit), since, until))
-    server.post('SELECT hash, fn, mo, bi, fi, li, ad, il, uk FROM (SELECT hash, any(functions) AS fns, '
-                'any(modules) AS mos, any(build_ids) AS bis, any(files) AS fis, any(lines) AS lis, '
-                'any(addresses) AS ads, any(inlined) AS ils, any(unknown) AS uks FROM %s.stacks '
-                'WHERE hash IN (SELECT stack FROM %s.samples WHERE %s) GROUP BY hash) ARRAY JOIN fns AS fn, '
-                'mos AS mo, bis AS bi, fis AS fi, lis AS li, ads AS ad, ils AS il, uks AS uk, '
-                'arrayEnumerate(fns) AS k ORDER BY hash, k FORMAT TabSeparated' % (db, db, where))
+    if not one_scan:
+        server.post(STACKS_SQL % (db, 'SELECT stack FROM %s.samples WHERE %s' % (db, where)))
     agg = server.post('SELECT stack, period, sum(hits), sum(samples) FROM %s.samples WHERE %s '
                       'GROUP BY stack, period ORDER BY stack, period FORMAT TabSeparated' % (db, where))
-    lines = agg.splitlines()
-    return len(lines), sum(int(x.split('\t')[2]) for x in lines)
+    lines = [x.split('\t') for x in agg.splitlines()]
+    if one_scan and lines:
+        server.post(STACKS_SQL % (db, ','.join(sorted({x[0] for x in lines}))))
+    return len(lines), sum(int(x[2]) for x in lines)
 
 
 def timed(fn, repeat):
@@ -593,9 +636,9 @@ def questions(a, server, ch, db, fleet, cppctl):
                                                 '--until', '@%d' % d2],
     }
     sql = {
-        'function': lambda: sql_profile(server, db, unit, DAY0, day_end),
-        'down': lambda: sql_profile(server, db, unit, DAY0, day_end),
-        'diff': lambda: (sql_profile(server, db, unit, d0, d1), sql_profile(server, db, unit, d1, d2)),
+        'function': lambda one: sql_profile(server, db, unit, DAY0, day_end, one),
+        'down': lambda one: sql_profile(server, db, unit, DAY0, day_end, one),
+        'diff': lambda one: (sql_profile(server, db, unit, d0, d1, one), sql_profile(server, db, unit, d1, d2, one)),
     }
     rows_scanned = int(server.value("SELECT count() FROM %s.samples WHERE resource = 'cpu-time' AND unit = %s "
                                     "AND time >= toDateTime(%d) AND time < toDateTime(%d)"
@@ -603,10 +646,14 @@ def questions(a, server, ch, db, fleet, cppctl):
     hosts_of = int(server.value('SELECT uniqExact(host) FROM %s.samples WHERE unit = %s' % (db, ch_string(unit))))
     log('questions: unit %s on %d hosts, %d cpu-time rows in its day; diff: %s'
         % (unit, hosts_of, rows_scanned, diff_what))
+    # Before any view cppctl lists the resources the samples hold (ch_list_resources()).
+    listing = timed(lambda: server.post('SELECT DISTINCT resource FROM %s.samples ORDER BY resource '
+                                        'FORMAT TabSeparated' % db), a.repeat)[0]
     results = []
     cppctl_error = None
     for name, aim in (('function', 1.0), ('down', 2.0), ('diff', 3.0)):
-        med_sql, all_sql, res = timed(sql[name], a.repeat)
+        med_sql, all_sql, res = timed(lambda: sql[name](False), a.repeat)
+        med_one = timed(lambda: sql[name](True), a.repeat)[0]
         med_cli = all_cli = None
         if cppctl_error is None:
             try:
@@ -617,8 +664,8 @@ def questions(a, server, ch, db, fleet, cppctl):
             # What the answer looks like: the first lines of the function profile.
             out = cppctl_run(cppctl, cmds[name], env).splitlines()
             log('\n'.join('  | ' + line for line in out[:14]))
-        results.append((name, aim, med_sql, all_sql, med_cli, all_cli, res))
-    return unit, hosts_of, rows_scanned, diff_what, cmds, results, cppctl_error
+        results.append((name, aim, med_sql, all_sql, med_cli, all_cli, med_one))
+    return unit, hosts_of, rows_scanned, diff_what, cmds, results, cppctl_error, listing
 
 
 def main():
@@ -630,8 +677,8 @@ def main():
     ap.add_argument('--units', type=int, default=20)
     ap.add_argument('--repeat', type=int, default=3)
     ap.add_argument('--jobs', type=int, default=os.cpu_count(), help='processes generating hosts')
-    ap.add_argument('--ship-hosts', type=int, default=4, help='hosts of the per-bucket shipping test')
-    ap.add_argument('--ship-minutes', type=int, default=60, help='buckets of each of them')
+    ap.add_argument('--ship-senders', type=int, default=4, help='hosts sending at once in the shipping test')
+    ap.add_argument('--ship-seconds', type=int, default=60, help='how long the shipping test sends')
     ap.add_argument('--no-optimize', action='store_true', help='skip OPTIMIZE ... FINAL (minutes at 1,000 hosts)')
     ap.add_argument('--stacks-from', nargs='+', metavar='DB', help='stores to take stacks from instead of recording')
     ap.add_argument('--schema', default=os.path.join(top, 'schemas', 'clickhouse', '0001-fleet.sql'))
@@ -656,7 +703,8 @@ def main():
         os.chmod(tmp, 0o755)
         # 1. Real stacks.
         if a.stacks_from:
-            stores = [(os.path.splitext(os.path.basename(db))[0], os.path.abspath(db), 60.0) for db in a.stacks_from]
+            stores = [(os.path.splitext(os.path.basename(db))[0], os.path.abspath(db), store_seconds(db))
+                      for db in a.stacks_from]
         else:
             log('recording real programs (cppctl record -e %s):'
                 % ','.join('%s/%d' % x for x in RECORD.items()))
@@ -697,8 +745,8 @@ def main():
             stacks_parts = parts(server, db, 'stacks')
 
             create(server, a.schema, 'fleet_ship')
-            n_batches, ship_rows, ship_wall = ship_buckets(server, fleet, 'fleet_ship', min(a.ship_hosts, a.hosts),
-                                                           min(a.ship_minutes, a.hours * 60))
+            log('shipping as the daemon does, %d senders for %d s' % (a.ship_senders, a.ship_seconds))
+            ship = ship_buckets(server, fleet, 'fleet_ship', a.ship_senders, a.ship_seconds)
             server.post('DROP DATABASE fleet_ship')
 
             optimized = None
@@ -709,11 +757,11 @@ def main():
             columns = column_bytes(server, db)
 
             # 4. The questions.
-            unit, hosts_of, scanned, diff_what, cmds, results, cppctl_error = questions(
+            unit, hosts_of, scanned, diff_what, cmds, results, cppctl_error, listing = questions(
                 a, server, ch, db, fleet, cppctl)
 
-        report(a, fleet, wall, st, loaded, stacks_parts, optimized, columns, n_batches, ship_rows, ship_wall,
-               unit, hosts_of, scanned, diff_what, cmds, results, cppctl_error)
+        report(a, wall, st, loaded, stacks_parts, optimized, columns, ship, unit, hosts_of, scanned, diff_what,
+               cmds, results, cppctl_error, listing)
 
 
 def clickhouse_version():
@@ -722,8 +770,8 @@ def clickhouse_version():
     return p.stdout.strip() or 'unknown'
 
 
-def report(a, fleet, wall, st, loaded, stacks_parts, optimized, columns, n_batches, ship_rows, ship_wall,
-           unit, hosts_of, scanned, diff_what, cmds, results, cppctl_error):
+def report(a, wall, st, loaded, stacks_parts, optimized, columns, ship, unit, hosts_of, scanned, diff_what, cmds,
+           results, cppctl_error, listing):
     rows = st['rows']
     host_days = a.hosts * a.hours / 24
     log('')
@@ -736,9 +784,12 @@ def report(a, fleet, wall, st, loaded, stacks_parts, optimized, columns, n_batch
     (got_rows, got_hits), (m_rows, m_hits, m_batches) = st['check'][0].split('\t'), st['check'][1].split('\t')
     log('  in ClickHouse: %s rows, %s hits; the %s markers count %s rows, %s hits; sent %d rows, %d hits'
         % (got_rows, got_hits, m_batches, m_rows, m_hits, rows, st['hits']))
-    log('== shipping as the daemon does: one batch per host-minute, idempotent protocol (6 requests)')
-    log('  %d batches, %d rows in %.1f s: %.1f batches/s, %.0f rows/s; 1,000 hosts send %.1f batches/s'
-        % (n_batches, ship_rows, ship_wall, n_batches / ship_wall, ship_rows / ship_wall, 1000 / BUCKET))
+    n_batches, ship_rows, ship_wall, most_parts = ship
+    log('== shipping as the daemon does: one batch per host-minute, idempotent protocol (6 requests), '
+        '%d senders' % a.ship_senders)
+    log('  %d batches, %d rows in %.1f s: %.1f batches/s, %.0f rows/s; %d hosts send %.1f batches/s; '
+        'at most %d active parts in samples' % (n_batches, ship_rows, ship_wall, n_batches / ship_wall,
+                                                ship_rows / ship_wall, a.hosts, a.hosts / BUCKET, most_parts))
     log('== on disk (system.parts, active parts)')
     r, c, u, n = loaded
     log('  samples as loaded: %d rows, %d parts, %.1f MB compressed (%.2f B/row), %.1f MB uncompressed (%.1f B/row)'
@@ -753,12 +804,16 @@ def report(a, fleet, wall, st, loaded, stacks_parts, optimized, columns, n_batch
         log('  samples by column: ' + ', '.join('%s %.0f%%' % (n, 100 * b / total) for n, b in columns[:6]))
     log('== questions (unit %s on %d hosts; %d cpu-time rows in its day), median of %d'
         % (unit, hosts_of, scanned, a.repeat))
-    log('  %-9s %8s %14s %14s  %s' % ('question', 'aim', 'ClickHouse s', 'cppctl s', 'runs (ClickHouse / cppctl)'))
-    for name, aim, med_sql, all_sql, med_cli, all_cli, _ in results:
-        log('  %-9s %7.0fs %14.3f %14s  %s / %s' % (
-            name, aim, med_sql, '%.3f' % med_cli if med_cli is not None else 'n/a',
-            ' '.join('%.3f' % x for x in all_sql), ' '.join('%.3f' % x for x in all_cli) if all_cli else '-'))
+    log('  cppctl s: the command, end to end; ClickHouse s: the same aggregation and stacks queries alone;')
+    log('  one scan s: aggregation first, then the stacks by the hashes it gave (no second scan)')
+    log('  %-9s %5s %9s %13s %11s  %s' % ('question', 'aim', 'cppctl s', 'ClickHouse s', 'one scan s',
+                                         'runs (cppctl / ClickHouse)'))
+    for name, aim, med_sql, all_sql, med_cli, all_cli, med_one in results:
+        log('  %-9s %4.0fs %9s %13.3f %11.3f  %s / %s' % (
+            name, aim, '%.3f' % med_cli if med_cli is not None else 'n/a', med_sql, med_one,
+            ' '.join('%.3f' % x for x in all_cli) if all_cli else '-', ' '.join('%.3f' % x for x in all_sql)))
     log('  diff: %s' % diff_what)
+    log('  the resources listing cppctl asks first (SELECT DISTINCT resource FROM samples): %.3f s' % listing)
     for name, args in cmds.items():
         log('  cppctl %s' % ' '.join(args))
     if cppctl_error:

@@ -751,6 +751,7 @@ def main():
 
             optimized = None
             if not a.no_optimize:
+                log('OPTIMIZE TABLE samples FINAL')
                 t0 = time.monotonic()
                 server.post('OPTIMIZE TABLE %s.samples FINAL' % db, timeout=3600)
                 optimized = parts(server, db, 'samples') + (time.monotonic() - t0,)

@@ -407,7 +407,7 @@ static int source_open(const struct query_args *q, struct source *ret) {
 /* Reports a failure R to read Q's store. Returns R. */
 static int source_error(int r, const struct query_args *q, const struct source *src) {
         if (src->ch) {
-                if (r == -ENOENT)
+                if (r == -ENOENT && q->resource && !*ch_client_error(src->ch))
                         return log_error_errno(r, "%s has no samples of %s", q->db, q->resource);
                 return log_fleet_error(r, src->ch);
         }

@@ -1,6 +1,6 @@
-/* The ClickHouse HTTP client. Each query is one POST to http://HOST:PORT/ with the SQL in the
- * `query` parameter and the INSERT data (if any) as the body, so that a body of any size is sent
- * as is; the database and readonly=1 go as parameters, the user and password as HTTP basic
+/* The ClickHouse HTTP client. Each query is one POST to http://HOST:PORT/ with the SQL as the
+ * body, or, for an INSERT, the SQL in the `query` parameter and the data as the body, so that a
+ * body of any size is sent as is; the database and readonly=1 go as parameters, the user and password as HTTP basic
  * authentication (never on a command line, never in a URL that a log may print). One curl easy
  * handle per client keeps its connection alive between queries: a batch is several INSERTs and
  * a tree load a few SELECTs. ClickHouse answers an error with a status other than 200 and its
@@ -11,6 +11,7 @@
 #include <curl/curl.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <inttypes.h>
 #include <limits.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -461,16 +462,39 @@ int ch_tsv_unescape(char *s, size_t len) {
 /* ---- queries ---- */
 
 struct answer {
-        struct ch_buf buf;
+        struct ch_buf buf; /* the answer; with LINE, only its last line while incomplete */
         bool too_big;
+        CURL *curl;
+        /* ch_query_lines(): each complete line of a 200 answer as it comes */
+        int (*line)(char *line, size_t len, void *userdata);
+        void *userdata;
+        int line_error; /* LINE's first failure, which stops the transfer */
 };
 
 static void answer_done(struct answer *a) {
         ch_buf_done(&a->buf);
 }
 
+/* Hands the complete lines held in A to its callback, keeping an incomplete last one. */
+static int answer_lines(struct answer *a) {
+        char *p = a->buf.data, *end = p + a->buf.len, *nl;
+
+        for (; (nl = memchr(p, '\n', end - p)); p = nl + 1) {
+                int r;
+
+                *nl = 0;
+                r = a->line(p, nl - p, a->userdata);
+                if (r < 0)
+                        return r;
+        }
+        memmove(a->buf.data, p, end - p);
+        a->buf.len = end - p;
+        return 0;
+}
+
 static size_t on_data(char *data, size_t size, size_t n, void *userdata) {
         struct answer *a = userdata;
+        long status = 0;
 
         if (a->buf.len + n > CH_ANSWER_MAX) {
                 a->too_big = true;
@@ -478,6 +502,13 @@ static size_t on_data(char *data, size_t size, size_t n, void *userdata) {
         }
         if (ch_buf_append(&a->buf, data, n) < 0)
                 return 0;
+        /* an error's text stays whole for the message */
+        if (a->line && curl_easy_getinfo(a->curl, CURLINFO_RESPONSE_CODE, &status) == CURLE_OK &&
+            status == 200) {
+                a->line_error = answer_lines(a);
+                if (a->line_error < 0)
+                        return 0;
+        }
         return n;
 }
 
@@ -514,29 +545,43 @@ int ch_client_set_error(struct ch_client *c, int r, const char *fmt, ...) {
         return r;
 }
 
-int ch_query(struct ch_client *c, const char *sql, const char *body, size_t len, unsigned flags, char **ret,
-             size_t *ret_len) {
-        _cleanup_(answer_done) struct answer a = {};
+/* Runs the request; the answer goes into *A (whose LINE may be set). */
+static int perform(struct ch_client *c, const char *sql, const char *body, size_t len, unsigned flags,
+                   struct answer *a) {
         _cleanup_(ch_buf_done) struct ch_buf url = {};
         struct curl_slist *headers = NULL;
         char *q;
         long status = 0;
         CURLcode cc;
         bool ipv6 = strchr(c->url.host, ':');
+        int r;
 
         c->error[0] = 0;
-        q = curl_easy_escape(c->curl, sql, 0);
-        if (!q)
+        /* wait_end_of_query: ClickHouse holds the answer until the query ends, so that an error
+         * after the first rows is an error status, not text after a 200 and half an answer */
+        if (ch_buf_printf(&url, "http://%s%s%s:%u/?wait_end_of_query=1", ipv6 ? "[" : "", c->url.host,
+                          ipv6 ? "]" : "", c->url.port) < 0)
                 return -ENOMEM;
-        if (ch_buf_printf(&url, "http://%s%s%s:%u/?query=%s", ipv6 ? "[" : "", c->url.host, ipv6 ? "]" : "",
-                          c->url.port, q) < 0) {
+        /* The SQL is the body, which has no length limit, unless the body is an INSERT's data:
+         * then the SQL (short: INSERT INTO t FORMAT ...) goes in the URL. */
+        if (body) {
+                q = curl_easy_escape(c->curl, sql, 0);
+                if (!q)
+                        return -ENOMEM;
+                r = ch_buf_printf(&url, "&query=%s", q);
                 curl_free(q);
-                return -ENOMEM;
+                if (r < 0)
+                        return -ENOMEM;
+        } else {
+                body = sql;
+                len = strlen(sql);
         }
-        curl_free(q);
         if (!(flags & CH_QUERY_NO_DB) && ch_buf_printf(&url, "&database=%s", c->url.db) < 0)
                 return -ENOMEM;
         if ((flags & CH_QUERY_READONLY) && ch_buf_printf(&url, "&readonly=1") < 0)
+                return -ENOMEM;
+        if ((flags & CH_QUERY_ONE_BLOCK) &&
+            ch_buf_printf(&url, "&max_insert_block_size=%" PRIu64, UINT64_MAX / 2) < 0)
                 return -ENOMEM;
         if ((flags & CH_QUERY_NAMES_TYPES) &&
             ch_buf_printf(&url, "&default_format=TabSeparatedWithNamesAndTypes") < 0)
@@ -549,10 +594,11 @@ int ch_query(struct ch_client *c, const char *sql, const char *body, size_t len,
         curl_easy_setopt(c->curl, CURLOPT_CONNECTTIMEOUT, (long) CH_CONNECT_TIMEOUT_S);
         curl_easy_setopt(c->curl, CURLOPT_TIMEOUT, (long) c->timeout_s);
         curl_easy_setopt(c->curl, CURLOPT_POST, 1L);
-        curl_easy_setopt(c->curl, CURLOPT_POSTFIELDS, body ?: "");
-        curl_easy_setopt(c->curl, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t) (body ? len : 0));
+        curl_easy_setopt(c->curl, CURLOPT_POSTFIELDS, body);
+        curl_easy_setopt(c->curl, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t) len);
         curl_easy_setopt(c->curl, CURLOPT_WRITEFUNCTION, on_data);
-        curl_easy_setopt(c->curl, CURLOPT_WRITEDATA, &a);
+        a->curl = c->curl;
+        curl_easy_setopt(c->curl, CURLOPT_WRITEDATA, a);
         /* curl would send "Expect: 100-continue" for big bodies and wait a second for an answer */
         headers = curl_slist_append(NULL, "Expect:");
         if (!headers)
@@ -565,7 +611,9 @@ int ch_query(struct ch_client *c, const char *sql, const char *body, size_t len,
         }
         cc = curl_easy_perform(c->curl);
         curl_slist_free_all(headers);
-        if (a.too_big)
+        if (a->line_error < 0)
+                return a->line_error;
+        if (a->too_big)
                 return ch_client_set_error(c, -EFBIG, "ClickHouse at %s:%u answered more than %llu bytes",
                                            c->url.host, c->url.port, (unsigned long long) CH_ANSWER_MAX);
         switch (cc) {
@@ -582,7 +630,7 @@ int ch_query(struct ch_client *c, const char *sql, const char *body, size_t len,
                 return ch_client_set_error(c, -ETIMEDOUT,
                                            "Cannot reach ClickHouse at %s:%u: no answer within %u s",
                                            c->url.host, c->url.port,
-                                           a.buf.len ? c->timeout_s : CH_CONNECT_TIMEOUT_S);
+                                           a->buf.len ? c->timeout_s : CH_CONNECT_TIMEOUT_S);
         case CURLE_OUT_OF_MEMORY:
                 return -ENOMEM;
         default:
@@ -591,17 +639,42 @@ int ch_query(struct ch_client *c, const char *sql, const char *body, size_t len,
         }
         curl_easy_getinfo(c->curl, CURLINFO_RESPONSE_CODE, &status);
         if (status != 200) {
-                const char *text = a.buf.data ?: "";
+                const char *text = a->buf.data ?: "";
                 size_t n = strcspn(text, "\n"); /* ClickHouse's message is its first line */
 
                 return ch_client_set_error(c, errno_of_exception(text),
                                            "ClickHouse at %s:%u answered %ld: %.*s", c->url.host, c->url.port,
                                            status, (int) (n > 700 ? 700 : n), text);
         }
+        return 0;
+}
+
+int ch_query(struct ch_client *c, const char *sql, const char *body, size_t len, unsigned flags, char **ret,
+             size_t *ret_len) {
+        _cleanup_(answer_done) struct answer a = {};
+        int r;
+
+        r = perform(c, sql, body, len, flags, &a);
+        if (r < 0)
+                return r;
         if (ret) {
                 if (!a.buf.data && ch_buf_append(&a.buf, "", 0) < 0)
                         return -ENOMEM;
                 *ret = ch_buf_steal(&a.buf, ret_len);
         }
+        return 0;
+}
+
+int ch_query_lines(struct ch_client *c, const char *sql, unsigned flags,
+                   int (*line)(char *line, size_t len, void *userdata), void *userdata) {
+        _cleanup_(answer_done) struct answer a = { .line = line, .userdata = userdata };
+        int r;
+
+        r = perform(c, sql, NULL, 0, flags, &a);
+        if (r < 0)
+                return r;
+        if (a.buf.len > 0) /* the answer's last line without its newline: cut short */
+                return ch_client_set_error(c, -EBADMSG, "ClickHouse at %s:%u sent an answer cut short",
+                                           c->url.host, c->url.port);
         return 0;
 }

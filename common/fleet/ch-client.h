@@ -77,6 +77,8 @@ enum {
         CH_QUERY_NO_DB = 1 << 1,       /* not in the URL's database (CREATE DATABASE) */
         CH_QUERY_NAMES_TYPES = 1 << 2, /* answer without a FORMAT clause as TabSeparated with a line
                                         * of column names and one of their types first */
+        CH_QUERY_ONE_BLOCK = 1 << 3,   /* an INSERT's rows as one block however many (ClickHouse cuts
+                                        * them every max_insert_block_size rows, 1,048,576) */
 };
 
 /* Runs SQL over HTTP POST, with BODY (LEN bytes; NULL: none) after it as the data of an INSERT.
@@ -88,6 +90,14 @@ enum {
  * answer past CH_ANSWER_MAX, -ENOMEM. ch_client_error() has the words, with ClickHouse's own. */
 int ch_query(struct ch_client *c, const char *sql, const char *body, size_t len, unsigned flags, char **ret,
              size_t *ret_len);
+
+/* As ch_query() without a body, for big answers: calls LINE for each line of the answer (its
+ * newline replaced by a NUL; LEN bytes before it) as it arrives, so that the answer is never
+ * held whole. LINE returns 0, or a negative errno that stops the transfer and is returned. The
+ * server holds the answer until its query ends (wait_end_of_query), so no line comes from a
+ * query that fails. */
+int ch_query_lines(struct ch_client *c, const char *sql, unsigned flags,
+                   int (*line)(char *line, size_t len, void *userdata), void *userdata);
 
 /* ---- the schema (ch-schema.c) ---- */
 
@@ -105,14 +115,15 @@ int ch_schema_check(struct ch_client *c);
 
 /* ---- text for SQL and for TabSeparated bodies ---- */
 
-/* Appends S as a quoted SQL string literal ('...' with \\ and \' escaped) to *buf. Returns 0 or
- * -ENOMEM. Buffers are plain malloc()ed strings grown by ch_buf_*(). */
+/* A growing string for SQL and request bodies: DATA is malloc()ed and NUL-terminated (NULL
+ * while empty); LEN bytes without the NUL. The appenders return 0 or -ENOMEM. */
 struct ch_buf {
         char *data;
         size_t len, cap;
 };
 int ch_buf_append(struct ch_buf *b, const char *s, size_t len);
 int ch_buf_printf(struct ch_buf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* Appends S (NULL: "") as a quoted SQL string literal: '...' with the escapes below. */
 int ch_buf_quote(struct ch_buf *b, const char *s);
 /* Appends S escaped for a TabSeparated field: \\ \t \n \r \0 \b \f and ' as ClickHouse reads
  * them back. */

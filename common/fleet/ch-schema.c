@@ -60,16 +60,17 @@ static int run_statements(struct ch_client *c, const char *sql, const char *db) 
         return 0;
 }
 
-/* Reads the version row: 0 and *ret, -ENOENT without the table (or the database), -EBADMSG
- * for a table of other than one row. */
+/* Reads the version: 0 and *ret, -ENOENT without the table (or the database), -EBADMSG for a
+ * table of no version or several. Hosts that found the database missing at once each add the
+ * row, so copies of one version are one version. */
 static int read_version(struct ch_client *c, unsigned *ret) {
         _cleanup_free_ char *out = NULL;
         unsigned long v;
         char *end;
         int r;
 
-        r = ch_query(c, "SELECT version FROM schema_version FORMAT TabSeparated", NULL, 0, CH_QUERY_READONLY,
-                     &out, NULL);
+        r = ch_query(c, "SELECT DISTINCT version FROM schema_version FORMAT TabSeparated", NULL, 0,
+                     CH_QUERY_READONLY, &out, NULL);
         if (r < 0)
                 return r;
         errno = 0;
@@ -93,7 +94,7 @@ int ch_schema_check(struct ch_client *c) {
                                            u->db, was);
         }
         if (r == -EBADMSG)
-                return ch_client_set_error(c, r, "%s.schema_version at %s:%u does not hold one version row",
+                return ch_client_set_error(c, r, "%s.schema_version at %s:%u does not hold one version",
                                            u->db, u->host, u->port);
         if (r < 0)
                 return r;

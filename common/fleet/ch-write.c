@@ -59,7 +59,8 @@ uint64_t ch_stack_hash(const struct ch_frame *frames, size_t n) {
                 h = fnv(h, num, len);
                 h = fnv(h, "\x1e", 1);
         }
-        return h;
+        /* readers key maps by hash, and UINT64_MAX marks their empty slots */
+        return h == UINT64_MAX ? h - 1 : h;
 }
 
 struct ch_batch *ch_batch_free(struct ch_batch *b) {
@@ -607,13 +608,16 @@ static int64_t count_key(struct ch_client *c, const struct ch_batch *b, const ch
         return (int64_t) n;
 }
 
+/* The samples go as one block, which ClickHouse writes whole or not at all: the marker protocol
+ * rests on that. */
 static int insert(struct ch_client *c, const struct ch_batch_table *t) {
         char sql[128];
 
         if (t->len == 0)
                 return 0;
         snprintf(sql, sizeof sql, "INSERT INTO %s FORMAT TabSeparated", t->table);
-        return ch_query(c, sql, t->body, t->len, 0, NULL, NULL);
+        return ch_query(c, sql, t->body, t->len, streq(t->table, CH_TABLE_SAMPLES) ? CH_QUERY_ONE_BLOCK : 0,
+                        NULL, NULL);
 }
 
 int ch_batch_send(struct ch_client *c, const struct ch_batch *b) {

@@ -74,7 +74,7 @@ struct ch_bucket {
 int ch_store_buckets(struct store *s, int64_t run_id, struct ch_bucket **ret, size_t *ret_n);
 
 /* The stack hash of the fleet schema: 64-bit FNV-1a over each frame's fields, root first (see
- * ch-write.c). Exposed for the tests. */
+ * ch-write.c), never UINT64_MAX (that is taken as UINT64_MAX - 1). Exposed for the tests. */
 struct ch_frame {
         const char *function, *module, *build_id, *file; /* NULL: unknown, hashed as "" */
         uint32_t line;                                   /* 0: unknown */

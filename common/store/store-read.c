@@ -37,6 +37,7 @@ static uint64_t gcd(uint64_t a, uint64_t b) {
  * filters say of it. */
 struct frame_info {
         uint32_t label;     /* name id in the tree; NAME_NONE for a frame id not in use */
+        uint32_t module;    /* index in the tree's modules; SAMPLE_TREE_NONE: unknown */
         bool unknown;       /* no symbol */
         bool skip;          /* hidden (--hide), or an inline frame being folded */
         bool focus, ignore; /* matches --focus, --ignore */
@@ -164,11 +165,15 @@ static int shown_names_init(struct store *s, const struct store_filter *f, struc
         return 0;
 }
 
-/* Notes that label LABEL's code lies in stored module MODULE_ID (PATH, BUILD_ID; 0: none, from
- * a folded import), adding the module to the tree at its first frame; MODULES maps module ids up
- * to MAX_MODULE to the tree's indexes. Returns 0, -ENOMEM, or -EBADMSG for an id past the max. */
-static int label_module(struct sample_tree *tree, uint32_t label, int64_t module_id, int64_t max_module,
-                        uint32_t *modules, const char *path, const char *build_id) {
+/* Sets *RET to the tree's index of stored module MODULE_ID (PATH, BUILD_ID; 0: none, from a
+ * folded import: SAMPLE_TREE_NONE), adding the module to the tree at its first frame; MODULES
+ * maps module ids up to MAX_MODULE to the tree's indexes. The label's module is said only when
+ * a sample's stack reaches the frame (stack_node()), so that frames the filter leaves out do not
+ * weigh in the choice among a name's modules. Returns 0, -ENOMEM, or -EBADMSG for an id past
+ * the max. */
+static int frame_module(struct sample_tree *tree, int64_t module_id, int64_t max_module, uint32_t *modules,
+                        const char *path, const char *build_id, uint32_t *ret) {
+        *ret = SAMPLE_TREE_NONE;
         if (module_id == 0)
                 return 0;
         if (module_id < 0 || module_id > max_module || !path)
@@ -180,7 +185,8 @@ static int label_module(struct sample_tree *tree, uint32_t label, int64_t module
                         return (int) i;
                 modules[module_id] = i;
         }
-        return sample_tree_set_label_module(tree, label, modules[module_id]);
+        *ret = modules[module_id];
+        return 0;
 }
 
 static int load_frames(struct store *s, const struct store_filter *f, struct sample_tree *tree,
@@ -254,9 +260,9 @@ static int load_frames(struct store *s, const struct store_filter *f, struct sam
                 /* pprof keeps both names of a function: its Function.system_name */
                 r = name != raw && f->by == STORE_BY_FUNCTION ? sample_tree_set_label_raw(tree, n, raw) : 0;
                 if (r >= 0)
-                        r = label_module(tree, n, sqlite3_column_int64(st, 9), max_module, modules,
+                        r = frame_module(tree, sqlite3_column_int64(st, 9), max_module, modules,
                                          (const char *) sqlite3_column_text(st, 7),
-                                         (const char *) sqlite3_column_text(st, 10));
+                                         (const char *) sqlite3_column_text(st, 10), &fi->module);
                 if (r < 0) {
                         sqlite3_finalize(st);
                         return r;
@@ -331,6 +337,12 @@ static int64_t stack_node(struct sample_tree *tree, struct stack_table *t, uint3
                 const struct frame_info *fi = &t->info[t->frame[i]];
                 int64_t node = t->node[p];
 
+                if (fi->module != SAMPLE_TREE_NONE) {
+                        int r = sample_tree_set_label_module(tree, fi->label, fi->module);
+
+                        if (r < 0)
+                                return r;
+                }
                 t->flags[i] = t->flags[p] | (fi->focus ? STACK_FOCUS : 0) | (fi->ignore ? STACK_IGNORE : 0);
                 t->frames[i] = t->frames[p] + !fi->skip;
                 t->unknown[i] = t->unknown[p] + (!fi->skip && fi->unknown);

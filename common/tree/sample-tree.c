@@ -98,11 +98,18 @@ int64_t sample_tree_add_module(struct sample_tree *t, const char *path, const ch
         return t->n_modules++;
 }
 
+static bool module_before(const struct sample_tree_module *a, const struct sample_tree_module *b) {
+        int c = strcmp(a->path, b->path);
+
+        return c < 0 || (c == 0 && strcmp(a->build_id ?: "", b->build_id ?: "") < 0);
+}
+
 int sample_tree_set_label_module(struct sample_tree *t, uint32_t name, uint32_t module) {
         assert(module < t->n_modules);
         if (grow_by_name(&t->label_module, &t->n_label_module, name, SAMPLE_TREE_NONE) < 0)
                 return -ENOMEM;
-        if (t->label_module[name] == SAMPLE_TREE_NONE)
+        if (t->label_module[name] == SAMPLE_TREE_NONE ||
+            module_before(&t->modules[module], &t->modules[t->label_module[name]]))
                 t->label_module[name] = module;
         return 0;
 }

@@ -102,9 +102,11 @@ int sample_tree_set_resource(struct sample_tree *t, const char *resource, const 
  * or -E2BIG past UINT32_MAX - 1 modules. */
 int64_t sample_tree_add_module(struct sample_tree *t, const char *path, const char *build_id);
 
-/* Says that label NAME's code lies in MODULE (an index sample_tree_add_module() gave); the first
- * module said of a name stays (a name in two binaries: "main" of two programs). Returns 0 or
- * -ENOMEM. */
+/* Says that label NAME's code lies in MODULE (an index sample_tree_add_module() gave). Of the
+ * modules said of one name (a name in two binaries: "main" of two programs), the one first by
+ * path, then build id, stays: a choice by content, so that trees of the same samples agree
+ * whatever order their loader met the frames in (a store, its merge, the fleet store). Returns
+ * 0 or -ENOMEM. */
 int sample_tree_set_label_module(struct sample_tree *t, uint32_t name, uint32_t module);
 
 /* The module of label NAME, or NULL when unknown. */

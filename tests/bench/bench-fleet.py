@@ -569,12 +569,9 @@ def column_bytes(server, db):
     return [(n, int(b)) for n, b in (line.split('\t') for line in v.splitlines())]
 
 
-STACKS_SQL = ('SELECT hash, fn, mo, bi, fi, li, ad, il, uk FROM (SELECT hash, any(functions) AS fns, '
-              'any(modules) AS mos, any(build_ids) AS bis, any(files) AS fis, any(lines) AS lis, '
-              'any(addresses) AS ads, any(inlined) AS ils, any(unknown) AS uks FROM %s.stacks '
-              'WHERE hash IN (%s) GROUP BY hash) ARRAY JOIN fns AS fn, mos AS mo, bis AS bi, fis AS fi, '
-              'lis AS li, ads AS ad, ils AS il, uks AS uk, arrayEnumerate(fns) AS k ORDER BY hash, k '
-              'FORMAT TabSeparated')
+STACKS_SQL = ('SELECT hash, fn, mo, bi, fi, li, ad, il, uk, k FROM %s.stacks ARRAY JOIN functions AS fn, '
+              'modules AS mo, build_ids AS bi, files AS fi, lines AS li, addresses AS ad, inlined AS il, '
+              'unknown AS uk, arrayEnumerate(functions) AS k WHERE hash IN (%s) FORMAT TabSeparated')
 
 
 def sql_profile(server, db, unit, since, until, one_scan=False):
@@ -588,7 +585,7 @@ def sql_profile(server, db, unit, since, until, one_scan=False):
     if not one_scan:
         server.post(STACKS_SQL % (db, 'SELECT stack FROM %s.samples WHERE %s' % (db, where)))
     agg = server.post('SELECT stack, period, sum(hits), sum(samples) FROM %s.samples WHERE %s '
-                      'GROUP BY stack, period ORDER BY stack, period FORMAT TabSeparated' % (db, where))
+                      'GROUP BY stack, period FORMAT TabSeparated' % (db, where))
     lines = [x.split('\t') for x in agg.splitlines()]
     if one_scan and lines:
         server.post(STACKS_SQL % (db, ','.join(sorted({x[0] for x in lines}))))

@@ -618,8 +618,8 @@ def questions(a, server, ch, db, fleet, cppctl):
         diff_what = 'day 1 against day 2'
     else:
         d0, d1, d2 = DAY0, DAY0 + span // 2, DAY0 + span
-        diff_what = 'first %d h against last %d h (a day-against-day diff needs --hours 48)' % (
-            a.hours // 2, a.hours // 2)
+        diff_what = 'first %g h against last %g h (a day-against-day diff needs --hours 48)' % (
+            a.hours / 2, a.hours / 2)
     day_end = DAY0 + min(span, 86400)
     url = ch.url(db)
     env = dict(os.environ, CPPD_CLICKHOUSE_CREDENTIALS=ch.credentials)

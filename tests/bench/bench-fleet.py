@@ -510,16 +510,21 @@ def ship_buckets(server, fleet, db, senders, seconds):
     bucket, send as fast as the server takes them for SECONDS, while the active parts of the
     samples table are counted each second (MergeTree refuses inserts at 300 parts a partition).
     Returns (batches, rows, seconds, most parts seen)."""
-    stop = time.monotonic() + seconds
     state = {'batches': 0, 'rows': 0, 'error': None}
     lock = threading.Lock()
-
-    def sender(h):
+    # Each sender's buckets are made before the clock starts: making them is not shipping.
+    work = {}
+    for i in range(senders):
+        h = i % len(fleet.hosts)
         rng = random.Random(7 + h)
-        runs, rr = fleet.host_meta(h, rng)
+        work[i] = (h, fleet.host_meta(h, rng), fleet.host_buckets(h, rng))
+    stop = time.monotonic() + seconds
+
+    def sender(i):
+        h, (runs, rr), buckets = work[i]
         hn = ch_string(fleet.hosts[h][0])
         try:
-            for t, lines, used, hits in fleet.host_buckets(h, rng):
+            for t, lines, used, hits in buckets:
                 if time.monotonic() >= stop:
                     return
                 if server.value('SELECT count() FROM %s.batches WHERE host = %s AND run = 1 AND batch = %d'
@@ -536,7 +541,7 @@ def ship_buckets(server, fleet, db, senders, seconds):
         except Exception as e:      # noqa: BLE001: reported, the benchmark goes on
             state['error'] = e
 
-    threads = [threading.Thread(target=sender, args=(h % len(fleet.hosts),)) for h in range(senders)]
+    threads = [threading.Thread(target=sender, args=(i,)) for i in range(senders)]
     t0 = time.monotonic()
     for th in threads:
         th.start()

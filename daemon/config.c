@@ -18,6 +18,7 @@
 
 #include "ch-client.h"
 #include "parse-util.h"
+#include "read-line.h"
 #include "resource.h"
 
 /* The id of group NAME: 0 and *ret, -ENOENT if there is none, or another negative errno when the
@@ -391,7 +392,7 @@ int config_load(const char *path, struct config *ret, unsigned *ret_line, char *
         _cleanup_free_ char *text = NULL;
         _cleanup_close_ int fd = -1;
         struct stat before, after;
-        size_t n = 0;
+        ssize_t n;
 
         *ret_line = 0;
         fd = open(path, O_RDONLY | O_CLOEXEC);
@@ -401,23 +402,9 @@ int config_load(const char *path, struct config *ret, unsigned *ret_line, char *
                 return -EISDIR;
         if (before.st_size > CONFIG_MAX_SIZE)
                 return -EFBIG;
-        text = malloc(CONFIG_MAX_SIZE + 1);
-        if (!text)
-                return -ENOMEM;
-        /* To the end, whatever fstat() said: the file may be written meanwhile. */
-        for (ssize_t k; n <= CONFIG_MAX_SIZE; n += k) {
-                k = read(fd, text + n, CONFIG_MAX_SIZE + 1 - n);
-                if (k < 0 && errno == EINTR) {
-                        k = 0;
-                        continue;
-                }
-                if (k < 0)
-                        return -errno;
-                if (k == 0)
-                        break;
-        }
-        if (n > CONFIG_MAX_SIZE)
-                return -EFBIG;
+        n = read_all(fd, CONFIG_MAX_SIZE, &text);
+        if (n < 0)
+                return (int) n;
         if (n == 0)
                 return -ENODATA;
         /* Written while we read (an editor or a copy rewriting it in place): what we have may be
@@ -429,5 +416,5 @@ int config_load(const char *path, struct config *ret, unsigned *ret_line, char *
              after.st_mtim.tv_sec != before.st_mtim.tv_sec ||
              after.st_mtim.tv_nsec != before.st_mtim.tv_nsec))
                 return -ESTALE;
-        return config_parse(text, n, ret, ret_line, error, error_size);
+        return config_parse(text, (size_t) n, ret, ret_line, error, error_size);
 }

@@ -5,6 +5,9 @@
 
 #include <errno.h>
 #include <stdlib.h>
+#include <unistd.h>
+
+#include "cleanup.h"
 
 /* The first allocation; each later one doubles, up to the caller's bound. */
 #define READ_LINE_START 256
@@ -44,5 +47,29 @@ ssize_t read_line(FILE *f, size_t max, char **line, size_t *cap) {
                 return -EIO;
         if (n > 0)
                 (*line)[n] = '\0';
+        return (ssize_t) n;
+}
+
+ssize_t read_all(int fd, size_t max, char **ret) {
+        _cleanup_free_ char *text = malloc(max + 1);
+        size_t n = 0;
+
+        if (!text)
+                return -ENOMEM;
+        for (ssize_t k; n <= max; n += (size_t) k) {
+                k = read(fd, text + n, max + 1 - n);
+                if (k < 0 && errno == EINTR) {
+                        k = 0;
+                        continue;
+                }
+                if (k < 0)
+                        return -errno;
+                if (k == 0)
+                        break;
+        }
+        if (n > max)
+                return -EFBIG;
+        text[n] = '\0';
+        *ret = take_ptr(&text);
         return (ssize_t) n;
 }

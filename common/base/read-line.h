@@ -15,3 +15,8 @@
  * of F, -E2BIG as soon as the line is longer than MAX bytes (the rest of it is not read), -EIO
  * if reading failed (errno is kept), -ENOMEM. */
 ssize_t read_line(FILE *f, size_t max, char **line, size_t *cap);
+
+/* Reads FD to its end (whatever its size said: a file may be written meanwhile), at most MAX
+ * bytes, into *ret (malloc()ed with room for MAX + 1 bytes and NUL-terminated; the caller frees
+ * it). Returns the bytes read, -EFBIG past MAX, -ENOMEM, or the negative errno of a failed read. */
+ssize_t read_all(int fd, size_t max, char **ret);

@@ -7,7 +7,7 @@
  *
  * Here, as in store-read.c: each distinct frame is labelled once (a map from the frame's fields
  * to its label and what the filters say of it), each stack is mapped once to its tree node, and
- * each (stack, period) row adds hits weighted by period / gcd(periods). Labels go through
+ * each (stack, period) row adds hits weighted by period / gcd_u64(periods). Labels go through
  * store_frame_label() and demangle(), so the two loaders cannot disagree on a name. */
 #include "ch-read.h"
 
@@ -20,6 +20,7 @@
 
 #include "demangle.h"
 #include "idmap.h"
+#include "math-util.h"
 #include "strv.h"
 
 /* Splits the TabSeparated line [P, END) into at most MAX fields, unescaped in place. Returns the
@@ -205,26 +206,6 @@ int ch_has_call_sites(struct ch_client *c) {
         return out[0] == '1';
 }
 
-static uint64_t gcd(uint64_t a, uint64_t b) {
-        while (b) {
-                uint64_t t = a % b;
-
-                a = b;
-                b = t;
-        }
-        return a;
-}
-
-static uint64_t saturating_add(uint64_t a, uint64_t b) {
-        return a > UINT64_MAX - b ? UINT64_MAX : a + b;
-}
-
-static uint64_t saturating_mul(uint64_t a, uint64_t b) {
-        uint64_t p;
-
-        return __builtin_mul_overflow(a, b, &p) ? UINT64_MAX : p;
-}
-
 /* What each distinct frame becomes in the tree, as store-read.c's frame_info. */
 struct frame_info {
         uint32_t label;
@@ -288,7 +269,7 @@ static int header_line(char **fields, void *userdata) {
         if (parse_u64(fields[0], &period) < 0 || parse_u64(fields[1], &lost) < 0 || period == 0 ||
             parse_u64(fields[3], &thinned) < 0)
                 return -EBADMSG;
-        l->g = gcd(l->g, period);
+        l->g = gcd_u64(l->g, period);
         l->lost = saturating_add(l->lost, lost);
         /* As store-read.c's load_header(): one run of fixed periods makes the profile suspect of
          * aliasing; it is "at random" only when every run was. */

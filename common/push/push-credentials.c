@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include "cleanup.h"
+#include "read-line.h"
 
 __attribute__((format(printf, 3, 4))) static int fail(char *error, size_t size, const char *format, ...) {
         va_list ap;
@@ -107,7 +108,7 @@ int push_credentials_load(const char *path, struct push_credentials *ret, unsign
         _cleanup_free_ char *text = NULL;
         _cleanup_close_ int fd = -1;
         struct stat st;
-        size_t n = 0;
+        ssize_t n;
 
         *ret_line = 0;
         fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
@@ -123,21 +124,8 @@ int push_credentials_load(const char *path, struct push_credentials *ret, unsign
         }
         if (st.st_size > PUSH_CREDENTIALS_MAX_SIZE)
                 return -EFBIG;
-        text = malloc(PUSH_CREDENTIALS_MAX_SIZE + 1);
-        if (!text)
-                return -ENOMEM;
-        for (ssize_t k; n <= PUSH_CREDENTIALS_MAX_SIZE; n += k) {
-                k = read(fd, text + n, PUSH_CREDENTIALS_MAX_SIZE + 1 - n);
-                if (k < 0 && errno == EINTR) {
-                        k = 0;
-                        continue;
-                }
-                if (k < 0)
-                        return -errno;
-                if (k == 0)
-                        break;
-        }
-        if (n > PUSH_CREDENTIALS_MAX_SIZE)
-                return -EFBIG;
-        return push_credentials_parse(text, n, ret, ret_line, error, error_size);
+        n = read_all(fd, PUSH_CREDENTIALS_MAX_SIZE, &text);
+        if (n < 0)
+                return (int) n;
+        return push_credentials_parse(text, (size_t) n, ret, ret_line, error, error_size);
 }

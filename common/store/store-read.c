@@ -10,7 +10,7 @@
  * what users read; each function is demangled once per load, whatever its frames.
  *
  * Runs that sampled one resource at different periods are merged by weighting each run's hits
- * by period / gcd(periods), so the tree counts samples of gcd gticks; the header says so.
+ * by period / gcd_u64(periods), so the tree counts samples of gcd gticks; the header says so.
  *
  * With unit_roots, the samples come ordered by their process's unit, and each unit's stacks
  * hang below a node of its own under the root: the memo is cleared and based at that node when
@@ -25,18 +25,9 @@
 #include <string.h>
 
 #include "demangle.h"
+#include "math-util.h"
 #include "name-table.h"
 #include "store-internal.h"
-
-static uint64_t gcd(uint64_t a, uint64_t b) {
-        while (b) {
-                uint64_t t = a % b;
-
-                a = b;
-                b = t;
-        }
-        return a;
-}
 
 /* What each stored frame becomes in the tree: its label at the chosen granularity, and what the
  * filters say of it. */
@@ -386,7 +377,7 @@ static int load_header(struct store *s, const struct store_filter *f, int64_t re
                         sqlite3_finalize(st);
                         return -EBADMSG;
                 }
-                g = gcd(g, period);
+                g = gcd_u64(g, period);
                 lost += l;
                 /* One run of fixed periods makes the whole profile suspect of aliasing; it is
                  * "at random" only when every run was. */
@@ -409,16 +400,6 @@ static int load_header(struct store *s, const struct store_filter *f, int64_t re
 
 int store_load_tree(struct store *s, const struct store_filter *f, struct sample_tree **ret) {
         return store_load_tree_shared(s, f, NULL, ret);
-}
-
-static uint64_t saturating_add(uint64_t a, uint64_t b) {
-        return a > UINT64_MAX - b ? UINT64_MAX : a + b;
-}
-
-static uint64_t saturating_mul(uint64_t a, uint64_t b) {
-        uint64_t p;
-
-        return __builtin_mul_overflow(a, b, &p) ? UINT64_MAX : p;
 }
 
 /* The samples of a load: its parameters are bound by number in load_tree(). */

@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "cleanup.h"
 #include "perf-map.h"
@@ -33,6 +34,40 @@ static void test_bound(void) {
         ok(ftell(f) <= 1001, "and the rest of the line was not read");
 }
 
+/* read_all() on a pipe holding SIZE bytes of 'x', bounded at MAX. */
+static ssize_t read_pipe(size_t size, size_t max, char **ret) {
+        int fd[2];
+        char buf[4096];
+        ssize_t n;
+
+        if (pipe(fd) < 0)
+                return -errno;
+        memset(buf, 'x', sizeof buf);
+        for (size_t left = size; left > 0;) {
+                size_t k = left < sizeof buf ? left : sizeof buf;
+
+                if (write(fd[1], buf, k) != (ssize_t) k)
+                        return -EIO;
+                left -= k;
+        }
+        close(fd[1]);
+        n = read_all(fd[0], max, ret);
+        close(fd[0]);
+        return n;
+}
+
+static void test_read_all(void) {
+        _cleanup_free_ char *text = NULL;
+
+        is_int(read_pipe(4000, 4000, &text), 4000, "read_all: exactly the bound is read");
+        ok(text && strlen(text) == 4000, "read_all: NUL-terminated");
+        text = mfree(text);
+        is_int(read_pipe(4001, 4000, &text), -EFBIG, "read_all: a byte past the bound is -EFBIG");
+        ok(!text, "read_all: nothing returned then");
+        is_int(read_pipe(0, 4000, &text), 0, "read_all: an empty file is 0 bytes");
+        ok(text && text[0] == '\0', "read_all: an empty string");
+}
+
 static void test_perf_map(void) {
         size_t size = PERF_MAP_MAX_LINE + 100;
         _cleanup_free_ char *text = malloc(size);
@@ -51,6 +86,7 @@ static void test_perf_map(void) {
 int main(void) {
         test_read_line();
         test_bound();
+        test_read_all();
         test_perf_map();
         return tap_done();
 }

@@ -177,7 +177,8 @@ def counts_bounded(tmp):
 
     c = sqlite3.connect(other)
     c.execute('UPDATE sample SET hits = 9000000000000000000')
-    c.execute("INSERT INTO sample SELECT resource_id, bucket + 60, thread_id, stack_id, hits, samples FROM sample")
+    c.execute("INSERT INTO sample SELECT resource_id, bucket + 60, thread_id, stack_id, hits, samples, hits_squared "
+              "FROM sample")
     c.commit()
     c.close()
     p = run([cppctl, 'functions', '--db', other])

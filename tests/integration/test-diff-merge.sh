@@ -71,12 +71,14 @@ is "$($cppctl diff base.db new.db -f csv | head -2)" "$(printf '%s\r\n' \
         '0.100000,0.200000,0.300000,5.1640,1,200,300,hot')" "CSV"
 
 # A side merged from runs at periods 1 and 3 counts gticks of 1: each path 4x its hits (4000
-# in all) in 2000 samples. The test counts samples, x = 800 * 2000/4000 = 400 of N = 2000:
-# hot: p = 700/3000 = 0.2333, se = sqrt(0.2333 * 0.7667 * (1/2000 + 1/1000)) = 0.016381,
-# z = 0.1 / 0.016381 = +6.10 (counting the hits as samples would give +6.83).
+# in all) in 2000 samples, 1000 of weight 1 and 1000 of weight 3. The test counts effective
+# samples, sum(w)² / sum(w²) = 4000² / 10000 = 1600, x = 800 * 1600/4000 = 320 of N = 1600:
+# hot: p = 620/2600 = 0.2385, se = sqrt(0.2385 * 0.7615 * (1/1600 + 1/1000)) = 0.017180,
+# z = 0.1 / 0.017180 = +5.82 (counting raw samples would give +6.10, and hits as samples +6.83,
+# both too sure of a side whose samples weigh unequally).
 $cppctl import --folded "$data/diff-base.folded" --db mixed.db -r cpu-time > /dev/null &&
         $cppctl import --folded "$data/diff-base.folded" --db mixed.db -r cpu-time --period 3 > /dev/null
-is "$($cppctl diff mixed.db new.db | grep 'hot$')" "+0.1000 0.2000 0.3000  +6.10 * [800 → 300] hot" \
+is "$($cppctl diff mixed.db new.db | grep 'hot$')" "+0.1000 0.2000 0.3000  +5.82 * [800 → 300] hot" \
         "a side of mixed periods: the test counts its samples, not its hits"
 $cppctl diff base.db new.db --base-db new.db 2> /dev/null
 is $? 2 "the base store both as an argument and with --base-db: exit 2"

@@ -262,9 +262,10 @@ def main():
     check_cycle('faults', 'page-faults', 'fault_a', 'fault_b', 0.75, 20000)
     check_slices()
     check_coverage(0, 'unthinned', 800, 5000)
-    # Thinned by the kernel to about 110 samples a run (weights 1 to 16), where the bars cover
-    # about 94%: 1,600 runs keep a run of bad luck under 93% to about 1 in 100.
-    check_coverage(10000, 'thinned', 1600, 10000)
+    # Thinned by the kernel to about 200 samples a run (weights 1 to 16): the printed bars, a
+    # normal approximation, undercover a little with fewer samples (94% at 110, 91.6% at 50 in
+    # the sanitizer build); 1,200 runs keep a run of bad luck under 93% rare.
+    check_coverage(10000, 'thinned', 1200, 20000)
     check_others_see_everything()
     check_storm()
     check_daemon_storm()

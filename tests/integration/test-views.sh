@@ -49,6 +49,24 @@ is "$?" 3 "graph of a function in no sample: exit 3"
 grep -q "'nothere' appears in no sample of cpu-time" "$tmp/err"
 ok $? "and says so"
 
+# A root in no sample of the selection: the names suggested are those of the selection's stacks,
+# in byte order, whatever else the store holds (a ClickHouse source loads only the selection, so
+# both must agree): here main_loop and remain only under cpu-time, domain_x under page-faults.
+sug=$tmp/suggest.db
+printf 'start;main_loop;remain 5\n' | $cppctl import --folded - --db "$sug" --resource cpu-time > /dev/null &&
+printf 'start;domain_x 3\nstart;zmain 1\n' | $cppctl import --folded - --db "$sug" --resource page-faults > /dev/null
+ok $? "a store whose resources hold different names"
+for view in down up graph; do
+        $cppctl $view main --db "$sug" -r page-faults > /dev/null 2> "$tmp/err"
+        is "$?" 3 "$view --root main of page-faults: nothing matched"
+        grep -qx "cppctl: 'main' appears in no sample of page-faults; functions with that in their name: domain_x, zmain" \
+                "$tmp/err"
+        ok $? "$view suggests only page-faults' names, sorted: $(cat "$tmp/err")"
+done
+$cppctl down main --db "$sug" -r page-faults --since @0 > /dev/null 2> "$tmp/err2"
+cmp -s "$tmp/err" "$tmp/err2"
+ok $? "the same suggestions without the index (a filter)"
+
 # Several resources: one row per path, a column per resource.
 $cppctl down main --db "$pdb" -r cpu-time,page-faults > "$tmp/out"
 same_file "$tmp/out" "$expected/process_db-down-cpu-faults.txt" "down main with cpu-time and page-faults side by side"

@@ -247,6 +247,15 @@ def bound(tmp):
            'the hits missing from ClickHouse are exactly those counted dropped (%d)' % dropped_hits,
            '%d missing, %d counted, %d files were spooled, left: %s\n%s'
            % (sum(h for h, _ in missing.values()), dropped_hits, dropped_files, sorted(left), d.log_text()))
+        # While ClickHouse was down, the first run's spool kept one unbroken stretch: once a batch
+        # did not fit, no later (smaller) one was spooled, so every bucket that arrived comes
+        # before every bucket dropped.
+        first_run = min(k[0] for k in local)
+        arrived = sorted(b for r, b in sent if r == first_run)
+        dropped = sorted(k[2] for k in missing if k[0] == first_run)
+        ok(arrived and dropped and max(arrived) < min(dropped),
+           'the first run\'s spool is one unbroken stretch: buckets %s..%s arrived, %s..%s dropped'
+           % (arrived[:1], arrived[-1:], dropped[:1], dropped[-1:]), (arrived, dropped))
         # The hole is still in the local store: loading the store fills it, counting nothing twice.
         p = run([cppctl, 'merge', '-o', ch.url(), '--credentials', ch.credentials, d.store], timeout=300)
         ok(p.returncode == 0, 'cppctl merge -o clickhouse:// of the store', p.stderr)

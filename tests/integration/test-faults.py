@@ -381,12 +381,20 @@ def long_reader(tmp):
             fields = open('/proc/%d/stat' % busy.pid).read().rsplit(')', 1)[1].split()
             return (int(fields[11]) + int(fields[12])) * 1000 / os.sysconf('SC_CLK_TCK')
 
+        def busy_hits():
+            """The busy workload's hits in the store, after a flush of what the daemon holds."""
+            d.request('flush\n')
+            return store_query(d.store, 'SELECT ifnull(sum(s.hits), 0) FROM sample AS s JOIN thread AS t '
+                               'ON t.id = s.thread_id JOIN process AS p ON p.id = t.process_id WHERE p.pid = ?',
+                               (busy.pid,))[0][0]
+
         def sample(seconds):
-            """Flush times over SECONDS, from status every 100 ms, and the hits counted per ms of
-            the busy workload's CPU time (not per second: the reader's queries take CPU from
-            the workload, which is no stall of collection)."""
+            """Flush times over SECONDS, from status every 100 ms, and the busy workload's own hits
+            per ms of its CPU time: cpu-time/1 gives it about one a ms however the machine is
+            loaded, whereas the hits of all processes per ms of its CPU would move with whatever
+            else runs beside the test."""
+            h0, cpu0 = busy_hits(), busy_cpu_ms()
             st0 = d.status_lines()
-            cpu0 = busy_cpu_ms()
             t0, flushes0 = time.monotonic(), int(st0['state']['flushes'])
             last, times = flushes0, []
             while time.monotonic() - t0 < seconds:
@@ -395,8 +403,8 @@ def long_reader(tmp):
                 if int(st['state']['flushes']) != last:
                     last = int(st['state']['flushes'])
                     times.append(int(st['state']['flush_ms_last']))
-            hits = int(st['resource:cpu-time']['hits']) - int(st0['resource:cpu-time']['hits'])
-            return last - flushes0, times, hits / max(busy_cpu_ms() - cpu0, 1), int(st['daemon']['flush_failures'])
+            hits, cpu = busy_hits() - h0, busy_cpu_ms() - cpu0
+            return last - flushes0, times, hits / max(cpu, 1), int(st['daemon']['flush_failures'])
 
         n0, times0, rate0, _ = sample(3)
         # The reader: the sqlite3 shell, one transaction open for 8 s, reading all along (it
@@ -419,7 +427,10 @@ def long_reader(tmp):
         print('# with the reader:    %d flushes in 6 s, %s ms, %.2f hits per ms of the workload' % (n1, times1, rate1))
         ok(failures == 0 and n1 / 6 >= 0.7 * n0 / 3, 'flushes go on while a reader holds a transaction (%d in 6 s, '
            '%d in 3 s before; none failed)' % (n1, n0))
-        ok(times1 and max(times1) < 500, 'none takes longer than 500 ms (at most %d ms)' % max(times1 or [0]))
+        # A flush that waited on the reader would take its 8 s (or the store's busy timeout); one
+        # on a loaded machine may take a few hundred ms of its own (seen: 330 ms at load 5).
+        ok(times1 and max(times1) < 2000, 'none waits on the reader: the longest took %d ms, under 2 s'
+           % max(times1 or [0]))
         ok(rate1 >= (SHARE - 0.1) * rate0, 'collection does not stall: %.2f hits per ms of the workload\'s CPU, %.2f '
            'before' % (rate1, rate0))
         ok(later[1] > snapshot[1] and same == snapshot, 'new readers see the new hits (%d > %d), the old one its '

@@ -2,9 +2,10 @@
  *
  * What goes: a batch is all sample rows of one closed time bucket of one run, with the stacks,
  * run and resources they need (ch_batch_build()); its key (host, run, bucket) makes sending it
- * twice count once (ch_batch_send()). A bucket is closed once the flush after its end has
- * committed: the manager then calls collector_close_buckets(), after which later samples of it
- * join the open bucket, so the store's rows of a closed bucket are final.
+ * twice count once (ch_batch_send()). A bucket is closed by the first flush that handled what
+ * came MANAGER_CLOSE_MARGIN_SEC past its end: the manager then calls collector_close_buckets(),
+ * after which later samples of it join the open bucket, so the store's rows of a closed bucket
+ * are final.
  *
  * The main loop only notes, per run, which buckets are closed (fleet_closed(),
  * fleet_run_ended()): it never waits on the disk or the network. A thread of its own, "cppd-fleet",

@@ -151,20 +151,10 @@ int manager_catch_up(struct manager *m) {
 
 int manager_flush(struct manager *m) {
         uint64_t start = now_ns(CLOCK_MONOTONIC) / 1000, end;
-        int64_t stored = 0;
         int r = 0, q;
 
-        if (m->collector) {
-                struct collector_stats st;
-
-                /* What was handled before now less the lag is in this flush: the pushes may go up
-                 * to there, less a margin for records still in the kernel's rings, which the lag
-                 * does not see (the reader passes every 100 ms, later when starved of CPU). */
-                collector_get_stats(m->collector, &st);
-                stored = (int64_t) ((now_ns(CLOCK_REALTIME) - st.lag_ns) / 1000000000) -
-                        MANAGER_PUSH_MARGIN_SEC;
+        if (m->collector)
                 r = collector_flush(m->collector, false);
-        }
         for (unsigned i = 0; i < m->n_sessions; i++) {
                 q = collector_flush(m->sessions[i]->collector, false);
                 if (r >= 0 && q < 0)
@@ -181,20 +171,33 @@ int manager_flush(struct manager *m) {
                 m->store_failing = true;
                 return r;
         }
-        /* Every bucket before now's is in the store for good: ship them (fleet.c). */
-        if (m->fleet) {
-                int64_t wall = time(NULL);
+        /* The buckets before what was handled (now less the lag, less a margin for records still
+         * in the kernel's rings, which the lag does not see) are in the store for good: closed,
+         * so that a sample of them handled later joins the first open bucket, and what the store
+         * holds of a closed bucket is what the shipper (fleet.c) sends and the pusher posts. The
+         * margin keeps such late samples rare; the closing makes them harmless. */
+        if (m->fleet || m->pusher) {
+                struct collector_stats st = {};
+                int64_t wall, floor = 0;
 
                 if (m->collector)
-                        fleet_closed(m->fleet, collector_run_id(m->collector),
-                                     collector_close_buckets(m->collector, wall));
-                for (unsigned i = 0; i < m->n_sessions; i++)
-                        fleet_closed(m->fleet, session_run_id(m->sessions[i]),
-                                     collector_close_buckets(m->sessions[i]->collector, wall));
+                        collector_get_stats(m->collector, &st);
+                wall = time(NULL) - (int64_t) (st.lag_ns / 1000000000) - MANAGER_CLOSE_MARGIN_SEC;
+
+                if (m->collector)
+                        floor = collector_close_buckets(m->collector, wall);
+                if (m->fleet && m->collector)
+                        fleet_closed(m->fleet, collector_run_id(m->collector), floor);
+                for (unsigned i = 0; i < m->n_sessions; i++) {
+                        int64_t b = collector_close_buckets(m->sessions[i]->collector, wall);
+
+                        if (m->fleet)
+                                fleet_closed(m->fleet, session_run_id(m->sessions[i]), b);
+                }
+                if (m->pusher && m->collector)
+                        pusher_set_stored(m->pusher, floor);
         }
         end = now_ns(CLOCK_MONOTONIC) / 1000;
-        if (m->pusher && m->collector)
-                pusher_set_stored(m->pusher, stored);
         m->flushes++;
         m->flush_usec_last = end > start ? end - start : 0;
         if (m->flush_usec_last > m->flush_usec_max)

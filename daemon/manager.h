@@ -28,8 +28,9 @@
 /* While the store fails, the flush timer tries again at most this often: a failed flush does all
  * its work before the disk says no, and the loop must keep draining the rings meanwhile. */
 #define MANAGER_FLUSH_RETRY_USEC (2 * 1000000ULL)
-/* Seconds the pushes to fleet profilers stay behind what a flush stored (manager_flush()). */
-#define MANAGER_PUSH_MARGIN_SEC 3
+/* Seconds a flush leaves open behind what was handled: time buckets close (and go to the fleet
+ * store and the fleet profilers) this much later (manager_flush()). */
+#define MANAGER_CLOSE_MARGIN_SEC 3
 /* Free memory is given back to the kernel at most this often (malloc_trim()). */
 #define MANAGER_TRIM_INTERVAL_USEC (15 * 1000000ULL)
 

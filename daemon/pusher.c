@@ -6,10 +6,10 @@
  * Intervals are [since, until) in unix seconds, until a multiple of push_interval (itself a
  * multiple of the store's bucket, config.c checks): a push covers whole buckets, each bucket
  * once. The first interval starts at the bucket the daemon started in. An interval is pushed
- * once the loop's flush says every sample before its end is stored (pusher_set_stored(): the
- * flush's time less the collector's lag in handling records), PUSHER_GRACE_SEC past its end at
- * the earliest; samples of on-demand sessions, which flush on their own, may come later and are
- * then not pushed.
+ * once the loop's flush has closed its buckets (pusher_set_stored(): samples of a closed bucket
+ * handled later join the first open one, collector_close_buckets()), so what the store holds of
+ * an interval pushed is final, and what a receiver gets is what `cppctl export` reads of that
+ * interval later; PUSHER_GRACE_SEC past its end at the earliest.
  *
  * Each interval gives, per resource, one profile per systemd unit with samples in it and one
  * for the processes in no unit, each posted to every receiver with its credentials' headers:

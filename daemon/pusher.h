@@ -47,8 +47,8 @@ void pusher_stop(struct pusher *p, struct pusher_resume *ret);
 struct pusher *pusher_free(struct pusher *p);
 DEFINE_CLEANUP(struct pusher *, pusher_free);
 
-/* Tells P that every sample before unix second STORED is in the store (the loop's flush): an
- * interval is pushed only once it is. */
+/* Tells P that the buckets before unix second STORED are closed and stored (the loop's flush):
+ * the store's rows of them are final, and an interval is pushed only once it is. */
 void pusher_set_stored(struct pusher *p, int64_t stored);
 
 /* Whether pusher P pushes what C says (receivers, interval, store): a reload that changes none

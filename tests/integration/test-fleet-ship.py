@@ -52,7 +52,10 @@ def decode(v):
 
 
 def wait_for(cond, timeout):
-    end = time.monotonic() + timeout
+    """Whether COND holds within TIMEOUT seconds, three times that on a loaded machine: each step
+    of a daemon and its threads can take several times as long beside other jobs, and a wait
+    ends as soon as COND holds."""
+    end = time.monotonic() + 3 * timeout
     while time.monotonic() < end:
         v = cond()
         if v:

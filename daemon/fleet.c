@@ -78,11 +78,11 @@ struct fleet {
         /* under lock */
         struct fleet_run runs[FLEET_MAX_RUNS];
         unsigned n_runs;
-        bool runs_changed;                   /* a run added: the state file must list it */
-        bool too_many_said;                  /* "more than FLEET_MAX_RUNS runs" said */
-        uint64_t spool_after;                /* CLOCK_MONOTONIC µs: after a failure to spool, not before */
-        int spool_error;                     /* the last failure to spool, said once */
-        bool full; /* a batch did not fit: the ones after it are dropped too, until a batch leaves
+        bool runs_changed;    /* a run added: the state file must list it */
+        bool too_many_said;   /* "more than FLEET_MAX_RUNS runs" said */
+        uint64_t spool_after; /* CLOCK_MONOTONIC µs: after a failure to spool, not before */
+        int spool_error;      /* the last failure to spool, said once */
+        bool full;            /* a batch did not fit: the ones after it are dropped too, until a batch leaves
                     * the spool, so that what it holds stays one unbroken stretch of buckets */
         uint64_t spool_usec, spool_cpu_usec; /* time building and spooling batches: wall, CPU */
         struct spool_entry *queue;           /* [head, n_queue) wait, oldest first */

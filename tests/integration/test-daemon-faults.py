@@ -10,6 +10,7 @@ little while the test sleeps; test-collector-feed.c checks it everywhere). Needs
 
 Usage: test-daemon-faults.py CPPD CPPCTL"""
 import json
+import errno
 import os
 import re
 import resource
@@ -179,7 +180,7 @@ def stopped(tmp):
                 break
             except OSError as e:
                 reply = str(e)
-                if not isinstance(e, BlockingIOError) or time.monotonic() > end:
+                if e.errno != errno.EAGAIN or time.monotonic() > end:
                     break
                 time.sleep(0.1)
         ok(reply.startswith('daemon ') and not d.exited(), 'continued, the daemon answers again',
@@ -202,7 +203,7 @@ def idle(tmp):
         while time.monotonic() < end and not rows:
             time.sleep(1)       # the CPUs idle, unless the machine is busy with other work
             try:
-                flushed = d.request('flush\n').strip() == 'ok'
+                flushed = d.flush_all() == 'ok'
             except OSError as e:
                 ok(False, 'the daemon flushes', 'wait status %s: %s\n%s' % (d.exited() and d.status, e,
                                                                           d.log_text()))

@@ -56,7 +56,7 @@ def full_disk(tmp):
         warm = subprocess.Popen([os.path.join(workloads, 'recursive-nofp'), '12', '20'])
         warm.wait()
         time.sleep(2 * FLUSH)
-        ok(d.request('flush\n').strip() == 'ok', 'a flush while there is space')
+        ok(d.flush_all() == 'ok', 'a flush while there is space')
 
         # Fill every byte left; the WAL cannot grow, so the next flush fails.
         filler = os.path.join(mnt, 'filler')
@@ -122,7 +122,7 @@ def full_disk(tmp):
         ok(('The store %s works again' % store) in log, 'once space returns the daemon says the store works again',
            log[-1000:])
         st = d.status_lines()
-        ok(d.request('flush\n').strip() == 'ok' and int(d.status_lines()['state']['held']) < max(held_max, 1) * 4,
+        ok(d.flush_all() == 'ok' and int(d.status_lines()['state']['held']) < max(held_max, 1) * 4,
            'a flush succeeds again', st)
         run_id = int(st['daemon']['run'])
         stored = pid_hits(store, w.pid, 'cpu-time', run_id)
@@ -383,7 +383,7 @@ def long_reader(tmp):
 
         def busy_hits():
             """The busy workload's hits in the store, after a flush of what the daemon holds."""
-            d.request('flush\n')
+            d.flush_all()
             return store_query(d.store, 'SELECT ifnull(sum(s.hits), 0) FROM sample AS s JOIN thread AS t '
                                'ON t.id = s.thread_id JOIN process AS p ON p.id = t.process_id WHERE p.pid = ?',
                                (busy.pid,))[0][0]
@@ -467,7 +467,7 @@ def syscall_storm(tmp):
         # The rest of the system makes system calls too, and loses some all along: the losses
         # stored by a flush lie between those counted before it and after it.
         before = int(d.status_lines()['resource:syscalls']['lost'])
-        ok(d.request('flush\n').strip() == 'ok', 'the daemon is alive and flushes')
+        ok(d.flush_all() == 'ok', 'the daemon is alive and flushes')
         st = d.status_lines()
         run_id = int(st['daemon']['run'])
         lost_status = int(st['resource:syscalls']['lost'])

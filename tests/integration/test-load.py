@@ -81,7 +81,7 @@ def fork_storm(d, unprofiled):
     ok(status == 0 and rate >= want, 'a fork/exit storm of %d processes a second for %d s (at least %d: half the '
        'machine\'s own rate, or 1000)' % (rate, SECONDS, want))
     time.sleep(2 * FLUSH)
-    reply = d.request('flush\n').strip()
+    reply = d.flush_all()
     st = d.status_lines()
     ok(reply == 'ok' and int(st['daemon']['flush_failures']) == 0, 'the daemon flushes all along', (reply, st))
     followed = int(st['daemon']['processes']) - int(st0['daemon']['processes'])
@@ -93,7 +93,7 @@ def fork_storm(d, unprofiled):
         if live <= base_processes + 50:
             break
         time.sleep(2 * FLUSH)
-        d.request('flush\n')
+        d.flush_all()
         live = int(d.status_lines()['state']['live_processes'])
     ok(live <= base_processes + 50, 'and forgot them once stored: %d processes in memory, %d before'
        % (live, base_processes))
@@ -117,7 +117,7 @@ def many_threads(d):
     sizes = watch.stop()
     ok(p.returncode == 0 and int(out) == threads * rounds, '%d threads, %d at once' % (threads * rounds, threads))
     time.sleep(2 * FLUSH)
-    ok(d.request('flush\n').strip() == 'ok', 'a flush')
+    ok(d.flush_all() == 'ok', 'a flush')
     st = d.status_lines()
     run_id = int(st['daemon']['run'])
     tids, kmax = store_query(d.store, "SELECT count(DISTINCT t.tid), max(1.0 * s.hits / s.samples) FROM sample s "
@@ -169,6 +169,11 @@ def main():
         stored = [run_hits(d.store, r, res) for r, res, _, _, _ in ended]
         ok(len(ended) == 3 and all(s == e[2] for s, e in zip(stored, ended)),
            'every hit it counted is stored', (ended, stored, log[-3000:]))
+    except Exception:
+        # A daemon that died or stopped answering: what it said last is the first clue.
+        if d:
+            print('# the daemon\'s log, last 6000 bytes:\n' + '\n'.join('#   ' + l for l in d.log_text()[-6000:].splitlines()))
+        raise
     finally:
         if d:
             d.stop(signal.SIGKILL)

@@ -82,8 +82,11 @@ struct fleet {
         bool too_many_said;   /* "more than FLEET_MAX_RUNS runs" said */
         uint64_t spool_after; /* CLOCK_MONOTONIC µs: after a failure to spool, not before */
         int spool_error;      /* the last failure to spool, said once */
-        bool full;            /* a batch did not fit: the ones after it are dropped too, until a batch leaves
-                    * the spool, so that what it holds stays one unbroken stretch of buckets */
+        bool full;            /* a batch did not fit: the ones after it are dropped too, until a batch
+                         * leaves the spool (or it is empty), so that what it holds stays one
+                         * unbroken stretch of buckets */
+        bool full_said;       /* "the spool is full" said, until a batch is spooled again */
+        bool too_big_said;    /* "a batch is bigger than the whole spool" said */
         uint64_t spool_usec, spool_cpu_usec; /* time building and spooling batches: wall, CPU */
         struct spool_entry *queue;           /* [head, n_queue) wait, oldest first */
         size_t head, n_queue, cap_queue;
@@ -210,13 +213,29 @@ static int spool_bucket(struct fleet *f, int64_t run_id, int64_t bucket) {
                 return r;
         size = spool_size(b);
         pthread_mutex_lock(&f->lock);
-        said = f->full;
-        full = said || f->pending_bytes + size > f->spool_max;
+        if (size > f->spool_max) {
+                /* No spool state makes room for it: dropped, and said apart from "full". */
+                f->dropped++;
+                f->dropped_hits += b->hits;
+                said = f->too_big_said;
+                f->too_big_said = true;
+                pthread_mutex_unlock(&f->lock);
+                if (!said)
+                        log_error("The batch of run %" PRId64 ", bucket %" PRId64 " is %" PRIu64
+                                  " bytes, more than the whole fleet spool (spool_max %" PRIu64
+                                  "): dropped and counted, as all such (raise spool_max)",
+                                  run_id, bucket, size, f->spool_max);
+                return 0;
+        }
+        /* An empty spool takes what fits: nothing in it could leave to end a latch. */
+        full = (f->full && f->pending_bytes > 0) || f->pending_bytes + size > f->spool_max;
         if (full) {
                 f->dropped++;
                 f->dropped_hits += b->hits;
         }
         f->full = full;
+        said = f->full_said;
+        f->full_said = full;
         pthread_mutex_unlock(&f->lock);
         if (full && !said)
                 log_error("The fleet spool %s is full (spool_max %" PRIu64 " bytes): batches are dropped "
@@ -224,6 +243,8 @@ static int spool_bucket(struct fleet *f, int64_t run_id, int64_t bucket) {
                           f->spool, f->spool_max, f->url);
         if (full)
                 return 0;
+        if (said)
+                log_notice("The fleet spool %s takes batches again", f->spool);
         r = spool_write(f->spool, b, name);
         if (r < 0)
                 return r;
@@ -406,8 +427,6 @@ static int send_step(struct fleet *f, int *said, bool *schema_ok) {
         } else {
                 f->head++;
                 f->pending_bytes -= e.bytes;
-                if (f->full)
-                        log_notice("The fleet spool %s takes batches again", f->spool);
                 f->full = false;
                 if (f->head == f->n_queue)
                         f->head = f->n_queue = 0;

@@ -4,6 +4,7 @@
 #include <stdio.h>
 
 #include "call-graph.h"
+#include "json-string.h"
 #include "profile-join.h"
 #include "profile.h"
 #include "sample-tree-walk.h"
@@ -62,10 +63,6 @@ int render_text_finish(FILE *f, size_t omitted, bool at_least, double threshold,
 /* Opens a JSON view object with T's facts: {"profile": VIEW, "resource": ..., "threshold": T
  * (left open for the view's own fields). */
 void render_json_header(FILE *f, const char *view, const struct sample_tree *t, double threshold);
-
-/* Writes S as a JSON string literal, escaping what JSON requires and replacing bytes that are
- * not UTF-8 with U+FFFD. */
-void json_write_string(FILE *f, const char *s);
 
 /* Children of NODE sorted by weight (most first), ties by name; *ret is malloc()ed (possibly
  * NULL when there are none). Returns how many, or -ENOMEM. Shared by the tree renderers. */

@@ -32,6 +32,7 @@
 #include <string.h>
 
 #include "cleanup.h"
+#include "json-string.h"
 #include "otlp.h"
 #include "pprof.h"
 
@@ -85,19 +86,6 @@ static void write_query_value(FILE *f, const char *s) {
                         fprintf(f, "%%%02X", (unsigned char) *s);
 }
 
-/* S as a JSON string, with the escapes JSON requires. */
-static void write_json_string(FILE *f, const char *s) {
-        fputc('"', f);
-        for (; *s; s++)
-                if (*s == '"' || *s == '\\')
-                        fprintf(f, "\\%c", *s);
-                else if ((unsigned char) *s < 0x20)
-                        fprintf(f, "\\u%04x", (unsigned char) *s);
-                else
-                        fputc(*s, f);
-        fputc('"', f);
-}
-
 static void write_base64(FILE *f, const uint8_t *data, size_t size) {
         static const char digits[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
 
@@ -121,9 +109,9 @@ static void write_metric_name(FILE *f, const char *s) {
 static void write_parca_label(FILE *f, bool first, const char *name, const char *value) {
         fputs(first ? "" : ",", f);
         fputs("{\"name\":", f);
-        write_json_string(f, name);
+        json_write_string(f, name);
         fputs(",\"value\":", f);
-        write_json_string(f, value);
+        json_write_string(f, value);
         fputs("}", f);
 }
 

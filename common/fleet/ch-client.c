@@ -20,6 +20,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "read-line.h"
+
 struct ch_client {
         struct ch_url url;
         char *user, *password; /* NULL: ClickHouse's default user, no password */
@@ -153,78 +155,73 @@ fail:
 /* Reads the credentials file PATH into *ret_user (NULL if its first line is empty) and
  * *ret_password. */
 static int read_credentials(const char *path, char **ret_user, char **ret_password, const char **ret_why) {
-        static __thread char why[256];
-        _cleanup_close_ int fd = -1;
-        _cleanup_free_ char *user = NULL, *password = NULL;
-        char buf[CH_CREDENTIALS_MAX + 1], *nl, *second;
+        static __thread char why[512];
+        _cleanup_free_ char *text = NULL, *user = NULL, *password = NULL;
+        char *nl, *second = NULL;
         struct stat st;
         ssize_t n;
+        int r = 0;
 
-        fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
-        if (fd < 0) {
-                int r = -errno;
-
-                snprintf(why, sizeof why, "cannot open the credentials file %s: %s", path, strerror(-r));
+        /* It holds a password: a file of another user (who may change it, or swap it for a
+         * link) or one that others could have read is refused, as ssh refuses such keys. */
+        n = read_file(AT_FDCWD, path, READ_SECRET, CH_CREDENTIALS_MAX, &text, &st);
+        if (n == -EPERM)
+                snprintf(why, sizeof why,
+                         "the credentials file %s belongs to another user: it must be the reader's "
+                         "(uid %u; chown it)",
+                         path, (unsigned) geteuid());
+        else if (n == -EFBIG)
+                snprintf(why, sizeof why, "the credentials file %s is not two short lines of text", path);
+        else if (n < 0)
+                snprintf(why, sizeof why, "cannot open the credentials file %s: %s", path, read_strerror(n));
+        if (n < 0) {
                 *ret_why = why;
-                return r;
+                return n == -EFBIG ? -EBADMSG : (int) n;
         }
-        if (fstat(fd, &st) < 0)
-                return -errno;
-        if (!S_ISREG(st.st_mode)) {
-                snprintf(why, sizeof why, "the credentials file %s is not a regular file", path);
-                *ret_why = why;
-                return -EBADMSG;
-        }
-        /* It holds a password: refuse one that others could have read, as ssh does its keys. */
         if (st.st_mode & (S_IRWXG | S_IRWXO)) {
                 snprintf(why, sizeof why,
                          "the credentials file %s may be read or written by group or others (mode %04o); "
                          "chmod 600 it",
                          path, (unsigned) (st.st_mode & 07777));
-                *ret_why = why;
-                return -EPERM;
-        }
-        n = read(fd, buf, sizeof buf);
-        if (n < 0)
-                return -errno;
-        if (n > CH_CREDENTIALS_MAX || memchr(buf, 0, n)) {
+                r = -EPERM;
+        } else if ((size_t) n != strlen(text)) {
                 snprintf(why, sizeof why, "the credentials file %s is not two short lines of text", path);
-                *ret_why = why;
-                return -EBADMSG;
-        }
-        buf[n] = 0;
-        nl = strchr(buf, '\n');
-        if (!nl) {
-                snprintf(
-                        why, sizeof why,
-                        "the credentials file %s must hold the user on its first line and the password on its second",
-                        path);
-                *ret_why = why;
-                return -EBADMSG;
-        }
-        *nl = 0;
-        second = nl + 1;
-        nl = strchr(second, '\n');
-        if (nl) {
+                r = -EBADMSG;
+        } else if (!(nl = strchr(text, '\n'))) {
+                snprintf(why, sizeof why,
+                         "the credentials file %s must hold the user on its first line and the password on "
+                         "its second",
+                         path);
+                r = -EBADMSG;
+        } else {
                 *nl = 0;
-                if (nl[1] && strspn(nl + 1, "\n") != strlen(nl + 1)) {
-                        snprintf(why, sizeof why, "the credentials file %s has more than two lines", path);
-                        *ret_why = why;
-                        return -EBADMSG;
+                second = nl + 1;
+                nl = strchr(second, '\n');
+                if (nl) {
+                        *nl = 0;
+                        if (nl[1] && strspn(nl + 1, "\n") != strlen(nl + 1)) {
+                                snprintf(why, sizeof why, "the credentials file %s has more than two lines",
+                                         path);
+                                r = -EBADMSG;
+                        }
                 }
         }
-        if (buf[0] && buf[strlen(buf) - 1] == '\r')
-                buf[strlen(buf) - 1] = 0;
-        if (second[0] && second[strlen(second) - 1] == '\r')
-                second[strlen(second) - 1] = 0;
-        if (buf[0]) {
-                user = strdup(buf);
-                if (!user)
-                        return -ENOMEM;
+        if (r == 0) {
+                if (text[0] && text[strlen(text) - 1] == '\r')
+                        text[strlen(text) - 1] = 0;
+                if (second[0] && second[strlen(second) - 1] == '\r')
+                        second[strlen(second) - 1] = 0;
+                if (text[0] && !(user = strdup(text)))
+                        r = -ENOMEM;
+                else if (!(password = strdup(second)))
+                        r = -ENOMEM;
         }
-        password = strdup(second);
-        if (!password)
-                return -ENOMEM;
+        explicit_bzero(text, (size_t) n);
+        if (r < 0) {
+                if (r != -ENOMEM)
+                        *ret_why = why;
+                return r;
+        }
         *ret_user = take_ptr(&user);
         *ret_password = take_ptr(&password);
         return 0;

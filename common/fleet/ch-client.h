@@ -48,11 +48,13 @@ struct ch_client;
 /* Opens a client for URL, with the user and password of the credentials file CREDENTIALS
  * (NULL: none; the URL's user, or ClickHouse's "default", without a password). The file holds
  * the user on its first line and the password on its second (a first line left empty keeps the
- * URL's user); it must be a regular file that neither group nor others may read or write, as
- * it holds a password. Nothing is sent yet. Returns 0 and sets *ret; -EINVAL for a bad URL,
- * -ENOENT/-EACCES for an unreadable credentials file, -EPERM for one others may read, -EBADMSG
- * for one that is not two lines; ch_client_error(*ret) or, on failure, *ret_why (static or
- * thread-local text) says what. */
+ * URL's user); it must be a regular file of the reader's own (its effective uid) that neither
+ * group nor others may read or write, as it holds a password, and it is opened without waiting
+ * on a FIFO (read_open()). Nothing is sent yet. Returns 0 and sets *ret; -EINVAL for a bad URL,
+ * -ENOENT/-EACCES for an unreadable credentials file, -EISDIR/-EBADFD for one that is not a
+ * regular file, -EPERM for one of another user or that others may read, -EBADMSG for one that
+ * is not two lines; ch_client_error(*ret) or, on failure, *ret_why (static or thread-local
+ * text) says what. */
 int ch_client_open(const char *url, const char *credentials, struct ch_client **ret, const char **ret_why);
 struct ch_client *ch_client_free(struct ch_client *c);
 DEFINE_CLEANUP(struct ch_client *, ch_client_free);

@@ -91,11 +91,12 @@ static uint64_t get_u64(const struct protocol_message *m, const char *key) {
 /* The ClickHouse shipping: where to, how it goes, what waits and what was lost. */
 static void print_fleet(const struct protocol_message *m) {
         uint64_t success = get_u64(m, "last_success"), failed = get_u64(m, "last_error_time");
-        const char *error = protocol_get(m, "last_error");
+        uint64_t spool_failed = get_u64(m, "spool_error_time");
+        const char *error = protocol_get(m, "last_error"), *spool_error = protocol_get(m, "spool_error");
         time_t now = time(NULL);
 
         printf("\nfleet %s: ", get(m, "url"));
-        if (error && *error)
+        if ((error && *error) || (spool_error && *spool_error))
                 printf("failing\n");
         else
                 printf(success ? "ok\n" : "nothing sent yet\n");
@@ -103,11 +104,18 @@ static void print_fleet(const struct protocol_message *m) {
                 printf("  last success    %" PRId64 " s ago\n", (int64_t) now - (int64_t) success);
         if (error && *error)
                 printf("  last error      %" PRId64 " s ago: %s\n", (int64_t) now - (int64_t) failed, error);
+        if (spool_error && *spool_error)
+                printf("  spool error     since %" PRId64 " s ago: %s (the buckets wait in the store)\n",
+                       (int64_t) now - (int64_t) spool_failed, spool_error);
         printf("  sent            %s batches\n", get(m, "sent"));
         printf("  pending         %s batches, %.1f KiB in %s (at most %.1f MiB)\n", get(m, "pending"),
                get_u64(m, "pending_bytes") / 1024.0, get(m, "spool"), get_u64(m, "spool_max") / 1048576.0);
         printf("  dropped         %s batches, %s hits (the spool was full)\n", get(m, "dropped"),
                get(m, "dropped_hits"));
+        if (get_u64(m, "damaged") || get_u64(m, "set_aside"))
+                printf("  damaged         %s batches (spool files that did not read back whole: not sent); "
+                       "%s set aside as .bad, %.1f KiB\n",
+                       get(m, "damaged"), get(m, "set_aside"), get_u64(m, "set_aside_bytes") / 1024.0);
 }
 
 static void print_sessions(const struct control_reply *reply) {

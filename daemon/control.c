@@ -232,7 +232,10 @@ static void do_status(struct connection *c) {
                       num(&nb, fs.pending_bytes), "dropped", num(&nb, fs.dropped), "dropped_hits",
                       num(&nb, fs.dropped_hits), "last_success", num(&nb, fs.last_success), "last_error_time",
                       num(&nb, fs.last_error_time), "spool_ms", num(&nb, fs.spool_usec / 1000),
-                      "spool_cpu_ms", num(&nb, fs.spool_cpu_usec / 1000), "last_error", fs.last_error, NULL);
+                      "spool_cpu_ms", num(&nb, fs.spool_cpu_usec / 1000), "last_error", fs.last_error,
+                      "damaged", num(&nb, fs.damaged), "set_aside", num(&nb, fs.set_aside), "set_aside_bytes",
+                      num(&nb, fs.set_aside_bytes), "spool_error_time", num(&nb, fs.spool_error_time),
+                      "spool_error", fs.spool_error, NULL);
         }
         for (unsigned i = 0; i < m->n_sessions; i++)
                 session_line(c, m->sessions[i]);

@@ -5,7 +5,11 @@ with the reason; a reload that finds the file missing, empty or wrong keeps the 
 use; cppctl gives up on a daemon that is stopped (kill -STOP), even once its backlog is full,
 with a message that says so; and the idle task's cpu-time is stored as swapper, not as
 unsymbolized [unknown], and --no-idle leaves it out of views (checked where the CPUs idle a
-little while the test sleeps; test-collector-feed.c checks it everywhere). Needs root
+little while the test sleeps; test-collector-feed.c checks it everywhere). Files named in the
+configuration that are FIFOs (the configuration itself, [fleet] credentials and
+push_credentials) are refused at once, never waited on, and a SIGTERM ends a start that would
+wait; credentials files of another user and a spool folder of another user, or that others may
+write, are refused with the reason; a SIGTERM at any moment of the start ends it. Needs root
 (system-wide perf events); TAP.
 
 Usage: test-daemon-faults.py CPPD CPPCTL"""
@@ -59,6 +63,167 @@ def start(tmp):
     status, err = start_fails(tmp, 'group', base + 'group = nosuchgroup\n')
     ok(status == 1 and re.search(r'group\.conf:7: no group .nosuchgroup.', err),
        '[control] group = nosuchgroup: exit 1, with its line number', '%s\n%s' % (status, err))
+
+
+def start_ends(conf, timeout=15):
+    """Runs cppd -c CONF; if it has not exited after TIMEOUT s, sends SIGTERM and gives it TIMEOUT
+    s more. Returns (exit status, or None if still running then (killed), whether it exited by
+    itself, stderr)."""
+    env = dict(os.environ)
+    for k in ('NOTIFY_SOCKET', 'INVOCATION_ID', 'JOURNAL_STREAM', 'LISTEN_FDS', 'LISTEN_PID'):
+        env.pop(k, None)
+    p = subprocess.Popen([cppd, '-c', conf], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
+    try:
+        out, err = p.communicate(timeout=timeout)
+        return p.returncode, True, err
+    except subprocess.TimeoutExpired:
+        p.send_signal(signal.SIGTERM)
+    try:
+        out, err = p.communicate(timeout=timeout)
+        return p.returncode, False, err
+    except subprocess.TimeoutExpired:
+        p.kill()
+        out, err = p.communicate()
+        return None, False, err
+
+
+def files(tmp):
+    """A FIFO where a file is named hung cppd in open() before it listened, with SIGTERM
+    blocked; a credentials file of another user (mode 600) was taken; a spool folder anyone
+    may write was used as root."""
+    d = os.path.join(tmp, 'files')
+    os.mkdir(d)
+    base = ('[collect]\nresources = cpu-time/10\n[store]\npath = %s/f.db\n[control]\nsocket = %s/f.sock\n'
+            % (d, d))
+    fifo = os.path.join(d, 'fifo')
+    os.mkfifo(fifo, 0o600)
+    cases = [('the configuration', None, 'Cannot read %s: not a regular file' % fifo),
+             ('[fleet] credentials', '[fleet]\nurl = clickhouse://127.0.0.1:1/fleet\ncredentials = %s\n' % fifo,
+              'cannot open the credentials file %s: not a regular file' % fifo),
+             ('[fleet] push_credentials', '[fleet]\npyroscope = http://127.0.0.1:1\npush_interval = 60s\n'
+              'push_credentials = %s\n' % fifo,
+              'Refusing the push credentials %s: not a regular file' % fifo)]
+    for what, extra, says in cases:
+        conf = fifo if extra is None else os.path.join(d, 'fifo.conf')
+        if extra is not None:
+            with open(conf, 'w') as f:
+                f.write(base + extra)
+        status, by_itself, err = start_ends(conf)
+        ok(status == 1 and by_itself and says in err,
+           '%s a FIFO: refused at once, not waited on (exit 1, saying so)' % what,
+           'exit %s, %s\n%s' % (status, 'by itself' if by_itself else 'after SIGTERM', err[-2000:]))
+        ok(status is not None, '%s a FIFO: cppd ends, if not by itself then on SIGTERM' % what)
+
+    # Credentials of another user: root reads them (mode 600), but that user may change them.
+    secret = os.path.join(d, 'secret')
+    with open(secret, 'w') as f:
+        f.write('cppd\npassword\n')
+    os.chmod(secret, 0o600)
+    os.chown(secret, 65534, 65534)
+    push_secret = os.path.join(d, 'push-secret')
+    with open(push_secret, 'w') as f:
+        f.write('pyroscope Authorization: Bearer t0ken\n')
+    os.chmod(push_secret, 0o600)
+    os.chown(push_secret, 65534, 65534)
+    for what, extra, says in [
+            ('[fleet] credentials', '[fleet]\nurl = clickhouse://127.0.0.1:1/fleet\ncredentials = %s\n' % secret,
+             'the credentials file %s belongs to another user' % secret),
+            ('[fleet] push_credentials', '[fleet]\npyroscope = http://127.0.0.1:1\npush_interval = 60s\n'
+             'push_credentials = %s\n' % push_secret,
+             'Refusing the push credentials %s: it belongs to another user' % push_secret)]:
+        conf = os.path.join(d, 'owner.conf')
+        with open(conf, 'w') as f:
+            f.write(base + extra)
+        status, by_itself, err = start_ends(conf)
+        ok(status == 1 and says in err and 'password' not in err and 't0ken' not in err,
+           '%s owned by another user (mode 600): refused, saying so' % what,
+           'exit %s\n%s' % (status, err[-2000:]))
+
+    # The spool folder: of another user, or writable by the group.
+    spool = os.path.join(d, 'spool-refused')
+    os.mkdir(spool, 0o700)
+    conf = os.path.join(d, 'spool.conf')
+    with open(conf, 'w') as f:
+        f.write(base + '[fleet]\nurl = clickhouse://127.0.0.1:1/fleet\nspool = %s\n' % spool)
+    for what, fix, says in [('of another user', lambda: os.chown(spool, 65534, 65534), 'it belongs to uid 65534'),
+                            ('the group may write', lambda: (os.chown(spool, 0, 0), os.chmod(spool, 0o770)),
+                             'group or others may write in it (mode 0770)')]:
+        fix()
+        status, by_itself, err = start_ends(conf)
+        ok(status == 1 and 'Refusing the fleet spool %s: %s' % (spool, says) in err,
+           'a spool folder %s: refused at the start, saying why' % what, 'exit %s\n%s' % (status, err[-2000:]))
+
+
+def spool_links(tmp):
+    """cppd wrote <spool>/.state.tmp and the batches' temporary files through whatever was
+    there, as root: a link planted at those names made it overwrite any file. The files it
+    pointed to must stay as they were, and the state and batches still be written."""
+    spool = os.path.join(tmp, 'spool-links')
+    os.mkdir(spool, 0o700)
+    target = os.path.join(tmp, 'precious')
+    with open(target, 'w') as f:
+        f.write('precious\n')
+    os.symlink(target, os.path.join(spool, '.state.tmp'))
+    host = re.sub(r'[^A-Za-z0-9._-]', '_', socket.gethostname())[:63]
+    d = Daemon(cppd, tmp, 'links', resources='cpu-time/1', extra='\n[fleet]\nurl = clickhouse://127.0.0.1:1/fleet\n'
+               'spool = %s\n' % spool)
+    try:
+        if not ok(d.ready(), 'a daemon shipping to a ClickHouse that is not there, bucket 1 s', d.log_text()):
+            return
+        # The batches of run 1 for the buckets to come: their temporary names are known.
+        run_id = status(d)['daemon']['run']
+        now = int(time.time())
+        names = ['%012d-%s-%s.batch' % (t, run_id, host) for t in range(now + 2, now + 12)]
+        for name in names:
+            os.symlink(target, os.path.join(spool, '.tmp-' + name))
+        end = time.monotonic() + 60
+        while time.monotonic() < end and not (os.path.exists(os.path.join(spool, names[-1])) and
+                                              os.path.exists(os.path.join(spool, 'state'))):
+            time.sleep(0.2)
+        spooled = [n for n in names if os.path.isfile(os.path.join(spool, n))]
+        ok(len(spooled) == len(names) and not any(os.path.islink(os.path.join(spool, n)) for n in spooled),
+           'the batches are spooled at the names where links waited (%d of %d)' % (len(spooled), len(names)),
+           sorted(os.listdir(spool)))
+        state = os.path.join(spool, 'state')
+        ok(os.path.isfile(state) and not os.path.islink(state) and
+           open(state).read().startswith('cppd-fleet-state 2\n') and (os.stat(state).st_mode & 0o777) == 0o600,
+           'the state file is written, a file of its own (0600)', os.listdir(spool))
+    finally:
+        d.stop()
+    with open(target, 'rb') as f:
+        left = f.read()
+    ok(left == b'precious\n', 'the file the links pointed to is untouched', left[:300])
+
+
+def sigterm_at_start(tmp):
+    """A SIGTERM at any moment of the start ends cppd: before the loop runs, each step looks for
+    it; after, the loop stores and stops."""
+    d = os.path.join(tmp, 'sigterm')
+    os.mkdir(d)
+    conf = os.path.join(d, 's.conf')
+    with open(conf, 'w') as f:
+        f.write('[collect]\nresources = cpu-time/10\n[store]\npath = %s/s.db\n[control]\nsocket = %s/s.sock\n'
+                % (d, d))
+    env = dict(os.environ)
+    for k in ('NOTIFY_SOCKET', 'INVOCATION_ID', 'JOURNAL_STREAM', 'LISTEN_FDS', 'LISTEN_PID'):
+        env.pop(k, None)
+    results = []
+    for delay in (0, 0.002, 0.01, 0.03, 0.1, 0.3, 1.0):
+        p = subprocess.Popen([cppd, '-c', conf], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                             env=env)
+        time.sleep(delay)
+        p.send_signal(signal.SIGTERM)
+        try:
+            out, err = p.communicate(timeout=60)
+            results.append((delay, p.returncode, err[-300:]))
+        except subprocess.TimeoutExpired:
+            p.kill()
+            out, err = p.communicate()
+            results.append((delay, None, err[-300:]))
+    # Killed before main() blocked it (-15), or stopped in an orderly way (0).
+    ok(all(r in (0, -signal.SIGTERM) for _, r, _ in results),
+       'SIGTERM at %s s into the start: cppd ends each time' % ', '.join('%g' % t for t, _, _ in results),
+       results)
 
 
 def status(d):
@@ -241,6 +406,9 @@ def main():
     tmp = tempfile.mkdtemp(prefix='cppd-daemon-faults-')
     try:
         start(tmp)
+        files(tmp)
+        spool_links(tmp)
+        sigterm_at_start(tmp)
         reload(tmp)
         stopped(tmp)
         idle(tmp)

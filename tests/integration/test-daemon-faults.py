@@ -9,7 +9,9 @@ little while the test sleeps; test-collector-feed.c checks it everywhere). Files
 configuration that are FIFOs (the configuration itself, [fleet] credentials and
 push_credentials) are refused at once, never waited on, and a SIGTERM ends a start that would
 wait; credentials files of another user and a spool folder of another user, or that others may
-write, are refused with the reason; a SIGTERM at any moment of the start ends it. Needs root
+write, are refused with the reason; links planted in the spool redirect no write; a full
+spool disk and damaged batches are said as such in cppctl status, and the damaged files set
+aside count against spool_max; a SIGTERM at any moment of the start ends it. Needs root
 (system-wide perf events); TAP.
 
 Usage: test-daemon-faults.py CPPD CPPCTL"""
@@ -24,6 +26,7 @@ import subprocess
 import sys
 import tempfile
 import time
+import urllib.parse
 
 from daemon import Daemon, run, store_query
 from tap import done, ok, skip_all
@@ -193,6 +196,115 @@ def spool_links(tmp):
     with open(target, 'rb') as f:
         left = f.read()
     ok(left == b'precious\n', 'the file the links pointed to is untouched', left[:300])
+
+
+def busy(seconds):
+    """A CPU-bound child for about SECONDS: samples in every bucket."""
+    return subprocess.Popen([sys.executable, '-c', 'import time\nend = time.time() + %g\nwhile time.time() < end: pass'
+                             % seconds])
+
+
+def spool_faults(tmp):
+    """A spool write failing with ENOSPC was logged but cppctl status said 'nothing sent yet ...
+    dropped 0'; a damaged batch was counted as dropped 'because the spool was full', and its
+    .bad file kept outside spool_max for ever. ClickHouse is not there (a refused port): the
+    spool only fills."""
+    mnt = os.path.join(tmp, 'spool-tmpfs')
+    os.mkdir(mnt)
+    p = run(['mount', '-t', 'tmpfs', '-o', 'size=4m,mode=0700', 'cppd-test', mnt])
+    if not ok(p.returncode == 0, 'a 4 MiB tmpfs for the spool', p.stderr):
+        return
+    d = None
+    try:
+        extra = '\n[fleet]\nurl = clickhouse://127.0.0.1:1/fleet\nspool = %s\n' % mnt
+        d = Daemon(cppd, tmp, 'spoolfull', resources='cpu-time/10', extra=extra)
+        if not ok(d.ready(), 'a daemon spooling to the tmpfs', d.log_text()):
+            return
+        filler = os.path.join(mnt, 'filler')
+        fd = os.open(filler, os.O_WRONLY | os.O_CREAT, 0o600)
+        for size in (1 << 20, 4096, 1):
+            try:
+                while True:
+                    os.write(fd, b'\0' * size)
+            except OSError:
+                pass
+        os.close(fd)
+        w = busy(3)
+
+        def failing():
+            return d.status_lines().get('fleet', {}).get('spool_error', '')
+        end = time.monotonic() + 30
+        while time.monotonic() < end and not failing():
+            time.sleep(0.2)
+        fs = d.status_lines().get('fleet', {})
+        ok('the disk is full' in urllib.parse.unquote(fs.get('spool_error', '')) and
+           int(fs.get('spool_error_time', 0)) > 0,
+           'the spool\'s disk full: the status line says so', fs)
+        out = run([cppctl, 'status', '--socket', d.sock]).stdout
+        ok(re.search(r'fleet \S+: failing', out) and re.search(r'spool error .*the disk is full', out),
+           'cppctl status: failing, and the spool error in words', out)
+        w.wait()
+        os.unlink(filler)
+        end = time.monotonic() + 30
+        while time.monotonic() < end and failing():
+            time.sleep(0.2)
+        fs = d.status_lines().get('fleet', {})
+        ok(fs.get('spool_error') == '' and int(fs.get('pending', 0)) > 0 and fs.get('dropped') == '0',
+           'space back: the error clears, the buckets are spooled, none dropped', fs)
+        d.stop()
+
+        # Every batch damaged on the disk: set aside and counted as damaged, not as dropped.
+        batches = sorted(f for f in os.listdir(mnt) if f.endswith('.batch'))
+        for f in batches:
+            with open(os.path.join(mnt, f), 'r+b') as b:
+                b.seek(40)
+                c = b.read(1)
+                b.seek(40)
+                b.write(bytes([c[0] ^ 0x20]))
+        d = Daemon(cppd, tmp, 'spoolfull', resources='cpu-time/10', extra=extra)
+        if not ok(d.ready(), 'a daemon on %d damaged batches' % len(batches), d.log_text()):
+            return
+        end = time.monotonic() + 30
+        while time.monotonic() < end and int(d.status_lines().get('fleet', {}).get('damaged', 0)) < len(batches):
+            time.sleep(0.2)
+        fs = d.status_lines().get('fleet', {})
+        bad = sorted(f for f in os.listdir(mnt) if f.endswith('.batch.bad'))
+        bad_bytes = sum(os.path.getsize(os.path.join(mnt, f)) for f in bad)
+        ok(fs.get('damaged') == str(len(batches)) and fs.get('set_aside') == str(len(batches)) and
+           fs.get('set_aside_bytes') == str(bad_bytes) and fs.get('dropped') == '0' and
+           bad == [f + '.bad' for f in batches],
+           'damaged batches: counted damaged (%d), set aside as .bad with their bytes, none dropped' % len(batches),
+           '%s\n%s' % (fs, bad))
+        out = run([cppctl, 'status', '--socket', d.sock]).stdout
+        ok(re.search(r'damaged\s+%d batches .*%d set aside as \.bad' % (len(batches), len(batches)), out) and
+           re.search(r'dropped\s+0 batches', out), 'cppctl status says damaged, not that the spool was full', out)
+        d.stop()
+        state = open(os.path.join(mnt, 'state')).read()
+        ok(re.search(r'^damaged %d$' % len(batches), state, re.M), 'the count is kept in the state file', state)
+
+        # The .bad files count against spool_max: a spool that holds them and no more makes
+        # room for new batches by removing the oldest of them, not by dropping the new ones.
+        extra_max = extra + 'spool_max = %d\n' % bad_bytes
+        d = Daemon(cppd, tmp, 'spoolfull', resources='cpu-time/10', extra=extra_max)
+        if not ok(d.ready(), 'a daemon with spool_max = the bytes set aside (%d)' % bad_bytes, d.log_text()):
+            return
+        w = busy(3)
+        w.wait()
+        end = time.monotonic() + 30
+        while time.monotonic() < end and int(d.status_lines().get('fleet', {}).get('pending', 0)) == 0:
+            time.sleep(0.2)
+        fs = d.status_lines().get('fleet', {})
+        left = sorted(f for f in os.listdir(mnt) if f.endswith('.batch.bad'))
+        ok(int(fs.get('pending', 0)) > 0 and len(left) < len(bad) and left == bad[len(bad) - len(left):] and
+           fs.get('set_aside') == str(len(left)) and
+           int(fs.get('pending_bytes', 0)) + int(fs.get('set_aside_bytes', 0)) <= bad_bytes,
+           'new batches take the room of the oldest .bad files (%d of %d left), within spool_max'
+           % (len(left), len(bad)), '%s\n%s' % (fs, left))
+        ok(fs.get('damaged') == str(len(batches)), 'the damaged count stays', fs)
+    finally:
+        if d:
+            d.stop()
+        run(['umount', mnt])
 
 
 def sigterm_at_start(tmp):
@@ -408,6 +520,7 @@ def main():
         start(tmp)
         files(tmp)
         spool_links(tmp)
+        spool_faults(tmp)
         sigterm_at_start(tmp)
         reload(tmp)
         stopped(tmp)

@@ -20,6 +20,7 @@
 #include "parse-util.h"
 #include "read-line.h"
 #include "resource.h"
+#include "url-util.h"
 
 /* The id of group NAME: 0 and *ret, -ENOENT if there is none, or another negative errno when the
  * lookup itself fails (NSS). */
@@ -253,8 +254,11 @@ static int set(struct config *c, const char *section, const char *key, char *val
                 if (KEY("fleet", push_kind_name(k))) {
                         const char *why;
 
+                        char shown[PUSH_URL_MAX];
+
                         if (value[0] && push_url_check(value, &why) < 0)
-                                return fail(error, size, "%s = %s: the URL %s", key, value, why);
+                                return fail(error, size, "%s = %s: the URL %s", key,
+                                            url_redact(value, shown, sizeof shown), why);
                         strcpy(c->push_url[k], value);
                         return 0;
                 }

@@ -37,6 +37,7 @@
 #include "push-http.h"
 #include "store.h"
 #include "strv.h"
+#include "utf8.h"
 
 struct pusher_target {
         enum push_kind kind;
@@ -76,8 +77,13 @@ static int64_t now_seconds(void) {
 /* Notes how a push to T went (PROBLEM as struct pusher_target's, ERROR in words) and logs it
  * when the problem changed. */
 static void note(struct pusher *p, struct pusher_target *t, int problem, const char *error) {
+        char text[PUSHER_ERROR_MAX] = "";
         bool changed;
 
+        /* It quotes the receiver's reply, bound for the journal and cppctl status: no control
+         * character goes through. */
+        if (error)
+                utf8_escape(error, strlen(error), text, sizeof text);
         pthread_mutex_lock(&p->lock);
         changed = problem != t->problem;
         t->problem = problem;
@@ -86,7 +92,7 @@ static void note(struct pusher *p, struct pusher_target *t, int problem, const c
                 t->error[0] = '\0';
         } else {
                 t->failed++;
-                snprintf(t->error, sizeof t->error, "%s", error);
+                memcpy(t->error, text, sizeof t->error);
         }
         pthread_mutex_unlock(&p->lock);
         if (!changed)
@@ -96,7 +102,7 @@ static void note(struct pusher *p, struct pusher_target *t, int problem, const c
         else
                 log_error("Cannot push to %s at %s: %s; the profiles stay in the local store, and further "
                           "failures of this kind are counted in `cppctl status`",
-                          push_kind_name(t->kind), t->url, error);
+                          push_kind_name(t->kind), t->url, text);
 }
 
 /* What a reply body says, in BUF: its first line; for an HTML page (proxies and servers answer

@@ -21,6 +21,7 @@
 #include <unistd.h>
 
 #include "read-line.h"
+#include "utf8.h"
 
 struct ch_client {
         struct ch_url url;
@@ -65,6 +66,10 @@ int ch_url_parse(const char *s, struct ch_url *ret, const char **ret_why) {
                 goto fail;
         }
         at = memchr(p, '@', slash - p);
+        if (at && memchr(p, ':', at - p)) {
+                why = "a password in the URL, where any process may read it: put it in the credentials file";
+                goto fail;
+        }
         if (at) {
                 if (at == p || at - p > CH_NAME_MAX) {
                         why = at == p ? "an empty user before @" : "the user name is too long";
@@ -460,7 +465,8 @@ int ch_tsv_unescape(char *s, size_t len) {
 
 struct answer {
         struct ch_buf buf; /* the answer; with LINE, only its last line while incomplete */
-        bool too_big;
+        bool too_big, line_too_long;
+        size_t error_bytes; /* of an error's answer, kept or not */
         CURL *curl;
         /* ch_query_lines(): each complete line of a 200 answer as it comes */
         int (*line)(char *line, size_t len, void *userdata);
@@ -493,18 +499,31 @@ static size_t on_data(char *data, size_t size, size_t n, void *userdata) {
         struct answer *a = userdata;
         long status = 0;
 
+        (void) curl_easy_getinfo(a->curl, CURLINFO_RESPONSE_CODE, &status);
+        /* An error's text: its start is all the message quotes; the rest is read and dropped,
+         * whatever a proxy sends. */
+        if (status != 200) {
+                size_t keep =
+                        a->error_bytes < CH_ERROR_BODY_MAX ? MIN(n, CH_ERROR_BODY_MAX - a->error_bytes) : 0;
+
+                a->error_bytes += n;
+                return keep && ch_buf_append(&a->buf, data, keep) < 0 ? 0 : n;
+        }
         if (a->buf.len + n > CH_ANSWER_MAX) {
                 a->too_big = true;
                 return 0;
         }
         if (ch_buf_append(&a->buf, data, n) < 0)
                 return 0;
-        /* an error's text stays whole for the message */
-        if (a->line && curl_easy_getinfo(a->curl, CURLINFO_RESPONSE_CODE, &status) == CURLE_OK &&
-            status == 200) {
+        if (a->line) {
                 a->line_error = answer_lines(a);
                 if (a->line_error < 0)
                         return 0;
+                /* What is left is one line cut short: past CH_LINE_MAX, the answer stops. */
+                if (a->buf.len > CH_LINE_MAX) {
+                        a->line_too_long = true;
+                        return 0;
+                }
         }
         return n;
 }
@@ -534,11 +553,15 @@ static int errno_of_exception(const char *text) {
 }
 
 int ch_client_set_error(struct ch_client *c, int r, const char *fmt, ...) {
+        char text[sizeof c->error];
         va_list ap;
 
         va_start(ap, fmt);
-        vsnprintf(c->error, sizeof c->error, fmt, ap);
+        vsnprintf(text, sizeof text, fmt, ap);
         va_end(ap);
+        /* It quotes what a server sent (an error body, a proxy's page), bound for a terminal, the
+         * journal and cppctl status: no control character goes through. */
+        utf8_escape(text, strlen(text), c->error, sizeof c->error);
         return r;
 }
 
@@ -610,6 +633,12 @@ static int perform(struct ch_client *c, const char *sql, const char *body, size_
         curl_slist_free_all(headers);
         if (a->line_error < 0)
                 return a->line_error;
+        if (a->line_too_long)
+                return ch_client_set_error(
+                        c, -EFBIG,
+                        "ClickHouse at %s:%u answered a line longer than %u MiB: cppctl stops "
+                        "there (what came before it was handled)",
+                        c->url.host, c->url.port, CH_LINE_MAX >> 20);
         if (a->too_big)
                 return ch_client_set_error(c, -EFBIG, "ClickHouse at %s:%u answered more than %llu bytes",
                                            c->url.host, c->url.port, (unsigned long long) CH_ANSWER_MAX);

@@ -62,6 +62,8 @@ static const char *url_problem(const char *url) {
                 return "names no host";
         if (strpbrk(url, "?#"))
                 return "must have no query or fragment: cppd adds the receiver's path";
+        if (memchr(host, '@', strcspn(host, "/")) && memchr(host, ':', strcspn(host, "@/")))
+                return "must hold no password: put it in push_credentials (an Authorization header)";
         for (const char *c = url; *c; c++)
                 if ((unsigned char) *c <= ' ' || (unsigned char) *c >= 0x7f)
                         return "has a space or a character outside printable ASCII";

@@ -11,10 +11,13 @@ push_credentials) are refused at once, never waited on, and a SIGTERM ends a sta
 wait; credentials files of another user and a spool folder of another user, or that others may
 write, are refused with the reason; links planted in the spool redirect no write; a full
 spool disk and damaged batches are said as such in cppctl status, and the damaged files set
-aside count against spool_max; a SIGTERM at any moment of the start ends it. Needs root
+aside count against spool_max; a server's error page full of terminal escapes reaches the log
+and cppctl status escaped, and a password in a receiver's URL is never shown; a SIGTERM at any
+moment of the start ends it. Needs root
 (system-wide perf events); TAP.
 
 Usage: test-daemon-faults.py CPPD CPPCTL"""
+import http.server
 import json
 import os
 import re
@@ -25,6 +28,7 @@ import socket
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 import urllib.parse
 
@@ -307,6 +311,64 @@ def spool_faults(tmp):
         run(['umount', mnt])
 
 
+def server_bytes(tmp):
+    """What a server sends (a ClickHouse error, a receiver's reply, a proxy's page) reached the
+    journal and cppctl status with its control characters raw: an ESC could clear the screen of
+    whoever read them. And a password in a receiver's URL was logged and shown."""
+    class Evil(http.server.BaseHTTPRequestHandler):
+        def do_POST(self):
+            self.rfile.read(int(self.headers.get('Content-Length', 0)))
+            body = b'Code: 999. \x1b[2J\x1b]0;pwned\x07 evil\n'
+            self.send_response(500)
+            self.send_header('Content-Length', str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
+        def log_message(self, *args):
+            pass
+    server = http.server.ThreadingHTTPServer(('127.0.0.1', 0), Evil)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    port = server.server_port
+    extra = ('\n[fleet]\nurl = clickhouse://127.0.0.1:%d/fleet\nspool = %s/evil-spool\npyroscope = http://127.0.0.1:%d\n'
+             'push_interval = 1s\n' % (port, tmp, port))
+    d = Daemon(cppd, tmp, 'evil', resources='cpu-time/10', extra=extra)
+    try:
+        if not ok(d.ready(), 'a daemon shipping and pushing to a server that answers escapes', d.log_text()):
+            return
+
+        def failed():
+            st = status(d)
+            push = d.request('status\n')
+            return st.get('fleet', {}).get('last_error') and ' error=' in push
+        end = time.monotonic() + 30
+        while time.monotonic() < end and not failed():
+            time.sleep(0.2)
+        reply = d.request('status\n')
+        fleet_error = urllib.parse.unquote(status(d).get('fleet', {}).get('last_error', ''))
+        push_error = urllib.parse.unquote(re.search(r'^push .* error=(\S*)', reply, re.M).group(1)
+                                          if re.search(r'^push .* error=', reply, re.M) else '')
+        ok('answered 500: Code: 999. \\x1b[2J\\x1b]0;pwned\\x07 evil' in fleet_error and '\x1b' not in fleet_error,
+           'the status\'s ClickHouse error: escaped', fleet_error)
+        ok('HTTP 500: Code: 999. \\x1b[2J\\x1b]0;pwned\\x07 evil' in push_error and '\x1b' not in push_error,
+           'the status\'s push error: escaped', push_error)
+        out = subprocess.run([cppctl, 'status', '--socket', d.sock], stdout=subprocess.PIPE).stdout
+        ok(b'\x1b' not in out and b'\x07' not in out and out.count(b'\\x1b[2J') == 2,
+           'cppctl status prints both, escaped', repr(out))
+    finally:
+        d.stop()
+        server.shutdown()
+    log = open(d.log, 'rb').read()
+    ok(b'\x1b' not in log and b'\x07' not in log and b'\\x1b[2J' in log, 'and so does the log', repr(log[-3000:]))
+
+    conf = os.path.join(tmp, 'pw.conf')
+    with open(conf, 'w') as f:
+        f.write('[store]\npath = %s/pw.db\n[control]\nsocket = %s/pw.sock\n[fleet]\n'
+                'parca = http://ops:s3cret@127.0.0.1:7070\n' % (tmp, tmp))
+    p = run([cppd, '-c', conf], timeout=30)
+    ok(p.returncode == 1 and 's3cret' not in p.stderr and 'http://ops:***@127.0.0.1:7070' in p.stderr and
+       'must hold no password' in p.stderr, 'a password in a receiver\'s URL: refused, shown as ops:***@', p.stderr)
+
+
 def sigterm_at_start(tmp):
     """A SIGTERM at any moment of the start ends cppd: before the loop runs, each step looks for
     it; after, the loop stores and stops."""
@@ -521,6 +583,7 @@ def main():
         files(tmp)
         spool_links(tmp)
         spool_faults(tmp)
+        server_bytes(tmp)
         sigterm_at_start(tmp)
         reload(tmp)
         stopped(tmp)

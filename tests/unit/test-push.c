@@ -48,6 +48,9 @@ static void test_url_check(void) {
                 { "http://:80", "names no host" },
                 { "http://host/?tenant=a", "must have no query or fragment: cppd adds the receiver's path" },
                 { "http://host/a b", "has a space or a character outside printable ASCII" },
+                { "http://user:s3cret@host:4040",
+                  "must hold no password: put it in push_credentials (an Authorization header)" },
+                { "http://user@host:4040", NULL },
         };
 
         for (size_t i = 0; i < ELEMENTSOF(cases); i++) {

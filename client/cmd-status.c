@@ -138,21 +138,29 @@ static void print_sessions(const struct control_reply *reply) {
 
 /* The [fleet] receivers: profiles each took and those it did not, and why the last did not. */
 static void print_pushes(const struct control_reply *reply) {
+        uint64_t most = 0;
         bool header = false;
 
+        /* Each receiver goes at its own pace: the header counts the most advanced one's. */
+        for (size_t i = 0; i < reply->n_lines; i++)
+                if (streq(reply->lines[i].word, "push"))
+                        most = MAX(most, get_u64(&reply->lines[i], "intervals"));
         for (size_t i = 0; i < reply->n_lines; i++) {
                 const struct protocol_message *m = &reply->lines[i];
 
                 if (!streq(m->word, "push"))
                         continue;
                 if (!header)
-                        printf("\n%-10s %10s %10s  %s (every %s s, %s intervals so far)\n", "push to",
-                               "pushed", "failed", "url", get(m, "interval"), get(m, "intervals"));
+                        printf("\n%-10s %10s %10s  %s (every %s s, %" PRIu64 " intervals so far)\n",
+                               "push to", "pushed", "failed", "url", get(m, "interval"), most);
                 header = true;
                 printf("%-10s %10s %10s  %s\n", get(m, "target"), get(m, "pushed"), get(m, "failed"),
                        get(m, "url"));
                 if (protocol_get(m, "error"))
                         printf("%-10s last failure: %s\n", "", get(m, "error"));
+                if (get_u64(m, "intervals") < most)
+                        printf("%-10s %" PRIu64 " intervals behind the others\n", "",
+                               most - get_u64(m, "intervals"));
         }
 }
 

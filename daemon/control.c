@@ -37,6 +37,7 @@
 #include "log.h"
 #include "manager.h"
 #include "parse-util.h"
+#include "proc-util.h"
 #include "protocol.h"
 #include "session.h"
 #include "unit.h"
@@ -331,6 +332,12 @@ static void do_attach(struct connection *c, const struct protocol_message *req) 
                 reply_error(c, ENOENT, "unknown resource or event '%s'", what);
         else if (r == -ENOENT && unit)
                 reply_error(c, ENOENT, "no unit %s is running", unit);
+        else if (r == -ESRCH && proc_is_zombie((pid_t) pid))
+                reply_error(c, ESRCH,
+                            "process %" PRIu64
+                            " has exited (a zombie its parent has not reaped): nothing is left "
+                            "to profile",
+                            pid);
         else if (r == -ESRCH)
                 reply_error(c, ESRCH, "no process %" PRIu64, pid);
         else if (r == -ENODEV)

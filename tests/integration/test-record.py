@@ -309,6 +309,30 @@ def test_errors(tmp):
         ok(True, '# SKIP the permission test needs perf_event_paranoid >= 2 and setpriv')
 
 
+def test_empty_and_zombie(tmp):
+    """-e '' recorded cpu-time as if nothing were said; attach to a zombie said "no process"."""
+    db = os.path.join(tmp, 'empty.db')
+    for argv in (['record', '-q', '--db', db, '-e', '', '--', 'true'],
+                 ['record', '-q', '--db', db, '-e', ',', '--', 'true'],
+                 ['attach', '-q', '--db', db, '-e', '', str(os.getpid())]):
+        p = run([cppctl] + argv, timeout=60)
+        ok(p.returncode == 2 and "-e '%s': no resource in it" % argv[argv.index('-e') + 1] in p.stderr and
+           not os.path.exists(db), 'cppctl %s -e %r: refused (exit 2), nothing recorded'
+           % (argv[0], argv[argv.index('-e') + 1]), p.stderr)
+    z = subprocess.Popen(['true'])
+    end = time.monotonic() + 10
+    while time.monotonic() < end and ') Z ' not in open('/proc/%d/stat' % z.pid).read():
+        time.sleep(0.05)
+    try:
+        for extra in ([], ['--standalone']):
+            p = run([cppctl, 'attach', '-q', '--db', db] + extra + [str(z.pid)], timeout=60)
+            ok(p.returncode == 1 and 'process %d has exited (a zombie its parent has not reaped)' % z.pid in p.stderr,
+               'cppctl attach %sto a zombie: it has exited, said so' % (' '.join(extra) + ' ' if extra else ''),
+               p.stderr)
+    finally:
+        z.wait()
+
+
 def test_against_perf(tmp):
     if not shutil.which('perf'):
         ok(True, '# SKIP perf is not installed')
@@ -381,6 +405,7 @@ def main():
         test_attach(tmp)
         test_symbol_sources(tmp)
         test_errors(tmp)
+        test_empty_and_zombie(tmp)
         test_against_perf(tmp)
     sys.exit(done())
 

@@ -272,6 +272,13 @@ def check_sql_bounded(url, cred):
        'cppctl sql streams %d rows of ClickHouse\'s answer through' % rows, '%d lines, last %r\n%s' % (n, last, err))
     ok(rss_mib < 64, 'within a bounded memory: peak RSS %.1f MiB (< 64 MiB) for %.0f MiB of answer'
        % (rss_mib, size / 1048576))
+    # One row past the bound on a line (16 MiB): stopped there, and said so.
+    p = run([cppctl, 'sql', '--format', 'csv', url] + cred +
+            ["SELECT number AS n, if(n = 2, arrayStringConcat(arrayMap(x -> 'xxxxxxxxxxxxxxxx', range(1100000))), "
+             "'') AS big FROM system.numbers LIMIT 3"])
+    ok(p.returncode == 1 and p.stdout.startswith(b'n,big\r\n0,\r\n1,\r\n') and
+       b'answered a line longer than 16 MiB: cppctl stops there' in p.stderr,
+       'a row of 17 MiB: the rows before it printed, then a true message', p.stdout[:100] + p.stderr[-300:])
     p = run([cppctl, 'sql', url] + cred + ['KILL QUERY WHERE 1'])
     ok(p.returncode == 2 and b'read-only: KILL refused' in p.stderr, 'sql refuses KILL QUERY, which readonly=1 allows',
        p.stderr.decode())

@@ -552,7 +552,8 @@ int cmd_sql(int argc, char **argv) {
                                "come; a table's columns are as wide as in its first 1,000 rows.\n\n"
                                "DB may be a ClickHouse fleet store, clickhouse://[USER@]HOST[:PORT]/DB: the\n"
                                "statement (one, without a FORMAT clause) runs there with readonly=1, over the\n"
-                               "tables of schemas/README.md's fleet section; --credentials FILE (default\n"
+                               "tables of schemas/README.md's fleet section (KILL and SYSTEM, which readonly=1\n"
+                               "lets through, are refused); --credentials FILE (default\n"
                                "$" CH_CREDENTIALS_ENV ") holds the user and the password.\n");
                         return EXIT_OK;
                 case 'd':

@@ -27,11 +27,12 @@
  * spool_max too, the oldest removed first when a new batch needs the room.
  *
  * What survives a restart, in the spool folder: the batch files, the damaged ones, and "state":
- * per run, the first bucket not spooled yet, and the drops and damaged batches. The folder is
- * reached through one descriptor, and every file cppd makes in it is new (spool.c). A run the state still lists at start ended with
- * the cppd before (it crashed, or was stopped before its last bucket was spooled): its remaining
- * buckets are spooled then. The state is written after the files it accounts for, so a crash
- * between them spools a batch twice at worst, which the key makes harmless.
+ * per run, the first bucket not spooled yet, and the drops and damaged batches. A run the state
+ * still lists at start ended with the cppd before (it crashed, or was stopped before its last
+ * bucket was spooled): its remaining buckets are spooled then. The state is written after the
+ * files it accounts for, so a crash between them spools a batch twice at worst, which the key
+ * makes harmless. The folder is reached through one descriptor, and every file cppd makes in it
+ * is new (spool.c).
  *
  * Locking: everything the loop and the thread share is under f->lock: the runs (the loop adds
  * them and moves their closed bucket on, the thread moves their next bucket on and removes

@@ -3,8 +3,9 @@
  * of its own (a WAL store lets it read while the loop's flushes write) and posts them, so that
  * the daemon's loop never waits on a receiver, a DNS lookup or a read of the store for them,
  * and no receiver waits on another: one that hangs (30 s a request) or is down falls behind on
- * its own while the others push every interval on time. The cost is a load of the store per
- * receiver, resource and interval (at most three receivers).
+ * its own while the others push every interval on time. Receivers in step share their loads of
+ * the store (tree_acquire(): the first to reach an interval and resource loads it, the others
+ * take that tree), so that they cost one load between them; one that lags loads its own.
  *
  * Intervals are [since, until) in unix seconds, until a multiple of push_interval (itself a
  * multiple of the store's bucket, config.c checks): a push covers whole buckets, each bucket
@@ -45,6 +46,18 @@
 
 struct pusher;
 
+/* Trees kept for the receivers to share, at most; each receiver holds one at a time. */
+#define PUSHER_SHARED_TREES 4
+
+/* A tree loaded for one interval and resource, which every receiver at that interval takes. */
+struct shared_tree {
+        char *resource; /* NULL: a free slot */
+        int64_t since, until;
+        struct sample_tree *tree; /* NULL while a receiver loads it */
+        unsigned users;           /* receivers holding it */
+        int64_t used;             /* unix seconds: its last use; kept a push interval after */
+};
+
 struct pusher_target {
         struct pusher *pusher;
         enum push_kind kind;
@@ -72,8 +85,10 @@ struct pusher {
         struct pusher_target targets[_PUSH_KIND_MAX];
         unsigned n_targets;
 
-        pthread_mutex_t lock; /* guards stored, stop and the targets' counters and errors */
+        pthread_mutex_t lock; /* guards stored, stop, shared and the targets' counters and errors */
         pthread_cond_t wake;
+        pthread_cond_t loaded; /* a shared tree was loaded, or its load failed */
+        struct shared_tree shared[PUSHER_SHARED_TREES];
         int64_t stored; /* unix seconds: every sample before it is in the store */
         bool stop;      /* also read by push_http_post() while a request runs */
 };
@@ -194,11 +209,20 @@ static void post(struct pusher_target *t, const struct push_profile *profile) {
                 note(p, t, 0, NULL);
 }
 
-/* Posts the profiles of RESOURCE in [SINCE, UNTIL), one per unit, to T's receiver: one load of
- * the store with every unit's stacks below a node of its own (unit_roots), each unit's subtree a
- * profile. */
-static int push_resource(struct pusher_target *t, const char *resource, int64_t since, int64_t until) {
-        _cleanup_(sample_tree_freep) struct sample_tree *tree = NULL;
+/* Empties slot S, handing its tree to *FREE (NULL if it has none) to be freed without the lock.
+ * Under lock. */
+static void shared_clear(struct shared_tree *s, struct sample_tree **free_tree) {
+        *free_tree = s->tree;
+        free(s->resource);
+        *s = (struct shared_tree) {};
+}
+
+/* Sets *ret to the tree of RESOURCE in [SINCE, UNTIL), every unit's stacks below a node of its
+ * own (unit_roots): the one another receiver loaded or loads now, else one T loads and shares
+ * from then on. Sets *ret_slot for tree_release() (-1: T's alone: no slot was free). Returns 0
+ * or store_load_tree()'s errors. */
+static int tree_acquire(struct pusher_target *t, const char *resource, int64_t since, int64_t until,
+                        struct sample_tree **ret, int *ret_slot) {
         struct pusher *p = t->pusher;
         struct store_filter f = {
                 .resource = resource,
@@ -208,9 +232,100 @@ static int push_resource(struct pusher_target *t, const char *resource, int64_t 
                 .has_until = true,
                 .unit_roots = true,
         };
-        int r;
+        struct sample_tree *tree = NULL, *stale[PUSHER_SHARED_TREES] = {};
+        struct shared_tree *s = NULL;
+        int slot = -1, lru = -1, r;
+
+        pthread_mutex_lock(&p->lock);
+        for (unsigned i = 0; i < PUSHER_SHARED_TREES;) {
+                s = &p->shared[i];
+                if (!s->resource || s->since != since || s->until != until || !streq(s->resource, resource)) {
+                        i++;
+                        continue;
+                }
+                if (!s->tree) { /* another receiver loads it: look again once it is done */
+                        pthread_cond_wait(&p->loaded, &p->lock);
+                        i = 0;
+                        continue;
+                }
+                s->users++;
+                s->used = now_seconds();
+                *ret = s->tree;
+                *ret_slot = (int) i;
+                pthread_mutex_unlock(&p->lock);
+                return 0;
+        }
+        /* Trees unused for a push interval go. Then a free slot, else the one unused longest. */
+        for (unsigned i = 0; i < PUSHER_SHARED_TREES; i++) {
+                s = &p->shared[i];
+                if (s->resource && s->tree && s->users == 0 && s->used + p->interval < now_seconds())
+                        shared_clear(s, &stale[i]);
+                if (!s->resource && slot < 0)
+                        slot = (int) i;
+        }
+        for (unsigned i = 0; i < PUSHER_SHARED_TREES && slot < 0; i++) {
+                s = &p->shared[i];
+                if (s->tree && s->users == 0 && (lru < 0 || s->used < p->shared[lru].used))
+                        lru = (int) i;
+        }
+        if (slot < 0 && lru >= 0) {
+                shared_clear(&p->shared[lru], &stale[lru]);
+                slot = lru;
+        }
+        if (slot >= 0) {
+                s = &p->shared[slot];
+                *s = (struct shared_tree) {
+                        .resource = strdup(resource), .since = since, .until = until, .users = 1
+                };
+                if (!s->resource)
+                        slot = -1;
+        }
+        pthread_mutex_unlock(&p->lock);
+        for (unsigned i = 0; i < PUSHER_SHARED_TREES; i++)
+                sample_tree_free(stale[i]);
 
         r = store_load_tree(t->store, &f, &tree);
+        if (slot >= 0) {
+                pthread_mutex_lock(&p->lock);
+                s = &p->shared[slot];
+                if (r < 0)
+                        shared_clear(s, &stale[0]); /* its tree is NULL */
+                else {
+                        s->tree = tree;
+                        s->used = now_seconds();
+                }
+                pthread_cond_broadcast(&p->loaded);
+                pthread_mutex_unlock(&p->lock);
+        }
+        if (r < 0)
+                return r;
+        *ret = tree;
+        *ret_slot = slot;
+        return 0;
+}
+
+/* Done with the tree of SLOT (-1: TREE, T's alone). */
+static void tree_release(struct pusher_target *t, struct sample_tree *tree, int slot) {
+        struct pusher *p = t->pusher;
+
+        if (slot < 0) {
+                sample_tree_free(tree);
+                return;
+        }
+        pthread_mutex_lock(&p->lock);
+        p->shared[slot].users--;
+        p->shared[slot].used = now_seconds();
+        pthread_mutex_unlock(&p->lock);
+}
+
+/* Posts the profiles of RESOURCE in [SINCE, UNTIL), one per unit, to T's receiver: each unit's
+ * subtree of the interval's tree a profile. */
+static int push_resource(struct pusher_target *t, const char *resource, int64_t since, int64_t until) {
+        struct pusher *p = t->pusher;
+        struct sample_tree *tree;
+        int slot, r;
+
+        r = tree_acquire(t, resource, since, until, &tree, &slot);
         if (r < 0)
                 return r;
         for (uint32_t u = tree->nodes[SAMPLE_TREE_ROOT].first_child;
@@ -235,6 +350,7 @@ static int push_resource(struct pusher_target *t, const char *resource, int64_t 
                                               .tree = tree,
                                               .top = u });
         }
+        tree_release(t, tree, slot);
         return 0;
 }
 
@@ -324,6 +440,7 @@ int pusher_new(const struct config *c, const struct pusher_resume *resume, struc
                 return log_error_errno(ENOMEM, "Out of memory");
         pthread_mutex_init(&p->lock, NULL);
         pthread_cond_init(&p->wake, NULL);
+        pthread_cond_init(&p->loaded, NULL);
         snprintf(p->store_path, sizeof p->store_path, "%s", c->store_path);
         snprintf(p->credentials_path, sizeof p->credentials_path, "%s", c->push_credentials);
         if (p->credentials_path[0]) {
@@ -422,10 +539,17 @@ struct pusher *pusher_free(struct pusher *p) {
         stop_threads(p);
         for (unsigned i = 0; i < p->n_targets; i++)
                 store_close(p->targets[i].store);
+        for (unsigned i = 0; i < PUSHER_SHARED_TREES; i++) {
+                struct sample_tree *tree;
+
+                shared_clear(&p->shared[i], &tree);
+                sample_tree_free(tree);
+        }
         if (p->credentials)
                 explicit_bzero(p->credentials, sizeof *p->credentials);
         free(p->credentials);
         pthread_cond_destroy(&p->wake);
+        pthread_cond_destroy(&p->loaded);
         pthread_mutex_destroy(&p->lock);
         free(p);
         return NULL;

@@ -162,8 +162,8 @@ def files(tmp):
 
 
 def spool_links(tmp):
-    """cppd wrote <spool>/.state.tmp and the batches' temporary files through whatever was
-    there, as root: a link planted at those names made it overwrite any file. The files it
+    """cppd wrote <spool>/.state.tmp (now .tmp-state) and the batches' temporary files through
+    whatever was there, as root: a link planted at those names made it overwrite any file. The files it
     pointed to must stay as they were, and the state and batches still be written."""
     spool = os.path.join(tmp, 'spool-links')
     os.mkdir(spool, 0o700)
@@ -183,6 +183,14 @@ def spool_links(tmp):
         names = ['%012d-%s-%s.batch' % (t, run_id, host) for t in range(now + 2, now + 12)]
         for name in names:
             os.symlink(target, os.path.join(spool, '.tmp-' + name))
+        # And where the state is written now, rewritten after each batch spooled (a write of it
+        # may be under way: then the name is taken for a moment).
+        for _ in range(100):
+            try:
+                os.symlink(target, os.path.join(spool, '.tmp-state'))
+                break
+            except FileExistsError:
+                time.sleep(0.01)
         end = time.monotonic() + 60
         while time.monotonic() < end and not (os.path.exists(os.path.join(spool, names[-1])) and
                                               os.path.exists(os.path.join(spool, 'state'))):

@@ -314,7 +314,7 @@ def test_empty_and_zombie(tmp):
     db = os.path.join(tmp, 'empty.db')
     for argv in (['record', '-q', '--db', db, '-e', '', '--', 'true'],
                  ['record', '-q', '--db', db, '-e', ',', '--', 'true'],
-                 ['attach', '-q', '--db', db, '-e', '', str(os.getpid())]):
+                 ['attach', '-q', '--db', db, '--duration', '1', '-e', '', str(os.getpid())]):
         p = run([cppctl] + argv, timeout=60)
         ok(p.returncode == 2 and "-e '%s': no resource in it" % argv[argv.index('-e') + 1] in p.stderr and
            not os.path.exists(db), 'cppctl %s -e %r: refused (exit 2), nothing recorded'

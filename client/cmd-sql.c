@@ -364,8 +364,8 @@ struct ch_answer {
 
 static void ch_answer_done(struct ch_answer *a) {
         for (int i = 0; i < a->n; i++) {
-                free(a->names[i]);
-                free(a->types[i]);
+                free(a->names ? a->names[i] : NULL);
+                free(a->types ? a->types[i] : NULL);
         }
         free(a->names);
         free(a->types);
@@ -374,17 +374,22 @@ static void ch_answer_done(struct ch_answer *a) {
         table_done(&a->table);
 }
 
-/* Copies the N fields of LINE (LEN bytes) into *ret, a new array of new strings. */
+/* Copies the N fields of LINE (LEN bytes) into *ret, a new array of new strings (freed by
+ * ch_answer_done() even when this fails halfway). */
 static int ch_header(char *line, size_t len, int n, char ***ret) {
-        char **copy = calloc(n, sizeof *copy);
+        _cleanup_free_ char **fields = calloc(n, sizeof *fields);
+        char **copy;
 
+        if (!fields)
+                return -ENOMEM;
+        if (ch_fields(line, line + len, n, fields, NULL) < 0)
+                return -EBADMSG;
+        copy = calloc(n, sizeof *copy);
         if (!copy)
                 return -ENOMEM;
         *ret = copy;
-        if (ch_fields(line, line + len, n, copy, NULL) < 0)
-                return -EBADMSG;
         for (int i = 0; i < n; i++)
-                if (!(copy[i] = strdup(copy[i])))
+                if (!(copy[i] = strdup(fields[i])))
                         return -ENOMEM;
         return 0;
 }

@@ -389,11 +389,14 @@ def clickhouse_without_server(tmp):
        'a SELECT naming kill... and system... columns goes through', say(p))
 
     # A server whose error page is full of terminal escapes: an ESC reached the terminal.
+    answer = [500, b'Code: 999. \x1b[2J\x1b]0;pwned\x07 \x9b31m evil\r\nsecond line\n']
+
     class Evil(http.server.BaseHTTPRequestHandler):
         def do_POST(self):
-            self.rfile.read(int(self.headers.get('Content-Length', 0)))
-            body = b'Code: 999. \x1b[2J\x1b]0;pwned\x07 \x9b31m evil\r\nsecond line\n'
-            self.send_response(500)
+            sql = self.rfile.read(int(self.headers.get('Content-Length', 0)))
+            # cppctl asks for the fleet schema's version first: version 1, once the errors are done.
+            status, body = answer if answer[0] != 200 or b'schema_version' not in sql else (200, b'1\n')
+            self.send_response(status)
             self.send_header('Content-Length', str(len(body)))
             self.end_headers()
             self.wfile.write(body)
@@ -409,6 +412,11 @@ def clickhouse_without_server(tmp):
         ok(p.returncode == 1 and b'\x1b' not in err and b'\x07' not in err and b'\x9b' not in err and
            b'answered 500: Code: 999. \\x1b[2J\\x1b]0;pwned\\x07 \\x9b31m evil\\x0d' in err,
            'a server\'s control characters reach the terminal escaped (\\x1b), never raw', repr(err))
+        # An answer that is no table with names and types: its header lines do not agree.
+        answer[:] = [200, b'one\ttwo\nString\n1\t2\n']
+        p = run([cppctl, 'sql', 'clickhouse://127.0.0.1:%d/fleet' % server.server_port, 'SELECT 1'])
+        ok(p.returncode == 1 and 'answered in a form cppctl cannot read' in p.stderr,
+           'an answer whose types line lacks a column: said so', say(p))
     finally:
         server.shutdown()
 

@@ -412,11 +412,11 @@ def clickhouse_without_server(tmp):
         ok(p.returncode == 1 and b'\x1b' not in err and b'\x07' not in err and b'\x9b' not in err and
            b'answered 500: Code: 999. \\x1b[2J\\x1b]0;pwned\\x07 \\x9b31m evil\\x0d' in err,
            'a server\'s control characters reach the terminal escaped (\\x1b), never raw', repr(err))
-        # An answer that is no table with names and types: its header lines do not agree.
-        answer[:] = [200, b'one\ttwo\nString\n1\t2\n']
+        # An answer that is no table with names and types: its types line has a column too many.
+        answer[:] = [200, b'one\ttwo\nString\tUInt8\tString\n1\t2\n']
         p = run([cppctl, 'sql', 'clickhouse://127.0.0.1:%d/fleet' % server.server_port, 'SELECT 1'])
         ok(p.returncode == 1 and 'answered in a form cppctl cannot read' in p.stderr,
-           'an answer whose types line lacks a column: said so', say(p))
+           'an answer whose types line has a column too many: said so', say(p))
     finally:
         server.shutdown()
 

@@ -38,6 +38,7 @@
 #include "log.h"
 #include "manager.h"
 #include "parse-util.h"
+#include "proc-util.h"
 #include "protocol.h"
 #include "session.h"
 #include "unit.h"
@@ -237,7 +238,10 @@ static void do_status(struct connection *c) {
                       num(&nb, fs.pending_bytes), "dropped", num(&nb, fs.dropped), "dropped_hits",
                       num(&nb, fs.dropped_hits), "last_success", num(&nb, fs.last_success), "last_error_time",
                       num(&nb, fs.last_error_time), "spool_ms", num(&nb, fs.spool_usec / 1000),
-                      "spool_cpu_ms", num(&nb, fs.spool_cpu_usec / 1000), "last_error", fs.last_error, NULL);
+                      "spool_cpu_ms", num(&nb, fs.spool_cpu_usec / 1000), "last_error", fs.last_error,
+                      "damaged", num(&nb, fs.damaged), "set_aside", num(&nb, fs.set_aside), "set_aside_bytes",
+                      num(&nb, fs.set_aside_bytes), "spool_error_time", num(&nb, fs.spool_error_time),
+                      "spool_error", fs.spool_error, NULL);
         }
         for (unsigned i = 0; i < m->n_sessions; i++)
                 session_line(c, m->sessions[i]);
@@ -333,6 +337,12 @@ static void do_attach(struct connection *c, const struct protocol_message *req) 
                 reply_error(c, ENOENT, "unknown resource or event '%s'", what);
         else if (r == -ENOENT && unit)
                 reply_error(c, ENOENT, "no unit %s is running", unit);
+        else if (r == -ESRCH && proc_is_zombie((pid_t) pid))
+                reply_error(c, ESRCH,
+                            "process %" PRIu64
+                            " has exited (a zombie its parent has not reaped): nothing is left "
+                            "to profile",
+                            pid);
         else if (r == -ESRCH)
                 reply_error(c, ESRCH, "no process %" PRIu64, pid);
         else if (r == -ENODEV)

@@ -30,6 +30,7 @@
 
 #include "log.h"
 #include "perf-event.h"
+#include "read-line.h"
 #include "session.h"
 #include "time-util.h"
 
@@ -364,8 +365,8 @@ int manager_reload(struct manager *m) {
                                                r == -ENODATA ? "is empty (being written?)" :
                                                                "changed while it was read");
         if (r < 0)
-                return log_error_errno(r, "Cannot read %s: %m; the configuration in use stays",
-                                       m->config_path);
+                return log_error_errno(r, "Cannot read %s: %s; the configuration in use stays",
+                                       m->config_path, read_strerror(r));
         if (!streq(c.socket_path, m->config.socket_path))
                 log_warning("The control socket moves to %s at the next restart", c.socket_path);
         sd_notify(false, "RELOADING=1\nSTATUS=Reloading the configuration");
@@ -420,7 +421,6 @@ int manager_new(const char *config_path, bool required, struct manager **ret) {
         struct manager *m;
         char error[256];
         unsigned line;
-        sigset_t mask;
         int r;
 
         m = calloc(1, sizeof *m);
@@ -446,7 +446,7 @@ int manager_new(const char *config_path, bool required, struct manager **ret) {
                 log_error("%s changed while it was read: start again once it is written", config_path);
                 goto fail;
         } else if (r < 0) {
-                log_error_errno(r, "Cannot read %s: %m", config_path);
+                log_error_errno(r, "Cannot read %s: %s", config_path, read_strerror(r));
                 goto fail;
         }
         /* Only the default group can be missing (a group named in the file must exist). */
@@ -456,11 +456,7 @@ int manager_new(const char *config_path, bool required, struct manager **ret) {
         r = sd_event_default(&m->event);
         if (r < 0)
                 goto fail;
-        sigemptyset(&mask);
-        sigaddset(&mask, SIGTERM);
-        sigaddset(&mask, SIGINT);
-        sigaddset(&mask, SIGHUP);
-        sigprocmask(SIG_BLOCK, &mask, NULL);
+        /* The signals are blocked since main() began (manager_stop_pending()). */
         if ((r = sd_event_add_signal(m->event, NULL, SIGTERM, on_sigterm, m)) < 0 ||
             (r = sd_event_add_signal(m->event, NULL, SIGINT, on_sigterm, m)) < 0 ||
             (r = sd_event_add_signal(m->event, NULL, SIGHUP, on_sighup, m)) < 0)
@@ -471,6 +467,10 @@ int manager_new(const char *config_path, bool required, struct manager **ret) {
         r = open_store(m);
         if (r < 0)
                 goto fail;
+        if (manager_stop_pending()) {
+                r = -ECANCELED;
+                goto fail;
+        }
         r = fleet_new(&m->config, &m->fleet);
         if (r < 0)
                 goto fail;
@@ -481,15 +481,26 @@ fail:
         return r < 0 ? r : -EINVAL;
 }
 
+bool manager_stop_pending(void) {
+        sigset_t pending;
+
+        return sigpending(&pending) == 0 &&
+                (sigismember(&pending, SIGTERM) == 1 || sigismember(&pending, SIGINT) == 1);
+}
+
 int manager_start(struct manager *m) {
         int r;
 
         r = fleet_start(m->fleet);
         if (r < 0)
                 return r;
+        if (manager_stop_pending())
+                return -ECANCELED;
         r = start_collector(m);
         if (r < 0)
                 return r;
+        if (manager_stop_pending())
+                return -ECANCELED;
         if (config_pushes(&m->config)) {
                 r = pusher_new(&m->config, NULL, &m->pusher);
                 if (r < 0)

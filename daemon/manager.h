@@ -59,13 +59,20 @@ struct manager {
         double resource_rate[COLLECTOR_MAX_RESOURCES]; /* samples/s per resource */
 };
 
+/* Whether a SIGTERM or SIGINT waits. main() blocks them (and SIGHUP) before anything else, so
+ * that every thread inherits the block and the loop's signalfd gets them once it runs; until
+ * then each step of the start looks here between steps, so that a stop asked during a slow one
+ * (a big store's check, thousands of perf events to open) ends the start at the next. */
+bool manager_stop_pending(void);
+
 /* Loads CONFIG_PATH, makes the event loop and opens the store. Without the file, the built-in
  * defaults unless REQUIRED (a path given on the command line: a typo must not profile into the
- * default store). Returns 0 and sets *ret, or a negative errno after logging why. */
+ * default store). Returns 0 and sets *ret; -ECANCELED when a stop came meanwhile
+ * (manager_stop_pending()); or a negative errno after logging why. */
 int manager_new(const char *config_path, bool required, struct manager **ret);
 
-/* Starts system-wide collection and the timers (flush, status, retention). Returns 0 or a
- * negative errno after logging why. */
+/* Starts system-wide collection and the timers (flush, status, retention). Returns 0;
+ * -ECANCELED when a stop came meanwhile; or a negative errno after logging why. */
 int manager_start(struct manager *m);
 
 /* Ends every session, stops collecting, closes the store. NULL is fine. */

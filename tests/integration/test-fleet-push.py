@@ -6,7 +6,8 @@ official schemas by protoc (schemas/profile.proto for pprof, the vendored opente
 files for OTLP), and every sample value is compared with what cppctl reads from the daemon's
 store for the same interval and unit (hits times the period, per stack). Then the faults: a
 receiver answering HTTP 500, one refusing connections (after a reload), URLs of the wrong
-scheme: clear errors, said once, counted in `cppctl status`, the local store untouched. TAP.
+scheme: clear errors, said once, counted in `cppctl status`, the local store untouched; a
+receiver that never answers delays no other. TAP.
 
 Usage: test-fleet-push.py CPPD CPPCTL WORKLOADS_DIR SCHEMAS_DIR"""
 import base64
@@ -399,6 +400,69 @@ def check_payloads(d, recv, host, unit, cutoff):
     return by_kind
 
 
+def check_independent(tmp):
+    """One thread posted to every receiver in turn: a receiver that takes the connection and never
+    answers held each of its requests 30 s, and every other receiver's profiles with them. Now
+    a good receiver beside it gets every interval, each soon after its end."""
+    good = Receiver()
+    hang = socket.socket()
+    hang.bind(('127.0.0.1', 0))
+    hang.listen(64)
+    hang_url = 'http://127.0.0.1:%d' % hang.getsockname()[1]
+    conns = []
+    d = daemon.Daemon(cppd, tmp, 'independent', 'cpu-time/%d' % PERIOD, flush=0.5, bucket='1s',
+                      extra=fleet(good.url, '', hang_url))
+    w = None
+    try:
+        if not ok(d.ready(), 'cppd pushing to a good receiver and to one that never answers', d.log_text()):
+            return
+        w = subprocess.Popen([os.path.join(workloads, 'recursive-fp'), '12', '100000'])
+
+        def accept():
+            hang.settimeout(0.2)
+            try:
+                conns.append(hang.accept()[0])
+            except socket.timeout:
+                pass
+            return False
+        # Long enough for the hanging receiver's first requests to hold 30 s each.
+        wait_for(accept, 16)
+        arrived = {}
+        for r in good.requests:
+            q = urllib.parse.parse_qs(urllib.parse.urlsplit(r['path']).query)
+            until = int(q['until'][0])
+            arrived.setdefault(until, []).append(r['time'] - until)
+        ends = sorted(arrived)
+        late = max((max(v) for v in arrived.values()), default=None)
+        # An interval goes out once the flush says the store holds it: 1 s after its end at the
+        # earliest, 3 s more for records still in the kernel's rings, and a loaded machine's lag.
+        ok(conns and len(ends) >= 4 and all(b - a == INTERVAL for a, b in zip(ends, ends[1:])) and late < 15,
+           'the good receiver gets every interval (%d, back to back), the last profile of each %.1f s after its end '
+           'at most, while the other holds its requests' % (len(ends), late or 0),
+           '%d connections held; %s' % (len(conns), sorted(arrived.items())))
+        st = status(d)
+        ok(int(st['pyroscope']['intervals']) > int(st['otlp']['intervals']) and st['pyroscope']['failed'] == '0',
+           'status: the hanging receiver falls behind alone (%s intervals against %s)'
+           % (st['otlp']['intervals'], st['pyroscope']['intervals']), st)
+        p = run([cppctl, 'status', '--socket', d.sock])
+        ok(re.search(r'^ +\d+ intervals behind the others$', p.stdout, re.M), 'cppctl status says it is behind',
+           p.stdout)
+        t0 = time.monotonic()
+        wait_status = d.stop()
+        ok(os.WIFEXITED(wait_status) and os.WEXITSTATUS(wait_status) == 0 and time.monotonic() - t0 < 10,
+           'cppd stops cleanly, the hanging request aborted (%.1f s)' % (time.monotonic() - t0))
+    finally:
+        if w:
+            w.kill()
+            w.wait()
+        if not d.exited():
+            d.stop(signal.SIGKILL)
+        for c in conns:
+            c.close()
+        hang.close()
+        good.close()
+
+
 def main():
     if os.geteuid() != 0:
         skip_all('needs root: system-wide perf events and cgroups')
@@ -544,8 +608,11 @@ def main():
                 if r['path'] == '/v1development/profiles' and i not in decoded:
                     decoded[i] = otlp_stacks(r['body'])[2]['time_unix_nano'][0] // 10**9
             return set(decoded.values())
+        # Each receiver keeps its own place: the OTLP one, held 30 s a request while the others
+        # went on, resumes from the interval it was held in and catches up to Parca's, one
+        # interval after the other (a load of the store each on a busy machine).
         ok(wait_for(lambda: len([r for r in recv.requests if r['path'] == '/v1development/profiles']) > n_otlp and
-                    hung_since in otlp_since() and max(otlp_since()) > hung_since, 30),
+                    hung_since in otlp_since() and max(otlp_since()) > hung_since, 90),
            'after a reload mid-interval, the interval that hung (%d) reaches the new OTLP receiver, and the next'
            % hung_since)
         keys = []
@@ -570,6 +637,7 @@ def main():
 
         # Only now every payload is checked: the store has all the intervals pushed.
         check_payloads(d, recv, host, unit, cutoff)
+        check_independent(tmp)
     finally:
         for q in procs:
             if q.poll() is None:

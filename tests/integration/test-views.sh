@@ -171,6 +171,23 @@ is "$?" 1 "-o in a missing directory: exit 1"
 grep -q "Cannot create /nonexistent/dir/x" "$tmp/err"
 ok $? "and names the file"
 
+# The counts' label says what is printed: raw samples while each sample is a hit (every store
+# above), hits once they are weighted. Two runs at periods 2 and 3 merge with weights 2 and 3:
+# f 2x2 + 1x3 = 7, g 1x2 = 2, 9 hits in 4 samples.
+weighted=$tmp/weighted.db
+printf 'main;f 2\nmain;g 1\n' | $cppctl import --folded - --db "$weighted" -r cpu-time --period 2 > /dev/null &&
+        printf 'main;f 1\n' | $cppctl import --folded - --db "$weighted" -r cpu-time --period 3 > /dev/null
+ok $? "a store of two runs at periods 2 and 3"
+$cppctl functions --db "$weighted" > "$tmp/out"
+same_file "$tmp/out" "$expected/weighted-functions.txt" "functions: 9 hits in 4 samples, labelled #hits"
+for view in "down main" "up f" "body" "tree" "graph"; do
+        $cppctl $view --db "$weighted" -t 0 > "$tmp/out"
+        grep -q '^format: .*\[#hits' "$tmp/out" && ! grep -q '#raw_samples' "$tmp/out" && grep -q '\[7[] ]' "$tmp/out"
+        ok $? "$view: the weighted hits (7 for f), labelled #hits"
+done
+$cppctl functions --db "$forms" -t 0.5 | grep -q '^format: usage_fraction function_name \[#raw_samples ±95%\]$'
+ok $? "and #raw_samples where each sample is a hit"
+
 # top, without a daemon: two refreshes of the window's function profile, one after the other.
 $cppctl top --db "$forms" --socket "$tmp/none.sock" --count 2 --interval 100ms --window 1d -t 0.5 > "$tmp/out" 2> "$tmp/err"
 ok $? "top --count 2"

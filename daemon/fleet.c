@@ -99,11 +99,11 @@ struct fleet {
         int spool_error;          /* the last failure to spool, said once; 0 once it works */
         int64_t spool_error_time; /* unix seconds */
         char spool_error_text[FLEET_ERROR_MAX];
-        bool full;                /* a batch did not fit: the ones after it are dropped too, until a
-                                   * batch leaves the spool (or it is empty), so that what it holds
-                                   * stays one unbroken stretch of buckets */
-        bool full_said;           /* "the spool is full" said, until a batch is spooled again */
-        bool too_big_said;        /* "a batch is bigger than the whole spool" said */
+        /* A batch did not fit: the ones after it are dropped too, until a batch leaves the
+         * spool (or it is empty), so that what it holds stays one unbroken stretch of buckets. */
+        bool full;
+        bool full_said;                      /* "the spool is full" said, until a batch is spooled again */
+        bool too_big_said;                   /* "a batch is bigger than the whole spool" said */
         uint64_t spool_usec, spool_cpu_usec; /* time building and spooling batches: wall, CPU */
         struct file_queue queue;             /* batches waiting to be sent */
         struct file_queue bad;               /* damaged batches set aside (.bad) */

@@ -165,24 +165,39 @@ static int roots_of(const struct name_table *names, size_t n_names, const bool *
         return n;
 }
 
+/* The names that T's nodes carry, as flags by name id (n_names + 1 of them), or NULL. */
+static bool *tree_names_present(const struct sample_tree *t) {
+        bool *present = calloc(name_table_size(t->names) + 1, sizeof *present);
+
+        if (present)
+                for (size_t i = 1; i < t->n_nodes; i++)
+                        present[t->nodes[i].name] = true;
+        return present;
+}
+
+/* The names that X has occurrences of, likewise. */
+static bool *index_names_present(const struct tree_index *x) {
+        bool *present = calloc(x->n_names + 1, sizeof *present);
+
+        if (present)
+                for (uint32_t name = 0; name < x->n_names; name++)
+                        present[name] = x->occ_start[name + 1] > x->occ_start[name];
+        return present;
+}
+
 int profile_roots(const struct sample_tree *t, const char *root, bool **ret, uint32_t *ret_first) {
-        size_t n_names = name_table_size(t->names);
-        _cleanup_free_ bool *present = calloc(n_names + 1, sizeof *present);
+        _cleanup_free_ bool *present = tree_names_present(t);
 
         if (!present)
                 return -ENOMEM;
-        for (size_t i = 1; i < t->n_nodes; i++)
-                present[t->nodes[i].name] = true;
-        return roots_of(t->names, n_names, present, root, ret, ret_first);
+        return roots_of(t->names, name_table_size(t->names), present, root, ret, ret_first);
 }
 
 int profile_roots_index(const struct tree_index *x, const char *root, bool **ret, uint32_t *ret_first) {
-        _cleanup_free_ bool *present = calloc(x->n_names + 1, sizeof *present);
+        _cleanup_free_ bool *present = index_names_present(x);
 
         if (!present)
                 return -ENOMEM;
-        for (uint32_t name = 0; name < x->n_names; name++)
-                present[name] = x->occ_start[name + 1] > x->occ_start[name];
         return roots_of(x->header->names, x->n_names, present, root, ret, ret_first);
 }
 
@@ -213,23 +228,18 @@ static int similar_of(const struct name_table *names, size_t n_names, const bool
 }
 
 int profile_similar_roots(const struct sample_tree *t, const char *part, size_t max, char ***ret) {
-        size_t n_names = name_table_size(t->names);
-        _cleanup_free_ bool *present = calloc(n_names + 1, sizeof *present);
+        _cleanup_free_ bool *present = tree_names_present(t);
 
         if (!present)
                 return -ENOMEM;
-        for (size_t i = 1; i < t->n_nodes; i++)
-                present[t->nodes[i].name] = true;
-        return similar_of(t->names, n_names, present, part, max, ret);
+        return similar_of(t->names, name_table_size(t->names), present, part, max, ret);
 }
 
 int profile_similar_roots_index(const struct tree_index *x, const char *part, size_t max, char ***ret) {
-        _cleanup_free_ bool *present = calloc(x->n_names + 1, sizeof *present);
+        _cleanup_free_ bool *present = index_names_present(x);
 
         if (!present)
                 return -ENOMEM;
-        for (uint32_t name = 0; name < x->n_names; name++)
-                present[name] = x->occ_start[name + 1] > x->occ_start[name];
         return similar_of(x->header->names, x->n_names, present, part, max, ret);
 }
 

@@ -187,9 +187,10 @@ int cmd_status(int argc, char **argv) {
                         uint64_t up = get_u64(m, "uptime");
 
                         printf("cppd %s: up %" PRIu64 "h %02" PRIu64 "m %02" PRIu64
-                               "s, resident %.1f MiB (%.1f MiB allocated)\n",
+                               "s, resident %.1f MiB (%.1f MiB allocated, %.1f MiB of it the record queue)\n",
                                get(m, "pid"), up / 3600, up / 60 % 60, up % 60,
-                               get_u64(m, "rss_kib") / 1024.0, get_u64(m, "heap_kib") / 1024.0);
+                               get_u64(m, "rss_kib") / 1024.0, get_u64(m, "heap_kib") / 1024.0,
+                               get_u64(m, "queue_kib") / 1024.0);
                         printf("store %s: %.1f MiB (%.1f MiB in use), run %s, unwinding %s\n",
                                get(m, "store"), get_u64(m, "store_bytes") / 1048576.0,
                                get_u64(m, "store_live_bytes") / 1048576.0, get(m, "run"), get(m, "unwind"));

@@ -197,9 +197,9 @@ static void do_status(struct connection *c) {
         mi = mallinfo2();
         reply(c, "daemon", "pid", num(&nb, getpid()), "uptime", num(&nb, (now - m->started_usec) / 1000000),
               "store", m->config.store_path, "store_bytes", num(&nb, file), "store_live_bytes",
-              num(&nb, live), "rss_kib", rss, "heap_kib", num(&nb, (mi.uordblks + mi.hblkhd) / 1024), "run",
-              num(&nb, collector_run_id(m->collector)), "unwind",
-              m->config.unwind == UNWIND_DWARF ? "dwarf" : "fp", "samples", num(&nb, st.samples),
+              num(&nb, live), "rss_kib", rss, "heap_kib", num(&nb, (mi.uordblks + mi.hblkhd) / 1024),
+              "queue_kib", num(&nb, st.queue_bytes / 1024), "run", num(&nb, collector_run_id(m->collector)),
+              "unwind", m->config.unwind == UNWIND_DWARF ? "dwarf" : "fp", "samples", num(&nb, st.samples),
               "samples_per_second", num(&nb, m->samples_per_second), "lost", num(&nb, st.lost), "processes",
               num(&nb, st.processes), "modules", num(&nb, st.modules), "flush_failures",
               num(&nb, m->flush_failures), NULL);

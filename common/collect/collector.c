@@ -1057,6 +1057,7 @@ void collector_get_stats(const struct collector *c, struct collector_stats *ret)
 
                 ring_reader_get_stats(c->reader, &rs);
                 ret->stacks_cut = rs.stacks_cut;
+                ret->queue_bytes = rs.queue_bytes;
                 if (c->queue_off + sizeof(struct perf_event_header) <= c->queue_size)
                         (void) record_time((const struct perf_event_header *) (c->queue + c->queue_off), &t);
                 else

@@ -95,6 +95,7 @@ struct collector_stats {
         uint64_t live_processes, live_threads; /* followed, exited ones until their hits are stored */
         uint64_t held;                         /* distinct hits not yet stored (COLLECTOR_MAX_HELD) */
         uint64_t lag_ns;                       /* age of the oldest record not yet handled; 0: none */
+        uint64_t queue_bytes;                  /* the reader's queues' buffers (ring_reader_stats) */
 };
 
 /* Creates a collector writing to STORE (borrowed; may be NULL until collector_flush). Returns

@@ -636,5 +636,6 @@ void ring_reader_stop(struct ring_reader *r) {
 void ring_reader_get_stats(struct ring_reader *r, struct ring_reader_stats *ret) {
         pthread_mutex_lock(&r->lock);
         *ret = r->stats;
+        ret->queue_bytes = r->fill_cap + r->work_cap;
         pthread_mutex_unlock(&r->lock);
 }

@@ -82,6 +82,7 @@ void ring_reader_stop(struct ring_reader *r);
 
 struct ring_reader_stats {
         uint64_t records, bytes_in, bytes_queued, bad, full; /* full: passes that found the queue full */
-        uint64_t stacks_cut; /* samples whose stack was cut at its thread's top */
+        uint64_t stacks_cut;  /* samples whose stack was cut at its thread's top */
+        uint64_t queue_bytes; /* now: the two queues' buffers, as large as the last bursts made them */
 };
 void ring_reader_get_stats(struct ring_reader *r, struct ring_reader_stats *ret);

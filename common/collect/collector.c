@@ -388,10 +388,10 @@ static int open_events(struct collector *c, const struct targets *t, uint32_t *r
                 for (unsigned ev = 0; r >= 0 && ev < n_resource_events; ev++) {
                         const struct cevent *e = &c->events[ev];
 
-                        /* Not: shared, a BPF output (open_bpf()), a tracepoint whose program
-                         * samples (held by open_bpf()). */
+                        /* Not: shared, a BPF output (open_bpf()), an event whose programs at
+                         * tracepoints sample (attached by open_bpf()). */
                         if (e->resource != res || e->shared || e->output ||
-                            (e->bpf && e->attr.type == PERF_TYPE_TRACEPOINT))
+                            (e->bpf && (e->count || e->attr.type == PERF_TYPE_TRACEPOINT)))
                                 continue;
                         for (int i = 0; r >= 0 && i < t->n; i++)
                                 for (int cpu = 0; r >= 0 && cpu < c->n_cpus; cpu++) {

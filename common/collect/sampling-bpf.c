@@ -1,44 +1,67 @@
 /* Random sampling in the kernel.
  *
  * A fixed period locks onto any loop whose cycle divides it (paper §7.1). The kernel has no
- * random period, but it runs a BPF program at each overflow of a perf event, and a BPF program
- * may write a sample of its own, with the kernel's callchain and user stack of that moment, into
- * a PERF_COUNT_SW_BPF_OUTPUT event (bpf_perf_event_output()). So each resource gets:
+ * random period, but it runs BPF programs at tracepoints and at each overflow of a perf event,
+ * and a BPF program may write a sample of its own, with the kernel's callchain and user stack of
+ * that moment, into a PERF_COUNT_SW_BPF_OUTPUT event (bpf_perf_event_output()). So each resource
+ * gets an output event per CPU, for every task, whose ring is the resource's ring on that CPU,
+ * and programs of one of two kinds.
  *
- *   - an output event per CPU, for every task, whose ring is the resource's ring on that CPU;
- *   - for a software event (page faults, context switches, cpu-clock): a BPF_PROG_TYPE_PERF_EVENT
- *     program on each of its events, run at each overflow before the sample is written; it
- *     always returns 0, so the event's own sample (and its 16 KiB of stack) is never written;
- *   - for a tracepoint (syscalls): a BPF_PROG_TYPE_TRACEPOINT program, run at each hit. Such a
- *     program belongs to the tracepoint, not to one event: whatever it returns gates every perf
- *     user of that tracepoint on the machine (perf trace, perf record beside us). Ours always
- *     returns 1, so others see every hit, and writes its own samples to our output events
- *     instead. It is attached through a holder, a disabled tracepoint event on ourselves, never
- *     inherited (an inherited event's exit takes the program off the tracepoint on 6.18), and
- *     since it runs for every task on the machine, a collector of some threads only filters by
- *     thread id in a hash map, which a second program on sched:sched_process_fork extends to
- *     the children of the threads in it, at their birth.
+ * Counting programs (page faults, context switches, system calls: the events that come by the
+ * million) are BPF_PROG_TYPE_RAW_TRACEPOINT programs attached with BPF_RAW_TRACEPOINT_OPEN: no
+ * perf event, no record, no overflow path, and their answer gates nothing. At each hit:
  *
- * Each program, at each overflow or hit, on this CPU's state (a per-CPU array):
+ *      left = left - 1                      this CPU's countdown (a per-CPU array)
+ *      at 0: a candidate; left = a new geometric draw of mean P (emit_draw()), and a candidate
+ *            of a thread or cgroup we follow goes on to the decision below with period P
+ *
+ * ceil(E) for an exponential E of rate -ln(1 - 1/P) is geometric: each event a candidate with
+ * probability 1/P, independently of the others, as a coin per event would give, without the
+ * coin. E comes from a table of the exponential's quantiles at u = i/4096 (a map we fill), a
+ * bucket of equal probability picked by the top 12 bits of a random u32 and a point linearly
+ * within it by the rest; the last bucket adds its start and draws again (the exponential
+ * forgets). Filters run per candidate only: since every event of the CPU is a candidate with the
+ * same probability, ours are too, and the cost per event stays a decrement.
+ *
+ * Every-event programs (other counted events, and all with every_event):
+ *
+ *   - for a software or hardware event: a BPF_PROG_TYPE_PERF_EVENT program on each of its
+ *     events, run at each overflow (kernel period 1 for counted events) before the sample is
+ *     written; it always returns 0, so the event's own sample (and its 16 KiB of stack) is never
+ *     written;
+ *   - for a tracepoint: a BPF_PROG_TYPE_TRACEPOINT program, run at each hit. Such a program
+ *     belongs to the tracepoint, not to one event: whatever it returns gates every perf user of
+ *     that tracepoint on the machine (perf trace, perf record beside us). Ours always returns 1,
+ *     so others see every hit. It is attached through a holder, a disabled tracepoint event on
+ *     ourselves, never inherited (an inherited event's exit takes the program off the tracepoint
+ *     on 6.18).
+ *
+ * Tracepoint programs run for every task on the machine, so a collector of some threads filters
+ * by thread id in a hash map, which a program on sched:sched_process_fork extends to the
+ * children of the threads in it, at their birth; a collector of a cgroup (counting programs
+ * only) by bpf_current_task_under_cgroup().
+ *
+ * The decision, on this CPU's state, for a candidate (period P) or an overflow (period 1):
  *
  *      k = max(k, k_min)                    k_min: 1 in how many the collector wants kept
- *      keep with probability 1/k            bpf_get_prandom_u32() < (2^32 - 1) / k
+ *      keep with probability period / k     bpf_get_prandom_u32() < (2^32 - 1) period / k
  *      on keep: kept++, and past the budget of this window: k = 2k (at most k_max), and the
  *               count starts again at half the budget
  *               write the sample, raw data = { k, the tracepoint's field }; count a full ring
  *      a new window (SAMPLING_BPF_WINDOW_NS) after one under a quarter of the budget: k = k/2
  *
- * A flood from k = 1 reaches the right k within one window, keeping there about the budget
+ * A flood from k = period reaches the right k within one window, keeping there about the budget
  * plus half of it per doubling (3.5 budgets for a factor of 32); a window with half the budget
  * leaves k where it is, so a steady flood settles.
  *
- * The intervals are independent (geometric with mean k times the kernel period), and each kept
- * sample carries the k it was drawn with: its weight, the inverse of the probability that kept
- * it, which makes sums of weights unbiased however k moves, since k depends only on the past.
- * A flood is thinned within one sample on the CPU it floods, before a ring can fill.
+ * The intervals are independent (geometric with mean k events, or k times the kernel period),
+ * and each kept sample carries the k it was drawn with: its weight, the inverse of the
+ * probability that kept it, which makes sums of weights unbiased however k moves, since k
+ * depends only on the past. A flood is thinned within one sample on the CPU it floods, before a
+ * ring can fill.
  *
  * The programs are built here as arrays and loaded with bpf(2): libbpf would bring an ELF
- * loader, BTF and a build-time BPF compiler for what fits on two screens. */
+ * loader, BTF and a build-time BPF compiler for what fits on a few screens. */
 #include "sampling-bpf.h"
 
 #include <errno.h>
@@ -736,17 +759,6 @@ static int load(struct asm_prog *p, enum bpf_prog_type type) {
         if (r < 0)
                 return r;
         strncpy(a.prog_name, "cppd_sample", sizeof a.prog_name - 1);
-        if (getenv("CPPD_BPF_DEBUG")) {
-                static char log[65536];
-                int fd;
-                a.log_buf = (uint64_t) (uintptr_t) log;
-                a.log_size = sizeof log;
-                a.log_level = 1;
-                fd = sys_bpf(BPF_PROG_LOAD, &a);
-                if (fd < 0)
-                        fprintf(stderr, "%s\n", log);
-                return fd;
-        }
         return sys_bpf(BPF_PROG_LOAD, &a);
 }
 

@@ -1,7 +1,9 @@
-/* Random sampling in the kernel: tiny BPF programs decide at each overflow (or tracepoint hit)
- * whether it becomes a sample, with a probability the collector sets and the kernel raises by
- * itself when a CPU brings more than its budget, and write each kept sample, with its weight,
- * into a BPF output event of our own (paper §7.1's random intervals; issue 16). */
+/* Random sampling in the kernel: tiny BPF programs count page faults, context switches and system
+ * calls down at their raw tracepoints and sample where a geometric countdown ends, or decide at
+ * each overflow (or tracepoint hit) of other events whether it becomes a sample; with a
+ * probability the collector sets and the kernel raises by itself when a CPU brings more than its
+ * budget; and write each kept sample, with its weight, into a BPF output event of our own
+ * (paper §7.1's random intervals). */
 #pragma once
 
 #include <stdbool.h>

@@ -255,6 +255,7 @@ void drop_bpf(struct collector *c, unsigned res) {
                 if (c->events[ev].resource == res && c->events[ev].bpf) {
                         c->events[ev].bpf = false;
                         c->events[ev].count = NULL;
+                        c->events[ev].attr.exclude_user = 0;
                         c->events[ev].period = c->events[ev].fixed_period;
                 }
         c->resources[res].bpf = sampling_bpf_free(c->resources[res].bpf);
@@ -278,23 +279,19 @@ static uint64_t kernel_budget(const struct collector *c) {
         return MAX(MIN(share, fits), 1u);
 }
 
-/* The events a counting program can take over (sampling-bpf.c): where the raw tracepoints see
- * the same events as perf's event. exceptions:page_fault_{user,kernel} (x86) fire at the fault's
- * entry: kernel-mode faults on kernel addresses are left out, and the few faults taken with page
- * faults disabled (a probe's copy of user memory), which the software event skips, are counted.
- * sched:sched_switch fires where context-switches counts, in the task switched out. */
+/* The events a counting program can take over (sampling-bpf.c): where a raw tracepoint sees the
+ * same events as perf's event. exceptions:page_fault_user (x86) fires at each fault taken in user
+ * mode; faults the kernel takes on user memory (a read() into a fresh buffer) stay with the
+ * software event, user mode excluded, since exceptions:page_fault_kernel also sees the faults
+ * taken with page faults disabled, which the event skips: those of every perf sample's copy of
+ * a user stack that runs past its end (about one a sample). sched:sched_switch fires where
+ * context-switches counts, in the task switched out; raw_syscalls:sys_enter at each call. */
 static const struct count_point count_points[] = {
-        { PERF_TYPE_SOFTWARE,
-          PERF_COUNT_SW_PAGE_FAULTS,
-          "exceptions:page_fault_user",
-          { { "page_fault_user", false }, { "page_fault_kernel", true } },
-          -1 },
-        { PERF_TYPE_SOFTWARE,
-          PERF_COUNT_SW_CONTEXT_SWITCHES,
-          "sched:sched_switch",
-          { { "sched_switch", false } },
-          -1 },
-        { PERF_TYPE_TRACEPOINT, 0, "raw_syscalls:sys_enter", { { "sys_enter", false } }, 1 },
+        { PERF_TYPE_SOFTWARE, PERF_COUNT_SW_PAGE_FAULTS, "exceptions:page_fault_user", "page_fault_user",
+          true, true, -1 },
+        { PERF_TYPE_SOFTWARE, PERF_COUNT_SW_CONTEXT_SWITCHES, "sched:sched_switch", "sched_switch", false,
+          false, -1 },
+        { PERF_TYPE_TRACEPOINT, 0, "raw_syscalls:sys_enter", "sys_enter", false, false, 1 },
 };
 
 /* The counting point of event E, or NULL: none, or the machine has not its tracepoints. */
@@ -385,7 +382,8 @@ void plan_sampling(struct collector *c, const struct targets *t) {
                                 raw_size = e->raw_size;
                         if (count) {
                                 e->count = count_point_of(e);
-                                fine = e->period;
+                                e->attr.exclude_user = e->count->kernel_mode;
+                                fine = 1;
                                 res->keep_base = e->period;
                         } else if (is_clock(e)) {
                                 fine = MAX(e->period / CLOCK_SPLIT, CLOCK_MIN_NS);
@@ -472,12 +470,9 @@ int open_bpf(struct collector *c, unsigned res, const struct targets *t) {
                         r = filter_targets(c, res, t);
                         filtered = true;
                 }
-                if (e->count)
-                        for (size_t i = 0;
-                             r >= 0 && i < ELEMENTSOF(e->count->points) && e->count->points[i].name; i++)
-                                r = sampling_bpf_count_tracepoint(bpf, e->count->points[i].name,
-                                                                  e->count->field_arg,
-                                                                  e->count->points[i].user_addr);
+                if (e->count && r >= 0)
+                        r = sampling_bpf_count_tracepoint(bpf, e->count->point, e->count->field_arg,
+                                                          e->count->user_addr);
                 else if (r >= 0)
                         r = sampling_bpf_hold_tracepoint(bpf, e->attr.config, e->raw_offset,
                                                          e->role == ROLE_SYSCALL ? e->raw_size : 0);

@@ -103,17 +103,18 @@ struct cevent {
                                 * with its weight (sampling-bpf.h) */
 };
 
-/* An event that raw tracepoints see too, where a counting program can take its place: each hit
- * of POINTS is one event (USER_ADDR: if its first argument is a user address), and FIELD_ARG
- * (-1: none) is the argument a sample keeps (the system call's number). */
+/* An event that a raw tracepoint sees too, where a counting program can take its place: each hit
+ * of POINT is one event (USER_ADDR: if its first argument is a user address), and FIELD_ARG
+ * (-1: none) is the argument a sample keeps (the system call's number). KERNEL_MODE: the point
+ * sees the event in user mode only; the event itself stays open, excluding user mode, at
+ * kernel period 1 with a coin (page faults taken in the kernel, on user memory). */
 struct count_point {
         uint32_t type;
         uint64_t config;   /* SOFTWARE: the event; TRACEPOINT: unused (matched by role) */
-        const char *probe; /* the tracefs name whose presence says the points exist */
-        struct {
-                const char *name;
-                bool user_addr;
-        } points[2];
+        const char *probe; /* the tracefs name whose presence says the point exists */
+        const char *point;
+        bool user_addr;
+        bool kernel_mode;
         int field_arg;
 };
 

@@ -391,9 +391,12 @@ static int open_events(struct collector *c, const struct targets *t, uint32_t *r
                         const struct cevent *e = &c->events[ev];
 
                         /* Not: shared, a BPF output (open_bpf()), an event whose programs at
-                         * tracepoints sample (attached by open_bpf()). */
+                         * tracepoints sample (attached by open_bpf()), but for what they cannot
+                         * see (kernel-mode page faults). */
                         if (e->resource != res || e->shared || e->output ||
-                            (e->bpf && (e->count || e->attr.type == PERF_TYPE_TRACEPOINT)))
+                            (e->bpf &&
+                             ((e->count && !e->count->kernel_mode) ||
+                              (!e->count && e->attr.type == PERF_TYPE_TRACEPOINT))))
                                 continue;
                         for (int i = 0; r >= 0 && i < t->n; i++)
                                 for (int cpu = 0; r >= 0 && cpu < c->n_cpus; cpu++) {

@@ -28,7 +28,9 @@
  *   - for a software or hardware event: a BPF_PROG_TYPE_PERF_EVENT program on each of its
  *     events, run at each overflow (kernel period 1 for counted events) before the sample is
  *     written; it always returns 0, so the event's own sample (and its 16 KiB of stack) is never
- *     written;
+ *     written. It may share a resource with counting programs (page faults: user-mode ones
+ *     counted down at their tracepoint, kernel-mode ones by the software event with a coin);
+ *     both weigh their samples alike;
  *   - for a tracepoint: a BPF_PROG_TYPE_TRACEPOINT program, run at each hit. Such a program
  *     belongs to the tracepoint, not to one event: whatever it returns gates every perf user of
  *     that tracepoint on the machine (perf trace, perf record beside us). Ours always returns 1,
@@ -509,8 +511,9 @@ static void emit_thread_filter(const struct sampling_bpf *s, struct asm_prog *p)
 
 /* With r7 = ctl and r8 = this CPU's state: a new window relaxes k after a calm one; then
  * r9 = k = max(k, k_min), never past k_max; keep with probability period / k (to L_DROP if
- * not); count the kept sample, and past the budget double k for the next ones. */
-static void emit_decide(struct asm_prog *p) {
+ * not), period being ctl's for a counting program's candidates (CANDIDATE) and 1 for a coin's
+ * overflow; count the kept sample, and past the budget double k for the next ones. */
+static void emit_decide(struct asm_prog *p, bool candidate) {
         /* A new window? Then relax after a calm one, and count afresh. */
         call(p, BPF_FUNC_ktime_get_ns);
         LDX(BPF_DW, BPF_REG_2, BPF_REG_8, offsetof(struct state, window_start));
@@ -542,14 +545,18 @@ static void emit_decide(struct asm_prog *p) {
         place(p, L_K_MAX);
         STX(BPF_DW, BPF_REG_8, BPF_REG_9, offsetof(struct state, k));
 
-        /* Keep with probability period / k (period: 1 but for counting programs, whose
-         * candidates already came 1 in period). */
-        LDX(BPF_DW, BPF_REG_4, BPF_REG_7, offsetof(struct ctl, period));
+        /* Keep with probability period / k (a candidate came 1 in period already). */
+        if (candidate)
+                LDX(BPF_DW, BPF_REG_4, BPF_REG_7, offsetof(struct ctl, period));
+        else
+                MOV_K(BPF_REG_4, 1);
         jump(p, BPF_JLE | BPF_X, BPF_REG_9, BPF_REG_4, 0, L_KEEP);
         call(p, BPF_FUNC_get_prandom_u32);
         emit(p, BPF_ALU | BPF_MOV | BPF_K, BPF_REG_1, 0, 0, -1); /* 0xffffffff, zero-extended */
-        LDX(BPF_DW, BPF_REG_4, BPF_REG_7, offsetof(struct ctl, period));
-        ALU_X(BPF_MUL, BPF_REG_1, BPF_REG_4);
+        if (candidate) {
+                LDX(BPF_DW, BPF_REG_4, BPF_REG_7, offsetof(struct ctl, period));
+                ALU_X(BPF_MUL, BPF_REG_1, BPF_REG_4);
+        }
         ALU_X(BPF_DIV, BPF_REG_1, BPF_REG_9);
         jump(p, BPF_JGE | BPF_X, BPF_REG_0, BPF_REG_1, 0, L_DROP);
         place(p, L_KEEP);
@@ -625,7 +632,7 @@ static void build_sampling(const struct sampling_bpf *s, bool tracepoint, struct
                 emit_thread_filter(s, p);
         emit_lookup(p, s->ctl_fd, BPF_REG_7);
         emit_lookup(p, s->state_fd, BPF_REG_8);
-        emit_decide(p);
+        emit_decide(p, false);
         emit_output(s, f, p);
         place(p, L_DROP);
         MOV_K(BPF_REG_0, tracepoint ? 1 : 0);
@@ -708,7 +715,7 @@ static void build_count(const struct sampling_bpf *s, bool user_addr, struct asm
                 jump(p, BPF_JNE | BPF_K, BPF_REG_0, 0, 1, L_PASS);
         }
         emit_lookup(p, s->ctl_fd, BPF_REG_7);
-        emit_decide(p);
+        emit_decide(p, true);
         emit_output(s, f, p);
         place(p, L_DROP);
         place(p, L_PASS);

@@ -4,14 +4,17 @@
 The default: the cost at its defaults. Real work, each run unprofiled and profiled in
 interleaved pairs (each profiled run against the mean of the unprofiled runs on either side of
 it; the order of the profilers turns each round): a g++ compile of a file of containers and
-regex, `make -j2` of cppd's own sources (gcc -O2), PostgreSQL under pgbench (2 clients; its
+regex, `make -j2` of the lower layers of cppd's own sources (gcc -O2), PostgreSQL under pgbench (2 clients; its
 cost is 1/tps), and three loops whose time per event is printed: a toucher of fresh memory
 (`cycles faults`: ns a page fault), a ping-pong of two threads (`pingpong`: ns a round), a loop
 of preads (`cycles syscalls`: ns a call). Profiled by cppd at its defaults (`cpu-time/10,
 page-faults/256, context-switches/64`), with `jitter = no`, with `every_event = yes`, by `cppctl
 record` at its defaults, and with --before BUILD by another build's cppd at its defaults.
-Printed: each workload's unprofiled figure, and per profiler the median slowdown of the pairs
-with their range; the load average before and after.
+Each run is measured in CPU time of the workload and of every process it started (tests/bench/timed
+-c: the cost a profiler adds in the kernel is charged to the program, and CPU time is what other
+load on a shared machine moves least) and in wall time. Printed: each workload's unprofiled
+figure, and per profiler the median slowdown of the pairs with their range, in both; the load
+average before and after.
 
 --busy: the daemon on a busy machine, beside perf record -a with the same events, in one run.
 A workload loads every CPU with CPU time, page faults and system calls (recursive, process_db
@@ -92,13 +95,12 @@ class Daemon:
 
 
 def make_tree(tmp):
-    """A Makefile that compiles cppd's own C sources (not those needing generated headers) with
-    gcc -O2 into TMP/make; returns (its directory, the number of files)."""
+    """A Makefile that compiles the lower layers of cppd's own sources (common/base, tree, view,
+    store: no generated headers) with gcc -O2 into TMP/make; returns (its directory, the number
+    of files)."""
     d = os.path.join(tmp, 'make')
     os.mkdir(d)
-    dirs = sorted(glob.glob(os.path.join(REPO, 'common', '*'))) + [os.path.join(REPO, 'client'),
-                                                                   os.path.join(REPO, 'daemon')]
-    dirs = [x for x in dirs if os.path.isdir(x) and os.path.basename(x) != 'push']
+    dirs = [os.path.join(REPO, 'common', x) for x in ('base', 'tree', 'view', 'store')]
     srcs = [c for x in dirs for c in sorted(glob.glob(os.path.join(x, '*.c')))]
     cflags = '-O2 -std=c11 -D_GNU_SOURCE -DCPPD_VERSION=\'"0"\' -I/usr/include/elfutils ' + \
         ' '.join('-I' + os.path.abspath(x) for x in dirs)
@@ -114,25 +116,28 @@ def make_tree(tmp):
 
 
 class Work:
-    """One workload: NAME, UNIT (what its figure is), and run(prefix) -> its cost (seconds, or
-    seconds a transaction), PREFIX being what runs it (cppctl record's command line)."""
+    """One workload: NAME, UNIT (what its figure is: s, ns an event, or tps), ARGV, PER (events
+    in a run, for a time per event), and run(prefix) -> its cost as (wall seconds, CPU seconds of
+    it and everything it started), per event or per transaction. PREFIX is what runs it (cppctl
+    record's command line)."""
 
-    def __init__(self, name, unit, argv, per=1.0, cost=None, before=None):
-        self.name, self.unit, self.argv, self.per, self.cost, self.before = name, unit, argv, per, cost, before
+    def __init__(self, name, unit, argv, per=1.0, transactions=None, before=None):
+        self.name, self.unit, self.argv, self.per = name, unit, argv, per
+        self.transactions, self.before = transactions, before
 
     def run(self, prefix, timed, tmp):
-        t = os.path.join(tmp, 'timed')
-        if os.path.exists(t):
-            os.unlink(t)
+        t, c = os.path.join(tmp, 'timed'), os.path.join(tmp, 'timed-cpu')
+        for f in (t, c):
+            if os.path.exists(f):
+                os.unlink(f)
         if self.before:
             self.before()
-        p = subprocess.run(list(prefix) + ([timed, t] if not self.cost else []) + self.argv,
-                           stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
-        if self.cost:
-            return self.cost(p)
-        if p.returncode != 0 or not os.path.exists(t):
+        p = subprocess.run(list(prefix) + [timed, '-c', c, t] + self.argv, stdout=subprocess.PIPE,
+                           stderr=subprocess.STDOUT, text=True)
+        per = self.transactions() if self.transactions else self.per
+        if p.returncode != 0 or not os.path.exists(c) or not per:
             sys.exit('bench-daemon: %s failed (%d): %s' % (self.name, p.returncode, p.stdout[-1000:]))
-        return float(open(t).read()) / self.per
+        return float(open(t).read()) / per, float(open(c).read()) / per
 
 
 def workloads(a, build, tmp):
@@ -146,7 +151,7 @@ def workloads(a, build, tmp):
                                                        os.path.join(tmp, 'compile.o')]))
     if 'make' in names and not quick:
         d, n = make_tree(tmp)
-        out.append(Work('make -j2, %d files of cppd (gcc -O2)' % n, 's', ['make', '-s', '-j2', '-C', d, 'all'],
+        out.append(Work('make -j2, %d files of cppd -O2' % n, 's', ['make', '-s', '-j2', '-C', d, 'all'],
                         before=lambda: subprocess.run(['make', '-s', '-C', d, 'clean'])))
     if 'pgbench' in names and not quick:
         pg = rp.Workload('postgres', tmp)
@@ -155,22 +160,20 @@ def workloads(a, build, tmp):
         else:
             argv = pg.argv[:-1] + ['4']     # pgbench.sh's seconds, the last word (rp.Workload.wrap())
 
-            def tps(p, pg=pg):
+            def transactions(pg=pg):
                 status, out = pg.result()
-                m = re.search(r'tps = ([0-9.]+)', out)
-                if status != 0 or not m:
-                    sys.exit('bench-daemon: pgbench failed: %s' % out[-1000:])
-                return 1 / float(m.group(1))
-            out.append(Work('pgbench, 2 clients, 4 s (s a transaction)', 'tps', argv, cost=tps, before=pg.before))
+                m = re.search(r'number of transactions actually processed: (\d+)', out)
+                return int(m.group(1)) if status == 0 and m else 0
+            out.append(Work('pgbench, 2 clients, 4 s', 'tps', argv, transactions=transactions, before=pg.before))
     if 'toucher' in names:
         n = 25000 if quick else 250000
-        out.append(Work('fresh memory: ns a page fault', 'ns', [os.path.join(wl, 'cycles-nofp'), 'faults', str(n)],
+        out.append(Work('fresh memory, a page fault', 'ns', [os.path.join(wl, 'cycles-nofp'), 'faults', str(n)],
                         per=4 * n / 1e9))
     if 'events' in names:
         n = 2000 if quick else 20000
-        out.append(Work('pingpong: ns a round', 'ns', [os.path.join(wl, 'pingpong-nofp'), str(n)], per=n / 1e9))
+        out.append(Work('pingpong, a round', 'ns', [os.path.join(wl, 'pingpong-nofp'), str(n)], per=n / 1e9))
         n = 10000 if quick else 100000
-        out.append(Work('preads: ns a call', 'ns', [os.path.join(wl, 'cycles-nofp'), 'syscalls', str(n)],
+        out.append(Work('preads, a call', 'ns', [os.path.join(wl, 'cycles-nofp'), 'syscalls', str(n)],
                         per=5 * n / 1e9))
     return out
 
@@ -190,7 +193,7 @@ def cost_at_defaults(a):
             modes.append(('before', os.path.join(a.before, 'daemon', 'cppd'), ''))
         load_before = os.getloadavg()
         off = {w.name: [] for w in works}
-        on = {(m[0], w.name): [] for m in modes for w in works}
+        on = {(m[0], w.name, k): [] for m in modes for w in works for k in (0, 1)}
 
         def block(prefix=()):
             return {w.name: w.run(prefix, timed, tmp) for w in works}
@@ -209,8 +212,9 @@ def cost_at_defaults(a):
                     os.unlink(db)
                 nxt = block()
                 for w in works:
-                    base = (last[w.name] + nxt[w.name]) / 2
-                    on[(name, w.name)].append(got[w.name] / base - 1)
+                    for k in (0, 1):
+                        base = (last[w.name][k] + nxt[w.name][k]) / 2
+                        on[(name, w.name, k)].append(got[w.name][k] / base - 1)
                     off[w.name].append(last[w.name])
                 last = nxt
         load_after = os.getloadavg()
@@ -219,18 +223,25 @@ def cost_at_defaults(a):
         print('before: %s' % os.path.abspath(a.before))
     print('machine: Linux %s, %d CPUs; load average %.1f before, %.1f after; %d rounds' %
           (os.uname().release, os.cpu_count(), load_before[0], load_after[0], rounds))
-    print('slowdown: the median over the rounds of (profiled / the mean of the unprofiled runs beside it - 1), '
-          '[min, max]')
     width = max(len(w.name) for w in works) + 2
-    print('%-*s %12s' % (width, 'workload', 'unprofiled') + ''.join(' %24s' % m[0][:24] for m in modes))
-    for w in works:
-        v = statistics.median(off[w.name])
-        shown = ('%.1f' % (1 / v)) if w.unit == 'tps' else ('%.0f' % v if w.unit == 'ns' else '%.3f' % v)
-        line = '%-*s %12s' % (width, w.name, shown + ' ' + w.unit)
-        for m in modes:
-            x = on[(m[0], w.name)]
-            line += ' %24s' % ('%+.1f%% [%+.1f, %+.1f]' % (100 * statistics.median(x), 100 * min(x), 100 * max(x)))
-        print(line)
+    for k, what in ((1, 'CPU time of the workload and all it started (what the profiler costs it in the kernel '
+                        'is charged to it)'),
+                    (0, 'wall time (tps for pgbench), which other load on the machine moves')):
+        print('\nslowdown in %s: the median over the rounds of (profiled / the mean of the unprofiled runs '
+              'beside it - 1) [min, max]' % what)
+        print('%-*s %12s' % (width, 'workload', 'unprofiled') + ''.join(' %24s' % m[0] for m in modes))
+        for w in works:
+            v = statistics.median(x[k] for x in off[w.name])
+            if w.unit == 'tps':
+                shown = '%.1f tps' % (1 / v) if k == 0 else '%.0f us/t' % (1e6 * v)
+            else:
+                shown = '%.0f ns' % v if w.unit == 'ns' else '%.3f s' % v
+            line = '%-*s %12s' % (width, w.name, shown)
+            for m in modes:
+                x = on[(m[0], w.name, k)]
+                line += ' %24s' % ('%+.1f%% [%+.1f, %+.1f]' % (100 * statistics.median(x), 100 * min(x),
+                                                                 100 * max(x)))
+            print(line)
 
 
 def busy_machine(a):

@@ -4,7 +4,9 @@
 - Loops of k system calls / k page faults per cycle, split 4:1 and 3:1 between two known paths,
   recorded at the default periods (10 and 16, multiples of k): each path's share is within its
   printed error bars of the truth; with --no-jitter the same recording aliases (the share is off
-  by more than 0.1), so the test fails if the intervals stop being random. Page faults also with
+  by more than 0.1), so the test fails if the intervals stop being random; and the loop's events
+  estimated from the hits are the count within 4 standard deviations (sqrt of the sum of squared
+  weights), so it fails if the intervals' mean is not the period. Page faults also with
   --every-event (a coin at every event instead of a countdown).
 - A loop of 4 context switches (3:1) at the daemon's context-switches/64: within its bars. A
   thread's switches are not exact enough to alias reliably at fixed periods (any preemption
@@ -39,6 +41,7 @@ from tap import done, ok, skip_all
 
 cppd, cppctl, workloads = sys.argv[1], sys.argv[2], sys.argv[3]
 CYCLES = os.path.join(workloads, 'cycles-nofp')
+DEFAULT_PERIODS = {'syscalls': 10, 'page-faults': 16}
 
 
 def run(argv, **kw):
@@ -71,7 +74,7 @@ def share(db, resource, a, b):
     return (ha / n if n else 0.0), (ea / n if n else 1.0), header
 
 
-def check_cycle(mode, resource, a, b, truth, n, args=(), must_alias=True):
+def check_cycle(mode, resource, a, b, truth, n, args=(), must_alias=True, events=0):
     what = ' '.join([mode] + list(args))
     with tempfile.TemporaryDirectory() as d:
         db = os.path.join(d, 'r.db')
@@ -82,6 +85,20 @@ def check_cycle(mode, resource, a, b, truth, n, args=(), must_alias=True):
         ok('at random' in header, '%s: the header says the intervals are random' % what, header)
         ok(abs(s - truth) <= 2 * e, '%s at %s: %s = %.4f ±%.4f, truth %.2f' % (what, resource, a, s, e, truth),
            header)
+        if events:
+            # The intervals' mean: the loop's events (a and b), in periods, against the count.
+            period = int(resource.split('/')[1]) if '/' in resource else DEFAULT_PERIODS[resource]
+            con = sqlite3.connect(db)
+            hits = squares = 0
+            for text, h, sq in con.execute("SELECT st.text, sum(s.hits), sum(s.hits_squared) FROM sample AS s "
+                                           "JOIN stack_text AS st ON st.stack_id = s.stack_id GROUP BY st.text"):
+                if (';%s;' % a) in text + ';' or (';%s;' % b) in text + ';':
+                    hits += h
+                    squares += sq
+            want = events * n / period
+            ok(abs(hits - want) <= 4 * math.sqrt(squares) + 2,
+               '%s: the loop\'s %d events estimated at %d (%d hits of %d), within 4 sd (%.0f)' %
+               (what, events * n, hits * period, hits, period, 4 * math.sqrt(squares) * period))
         if args:
             return
         db2 = os.path.join(d, 'f.db')
@@ -268,9 +285,9 @@ def main():
         con = sqlite3.connect(os.path.join(d, 'probe.db'))
         if con.execute("SELECT sampling FROM run_resource").fetchone()[0] != 'random':
             skip_all('BPF sampling is not available here (periods fixed)')
-    check_cycle('syscalls', 'syscalls', 'path_a', 'path_b', 0.8, 20000)
-    check_cycle('faults', 'page-faults', 'fault_a', 'fault_b', 0.75, 20000)
-    check_cycle('faults', 'page-faults', 'fault_a', 'fault_b', 0.75, 20000, args=['--every-event'])
+    check_cycle('syscalls', 'syscalls', 'path_a', 'path_b', 0.8, 20000, events=5)
+    check_cycle('faults', 'page-faults', 'fault_a', 'fault_b', 0.75, 20000, events=4)
+    check_cycle('faults', 'page-faults', 'fault_a', 'fault_b', 0.75, 20000, args=['--every-event'], events=4)
     check_cycle('switches', 'context-switches/64', 'switch_a', 'switch_b', 0.75, 16000, must_alias=False)
     check_slices()
     check_coverage(0, 'unthinned', 800, 5000)

@@ -21,6 +21,7 @@
 #include "control-client.h"
 #include "log.h"
 #include "parse-util.h"
+#include "proc-util.h"
 #include "standalone.h"
 #include "strv.h"
 
@@ -190,6 +191,13 @@ int cmd_attach(int argc, char **argv) {
                 pidfd = syscall(SYS_pidfd_open, (pid_t) pid, 0);
                 if (pidfd < 0 && errno == ESRCH) {
                         log_error("no process %" PRIu64, pid);
+                        return EXIT_FAILURE_;
+                }
+                if (proc_is_zombie((pid_t) pid)) {
+                        log_error("process %" PRIu64
+                                  " has exited (a zombie its parent has not reaped): nothing "
+                                  "is left to profile",
+                                  pid);
                         return EXIT_FAILURE_;
                 }
         }

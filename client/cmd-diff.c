@@ -324,8 +324,10 @@ static int render_text_diff(FILE *f, const struct diff *d, double threshold) {
         text_side(f, "new", d->sides[1], d->trees[1]);
         fprintf(f,
                 "test: two-proportion z on the samples, pooled; * where |z| >= %.2f (significant at 95%%)\n"
-                "format: change base_fraction new_fraction z [#raw_samples base → new] %s\n%s\n",
-                DIFF_Z_95, paths ? "(call_path)" : "function_name", RULE);
+                "format: change base_fraction new_fraction z [%s base → new] %s\n%s\n",
+                DIFF_Z_95,
+                streq(render_count_label(d->trees[0]), "#hits") ? "#hits" : render_count_label(d->trees[1]),
+                paths ? "(call_path)" : "function_name", RULE);
         for (size_t i = 0; i < d->n_rows; i++) {
                 const struct diff_row *r = &d->rows[i];
 

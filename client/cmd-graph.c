@@ -42,14 +42,10 @@ int cmd_graph(int argc, char **argv) {
                         _cleanup_(strv_freep) char **similar = NULL;
                         _cleanup_free_ char *list = NULL;
 
-                        for (uint32_t i = 0; i < name_table_size(t->names) && strv_length(similar) < 5; i++)
-                                if (strstr(name_table_get(t->names, i), q.root) &&
-                                    strv_extend(&similar, name_table_get(t->names, i)) < 0)
-                                        break;
-                        list = strv_join(similar, ", ");
+                        if (profile_similar_roots(t, q.root, 5, &similar) > 0)
+                                list = strv_join(similar, ", ");
                         log_error("'%s' appears in no sample of %s%s%s", q.root, q.resource,
-                                  similar && list ? "; functions with that in their name: " : "",
-                                  similar && list ? list : "");
+                                  list ? "; functions with that in their name: " : "", list ? list : "");
                         return EXIT_EMPTY;
                 }
         }

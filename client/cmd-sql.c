@@ -10,11 +10,13 @@
  *
  * With a ClickHouse fleet store (cppctl sql clickhouse://HOST:PORT/DB "SELECT ..."), the SQL goes
  * to ClickHouse as it is, one statement, with readonly=1 on the request, so that ClickHouse
- * itself refuses whatever writes or changes a setting; the answer comes back as TabSeparated
- * with names and types and is printed in the same three formats. A FORMAT clause is refused:
- * cppctl does the formatting. */
+ * itself refuses whatever writes or changes a setting; KILL and SYSTEM, which readonly=1 lets
+ * through, are refused here. The answer comes back as TabSeparated with names and types and is
+ * printed in the same three formats a row at a time as it streams in, as for SQLite. A FORMAT
+ * clause is refused: cppctl does the formatting. */
 #include "cppctl.h"
 
+#include <ctype.h>
 #include <errno.h>
 #include <getopt.h>
 #include <inttypes.h>
@@ -23,6 +25,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <unistd.h>
 
 #include "ch-client.h"
@@ -110,17 +113,20 @@ static void csv_field(FILE *f, const char *s) {
 }
 
 /* Table output streams: the column widths are measured over the header and the first
- * SQL_TABLE_BATCH rows, which are held until then; later rows are printed as they come with
- * those widths (a longer cell pushes the rest of its line out), as the sqlite3 shell's column
- * mode does. Output starts at once and memory stays bounded for any number of rows; holding
- * them all, as before, took time quadratic in the cells and printed nothing until the end. */
+ * SQL_TABLE_BATCH rows (fewer if they hold more than SQL_TABLE_HELD_MAX bytes), which are held
+ * until then; later rows are printed as they come with those widths (a longer cell pushes the
+ * rest of its line out), as the sqlite3 shell's column mode does. Output starts at once and
+ * memory stays bounded for any number of rows; holding them all, as before, took time quadratic
+ * in the cells and printed nothing until the end. */
 #define SQL_TABLE_BATCH 1000
+#define SQL_TABLE_HELD_MAX (16u << 20)
 
 struct table {
-        int n;          /* columns */
-        size_t *width;  /* bytes, per column, over the held rows */
-        char **held;    /* (1 + SQL_TABLE_BATCH) * n cells, the header first */
-        size_t n_held;  /* rows held, the header included */
+        int n;         /* columns */
+        size_t *width; /* bytes, per column, over the held rows */
+        char **held;   /* (1 + SQL_TABLE_BATCH) * n cells, the header first */
+        size_t n_held; /* rows held, the header included */
+        size_t held_bytes;
         char **row;     /* n cells: the row being added */
         bool streaming; /* the held rows are out: print each row as it comes */
 };
@@ -154,7 +160,7 @@ static void table_flush(struct table *t, FILE *out) {
         }
         for (size_t k = 0; k < t->n_held * (size_t) t->n; k++)
                 t->held[k] = mfree(t->held[k]);
-        t->n_held = 0;
+        t->n_held = t->held_bytes = 0;
         t->streaming = true;
 }
 
@@ -171,8 +177,9 @@ static int table_add_cells(struct table *t, char *const *cells, FILE *out) {
                         return -ENOMEM;
                 t->held[t->n_held * t->n + i] = copy;
                 t->width[i] = MAX(t->width[i], strlen(copy));
+                t->held_bytes += strlen(copy) + 1;
         }
-        if (++t->n_held == 1 + SQL_TABLE_BATCH)
+        if (++t->n_held == 1 + SQL_TABLE_BATCH || t->held_bytes > SQL_TABLE_HELD_MAX)
                 table_flush(t, out);
         return 0;
 }
@@ -300,6 +307,35 @@ static int ch_fields(char *p, char *end, int n, char **cells, bool *nulls) {
         return 0;
 }
 
+/* The first word of SQL, past blanks and comments, when it is a statement that ClickHouse's
+ * readonly=1 lets through though it acts on the server (KILL QUERY ends others' queries; SYSTEM
+ * drops caches, stops merges, reloads dictionaries); NULL otherwise. */
+static const char *ch_refused_statement(const char *sql) {
+        static const char *const words[] = { "KILL", "SYSTEM" };
+        const char *p = sql;
+
+        for (;;) {
+                p += strspn(p, " \t\r\n\f\v");
+                if (startswith(p, "--") || *p == '#')
+                        p += strcspn(p, "\n");
+                else if (startswith(p, "/*")) {
+                        const char *end = strstr(p + 2, "*/");
+
+                        if (!end)
+                                return NULL; /* all comment: ClickHouse says what it makes of it */
+                        p = end + 2;
+                } else
+                        break;
+        }
+        for (size_t i = 0; i < ELEMENTSOF(words); i++) {
+                size_t n = strlen(words[i]);
+
+                if (strncasecmp(p, words[i], n) == 0 && !isalnum((unsigned char) p[n]) && p[n] != '_')
+                        return words[i];
+        }
+        return NULL;
+}
+
 /* Whether SQL ends in a FORMAT clause. */
 static bool has_format_clause(const char *sql) {
         regex_t re;
@@ -313,122 +349,185 @@ static bool has_format_clause(const char *sql) {
         return found;
 }
 
+/* A ClickHouse answer as it streams in (ch_query_lines()): its names line, its types line, then
+ * a row a line, each printed as it comes, so that memory stays bounded whatever the answer's
+ * size (a row at most CH_LINE_MAX bytes, the table's first SQL_TABLE_BATCH rows held). */
+struct ch_answer {
+        enum sql_format format;
+        int n; /* columns; 0 until the names line */
+        size_t lines, rows;
+        char **names, **types; /* copies: the line buffer is reused */
+        char **cells;          /* the row being printed, in the line buffer */
+        bool *nulls;
+        struct table table;
+};
+
+static void ch_answer_done(struct ch_answer *a) {
+        for (int i = 0; i < a->n; i++) {
+                free(a->names ? a->names[i] : NULL);
+                free(a->types ? a->types[i] : NULL);
+        }
+        free(a->names);
+        free(a->types);
+        free(a->cells);
+        free(a->nulls);
+        table_done(&a->table);
+}
+
+/* Copies the N fields of LINE (LEN bytes) into *ret, a new array of new strings (freed by
+ * ch_answer_done() even when this fails halfway). */
+static int ch_header(char *line, size_t len, int n, char ***ret) {
+        _cleanup_free_ char **fields = calloc(n, sizeof *fields);
+        char **copy;
+
+        if (!fields)
+                return -ENOMEM;
+        if (ch_fields(line, line + len, n, fields, NULL) < 0)
+                return -EBADMSG;
+        copy = calloc(n, sizeof *copy);
+        if (!copy)
+                return -ENOMEM;
+        *ret = copy;
+        for (int i = 0; i < n; i++)
+                if (!(copy[i] = strdup(fields[i])))
+                        return -ENOMEM;
+        return 0;
+}
+
+/* The header of the answer, once both its lines are in. */
+static int ch_print_header(struct ch_answer *a) {
+        if (a->format == SQL_TABLE &&
+            (table_init(&a->table, a->n) < 0 || table_add_cells(&a->table, a->names, stdout) < 0))
+                return -ENOMEM;
+        if (a->format == SQL_CSV) {
+                for (int i = 0; i < a->n; i++) {
+                        fputs(i ? "," : "", stdout);
+                        csv_field(stdout, a->names[i]);
+                }
+                fputs("\r\n", stdout);
+        }
+        if (a->format == SQL_JSON)
+                fputc('[', stdout);
+        return 0;
+}
+
+static int ch_print_row(struct ch_answer *a) {
+        switch (a->format) {
+        case SQL_TABLE:
+                return table_add_cells(&a->table, a->cells, stdout);
+        case SQL_CSV:
+                for (int i = 0; i < a->n; i++) {
+                        fputs(i ? "," : "", stdout);
+                        csv_field(stdout, a->cells[i]);
+                }
+                fputs("\r\n", stdout);
+                break;
+        case SQL_JSON:
+                fputs(a->rows ? ",\n {" : "{", stdout);
+                for (int i = 0; i < a->n; i++) {
+                        fputs(i ? ", " : "", stdout);
+                        json_write_string(stdout, a->names[i]);
+                        fputs(": ", stdout);
+                        if (a->nulls[i])
+                                fputs("null", stdout);
+                        else if (ch_type_numeric(a->types[i]) && *a->cells[i] &&
+                                 !strpbrk(a->cells[i], "naif"))
+                                fputs(a->cells[i], stdout); /* not nan, inf: JSON has no such numbers */
+                        else
+                                json_write_string(stdout, a->cells[i]);
+                }
+                fputc('}', stdout);
+                break;
+        }
+        return 0;
+}
+
+static int ch_answer_line(char *line, size_t len, void *userdata) {
+        struct ch_answer *a = userdata;
+        int r;
+
+        switch (a->lines++) {
+        case 0: /* the names: their count is the columns' */
+                a->n = 1;
+                for (size_t i = 0; i < len; i++)
+                        a->n += line[i] == '\t';
+                a->cells = calloc(a->n, sizeof *a->cells);
+                a->nulls = calloc(a->n, sizeof *a->nulls);
+                if (!a->cells || !a->nulls)
+                        return -ENOMEM;
+                return ch_header(line, len, a->n, &a->names);
+        case 1:
+                r = ch_header(line, len, a->n, &a->types);
+                return r < 0 ? r : ch_print_header(a);
+        default:
+                if (ch_fields(line, line + len, a->n, a->cells, a->nulls) < 0)
+                        return -EBADMSG;
+                r = ch_print_row(a);
+                a->rows++;
+                return r;
+        }
+}
+
 static int sql_clickhouse(const char *url, const char *credentials, const char *sql, enum sql_format format) {
         _cleanup_(ch_client_freep) struct ch_client *c = NULL;
-        _cleanup_(table_done) struct table table = {};
-        _cleanup_free_ char *out = NULL, **names = NULL, **types = NULL, **cells = NULL;
-        _cleanup_free_ bool *nulls = NULL;
-        size_t len = 0, rows = 0;
-        char *p, *end, *nl;
-        int n, r;
+        _cleanup_(ch_answer_done) struct ch_answer a = { .format = format };
+        const char *refused_word;
+        int r;
 
         if (has_format_clause(sql)) {
                 log_error("cppctl sql formats the answer itself: leave out the FORMAT clause (use --format)");
                 return EXIT_USAGE;
         }
+        refused_word = ch_refused_statement(sql);
+        if (refused_word) {
+                log_error(
+                        "cppctl sql is read-only: %s refused (ClickHouse's readonly=1 lets KILL QUERY and SYSTEM "
+                        "statements through, which act on the server)",
+                        refused_word);
+                return EXIT_USAGE;
+        }
         r = fleet_open(url, fleet_credentials(credentials), false, &c);
         if (r < 0)
                 return EXIT_FAILURE_;
-        r = ch_query(c, sql, NULL, 0, CH_QUERY_READONLY | CH_QUERY_NAMES_TYPES, &out, &len);
+        r = ch_query_lines(c, sql, CH_QUERY_READONLY | CH_QUERY_NAMES_TYPES, ch_answer_line, &a);
         if (r == -EROFS) {
                 log_error("cppctl sql is read-only: ClickHouse refused the statement (%s)",
                           ch_client_error(c));
                 return EXIT_USAGE;
         }
+        if (r == -EBADMSG && !*ch_client_error(c)) {
+                log_error(
+                        "%s answered in a form cppctl cannot read (a TabSeparated table with names and types "
+                        "expected)",
+                        url);
+                return EXIT_FAILURE_;
+        }
+        if (r == -ENOMEM) {
+                log_error_errno(r, "Out of memory");
+                return EXIT_FAILURE_;
+        }
         if (r < 0) {
                 log_fleet_error(r, c);
                 return EXIT_FAILURE_;
         }
-        if (len == 0)
+        if (a.lines == 0)
                 return EXIT_OK; /* a statement without a result set */
-
-        /* the names line gives the column count */
-        end = out + len;
-        nl = memchr(out, '\n', len);
-        if (!nl)
-                goto bad;
-        n = 1;
-        for (p = out; p < nl; p++)
-                n += *p == '\t';
-        names = calloc(n, sizeof *names);
-        types = calloc(n, sizeof *types);
-        cells = calloc(n, sizeof *cells);
-        nulls = calloc(n, sizeof *nulls);
-        if (!names || !types || !cells || !nulls) {
-                log_error_errno(ENOMEM, "Out of memory");
+        if (a.lines == 1) {
+                log_error(
+                        "%s answered in a form cppctl cannot read (a TabSeparated table with names and types "
+                        "expected)",
+                        url);
                 return EXIT_FAILURE_;
-        }
-        if (ch_fields(out, nl, n, names, NULL) < 0)
-                goto bad;
-        p = nl + 1;
-        nl = memchr(p, '\n', end - p);
-        if (!nl || ch_fields(p, nl, n, types, NULL) < 0)
-                goto bad;
-        p = nl + 1;
-
-        if (format == SQL_TABLE &&
-            (table_init(&table, n) < 0 || table_add_cells(&table, names, stdout) < 0)) {
-                log_error_errno(ENOMEM, "Out of memory");
-                return EXIT_FAILURE_;
-        }
-        if (format == SQL_CSV) {
-                for (int i = 0; i < n; i++) {
-                        fputs(i ? "," : "", stdout);
-                        csv_field(stdout, names[i]);
-                }
-                fputs("\r\n", stdout);
-        }
-        if (format == SQL_JSON)
-                fputc('[', stdout);
-        for (; p < end; p = nl + 1, rows++) {
-                nl = memchr(p, '\n', end - p);
-                if (!nl || ch_fields(p, nl, n, cells, nulls) < 0)
-                        goto bad;
-                switch (format) {
-                case SQL_TABLE:
-                        if (table_add_cells(&table, cells, stdout) < 0) {
-                                log_error_errno(ENOMEM, "Out of memory");
-                                return EXIT_FAILURE_;
-                        }
-                        break;
-                case SQL_CSV:
-                        for (int i = 0; i < n; i++) {
-                                fputs(i ? "," : "", stdout);
-                                csv_field(stdout, cells[i]);
-                        }
-                        fputs("\r\n", stdout);
-                        break;
-                case SQL_JSON:
-                        fputs(rows ? ",\n {" : "{", stdout);
-                        for (int i = 0; i < n; i++) {
-                                fputs(i ? ", " : "", stdout);
-                                json_write_string(stdout, names[i]);
-                                fputs(": ", stdout);
-                                if (nulls[i])
-                                        fputs("null", stdout);
-                                else if (ch_type_numeric(types[i]) && *cells[i] && !strpbrk(cells[i], "naif"))
-                                        fputs(cells[i], stdout); /* not nan, inf: JSON has no such numbers */
-                                else
-                                        json_write_string(stdout, cells[i]);
-                        }
-                        fputc('}', stdout);
-                        break;
-                }
         }
         if (format == SQL_JSON)
                 fputs("]\n", stdout);
-        if (format == SQL_TABLE && !table.streaming)
-                table_flush(&table, stdout);
+        if (format == SQL_TABLE && !a.table.streaming)
+                table_flush(&a.table, stdout);
         if (fflush(stdout) != 0) {
                 log_error_errno(errno, "Cannot write: %m");
                 return EXIT_FAILURE_;
         }
         return EXIT_OK;
-bad:
-        log_error(
-                "%s answered in a form cppctl cannot read (a TabSeparated table with names and types expected)",
-                url);
-        return EXIT_FAILURE_;
 }
 
 int cmd_sql(int argc, char **argv) {
@@ -458,7 +557,8 @@ int cmd_sql(int argc, char **argv) {
                                "come; a table's columns are as wide as in its first 1,000 rows.\n\n"
                                "DB may be a ClickHouse fleet store, clickhouse://[USER@]HOST[:PORT]/DB: the\n"
                                "statement (one, without a FORMAT clause) runs there with readonly=1, over the\n"
-                               "tables of schemas/README.md's fleet section; --credentials FILE (default\n"
+                               "tables of schemas/README.md's fleet section (KILL and SYSTEM, which readonly=1\n"
+                               "lets through, are refused); --credentials FILE (default\n"
                                "$" CH_CREDENTIALS_ENV ") holds the user and the password.\n");
                         return EXIT_OK;
                 case 'd':

@@ -91,11 +91,12 @@ static uint64_t get_u64(const struct protocol_message *m, const char *key) {
 /* The ClickHouse shipping: where to, how it goes, what waits and what was lost. */
 static void print_fleet(const struct protocol_message *m) {
         uint64_t success = get_u64(m, "last_success"), failed = get_u64(m, "last_error_time");
-        const char *error = protocol_get(m, "last_error");
+        uint64_t spool_failed = get_u64(m, "spool_error_time");
+        const char *error = protocol_get(m, "last_error"), *spool_error = protocol_get(m, "spool_error");
         time_t now = time(NULL);
 
         printf("\nfleet %s: ", get(m, "url"));
-        if (error && *error)
+        if ((error && *error) || (spool_error && *spool_error))
                 printf("failing\n");
         else
                 printf(success ? "ok\n" : "nothing sent yet\n");
@@ -103,11 +104,18 @@ static void print_fleet(const struct protocol_message *m) {
                 printf("  last success    %" PRId64 " s ago\n", (int64_t) now - (int64_t) success);
         if (error && *error)
                 printf("  last error      %" PRId64 " s ago: %s\n", (int64_t) now - (int64_t) failed, error);
+        if (spool_error && *spool_error)
+                printf("  spool error     since %" PRId64 " s ago: %s (the buckets wait in the store)\n",
+                       (int64_t) now - (int64_t) spool_failed, spool_error);
         printf("  sent            %s batches\n", get(m, "sent"));
         printf("  pending         %s batches, %.1f KiB in %s (at most %.1f MiB)\n", get(m, "pending"),
                get_u64(m, "pending_bytes") / 1024.0, get(m, "spool"), get_u64(m, "spool_max") / 1048576.0);
         printf("  dropped         %s batches, %s hits (the spool was full)\n", get(m, "dropped"),
                get(m, "dropped_hits"));
+        if (get_u64(m, "damaged") || get_u64(m, "set_aside"))
+                printf("  damaged         %s batches (spool files that did not read back whole: not sent); "
+                       "%s set aside as .bad, %.1f KiB\n",
+                       get(m, "damaged"), get(m, "set_aside"), get_u64(m, "set_aside_bytes") / 1024.0);
 }
 
 static void print_sessions(const struct control_reply *reply) {
@@ -130,21 +138,29 @@ static void print_sessions(const struct control_reply *reply) {
 
 /* The [fleet] receivers: profiles each took and those it did not, and why the last did not. */
 static void print_pushes(const struct control_reply *reply) {
+        uint64_t most = 0;
         bool header = false;
 
+        /* Each receiver goes at its own pace: the header counts the most advanced one's. */
+        for (size_t i = 0; i < reply->n_lines; i++)
+                if (streq(reply->lines[i].word, "push"))
+                        most = MAX(most, get_u64(&reply->lines[i], "intervals"));
         for (size_t i = 0; i < reply->n_lines; i++) {
                 const struct protocol_message *m = &reply->lines[i];
 
                 if (!streq(m->word, "push"))
                         continue;
                 if (!header)
-                        printf("\n%-10s %10s %10s  %s (every %s s, %s intervals so far)\n", "push to",
-                               "pushed", "failed", "url", get(m, "interval"), get(m, "intervals"));
+                        printf("\n%-10s %10s %10s  %s (every %s s, %" PRIu64 " intervals so far)\n",
+                               "push to", "pushed", "failed", "url", get(m, "interval"), most);
                 header = true;
                 printf("%-10s %10s %10s  %s\n", get(m, "target"), get(m, "pushed"), get(m, "failed"),
                        get(m, "url"));
                 if (protocol_get(m, "error"))
                         printf("%-10s last failure: %s\n", "", get(m, "error"));
+                if (get_u64(m, "intervals") < most)
+                        printf("%-10s %" PRIu64 " intervals behind the others\n", "",
+                               most - get_u64(m, "intervals"));
         }
 }
 
@@ -170,9 +186,10 @@ int cmd_status(int argc, char **argv) {
                 if (streq(m->word, "daemon")) {
                         uint64_t up = get_u64(m, "uptime");
 
-                        printf("cppd %s: up %" PRIu64 "h %02" PRIu64 "m %02" PRIu64 "s, resident %.1f MiB\n",
+                        printf("cppd %s: up %" PRIu64 "h %02" PRIu64 "m %02" PRIu64
+                               "s, resident %.1f MiB (%.1f MiB allocated)\n",
                                get(m, "pid"), up / 3600, up / 60 % 60, up % 60,
-                               get_u64(m, "rss_kib") / 1024.0);
+                               get_u64(m, "rss_kib") / 1024.0, get_u64(m, "heap_kib") / 1024.0);
                         printf("store %s: %.1f MiB (%.1f MiB in use), run %s, unwinding %s\n",
                                get(m, "store"), get_u64(m, "store_bytes") / 1048576.0,
                                get_u64(m, "store_live_bytes") / 1048576.0, get(m, "run"), get(m, "unwind"));

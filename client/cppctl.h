@@ -173,8 +173,9 @@ int exit_status(int r);
 int query_render_profile(const struct query_args *q, const struct profile *p);
 
 /* For a root that labels no sample: renders KIND's empty profile of T, says so on stderr with
- * the names that contain ROOT, and returns EXIT_EMPTY. */
-int query_missing_root(const struct query_args *q, enum profile_kind kind, struct sample_tree *t);
+ * the names of T's nodes (or, with X, of the index X's) that contain ROOT, and returns EXIT_EMPTY. */
+int query_missing_root(const struct query_args *q, enum profile_kind kind, struct sample_tree *t,
+                       const struct tree_index *x);
 
 /* KIND's profile of T from ROOT (down and up), keeping entries of MIN_HITS or more (0: all).
  * Returns 0, -ENOENT when ROOT is in no sample, or -ENOMEM. */

@@ -12,6 +12,7 @@
 #include "ch-write.h"
 #include "cppctl.h"
 #include "log.h"
+#include "url-util.h"
 
 const char *fleet_credentials(const char *arg) {
         const char *e;
@@ -31,12 +32,13 @@ int log_fleet_error(int r, struct ch_client *c) {
 int fleet_open(const char *url, const char *credentials, bool create, struct ch_client **ret) {
         _cleanup_(ch_client_freep) struct ch_client *c = NULL;
         const char *why = NULL;
+        char shown[1024];
         int r;
 
         r = ch_client_open(url, credentials, &c, &why);
         if (r == -EINVAL)
-                return log_error_errno(r, "%s: %s (expected clickhouse://[USER@]HOST[:PORT]/DB)", url,
-                                       why ?: "bad URL");
+                return log_error_errno(r, "%s: %s (expected clickhouse://[USER@]HOST[:PORT]/DB)",
+                                       url_redact(url, shown, sizeof shown), why ?: "bad URL");
         if (r == -ENOMEM)
                 return log_error_errno(r, "Out of memory");
         if (r < 0)

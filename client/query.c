@@ -714,11 +714,12 @@ int query_render_profile(const struct query_args *q, const struct profile *p) {
         return query_output_close(q, out, r);
 }
 
-int query_missing_root(const struct query_args *q, enum profile_kind kind, struct sample_tree *t) {
+int query_missing_root(const struct query_args *q, enum profile_kind kind, struct sample_tree *t,
+                       const struct tree_index *x) {
         _cleanup_(profile_freep) struct profile *empty = profile_new(kind, t, NAME_NONE);
         _cleanup_(strv_freep) char **similar = NULL;
         _cleanup_free_ char *list = NULL;
-        size_t n = name_table_size(t->names);
+        int r;
 
         if (!empty) {
                 log_error_errno(ENOMEM, "Out of memory");
@@ -727,12 +728,11 @@ int query_missing_root(const struct query_args *q, enum profile_kind kind, struc
         if (query_render_profile(q, empty) != EXIT_OK)
                 return EXIT_FAILURE_;
 
-        for (uint32_t i = 0; i < n && strv_length(similar) < 5; i++)
-                if (strstr(name_table_get(t->names, i), q->root) &&
-                    strv_extend(&similar, name_table_get(t->names, i)) < 0)
-                        break;
-        list = strv_join(similar, ", ");
-        if (similar && list)
+        r = x ? profile_similar_roots_index(x, q->root, 5, &similar) :
+                profile_similar_roots(t, q->root, 5, &similar);
+        if (r > 0)
+                list = strv_join(similar, ", ");
+        if (list)
                 log_error("'%s' appears in no sample of %s; functions with that in their name: %s", q->root,
                           q->resource, list);
         else
@@ -787,7 +787,7 @@ static int table_command(struct query_args *q, enum profile_kind kind) {
                 }
         }
         if (q->root && found == 0) {
-                r = query_missing_root(q, kind, trees[0]);
+                r = query_missing_root(q, kind, trees[0], NULL);
                 goto finish;
         }
         r = profile_join((const struct profile *const *) profiles, n, &j);
@@ -854,7 +854,7 @@ int query_profile_command(int argc, char **argv, const char *name, const char *u
         header = v.index->header;
         r = compute_index_profile(v.index, kind, q.root, profile_min_hits(header->total, q.threshold), &p);
         if (r == -ENOENT && rooted)
-                return query_missing_root(&q, kind, v.index->header);
+                return query_missing_root(&q, kind, v.index->header, v.index);
         if (r < 0) {
                 log_error_errno(r, "Cannot compute the profile: %m");
                 return EXIT_FAILURE_;

@@ -25,29 +25,14 @@
 #include <stdlib.h>
 
 #include "call-graph.h"
-
-/* Bytes in the UTF-8 sequence at P, or 0 if none starts there. */
-static size_t utf8_len(const unsigned char *p) {
-        size_t len = p[0] < 0x80      ? 1 :
-                (p[0] & 0xe0) == 0xc0 ? 2 :
-                (p[0] & 0xf0) == 0xe0 ? 3 :
-                (p[0] & 0xf8) == 0xf0 ? 4 :
-                                        0;
-
-        if (len == 2 && p[0] < 0xc2)
-                return 0; /* overlong */
-        for (size_t i = 1; i < len; i++)
-                if ((p[i] & 0xc0) != 0x80)
-                        return 0; /* also stops at the NUL */
-        return len;
-}
+#include "utf8.h"
 
 /* Writes S inside a dot string literal. */
 static void write_escaped(FILE *f, const char *s) {
         const unsigned char *p = (const unsigned char *) s;
 
         while (*p) {
-                size_t len = utf8_len(p);
+                size_t len = utf8_decode((const char *) p, SIZE_MAX, NULL);
 
                 if (len == 0) {
                         fputc('?', f);

@@ -26,6 +26,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "utf8.h"
+
 #define FLAME_WIDTH 1200 /* px, the whole image */
 #define FLAME_PAD 10     /* px left and right of the graph */
 #define FLAME_GRAPH_WIDTH (FLAME_WIDTH - 2 * FLAME_PAD)
@@ -43,23 +45,12 @@ void xml_write_escaped_n(FILE *f, const char *s, size_t len) {
 
         while (p < end) {
                 unsigned char c = *p;
-                size_t n = c < 0x80            ? 1 :
-                        c >= 0xc2 && c <= 0xdf ? 2 :
-                        c >= 0xe0 && c <= 0xef ? 3 :
-                        c >= 0xf0 && c <= 0xf4 ? 4 :
-                                                 0;
-                uint32_t cp = n == 1 ? c : n == 2 ? c & 0x1fu : n == 3 ? c & 0x0fu : c & 0x07u;
-                bool valid = n > 0 && (size_t) (end - p) >= n;
+                uint32_t cp = 0;
+                size_t n = utf8_decode((const char *) p, (size_t) (end - p), &cp);
+                /* Nor code points XML 1.0 forbids. */
+                bool valid = n > 0 && cp != 0xfffe && cp != 0xffff &&
+                        !(cp < 0x20 && cp != '\t' && cp != '\n' && cp != '\r') && cp != 0x7f;
 
-                for (size_t i = 1; valid && i < n; i++) {
-                        valid = (p[i] & 0xc0) == 0x80;
-                        cp = cp << 6 | (p[i] & 0x3fu);
-                }
-                /* No overlong forms, surrogates or code points XML 1.0 forbids. */
-                if (valid)
-                        valid = !(n == 3 && cp < 0x800) && !(n == 4 && (cp < 0x10000 || cp > 0x10ffff)) &&
-                                !(cp >= 0xd800 && cp <= 0xdfff) && cp != 0xfffe && cp != 0xffff &&
-                                !(cp < 0x20 && cp != '\t' && cp != '\n' && cp != '\r') && cp != 0x7f;
                 if (!valid) {
                         fputs("&#xfffd;", f);
                         p++;

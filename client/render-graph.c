@@ -123,12 +123,15 @@ static void text_links(FILE *f, const struct call_graph *g, const struct link *l
 int render_text_graph(FILE *f, const struct call_graph *g, const bool *roots, double threshold) {
         uint64_t min_hits = profile_min_hits(g->total, threshold);
         size_t omitted = 0, links_omitted = 0;
+        const char *label = render_count_label(g->tree);
         bool first = true;
+        char format[256];
 
-        render_text_header(
-                f, "Caller/Callee Graph", g->tree,
-                "[index] total_fraction [#raw_samples ±95%] self_fraction [#raw_samples] function;\n"
-                "        callers above, callees below: share_of_total [#raw_samples] function [index]");
+        snprintf(format, sizeof format,
+                 "[index] total_fraction [%s ±95%%] self_fraction [%s] function;\n"
+                 "        callers above, callees below: share_of_total [%s] function [index]",
+                 label, label, label);
+        render_text_header(f, "Caller/Callee Graph", g->tree, format);
         for (size_t n = 0; n < g->n_nodes; n++) {
                 const struct call_graph_node *node = &g->nodes[n];
                 _cleanup_free_ struct link *callers = NULL, *callees = NULL;

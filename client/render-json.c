@@ -16,43 +16,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-void json_write_string(FILE *f, const char *s) {
-        const unsigned char *p = (const unsigned char *) s;
-
-        fputc('"', f);
-        while (*p) {
-                unsigned char c = *p;
-                size_t len = c < 0x80      ? 1 :
-                        (c & 0xe0) == 0xc0 ? 2 :
-                        (c & 0xf0) == 0xe0 ? 3 :
-                        (c & 0xf8) == 0xf0 ? 4 :
-                                             0;
-                bool valid = len > 0;
-
-                for (size_t i = 1; valid && i < len; i++)
-                        valid = (p[i] & 0xc0) == 0x80;
-                if (valid && len == 2)
-                        valid = c >= 0xc2; /* no overlong forms */
-                if (!valid) {
-                        fputs("\\ufffd", f);
-                        p++;
-                        continue;
-                }
-                if (c == '"' || c == '\\')
-                        fprintf(f, "\\%c", c);
-                else if (c == '\n')
-                        fputs("\\n", f);
-                else if (c == '\t')
-                        fputs("\\t", f);
-                else if (c < 0x20 || c == 0x7f)
-                        fprintf(f, "\\u%04x", c);
-                else
-                        fwrite(p, 1, len, f);
-                p += len;
-        }
-        fputc('"', f);
-}
-
 const char *render_view_name(enum profile_kind kind) {
         switch (kind) {
         case PROFILE_DOWN:

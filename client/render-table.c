@@ -128,9 +128,11 @@ int render_text_table(FILE *f, const struct profile_join *j, bool ratio, double 
                 fprintf(f, "ratio: gticks of %s (%s) per gtick of %s (%s); all samples: %.4f\n",
                         tree_of(j, 0)->info.resource, tree_of(j, 0)->info.unit, tree_of(j, 1)->info.resource,
                         tree_of(j, 1)->info.unit, whole_ratio(j));
-                fprintf(f, "format: ratio ±95%% %s [#raw_samples of %s, %s]\n%s\n",
-                        paths ? "(call_path)" : "function_name", tree_of(j, 0)->info.resource,
-                        tree_of(j, 1)->info.resource, RULE);
+                fprintf(f, "format: ratio ±95%% %s [%s of %s, %s]\n%s\n",
+                        paths ? "(call_path)" : "function_name",
+                        streq(render_count_label(tree_of(j, 0)), "#hits") ? "#hits" :
+                                                                            render_count_label(tree_of(j, 1)),
+                        tree_of(j, 0)->info.resource, tree_of(j, 1)->info.resource, RULE);
         } else {
                 fprintf(f, "format: usage_fraction ±95%% per resource %s\n%s\n",
                         paths ? "(call_path)" : "function_name", RULE);

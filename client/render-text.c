@@ -12,7 +12,9 @@
  * Fractions are of all hits of the resource, as in the paper; entries below the threshold are
  * counted in a closing line instead of shown. The ± is the half-width of a 95% interval on the
  * hits (sampling error: profile_hits_error()), so that a reader sees which differences mean
- * something. */
+ * something. The counts are the paper's raw samples while each sample is a hit; once hits are
+ * weighted (thinning, merged periods: "10063 hits in 880 samples") the format line says #hits,
+ * which is what is printed (render_count_label()). */
 #include "render.h"
 
 #include <errno.h>
@@ -35,6 +37,10 @@ const char *render_view_title(enum profile_kind kind) {
                 return "Body Profile";
         }
         return "Profile";
+}
+
+const char *render_count_label(const struct sample_tree *t) {
+        return t->info.samples == t->total ? "#raw_samples" : "#hits";
 }
 
 void render_text_facts(FILE *f, const struct sample_tree *t) {
@@ -76,10 +82,11 @@ int render_text_finish(FILE *f, size_t omitted, bool at_least, double threshold,
 int render_text_profile(FILE *f, const struct profile *p, double threshold) {
         bool paths = p->kind == PROFILE_DOWN || p->kind == PROFILE_UP;
         size_t omitted = p->n_omitted;
+        char format[128];
 
-        render_text_header(f, render_view_title(p->kind), p->tree,
-                           paths ? "usage_fraction (call_path) [#raw_samples ±95%]" :
-                                   "usage_fraction function_name [#raw_samples ±95%]");
+        snprintf(format, sizeof format, "usage_fraction %s [%s ±95%%]",
+                 paths ? "(call_path)" : "function_name", render_count_label(p->tree));
+        render_text_header(f, render_view_title(p->kind), p->tree, format);
         for (size_t i = 0; i < p->n_entries; i++) {
                 const struct profile_entry *e = &p->entries[i];
                 const uint32_t *names = profile_path(p, e);
@@ -102,10 +109,12 @@ int render_text_profile(FILE *f, const struct profile *p, double threshold) {
 int render_text_tree(FILE *f, struct sample_tree *t, double threshold) {
         _cleanup_free_ uint32_t *stack = NULL;
         size_t depth = 0, omitted = 0;
+        char format[64];
         int k;
 
         sample_tree_weigh(t);
-        render_text_header(f, "Sample Tree Profile", t, "frame_designator (usage_fraction) [#raw_samples]");
+        snprintf(format, sizeof format, "frame_designator (usage_fraction) [%s]", render_count_label(t));
+        render_text_header(f, "Sample Tree Profile", t, format);
 
         /* Pre-order walk; each node's children are pushed sorted, heaviest on top. Every node
          * is pushed once, so the stack never holds more than all of them. */

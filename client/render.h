@@ -4,6 +4,7 @@
 #include <stdio.h>
 
 #include "call-graph.h"
+#include "json-string.h"
 #include "profile-join.h"
 #include "profile.h"
 #include "sample-tree-walk.h"
@@ -55,6 +56,10 @@ int render_csv_table(FILE *f, const struct profile_join *j, bool ratio, double t
  * one, "s" is added; AT_LEAST: the count is a lower bound, as a view that stopped at its
  * threshold did not see them all). render_text_finish() returns 0 or -EIO. */
 void render_text_header(FILE *f, const char *title, const struct sample_tree *t, const char *format);
+/* The name of the counts the text views print of T: "#raw_samples" while its hits are its
+ * samples, one each; "#hits" once they are weighted (thinned under load, runs of different
+ * periods merged), as the header's "H hits in S samples" then says. */
+const char *render_count_label(const struct sample_tree *t);
 /* The header's second line alone: samples, period and unit, losses, unsymbolized frames. */
 void render_text_facts(FILE *f, const struct sample_tree *t);
 int render_text_finish(FILE *f, size_t omitted, bool at_least, double threshold, const char *what);
@@ -62,10 +67,6 @@ int render_text_finish(FILE *f, size_t omitted, bool at_least, double threshold,
 /* Opens a JSON view object with T's facts: {"profile": VIEW, "resource": ..., "threshold": T
  * (left open for the view's own fields). */
 void render_json_header(FILE *f, const char *view, const struct sample_tree *t, double threshold);
-
-/* Writes S as a JSON string literal, escaping what JSON requires and replacing bytes that are
- * not UTF-8 with U+FFFD. */
-void json_write_string(FILE *f, const char *s);
 
 /* Children of NODE sorted by weight (most first), ties by name; *ret is malloc()ed (possibly
  * NULL when there are none). Returns how many, or -ENOMEM. Shared by the tree renderers. */

@@ -23,6 +23,7 @@
 #include "log.h"
 #include "parse-util.h"
 #include "perf-event.h"
+#include "proc-util.h"
 #include "profile.h"
 #include "resource.h"
 #include "time-util.h"
@@ -61,6 +62,10 @@ static int parse_spec(const char *text, bool event, struct recording_spec *s) {
 static int add_specs(struct recording_args *a, char *list, bool event) {
         char *save = NULL;
 
+        /* An empty list (-e '', a variable that was unset) must not fall back on cpu-time. */
+        if (strspn(list, ", ") == strlen(list))
+                return log_error_errno(EINVAL, "%s '%s': no %s in it; expected NAME or NAME/PERIOD, ...",
+                                       event ? "--event" : "-e", list, event ? "event" : "resource");
         for (char *t = strtok_r(list, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
                 if (a->n_specs >= RECORDING_MAX_SPECS)
                         return log_error_errno(EINVAL, "at most %d resources", RECORDING_MAX_SPECS);
@@ -368,7 +373,13 @@ int recording_attach(struct recording *rec, pid_t pid, bool enable_on_exec) {
                                                  perf_event_hint(-ENOENT));
                 }
         if (r == -ESRCH) {
-                log_error("no process %d", (int) pid);
+                if (proc_is_zombie(pid))
+                        log_error(
+                                "process %d has exited (a zombie its parent has not reaped): nothing is left "
+                                "to profile",
+                                (int) pid);
+                else
+                        log_error("no process %d", (int) pid);
                 return EXIT_FAILURE_;
         }
         if (r == -ENODEV) {

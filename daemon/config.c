@@ -20,6 +20,7 @@
 #include "parse-util.h"
 #include "read-line.h"
 #include "resource.h"
+#include "url-util.h"
 
 /* The id of group NAME: 0 and *ret, -ENOENT if there is none, or another negative errno when the
  * lookup itself fails (NSS). */
@@ -259,8 +260,11 @@ static int set(struct config *c, const char *section, const char *key, char *val
                 if (KEY("fleet", push_kind_name(k))) {
                         const char *why;
 
+                        char shown[PUSH_URL_MAX];
+
                         if (value[0] && push_url_check(value, &why) < 0)
-                                return fail(error, size, "%s = %s: the URL %s", key, value, why);
+                                return fail(error, size, "%s = %s: the URL %s", key,
+                                            url_redact(value, shown, sizeof shown), why);
                         strcpy(c->push_url[k], value);
                         return 0;
                 }
@@ -401,11 +405,10 @@ int config_load(const char *path, struct config *ret, unsigned *ret_line, char *
         ssize_t n;
 
         *ret_line = 0;
-        fd = open(path, O_RDONLY | O_CLOEXEC);
-        if (fd < 0 || fstat(fd, &before) < 0)
-                return -errno;
-        if (S_ISDIR(before.st_mode))
-                return -EISDIR;
+        /* A FIFO or a device there must not hold the daemon before it listens (read_open()). */
+        fd = read_open(AT_FDCWD, path, 0, &before);
+        if (fd < 0)
+                return fd;
         if (before.st_size > CONFIG_MAX_SIZE)
                 return -EFBIG;
         n = read_all(fd, CONFIG_MAX_SIZE, &text);
@@ -417,10 +420,8 @@ int config_load(const char *path, struct config *ret, unsigned *ret_line, char *
          * half of it, which would parse as a different configuration. */
         if (fstat(fd, &after) < 0)
                 return -errno;
-        if (S_ISREG(after.st_mode) &&
-            (after.st_size != before.st_size || (off_t) n != after.st_size ||
-             after.st_mtim.tv_sec != before.st_mtim.tv_sec ||
-             after.st_mtim.tv_nsec != before.st_mtim.tv_nsec))
+        if (after.st_size != before.st_size || (off_t) n != after.st_size ||
+            after.st_mtim.tv_sec != before.st_mtim.tv_sec || after.st_mtim.tv_nsec != before.st_mtim.tv_nsec)
                 return -ESTALE;
         return config_parse(text, (size_t) n, ret, ret_line, error, error_size);
 }

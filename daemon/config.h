@@ -81,5 +81,6 @@ int config_parse(const char *text, size_t size, struct config *ret, unsigned *re
  * (the caller decides whether the defaults do: an empty file is also what a reload sees while
  * the file is being rewritten); -EBADMSG as config_parse(), with the line; -EFBIG past CONFIG_MAX_SIZE;
  * -ESTALE if the file changed while it was read (replaced or rewritten: read it again later);
- * -EISDIR for a directory; other negative errnos from reading. */
+ * -EISDIR, -EBADFD for a folder or another file that is not a regular file (a FIFO: opened
+ * without waiting for a writer, read_open()); other negative errnos from reading. */
 int config_load(const char *path, struct config *ret, unsigned *ret_line, char *error, size_t error_size);

@@ -23,6 +23,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
+#include <malloc.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -37,6 +38,7 @@
 #include "log.h"
 #include "manager.h"
 #include "parse-util.h"
+#include "proc-util.h"
 #include "protocol.h"
 #include "session.h"
 #include "unit.h"
@@ -178,6 +180,7 @@ static void do_status(struct connection *c) {
         struct collector_resource_stats rs;
         struct numbers nb = {};
         char rss[32] = "0", line[256];
+        struct mallinfo2 mi;
         uint64_t live = 0, file = 0, now;
         FILE *f;
 
@@ -190,9 +193,12 @@ static void do_status(struct connection *c) {
         if (f)
                 fclose(f);
         sd_event_now(m->event, CLOCK_MONOTONIC, &now);
+        /* What the allocations hold, apart from pages malloc keeps after a burst (RSS swings). */
+        mi = mallinfo2();
         reply(c, "daemon", "pid", num(&nb, getpid()), "uptime", num(&nb, (now - m->started_usec) / 1000000),
               "store", m->config.store_path, "store_bytes", num(&nb, file), "store_live_bytes",
-              num(&nb, live), "rss_kib", rss, "run", num(&nb, collector_run_id(m->collector)), "unwind",
+              num(&nb, live), "rss_kib", rss, "heap_kib", num(&nb, (mi.uordblks + mi.hblkhd) / 1024), "run",
+              num(&nb, collector_run_id(m->collector)), "unwind",
               m->config.unwind == UNWIND_DWARF ? "dwarf" : "fp", "samples", num(&nb, st.samples),
               "samples_per_second", num(&nb, m->samples_per_second), "lost", num(&nb, st.lost), "processes",
               num(&nb, st.processes), "modules", num(&nb, st.modules), "flush_failures",
@@ -232,7 +238,10 @@ static void do_status(struct connection *c) {
                       num(&nb, fs.pending_bytes), "dropped", num(&nb, fs.dropped), "dropped_hits",
                       num(&nb, fs.dropped_hits), "last_success", num(&nb, fs.last_success), "last_error_time",
                       num(&nb, fs.last_error_time), "spool_ms", num(&nb, fs.spool_usec / 1000),
-                      "spool_cpu_ms", num(&nb, fs.spool_cpu_usec / 1000), "last_error", fs.last_error, NULL);
+                      "spool_cpu_ms", num(&nb, fs.spool_cpu_usec / 1000), "last_error", fs.last_error,
+                      "damaged", num(&nb, fs.damaged), "set_aside", num(&nb, fs.set_aside), "set_aside_bytes",
+                      num(&nb, fs.set_aside_bytes), "spool_error_time", num(&nb, fs.spool_error_time),
+                      "spool_error", fs.spool_error, NULL);
         }
         for (unsigned i = 0; i < m->n_sessions; i++)
                 session_line(c, m->sessions[i]);
@@ -328,6 +337,12 @@ static void do_attach(struct connection *c, const struct protocol_message *req) 
                 reply_error(c, ENOENT, "unknown resource or event '%s'", what);
         else if (r == -ENOENT && unit)
                 reply_error(c, ENOENT, "no unit %s is running", unit);
+        else if (r == -ESRCH && proc_is_zombie((pid_t) pid))
+                reply_error(c, ESRCH,
+                            "process %" PRIu64
+                            " has exited (a zombie its parent has not reaped): nothing is left "
+                            "to profile",
+                            pid);
         else if (r == -ESRCH)
                 reply_error(c, ESRCH, "no process %" PRIu64, pid);
         else if (r == -ENODEV)
@@ -377,7 +392,7 @@ static void do_detach(struct connection *c, const struct protocol_message *req) 
 
 static void handle(struct connection *c, const struct protocol_message *req) {
         struct manager *m = c->control->manager;
-        int r;
+        int r, q;
 
         if (streq(req->word, "status")) {
                 if (!may_query(c))
@@ -398,8 +413,11 @@ static void handle(struct connection *c, const struct protocol_message *req) {
                         reply_error(c, EACCES, "flush is for root and members of group %s", m->config.group);
                 else if ((r = manager_catch_up(m)) < 0 && r != -ETIMEDOUT)
                         reply_error(c, r, "the samples could not be handled: %s", strerror(-r));
-                else if ((r = manager_flush(m)) < 0)
-                        reply_error(c, r, "the store refused the flush: %s", strerror(-r));
+                else if ((q = manager_flush(m)) < 0)
+                        reply_error(c, q, "the store refused the flush: %s", strerror(-q));
+                else if (r == -ETIMEDOUT)
+                        /* Stored what was handled: the client may ask again for the rest. */
+                        reply(c, "ok", "partial", "yes", NULL);
                 else
                         reply(c, "ok", NULL);
         } else if (streq(req->word, "reload")) {

@@ -91,9 +91,10 @@ static int start(struct manager **ret_m, struct control **ret_control) {
         r = manager_new(arg_config, arg_config_given, &m);
         if (r < 0)
                 return r;
-        r = control_new(m, &ctl);
+        r = manager_stop_pending() ? -ECANCELED : control_new(m, &ctl);
         if (r < 0) {
-                log_error_errno(r, "Cannot listen on %s: %m", m->config.socket_path);
+                if (r != -ECANCELED)
+                        log_error_errno(r, "Cannot listen on %s: %m", m->config.socket_path);
                 manager_free(m);
                 return r;
         }
@@ -111,8 +112,17 @@ static int start(struct manager **ret_m, struct control **ret_control) {
 int main(int argc, char **argv) {
         struct manager *m = NULL;
         struct control *ctl = NULL;
+        sigset_t mask;
         int r;
 
+        /* SIGTERM, SIGINT and SIGHUP wait for the loop's signalfd from the first line on: every
+         * thread the start makes inherits the block, and each step of the start looks for a stop
+         * that came meanwhile (manager_stop_pending()). */
+        sigemptyset(&mask);
+        sigaddset(&mask, SIGTERM);
+        sigaddset(&mask, SIGINT);
+        sigaddset(&mask, SIGHUP);
+        sigprocmask(SIG_BLOCK, &mask, NULL);
         /* A control client that hangs up before its reply, or a closed stderr, must cost a write
          * its EPIPE, not the daemon its life (control.c also writes with MSG_NOSIGNAL). */
         signal(SIGPIPE, SIG_IGN);
@@ -121,6 +131,10 @@ int main(int argc, char **argv) {
         if (r <= 0)
                 return r < 0 ? 2 : 0;
         r = start(&m, &ctl);
+        if (r == -ECANCELED) {
+                log_info("Stopped while starting");
+                return 0;
+        }
         if (r < 0) {
                 sd_notifyf(false, "STATUS=Failed to start: %s\nERRNO=%d", strerror(-r), -r);
                 return 1;

@@ -2,9 +2,10 @@
  *
  * What goes: a batch is all sample rows of one closed time bucket of one run, with the stacks,
  * run and resources they need (ch_batch_build()); its key (host, run, bucket) makes sending it
- * twice count once (ch_batch_send()). A bucket is closed once the flush after its end has
- * committed: the manager then calls collector_close_buckets(), after which later samples of it
- * join the open bucket, so the store's rows of a closed bucket are final.
+ * twice count once (ch_batch_send()). A bucket is closed by the first flush that handled what
+ * came MANAGER_CLOSE_MARGIN_SEC past its end: the manager then calls collector_close_buckets(),
+ * after which later samples of it join the open bucket, so the store's rows of a closed bucket
+ * are final.
  *
  * The main loop only notes, per run, which buckets are closed (fleet_closed(),
  * fleet_run_ended()): it never waits on the disk or the network. A thread of its own, "cppd-fleet",
@@ -22,13 +23,17 @@
  * then stays one unbroken stretch of history, sent in order, with no file deleted unsent while a
  * send of it may be under way; and what was dropped is still in the local store (within its
  * retention): `cppctl merge -o clickhouse://...` of the store fills the hole, counting what
- * arrived once.
+ * arrived once. A batch file found damaged (its checksum) is never sent: it is set aside as
+ * NAME.bad for a look, counted damaged (persisted), and the set-aside files count against
+ * spool_max too, the oldest removed first when a new batch needs the room.
  *
- * What survives a restart, in the spool folder: the batch files, and "state": per run, the
- * first bucket not spooled yet, and the drops. A run the state still lists at start ended with
- * the cppd before (it crashed, or was stopped before its last bucket was spooled): its remaining
- * buckets are spooled then. The state is written after the files it accounts for, so a crash
- * between them spools a batch twice at worst, which the key makes harmless.
+ * What survives a restart, in the spool folder: the batch files, the damaged ones, and "state":
+ * per run, the first bucket not spooled yet, and the drops and damaged batches. A run the state
+ * still lists at start ended with the cppd before (it crashed, or was stopped before its last
+ * bucket was spooled): its remaining buckets are spooled then. The state is written after the
+ * files it accounts for, so a crash between them spools a batch twice at worst, which the key
+ * makes harmless. The folder is reached through one descriptor, and every file cppd makes in it
+ * is new (spool.c).
  *
  * Locking: everything the loop and the thread share is under f->lock: the runs (the loop adds
  * them and moves their closed bucket on, the thread moves their next bucket on and removes
@@ -50,11 +55,14 @@
 #include "ch-client.h"
 #include "ch-write.h"
 #include "log.h"
+#include "read-line.h"
 #include "spool.h"
 #include "time-util.h"
 
 #define STATE_FILE "state"
-#define STATE_MAGIC "cppd-fleet-state 1"
+/* Version 2 adds the damaged batches' line; version 1 is read too. */
+#define STATE_MAGIC "cppd-fleet-state 2"
+#define STATE_MAGIC_1 "cppd-fleet-state 1"
 
 struct fleet_run {
         int64_t id;
@@ -62,10 +70,18 @@ struct fleet_run {
         int64_t closed; /* the first bucket not closed yet; INT64_MAX once the run ended */
 };
 
+/* Spool files in order, oldest first: [head, n) are there, those before head are done with. */
+struct file_queue {
+        struct spool_entry *e;
+        size_t head, n, cap;
+        uint64_t bytes; /* of [head, n) */
+};
+
 struct fleet {
-        char url[1024];
+        char url[1024]; /* as configured: a user at most, never a password (config.c) */
         char spool[4096];
         char store_path[4096];
+        int spool_fd; /* the spool folder's: every file in it is reached through it */
         uint64_t spool_max;
         struct ch_client *client; /* the thread's */
         struct store *store;      /* the thread's: read-only */
@@ -77,15 +93,21 @@ struct fleet {
         /* under lock */
         struct fleet_run runs[FLEET_MAX_RUNS];
         unsigned n_runs;
-        bool runs_changed;                   /* a run added: the state file must list it */
-        bool too_many_said;                  /* "more than FLEET_MAX_RUNS runs" said */
-        uint64_t spool_after;                /* CLOCK_MONOTONIC µs: after a failure to spool, not before */
-        int spool_error;                     /* the last failure to spool, said once */
-        bool full_said;                      /* "the spool is full" said, until a batch fits again */
+        bool state_changed;       /* a run added, a batch damaged: write the state */
+        bool too_many_said;       /* "more than FLEET_MAX_RUNS runs" said */
+        uint64_t spool_after;     /* CLOCK_MONOTONIC µs: after a failure to spool, not before */
+        int spool_error;          /* the last failure to spool, said once; 0 once it works */
+        int64_t spool_error_time; /* unix seconds */
+        char spool_error_text[FLEET_ERROR_MAX];
+        bool full;                /* a batch did not fit: the ones after it are dropped too, until a
+                                   * batch leaves the spool (or it is empty), so that what it holds
+                                   * stays one unbroken stretch of buckets */
+        bool full_said;           /* "the spool is full" said, until a batch is spooled again */
+        bool too_big_said;        /* "a batch is bigger than the whole spool" said */
         uint64_t spool_usec, spool_cpu_usec; /* time building and spooling batches: wall, CPU */
-        struct spool_entry *queue;           /* [head, n_queue) wait, oldest first */
-        size_t head, n_queue, cap_queue;
-        uint64_t pending_bytes, sent, dropped, dropped_hits;
+        struct file_queue queue;             /* batches waiting to be sent */
+        struct file_queue bad;               /* damaged batches set aside (.bad) */
+        uint64_t sent, dropped, dropped_hits, damaged;
         int64_t last_success, last_error_time;
         char last_error[FLEET_ERROR_MAX];
         bool failing;  /* the last try to send failed */
@@ -98,54 +120,63 @@ static uint64_t now_mono_usec(void) {
 
 /* ---- state ---- */
 
-/* Writes the state file (runs and drops), whole or not at all. Called by the thread. */
-static int state_save(struct fleet *f) {
-        char path[sizeof f->spool + 16], tmp[sizeof f->spool + 16];
+struct state {
         struct fleet_run runs[FLEET_MAX_RUNS];
-        uint64_t dropped, hits;
-        unsigned n;
-        FILE *w;
-        int r = 0;
+        unsigned n_runs;
+        uint64_t dropped, dropped_hits, damaged;
+};
 
+static int write_state(FILE *w, void *userdata) {
+        const struct state *st = userdata;
+
+        fprintf(w, STATE_MAGIC "\ndropped %" PRIu64 " %" PRIu64 "\ndamaged %" PRIu64 "\n", st->dropped,
+                st->dropped_hits, st->damaged);
+        for (unsigned i = 0; i < st->n_runs; i++)
+                fprintf(w, "run %" PRId64 " %" PRId64 "\n", st->runs[i].id, st->runs[i].next);
+        return 0;
+}
+
+/* Writes the state file (runs, drops, damaged batches), whole or not at all, as a new file of
+ * the spool folder (spool_write_file()). Called by the thread. */
+static int state_save(struct fleet *f) {
+        _cleanup_free_ struct state *st = malloc(sizeof *st);
+        int r;
+
+        if (!st)
+                return -ENOMEM;
         pthread_mutex_lock(&f->lock);
-        dropped = f->dropped;
-        hits = f->dropped_hits;
-        n = f->n_runs;
-        memcpy(runs, f->runs, n * sizeof *runs);
-        f->runs_changed = false;
+        st->dropped = f->dropped;
+        st->dropped_hits = f->dropped_hits;
+        st->damaged = f->damaged;
+        st->n_runs = f->n_runs;
+        memcpy(st->runs, f->runs, f->n_runs * sizeof *f->runs);
+        f->state_changed = false;
         pthread_mutex_unlock(&f->lock);
-        snprintf(path, sizeof path, "%s/" STATE_FILE, f->spool);
-        snprintf(tmp, sizeof tmp, "%s/.state.tmp", f->spool);
-        w = fopen(tmp, "we");
-        if (!w)
-                return -errno;
-        fprintf(w, STATE_MAGIC "\ndropped %" PRIu64 " %" PRIu64 "\n", dropped, hits);
-        for (unsigned i = 0; i < n; i++)
-                fprintf(w, "run %" PRId64 " %" PRId64 "\n", runs[i].id, runs[i].next);
-        if (fflush(w) != 0 || ferror(w) || fsync(fileno(w)) < 0)
-                r = -errno ?: -EIO;
-        if (fclose(w) != 0 && r == 0)
-                r = -errno;
-        if (r == 0 && rename(tmp, path) < 0)
-                r = -errno;
-        if (r < 0) {
-                (void) unlink(tmp);
-                log_warning_errno(r, "Cannot write %s: %m", path);
-        }
+        r = spool_write_file(f->spool_fd, STATE_FILE, write_state, st);
+        if (r < 0)
+                log_warning_errno(r, "Cannot write %s/" STATE_FILE ": %m", f->spool);
         return r;
 }
 
-/* Reads the state file: 0 (also when there is none yet), -EBADMSG for one that does not parse. */
+/* Reads the state file: 0 (also when there is none yet), -EBADMSG for one that does not parse,
+ * or read_open()'s errors for one that is not a regular file (a link is not followed). */
 static int state_load(struct fleet *f) {
-        char path[4200], line[256];
-        FILE *in;
-        int r = 0;
+        _cleanup_fclose_ FILE *in = NULL;
+        char line[256];
+        int fd, r = 0;
 
-        snprintf(path, sizeof path, "%s/" STATE_FILE, f->spool);
-        in = fopen(path, "re");
-        if (!in)
-                return errno == ENOENT ? 0 : -errno;
-        if (!fgets(line, sizeof line, in) || !streq(line, STATE_MAGIC "\n"))
+        fd = read_open(f->spool_fd, STATE_FILE, READ_NOFOLLOW, NULL);
+        if (fd == -ENOENT)
+                return 0;
+        if (fd < 0)
+                return fd;
+        in = fdopen(fd, "re");
+        if (!in) {
+                close(fd);
+                return -ENOMEM;
+        }
+        if (!fgets(line, sizeof line, in) ||
+            !(streq(line, STATE_MAGIC "\n") || streq(line, STATE_MAGIC_1 "\n")))
                 r = -EBADMSG;
         while (r == 0 && fgets(line, sizeof line, in)) {
                 struct fleet_run run;
@@ -155,6 +186,8 @@ static int state_load(struct fleet *f) {
                             2 &&
                     line[n] == '\0')
                         continue;
+                if (sscanf(line, "damaged %" SCNu64 "\n%n", &f->damaged, &n) == 1 && line[n] == '\0')
+                        continue;
                 if (sscanf(line, "run %" SCNd64 " %" SCNd64 "\n%n", &run.id, &run.next, &n) == 2 &&
                     line[n] == '\0' && run.id > 0 && f->n_runs < FLEET_MAX_RUNS) {
                         run.closed = INT64_MAX; /* it ended with the cppd before */
@@ -163,35 +196,66 @@ static int state_load(struct fleet *f) {
                 }
                 r = -EBADMSG;
         }
-        fclose(in);
         return r;
 }
 
 /* ---- spooling (the thread) ---- */
 
-static int queue_push(struct fleet *f, const char *name, uint64_t bytes) {
-        if (f->n_queue == f->cap_queue) {
-                size_t cap = f->cap_queue ? f->cap_queue * 2 : 64;
-                struct spool_entry *q;
+/* Appends a file to Q. Under lock. */
+static int queue_push(struct file_queue *q, const char *name, uint64_t bytes) {
+        if (q->n == q->cap) {
+                size_t cap = q->cap ? q->cap * 2 : 64;
+                struct spool_entry *e;
 
-                /* What was sent sits before head: move the waiting ones down first. */
-                if (f->head > 0) {
-                        memmove(f->queue, f->queue + f->head, (f->n_queue - f->head) * sizeof *f->queue);
-                        f->n_queue -= f->head;
-                        f->head = 0;
+                /* What is done with sits before head: move the rest down first. */
+                if (q->head > 0) {
+                        memmove(q->e, q->e + q->head, (q->n - q->head) * sizeof *q->e);
+                        q->n -= q->head;
+                        q->head = 0;
                 }
-                if (f->n_queue == f->cap_queue) {
-                        q = reallocarray(f->queue, cap, sizeof *q);
-                        if (!q)
+                if (q->n == q->cap) {
+                        e = reallocarray(q->e, cap, sizeof *e);
+                        if (!e)
                                 return -ENOMEM;
-                        f->queue = q;
-                        f->cap_queue = cap;
+                        q->e = e;
+                        q->cap = cap;
                 }
         }
-        snprintf(f->queue[f->n_queue].name, SPOOL_NAME_MAX, "%s", name);
-        f->queue[f->n_queue++].bytes = bytes;
-        f->pending_bytes += bytes;
+        snprintf(q->e[q->n].name, SPOOL_NAME_MAX, "%s", name);
+        q->e[q->n++].bytes = bytes;
+        q->bytes += bytes;
         return 0;
+}
+
+/* Done with the oldest file of Q. Under lock. */
+static void queue_pop(struct file_queue *q) {
+        q->bytes -= q->e[q->head++].bytes;
+        if (q->head == q->n)
+                q->head = q->n = 0;
+}
+
+/* Removes the oldest damaged batches set aside until NEED more bytes fit under spool_max, or
+ * none is left. Called by the thread, without the lock. */
+static void make_room(struct fleet *f, uint64_t need) {
+        for (;;) {
+                struct spool_entry e;
+
+                pthread_mutex_lock(&f->lock);
+                if (f->bad.head == f->bad.n || f->queue.bytes + f->bad.bytes + need <= f->spool_max) {
+                        pthread_mutex_unlock(&f->lock);
+                        return;
+                }
+                e = f->bad.e[f->bad.head];
+                queue_pop(&f->bad);
+                pthread_mutex_unlock(&f->lock);
+                if (unlinkat(f->spool_fd, e.name, 0) < 0 && errno != ENOENT)
+                        log_warning_errno(errno, "Cannot remove the damaged spool file %s/%s: %m", f->spool,
+                                          e.name);
+                else
+                        log_notice("Removed %s/%s, the oldest damaged batch set aside (%" PRIu64
+                                   " bytes), to make room in the spool",
+                                   f->spool, e.name, e.bytes);
+        }
 }
 
 /* Builds and spools the batch of BUCKET of RUN_ID, or counts it dropped when the spool is full.
@@ -207,12 +271,30 @@ static int spool_bucket(struct fleet *f, int64_t run_id, int64_t bucket) {
         if (r < 0)
                 return r;
         size = spool_size(b);
+        if (size <= f->spool_max)
+                make_room(f, size);
         pthread_mutex_lock(&f->lock);
-        full = f->pending_bytes + size > f->spool_max;
+        if (size > f->spool_max) {
+                /* No spool state makes room for it: dropped, and said apart from "full". */
+                f->dropped++;
+                f->dropped_hits += b->hits;
+                said = f->too_big_said;
+                f->too_big_said = true;
+                pthread_mutex_unlock(&f->lock);
+                if (!said)
+                        log_error("The batch of run %" PRId64 ", bucket %" PRId64 " is %" PRIu64
+                                  " bytes, more than the whole fleet spool (spool_max %" PRIu64
+                                  "): dropped and counted, as all such (raise spool_max)",
+                                  run_id, bucket, size, f->spool_max);
+                return 0;
+        }
+        /* An empty spool takes what fits: nothing in it could leave to end a latch. */
+        full = (f->full && f->queue.bytes > 0) || f->queue.bytes + f->bad.bytes + size > f->spool_max;
         if (full) {
                 f->dropped++;
                 f->dropped_hits += b->hits;
         }
+        f->full = full;
         said = f->full_said;
         f->full_said = full;
         pthread_mutex_unlock(&f->lock);
@@ -224,11 +306,11 @@ static int spool_bucket(struct fleet *f, int64_t run_id, int64_t bucket) {
                 return 0;
         if (said)
                 log_notice("The fleet spool %s takes batches again", f->spool);
-        r = spool_write(f->spool, b, name);
+        r = spool_write(f->spool_fd, b, name);
         if (r < 0)
                 return r;
         pthread_mutex_lock(&f->lock);
-        r = queue_push(f, name, size);
+        r = queue_push(&f->queue, name, size);
         pthread_mutex_unlock(&f->lock);
         return r;
 }
@@ -299,6 +381,14 @@ static void spool_step(struct fleet *f, unsigned i) {
         said = f->spool_error;
         f->spool_error = r < 0 ? r : 0;
         f->spool_after = r < 0 ? now_mono_usec() + FLEET_SPOOL_RETRY_USEC : 0;
+        /* cppctl status shows it while it lasts: the buckets wait in the store meanwhile. */
+        if (r < 0) {
+                f->spool_error_time = time(NULL);
+                snprintf(f->spool_error_text, sizeof f->spool_error_text,
+                         "cannot spool run %" PRId64 "'s buckets in %.300s: %s", run.id, f->spool,
+                         r == -ENOSPC ? "the disk is full" : strerror(-r));
+        } else
+                f->spool_error_text[0] = '\0';
         pthread_cond_broadcast(&f->changed);
         pthread_mutex_unlock(&f->lock);
 
@@ -330,7 +420,7 @@ static enum outcome send_file(struct fleet *f, const char *name, bool *schema_ok
         _cleanup_(ch_batch_freep) struct ch_batch *b = NULL;
         int r;
 
-        r = spool_read(f->spool, name, FLEET_BATCH_MAX, &b);
+        r = spool_read(f->spool_fd, name, FLEET_BATCH_MAX, &b);
         if (r == -ENOENT)
                 return OUTCOME_GONE;
         if (r == -EBADMSG || r == -EFBIG)
@@ -363,18 +453,16 @@ static enum outcome send_file(struct fleet *f, const char *name, bool *schema_ok
 /* Sends the oldest spooled batch. Called and returns under lock, which it drops meanwhile.
  * Returns the failure's errno, or 0. */
 static int send_step(struct fleet *f, int *said, bool *schema_ok) {
-        char path[sizeof f->spool + SPOOL_NAME_MAX + 1], bad[sizeof path + 4];
-        char why[FLEET_ERROR_MAX] = "";
-        struct spool_entry e = f->queue[f->head];
+        char why[FLEET_ERROR_MAX] = "", bad[SPOOL_NAME_MAX] = "";
+        struct spool_entry e = f->queue.e[f->queue.head];
         enum outcome o;
-        int error = 0;
+        int error = 0, r;
 
         pthread_mutex_unlock(&f->lock);
         o = send_file(f, e.name, schema_ok, why, &error);
-        snprintf(path, sizeof path, "%s/%s", f->spool, e.name);
         switch (o) {
         case OUTCOME_SENT:
-                (void) unlink(path);
+                (void) unlinkat(f->spool_fd, e.name, 0);
                 if (*said)
                         log_notice("ClickHouse %s takes batches again", f->url);
                 *said = 0;
@@ -384,10 +472,16 @@ static int send_step(struct fleet *f, int *said, bool *schema_ok) {
         case OUTCOME_DAMAGED:
                 /* The disk damaged it: kept aside for a look, never half sent; the local store
                  * still has its rows (cppctl merge -o can send them). */
-                snprintf(bad, sizeof bad, "%s.bad", path);
-                (void) rename(path, bad);
-                log_error("Spool file %s is not a whole batch: moved to %s, not sent, counted dropped", path,
-                          bad);
+                r = spool_set_aside(f->spool_fd, e.name, bad);
+                if (r < 0) {
+                        (void) unlinkat(f->spool_fd, e.name, 0);
+                        log_error("Spool file %s/%s is not a whole batch: removed (cannot set it aside: %s), "
+                                  "not sent, counted damaged",
+                                  f->spool, e.name, strerror(-r));
+                } else
+                        log_error("Spool file %s/%s is not a whole batch: set aside as %s, not sent, counted "
+                                  "damaged",
+                                  f->spool, e.name, bad);
                 break;
         case OUTCOME_FAILED:
                 if (error != *said)
@@ -404,17 +498,20 @@ static int send_step(struct fleet *f, int *said, bool *schema_ok) {
                 f->last_error_time = time(NULL);
                 memcpy(f->last_error, why, sizeof why);
         } else {
-                f->head++;
-                f->pending_bytes -= e.bytes;
-                if (f->head == f->n_queue)
-                        f->head = f->n_queue = 0;
+                queue_pop(&f->queue);
+                f->full = false;
                 if (o == OUTCOME_SENT) {
                         f->sent++;
                         f->last_success = time(NULL);
                         f->failing = false;
                         f->last_error[0] = '\0';
-                } else if (o == OUTCOME_DAMAGED)
-                        f->dropped++;
+                } else if (o == OUTCOME_DAMAGED) {
+                        f->damaged++;
+                        f->state_changed = true; /* the state counts it */
+                        /* Out of memory, it counts against spool_max from the next start. */
+                        if (bad[0])
+                                (void) queue_push(&f->bad, bad, e.bytes);
+                }
         }
         pthread_cond_broadcast(&f->changed);
         return o == OUTCOME_FAILED ? error : 0;
@@ -436,7 +533,7 @@ static void *sender(void *userdata) {
                         spool_step(f, i);
                         continue;
                 }
-                if (f->runs_changed) {
+                if (f->state_changed) {
                         pthread_mutex_unlock(&f->lock);
                         (void) state_save(f);
                         pthread_mutex_lock(&f->lock);
@@ -445,7 +542,7 @@ static void *sender(void *userdata) {
                 if (f->stopping)
                         break;
                 now = now_mono_usec();
-                if (f->head < f->n_queue && now >= send_after) {
+                if (f->queue.head < f->queue.n && now >= send_after) {
                         if (send_step(f, &said, &schema_ok) < 0) {
                                 backoff = backoff ? backoff * 2 : FLEET_BACKOFF_MIN_USEC;
                                 if (backoff > FLEET_BACKOFF_MAX_USEC)
@@ -456,7 +553,7 @@ static void *sender(void *userdata) {
                         continue;
                 }
                 /* Nothing to do now: wait for the loop, the stop, or the next try. */
-                if (f->head < f->n_queue)
+                if (f->queue.head < f->queue.n)
                         wake = send_after;
                 if (f->spool_after && f->spool_after < wake)
                         wake = f->spool_after;
@@ -489,7 +586,7 @@ void fleet_closed(struct fleet *f, int64_t run_id, int64_t open_bucket) {
                  * so that a crash now leaves its buckets to the next start. */
                 run = &f->runs[f->n_runs++];
                 *run = (struct fleet_run) { .id = run_id };
-                f->runs_changed = true;
+                f->state_changed = true;
         }
         if (run && open_bucket > run->closed) {
                 run->closed = open_bucket;
@@ -524,6 +621,7 @@ int fleet_new(const struct config *config, struct fleet **ret) {
         struct fleet *f;
         pthread_condattr_t ca;
         const char *why = NULL;
+        char error[512];
         size_t n = 0;
         int r;
 
@@ -536,6 +634,7 @@ int fleet_new(const struct config *config, struct fleet **ret) {
         snprintf(f->url, sizeof f->url, "%s", config->fleet_url);
         snprintf(f->spool, sizeof f->spool, "%s", config->fleet_spool);
         snprintf(f->store_path, sizeof f->store_path, "%s", config->store_path);
+        f->spool_fd = -1;
         f->spool_max = config->fleet_spool_max;
         pthread_mutex_init(&f->lock, NULL);
         pthread_condattr_init(&ca);
@@ -552,32 +651,36 @@ int fleet_new(const struct config *config, struct fleet **ret) {
                 goto fail;
         }
         ch_client_set_timeout(f->client, FLEET_REQUEST_TIMEOUT_S);
-        /* Batches say where every program spent its time: root's alone. */
-        if (mkdir(f->spool, 0700) < 0 && errno != EEXIST) {
-                r = log_error_errno(errno, "Cannot make the fleet spool %s: %m", f->spool);
+        r = spool_open(f->spool, &f->spool_fd, error, sizeof error);
+        if (r < 0) {
+                log_error_errno(r, "Refusing the fleet spool %s: %s", f->spool, error);
                 goto fail;
         }
         r = state_load(f);
         if (r < 0) {
                 log_error_errno(r, "Cannot read %s/" STATE_FILE ": %s", f->spool,
                                 r == -EBADMSG ? "not a cppd fleet state (remove it to start over)" :
-                                                strerror(-r));
+                                                read_strerror(r));
                 goto fail;
         }
-        r = spool_list(f->spool, &entries, &n);
+        r = spool_list(f->spool_fd, &entries, &n);
         if (r < 0) {
                 log_error_errno(r, "Cannot list the fleet spool %s: %m", f->spool);
                 goto fail;
         }
         for (size_t i = 0; i < n && r >= 0; i++)
-                r = queue_push(f, entries[i].name, entries[i].bytes);
+                r = queue_push(entries[i].damaged ? &f->bad : &f->queue, entries[i].name, entries[i].bytes);
         if (r < 0) {
                 log_error_errno(r, "Out of memory");
                 goto fail;
         }
-        if (n)
-                log_info("%zu batches wait in the fleet spool %s (%" PRIu64 " bytes)", n, f->spool,
-                         f->pending_bytes);
+        if (f->queue.n)
+                log_info("%zu batches wait in the fleet spool %s (%" PRIu64 " bytes)", f->queue.n, f->spool,
+                         f->queue.bytes);
+        if (f->bad.n)
+                log_notice("%zu damaged batches are set aside in the fleet spool %s (%" PRIu64
+                           " bytes, counted against spool_max): the oldest go when a batch needs the room",
+                           f->bad.n, f->spool, f->bad.bytes);
         *ret = f;
         return 0;
 fail:
@@ -611,10 +714,15 @@ void fleet_status(struct fleet *f, struct fleet_status *ret) {
         ret->spool_usec = f->spool_usec;
         ret->spool_cpu_usec = f->spool_cpu_usec;
         ret->sent = f->sent;
-        ret->pending = f->n_queue - f->head;
-        ret->pending_bytes = f->pending_bytes;
+        ret->pending = f->queue.n - f->queue.head;
+        ret->pending_bytes = f->queue.bytes;
         ret->dropped = f->dropped;
         ret->dropped_hits = f->dropped_hits;
+        ret->damaged = f->damaged;
+        ret->set_aside = f->bad.n - f->bad.head;
+        ret->set_aside_bytes = f->bad.bytes;
+        ret->spool_error_time = f->spool_error ? f->spool_error_time : 0;
+        memcpy(ret->spool_error, f->spool_error_text, sizeof ret->spool_error);
         ret->last_success = f->last_success;
         ret->last_error_time = f->last_error_time;
         memcpy(ret->last_error, f->last_error, sizeof ret->last_error);
@@ -645,11 +753,11 @@ struct fleet *fleet_free(struct fleet *f) {
                         pthread_cond_timedwait(&f->changed, &f->lock, &ts);
                 until = now_mono_usec() + FLEET_STOP_DRAIN_USEC;
                 ts = (struct timespec) { until / 1000000, until % 1000000 * 1000 };
-                while (f->head < f->n_queue && !f->failing && now_mono_usec() < until)
+                while (f->queue.head < f->queue.n && !f->failing && now_mono_usec() < until)
                         pthread_cond_timedwait(&f->changed, &f->lock, &ts);
-                if (f->head < f->n_queue)
+                if (f->queue.head < f->queue.n)
                         log_notice("%zu batches stay in the fleet spool %s for the next start",
-                                   f->n_queue - f->head, f->spool);
+                                   f->queue.n - f->queue.head, f->spool);
                 f->stopping = true;
                 pthread_cond_broadcast(&f->changed);
                 pthread_mutex_unlock(&f->lock);
@@ -657,7 +765,9 @@ struct fleet *fleet_free(struct fleet *f) {
         }
         store_close(f->store);
         ch_client_free(f->client);
-        free(f->queue);
+        free(f->queue.e);
+        free(f->bad.e);
+        safe_close_fd(f->spool_fd);
         pthread_cond_destroy(&f->changed);
         pthread_mutex_destroy(&f->lock);
         free(f);

@@ -40,16 +40,21 @@ struct fleet_status {
         uint64_t sent;                       /* batches ClickHouse took since cppd started */
         uint64_t pending, pending_bytes;     /* files waiting in the spool */
         uint64_t dropped, dropped_hits;      /* batches not spooled (the spool was full), persisted */
+        uint64_t damaged;                    /* batch files found damaged, never sent, persisted */
+        uint64_t set_aside, set_aside_bytes; /* the damaged ones still in the spool (.bad) */
+        int64_t spool_error_time;            /* the failure to spool that lasts; 0: none */
+        char spool_error[FLEET_ERROR_MAX];
         uint64_t spool_usec, spool_cpu_usec; /* the thread's time building and spooling: wall, CPU */
         int64_t last_success;
         int64_t last_error_time;
         char last_error[FLEET_ERROR_MAX]; /* "" after a success */
 };
 
-/* Opens the spool of CONFIG (making its folder 0700), reads its state and the batches left in
- * it, opens the ClickHouse client (nothing is sent yet). Returns 0 and sets *ret (NULL when no
- * url is configured), or a negative errno after logging why (a bad url or credentials file, a
- * spool that cannot be made). */
+/* Opens the spool of CONFIG (making its folder 0700; refusing one of another user or that others
+ * may write, spool_open()), reads its state and the batches left in it, opens the ClickHouse
+ * client (nothing is sent yet). Returns 0 and sets *ret (NULL when no url is configured), or a
+ * negative errno after logging why (a bad url or credentials file, a spool that cannot be made
+ * or is refused). */
 int fleet_new(const struct config *config, struct fleet **ret);
 
 /* Opens a read-only connection to the store (made by then) and starts the thread, which

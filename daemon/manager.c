@@ -30,6 +30,7 @@
 
 #include "log.h"
 #include "perf-event.h"
+#include "read-line.h"
 #include "session.h"
 #include "time-util.h"
 
@@ -152,20 +153,10 @@ int manager_catch_up(struct manager *m) {
 
 int manager_flush(struct manager *m) {
         uint64_t start = now_ns(CLOCK_MONOTONIC) / 1000, end;
-        int64_t stored = 0;
         int r = 0, q;
 
-        if (m->collector) {
-                struct collector_stats st;
-
-                /* What was handled before now less the lag is in this flush: the pushes may go up
-                 * to there, less a margin for records still in the kernel's rings, which the lag
-                 * does not see (the reader passes every 100 ms, later when starved of CPU). */
-                collector_get_stats(m->collector, &st);
-                stored = (int64_t) ((now_ns(CLOCK_REALTIME) - st.lag_ns) / 1000000000) -
-                        MANAGER_PUSH_MARGIN_SEC;
+        if (m->collector)
                 r = collector_flush(m->collector, false);
-        }
         for (unsigned i = 0; i < m->n_sessions; i++) {
                 q = collector_flush(m->sessions[i]->collector, false);
                 if (r >= 0 && q < 0)
@@ -182,20 +173,33 @@ int manager_flush(struct manager *m) {
                 m->store_failing = true;
                 return r;
         }
-        /* Every bucket before now's is in the store for good: ship them (fleet.c). */
-        if (m->fleet) {
-                int64_t wall = time(NULL);
+        /* The buckets before what was handled (now less the lag, less a margin for records still
+         * in the kernel's rings, which the lag does not see) are in the store for good: closed,
+         * so that a sample of them handled later joins the first open bucket, and what the store
+         * holds of a closed bucket is what the shipper (fleet.c) sends and the pusher posts. The
+         * margin keeps such late samples rare; the closing makes them harmless. */
+        if (m->fleet || m->pusher) {
+                struct collector_stats st = {};
+                int64_t wall, floor = 0;
 
                 if (m->collector)
-                        fleet_closed(m->fleet, collector_run_id(m->collector),
-                                     collector_close_buckets(m->collector, wall));
-                for (unsigned i = 0; i < m->n_sessions; i++)
-                        fleet_closed(m->fleet, session_run_id(m->sessions[i]),
-                                     collector_close_buckets(m->sessions[i]->collector, wall));
+                        collector_get_stats(m->collector, &st);
+                wall = time(NULL) - (int64_t) (st.lag_ns / 1000000000) - MANAGER_CLOSE_MARGIN_SEC;
+
+                if (m->collector)
+                        floor = collector_close_buckets(m->collector, wall);
+                if (m->fleet && m->collector)
+                        fleet_closed(m->fleet, collector_run_id(m->collector), floor);
+                for (unsigned i = 0; i < m->n_sessions; i++) {
+                        int64_t b = collector_close_buckets(m->sessions[i]->collector, wall);
+
+                        if (m->fleet)
+                                fleet_closed(m->fleet, session_run_id(m->sessions[i]), b);
+                }
+                if (m->pusher && m->collector)
+                        pusher_set_stored(m->pusher, floor);
         }
         end = now_ns(CLOCK_MONOTONIC) / 1000;
-        if (m->pusher && m->collector)
-                pusher_set_stored(m->pusher, stored);
         m->flushes++;
         m->flush_usec_last = end > start ? end - start : 0;
         if (m->flush_usec_last > m->flush_usec_max)
@@ -362,8 +366,8 @@ int manager_reload(struct manager *m) {
                                                r == -ENODATA ? "is empty (being written?)" :
                                                                "changed while it was read");
         if (r < 0)
-                return log_error_errno(r, "Cannot read %s: %m; the configuration in use stays",
-                                       m->config_path);
+                return log_error_errno(r, "Cannot read %s: %s; the configuration in use stays",
+                                       m->config_path, read_strerror(r));
         if (!streq(c.socket_path, m->config.socket_path))
                 log_warning("The control socket moves to %s at the next restart", c.socket_path);
         sd_notify(false, "RELOADING=1\nSTATUS=Reloading the configuration");
@@ -418,7 +422,6 @@ int manager_new(const char *config_path, bool required, struct manager **ret) {
         struct manager *m;
         char error[256];
         unsigned line;
-        sigset_t mask;
         int r;
 
         m = calloc(1, sizeof *m);
@@ -444,7 +447,7 @@ int manager_new(const char *config_path, bool required, struct manager **ret) {
                 log_error("%s changed while it was read: start again once it is written", config_path);
                 goto fail;
         } else if (r < 0) {
-                log_error_errno(r, "Cannot read %s: %m", config_path);
+                log_error_errno(r, "Cannot read %s: %s", config_path, read_strerror(r));
                 goto fail;
         }
         /* Only the default group can be missing (a group named in the file must exist). */
@@ -454,11 +457,7 @@ int manager_new(const char *config_path, bool required, struct manager **ret) {
         r = sd_event_default(&m->event);
         if (r < 0)
                 goto fail;
-        sigemptyset(&mask);
-        sigaddset(&mask, SIGTERM);
-        sigaddset(&mask, SIGINT);
-        sigaddset(&mask, SIGHUP);
-        sigprocmask(SIG_BLOCK, &mask, NULL);
+        /* The signals are blocked since main() began (manager_stop_pending()). */
         if ((r = sd_event_add_signal(m->event, NULL, SIGTERM, on_sigterm, m)) < 0 ||
             (r = sd_event_add_signal(m->event, NULL, SIGINT, on_sigterm, m)) < 0 ||
             (r = sd_event_add_signal(m->event, NULL, SIGHUP, on_sighup, m)) < 0)
@@ -469,6 +468,10 @@ int manager_new(const char *config_path, bool required, struct manager **ret) {
         r = open_store(m);
         if (r < 0)
                 goto fail;
+        if (manager_stop_pending()) {
+                r = -ECANCELED;
+                goto fail;
+        }
         r = fleet_new(&m->config, &m->fleet);
         if (r < 0)
                 goto fail;
@@ -479,15 +482,26 @@ fail:
         return r < 0 ? r : -EINVAL;
 }
 
+bool manager_stop_pending(void) {
+        sigset_t pending;
+
+        return sigpending(&pending) == 0 &&
+                (sigismember(&pending, SIGTERM) == 1 || sigismember(&pending, SIGINT) == 1);
+}
+
 int manager_start(struct manager *m) {
         int r;
 
         r = fleet_start(m->fleet);
         if (r < 0)
                 return r;
+        if (manager_stop_pending())
+                return -ECANCELED;
         r = start_collector(m);
         if (r < 0)
                 return r;
+        if (manager_stop_pending())
+                return -ECANCELED;
         if (config_pushes(&m->config)) {
                 r = pusher_new(&m->config, NULL, &m->pusher);
                 if (r < 0)

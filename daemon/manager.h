@@ -28,8 +28,9 @@
 /* While the store fails, the flush timer tries again at most this often: a failed flush does all
  * its work before the disk says no, and the loop must keep draining the rings meanwhile. */
 #define MANAGER_FLUSH_RETRY_USEC (2 * 1000000ULL)
-/* Seconds the pushes to fleet profilers stay behind what a flush stored (manager_flush()). */
-#define MANAGER_PUSH_MARGIN_SEC 3
+/* Seconds a flush leaves open behind what was handled: time buckets close (and go to the fleet
+ * store and the fleet profilers) this much later (manager_flush()). */
+#define MANAGER_CLOSE_MARGIN_SEC 3
 /* Free memory is given back to the kernel at most this often (malloc_trim()). */
 #define MANAGER_TRIM_INTERVAL_USEC (15 * 1000000ULL)
 
@@ -58,13 +59,20 @@ struct manager {
         double resource_rate[COLLECTOR_MAX_RESOURCES]; /* samples/s per resource */
 };
 
+/* Whether a SIGTERM or SIGINT waits. main() blocks them (and SIGHUP) before anything else, so
+ * that every thread inherits the block and the loop's signalfd gets them once it runs; until
+ * then each step of the start looks here between steps, so that a stop asked during a slow one
+ * (a big store's check, thousands of perf events to open) ends the start at the next. */
+bool manager_stop_pending(void);
+
 /* Loads CONFIG_PATH, makes the event loop and opens the store. Without the file, the built-in
  * defaults unless REQUIRED (a path given on the command line: a typo must not profile into the
- * default store). Returns 0 and sets *ret, or a negative errno after logging why. */
+ * default store). Returns 0 and sets *ret; -ECANCELED when a stop came meanwhile
+ * (manager_stop_pending()); or a negative errno after logging why. */
 int manager_new(const char *config_path, bool required, struct manager **ret);
 
-/* Starts system-wide collection and the timers (flush, status, retention). Returns 0 or a
- * negative errno after logging why. */
+/* Starts system-wide collection and the timers (flush, status, retention). Returns 0;
+ * -ECANCELED when a stop came meanwhile; or a negative errno after logging why. */
 int manager_start(struct manager *m);
 
 /* Ends every session, stops collecting, closes the store. NULL is fine. */

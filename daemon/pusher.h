@@ -1,5 +1,5 @@
-/* The pushes to fleet profilers ([fleet] pyroscope, parca, otlp): a thread of their own, so that
- * the daemon's loop never waits on the network (pusher.c). */
+/* The pushes to fleet profilers ([fleet] pyroscope, parca, otlp): a thread per receiver, so that
+ * the daemon's loop never waits on the network, nor one receiver on another (pusher.c). */
 #pragma once
 
 #include <stdbool.h>
@@ -22,21 +22,25 @@ struct pusher_target_stats {
         enum push_kind kind;
         const char *url;              /* the pusher's own: valid while it lives */
         uint64_t pushed, failed;      /* profiles the receiver took (2xx), and those it did not */
-        uint64_t intervals;           /* intervals pushed, profiles or none */
+        uint64_t intervals;           /* intervals it went through, profiles or none */
         char error[PUSHER_ERROR_MAX]; /* the last failure, while failing; "" when the last worked */
 };
 
-/* Where a pusher left off (pusher_stop()), for the one that replaces it on a reload. */
+/* Where a pusher left off (pusher_stop()), for the one that replaces it on a reload. By
+ * push_kind: the receiver, the first interval it had not wholly pushed (0: no such receiver)
+ * and how many of that interval's profiles it got. */
 struct pusher_resume {
-        int64_t since; /* the first interval not wholly pushed; 0: none (start from now) */
-        char url[_PUSH_KIND_MAX][PUSH_URL_MAX]; /* by push_kind: the receiver... */
-        uint64_t done[_PUSH_KIND_MAX];          /* ...and how many of that interval's profiles it got */
+        char url[_PUSH_KIND_MAX][PUSH_URL_MAX];
+        int64_t since[_PUSH_KIND_MAX];
+        uint64_t done[_PUSH_KIND_MAX];
 };
 
-/* Starts pushing the profiles of C's store to C's receivers every push_interval, from where
- * RESUME says (NULL: from the interval that holds now on; a receiver with the same URL skips
- * the profiles of that interval it got). Returns 0 and sets *ret; -ENOMEM, -EIO (libcurl), or
- * pthread's errno, after logging why. */
+/* Starts pushing the profiles of C's store to C's receivers every push_interval, each receiver
+ * in a thread of its own, from where RESUME says (NULL: from the interval that holds now on): a
+ * receiver goes on from the interval its kind's was in, and skips the profiles of it that it got
+ * when its URL is the same; a receiver of a kind new to the configuration starts where the most
+ * advanced one was. Returns 0 and sets *ret; -ENOMEM, -EIO (libcurl), or pthread's errno, after
+ * logging why. */
 int pusher_new(const struct config *c, const struct pusher_resume *resume, struct pusher **ret);
 
 /* Stops P's thread (as pusher_free() does) and says where it left off in *ret. */
@@ -47,8 +51,8 @@ void pusher_stop(struct pusher *p, struct pusher_resume *ret);
 struct pusher *pusher_free(struct pusher *p);
 DEFINE_CLEANUP(struct pusher *, pusher_free);
 
-/* Tells P that every sample before unix second STORED is in the store (the loop's flush): an
- * interval is pushed only once it is. */
+/* Tells P that the buckets before unix second STORED are closed and stored (the loop's flush):
+ * the store's rows of them are final, and an interval is pushed only once it is. */
 void pusher_set_stored(struct pusher *p, int64_t stored);
 
 /* Whether pusher P pushes what C says (receivers, interval, store): a reload that changes none

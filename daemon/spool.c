@@ -7,7 +7,13 @@
  * Written whole or not at all (a temporary name, fsync, rename, fsync of the folder), so a file
  * under its own name is complete unless the disk damaged it, which the checksum catches: a
  * damaged batch must not be half sent. Reading checks every length against what is left before
- * it allocates. */
+ * it allocates.
+ *
+ * cppd writes the folder as root, and its names are predictable: every file is made and read
+ * relative to the folder's descriptor, opened once (spool_open(), which refuses a folder that
+ * another user owns or may write), made with O_EXCL and O_NOFOLLOW after a stale file of that
+ * name is removed, and read only if it is a regular file (read_open()), so that a link planted
+ * there can neither redirect a write nor feed a read. */
 #include "spool.h"
 
 #include <dirent.h>
@@ -21,9 +27,11 @@
 #include <unistd.h>
 
 #include "cleanup.h"
+#include "read-line.h"
 
 #define SPOOL_MAGIC "CPPDSPL1"
 #define SPOOL_SUFFIX ".batch"
+#define SPOOL_BAD_SUFFIX ".batch.bad"
 #define SPOOL_TMP_PREFIX ".tmp-"
 #define SPOOL_MAX_TABLES 64
 
@@ -83,29 +91,82 @@ static void name_of(const struct ch_batch *b, char *ret) {
         snprintf(ret, SPOOL_NAME_MAX, "%012" PRIu64 "-%" PRIu64 "-%s" SPOOL_SUFFIX, b->batch, b->run, host);
 }
 
-int spool_write(const char *dir, const struct ch_batch *b, char *ret_name) {
-        char name[SPOOL_NAME_MAX], tmp[SPOOL_NAME_MAX + 8];
+int spool_open(const char *dir, int *ret_fd, char *error, size_t error_size) {
         _cleanup_close_ int dfd = -1;
-        struct writer w = { .hash = FNV_OFFSET };
-        int fd, r = 0;
+        struct stat st;
 
-        if (b->n_tables > SPOOL_MAX_TABLES || strlen(b->host) > UINT32_MAX)
-                return -E2BIG;
-        name_of(b, name);
-        snprintf(tmp, sizeof tmp, SPOOL_TMP_PREFIX "%s", name);
+        /* Batches say where every program spent its time: cppd's user's alone. */
+        if (mkdir(dir, 0700) < 0 && errno != EEXIST) {
+                snprintf(error, error_size, "cannot make it: %s", strerror(errno));
+                return -errno;
+        }
         dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-        if (dfd < 0)
+        if (dfd < 0 || fstat(dfd, &st) < 0) {
+                snprintf(error, error_size, "cannot open it: %s", strerror(errno));
                 return -errno;
-        fd = openat(dfd, tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+        }
+        if (st.st_uid != geteuid()) {
+                snprintf(error, error_size,
+                         "it belongs to uid %u, not to cppd's user (uid %u), who could find its files "
+                         "replaced; chown it, or name another",
+                         (unsigned) st.st_uid, (unsigned) geteuid());
+                return -EPERM;
+        }
+        if (st.st_mode & (S_IWGRP | S_IWOTH)) {
+                snprintf(error, error_size,
+                         "group or others may write in it (mode %04o), and so plant files or links "
+                         "there; chmod go-w it",
+                         (unsigned) (st.st_mode & 07777));
+                return -EPERM;
+        }
+        *ret_fd = take_fd(&dfd);
+        return 0;
+}
+
+/* Makes NAME in DFD for writing, new: a stale file or a link of that name is removed first,
+ * and O_EXCL with O_NOFOLLOW refuses one that comes back meanwhile. Returns the descriptor. */
+static int create_new(int dfd, const char *name) {
+        int fd;
+
+        if (unlinkat(dfd, name, 0) < 0 && errno != ENOENT)
+                return -errno;
+        fd = openat(dfd, name, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+        return fd < 0 ? -errno : fd;
+}
+
+int spool_write_file(int dfd, const char *name, int (*fill)(FILE *f, void *userdata), void *userdata) {
+        char tmp[SPOOL_NAME_MAX + 8];
+        FILE *f;
+        int fd, r;
+
+        snprintf(tmp, sizeof tmp, SPOOL_TMP_PREFIX "%s", name);
+        fd = create_new(dfd, tmp);
         if (fd < 0)
-                return -errno;
-        w.f = fdopen(fd, "we");
-        if (!w.f) {
-                r = -errno;
+                return fd;
+        f = fdopen(fd, "we");
+        if (!f) {
                 close(fd);
+                (void) unlinkat(dfd, tmp, 0);
+                return -ENOMEM;
+        }
+        r = fill(f, userdata);
+        if (r >= 0 && (fflush(f) != 0 || ferror(f) || fsync(fileno(f)) < 0))
+                r = -errno ?: -EIO;
+        if (fclose(f) != 0 && r >= 0)
+                r = -errno;
+        if (r >= 0 && renameat(dfd, tmp, dfd, name) < 0)
+                r = -errno;
+        if (r < 0) {
                 (void) unlinkat(dfd, tmp, 0);
                 return r;
         }
+        return fsync(dfd) < 0 ? -errno : 0;
+}
+
+static int write_batch(FILE *f, void *userdata) {
+        const struct ch_batch *b = userdata;
+        struct writer w = { .f = f, .hash = FNV_OFFSET };
+
         put(&w, SPOOL_MAGIC, 8);
         put_u64(&w, b->run);
         put_u64(&w, b->batch);
@@ -124,18 +185,19 @@ int spool_write(const char *dir, const struct ch_batch *b, char *ret_name) {
                 put(&w, t->body, t->len);
         }
         fwrite(&w.hash, 1, sizeof w.hash, w.f);
-        if (fflush(w.f) != 0 || ferror(w.f) || fsync(fileno(w.f)) < 0)
-                r = -errno ?: -EIO;
-        if (fclose(w.f) != 0 && r == 0)
-                r = -errno;
-        if (r == 0 && renameat(dfd, tmp, dfd, name) < 0)
-                r = -errno;
-        if (r < 0) {
-                (void) unlinkat(dfd, tmp, 0);
+        return 0;
+}
+
+int spool_write(int dfd, const struct ch_batch *b, char *ret_name) {
+        char name[SPOOL_NAME_MAX];
+        int r;
+
+        if (b->n_tables > SPOOL_MAX_TABLES || strlen(b->host) > UINT32_MAX)
+                return -E2BIG;
+        name_of(b, name);
+        r = spool_write_file(dfd, name, write_batch, (void *) b);
+        if (r < 0)
                 return r;
-        }
-        if (fsync(dfd) < 0)
-                return -errno;
         strcpy(ret_name, name);
         return 0;
 }
@@ -190,10 +252,9 @@ static int add_table(struct ch_batch *b, char *table, char *body, uint64_t len, 
         return 0;
 }
 
-int spool_read(const char *dir, const char *name, uint64_t max_bytes, struct ch_batch **ret) {
+int spool_read(int dfd, const char *name, uint64_t max_bytes, struct ch_batch **ret) {
         _cleanup_(ch_batch_freep) struct ch_batch *b = NULL;
         _cleanup_fclose_ FILE *f = NULL;
-        _cleanup_close_ int dfd = -1;
         struct reader rd = { .hash = FNV_OFFSET };
         uint32_t host_len, n_tables;
         uint64_t hash;
@@ -201,20 +262,16 @@ int spool_read(const char *dir, const char *name, uint64_t max_bytes, struct ch_
         struct stat st;
         int fd, r;
 
-        dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-        if (dfd < 0)
-                return -errno;
-        fd = openat(dfd, name, O_RDONLY | O_CLOEXEC);
+        fd = read_open(dfd, name, READ_NOFOLLOW, &st);
+        if (fd == -ELOOP || fd == -EBADFD || fd == -EISDIR)
+                return -EBADMSG; /* not a batch cppd wrote */
         if (fd < 0)
-                return -errno;
+                return fd;
         f = fdopen(fd, "re");
         if (!f) {
-                r = -errno;
                 close(fd);
-                return r;
+                return -ENOMEM;
         }
-        if (fstat(fileno(f), &st) < 0)
-                return -errno;
         if ((uint64_t) st.st_size > max_bytes)
                 return -EFBIG;
         if (st.st_size < 8 + 8)
@@ -260,25 +317,51 @@ static int compare_entries(const void *a, const void *b) {
         return strcmp(((const struct spool_entry *) a)->name, ((const struct spool_entry *) b)->name);
 }
 
-int spool_list(const char *dir, struct spool_entry **ret, size_t *ret_n) {
+/* Whether NAME (LEN bytes) ends in SUFFIX. */
+static bool has_suffix(const char *name, size_t len, const char *suffix) {
+        return len > strlen(suffix) && streq(name + len - strlen(suffix), suffix);
+}
+
+int spool_set_aside(int dfd, const char *name, char *ret_name) {
+        char bad[SPOOL_NAME_MAX];
+        size_t len = strlen(name);
+
+        if (!has_suffix(name, len, SPOOL_SUFFIX))
+                return -EINVAL;
+        if (len + strlen(".bad") >= SPOOL_NAME_MAX)
+                return -ENAMETOOLONG;
+        snprintf(bad, sizeof bad, "%s.bad", name);
+        if (renameat(dfd, name, dfd, bad) < 0)
+                return -errno;
+        strcpy(ret_name, bad);
+        return 0;
+}
+
+int spool_list(int dfd, struct spool_entry **ret, size_t *ret_n) {
         _cleanup_free_ struct spool_entry *e = NULL;
         DIR *d;
         size_t n = 0, cap = 0;
-        int r = 0;
+        int fd, r = 0;
 
-        d = opendir(dir);
-        if (!d)
+        /* A descriptor of its own: readdir() moves its offset, and closedir() closes it. */
+        fd = openat(dfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        if (fd < 0)
                 return -errno;
+        d = fdopendir(fd);
+        if (!d) {
+                close(fd);
+                return -ENOMEM;
+        }
         for (struct dirent *de; (de = readdir(d));) {
                 size_t len = strlen(de->d_name);
+                bool damaged = has_suffix(de->d_name, len, SPOOL_BAD_SUFFIX);
                 struct stat st;
 
                 if (startswith(de->d_name, SPOOL_TMP_PREFIX)) {
                         (void) unlinkat(dirfd(d), de->d_name, 0); /* a write cut short by a crash */
                         continue;
                 }
-                if (len >= SPOOL_NAME_MAX || len <= strlen(SPOOL_SUFFIX) ||
-                    !streq(de->d_name + len - strlen(SPOOL_SUFFIX), SPOOL_SUFFIX))
+                if (len >= SPOOL_NAME_MAX || (!damaged && !has_suffix(de->d_name, len, SPOOL_SUFFIX)))
                         continue;
                 if (fstatat(dirfd(d), de->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0 || !S_ISREG(st.st_mode))
                         continue;
@@ -293,7 +376,8 @@ int spool_list(const char *dir, struct spool_entry **ret, size_t *ret_n) {
                         cap = cap ? cap * 2 : 64;
                 }
                 strcpy(e[n].name, de->d_name);
-                e[n++].bytes = st.st_size;
+                e[n].bytes = st.st_size;
+                e[n++].damaged = damaged;
         }
         closedir(d);
         if (r < 0)

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <stdio.h>
+#include <sys/stat.h>
 #include <sys/types.h>
 
 /* The longest line any reader of text from outside accepts (folded stacks, shell scripts), a
@@ -20,3 +21,34 @@ ssize_t read_line(FILE *f, size_t max, char **line, size_t *cap);
  * bytes, into *ret (malloc()ed with room for MAX + 1 bytes and NUL-terminated; the caller frees
  * it). Returns the bytes read, -EFBIG past MAX, -ENOMEM, or the negative errno of a failed read. */
 ssize_t read_all(int fd, size_t max, char **ret);
+
+/* How read_open() and read_file() take a file named by a user or a configuration. */
+enum {
+        /* A symbolic link as the last component is refused (-ELOOP): for names that another
+         * user could plant a link at (the spool, /tmp/perf-PID.map). */
+        READ_NOFOLLOW = 1 << 0,
+        /* A password or a token: the file must belong to the reader's effective uid (-EPERM
+         * otherwise), as ssh requires of its keys; a file of another user may be one that user
+         * can change or swap. */
+        READ_SECRET = 1 << 1,
+};
+
+/* Opens PATH (relative to DIRFD; AT_FDCWD: as open() would) for reading, the one way every file
+ * named from outside is opened: without blocking (a FIFO or a device there would hold the
+ * program in open() or read() forever, with no one writing), then fstat()ed and kept only if it
+ * is a regular file. Returns the descriptor (O_CLOEXEC; O_NONBLOCK, which a regular file
+ * ignores) and fills *ret_st (may be NULL); -EISDIR for a folder, -ELOOP for a symbolic link
+ * under READ_NOFOLLOW, -EBADFD for anything else that is not a regular file (a FIFO, a socket,
+ * a device), -EPERM under READ_SECRET for a file of another user, or open()'s errors
+ * (read_strerror() puts them in words). */
+int read_open(int dirfd, const char *path, unsigned flags, struct stat *ret_st);
+
+/* read_open()s PATH and read_all()s it, at most MAX bytes (-EFBIG past them), into *ret as
+ * read_all() does, filling *ret_st (may be NULL) as read_open() does. Returns the bytes read, or
+ * read_open()'s and read_all()'s errors. */
+ssize_t read_file(int dirfd, const char *path, unsigned flags, size_t max, char **ret, struct stat *ret_st);
+
+/* The error R of read_open() or read_file() in words: "not a regular file (a FIFO, a socket or a
+ * device)" for -EBADFD, "a symbolic link" for -ELOOP, "owned by another user" for -EPERM,
+ * "larger than allowed" for -EFBIG, strerror() for the rest. Static text. */
+const char *read_strerror(int r);

@@ -69,10 +69,10 @@ static const char *jit_lookup(struct collector *c, struct process *p, uint64_t p
         if (st.st_size == p->jit_size)
                 return NULL;
         {
-                _cleanup_fclose_ FILE *f = fopen(path, "re");
+                _cleanup_fclose_ FILE *f = NULL;
                 struct symtab *t;
 
-                if (!f || perf_map_load(f, c->sym->names, &t) < 0)
+                if (perf_map_open(path, &f) < 0 || perf_map_load(f, c->sym->names, &t) < 0)
                         return NULL;
                 symtab_free(p->jit);
                 p->jit = t;

@@ -20,6 +20,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "read-line.h"
+#include "utf8.h"
+
 struct ch_client {
         struct ch_url url;
         char *user, *password; /* NULL: ClickHouse's default user, no password */
@@ -63,6 +66,10 @@ int ch_url_parse(const char *s, struct ch_url *ret, const char **ret_why) {
                 goto fail;
         }
         at = memchr(p, '@', slash - p);
+        if (at && memchr(p, ':', at - p)) {
+                why = "a password in the URL, where any process may read it: put it in the credentials file";
+                goto fail;
+        }
         if (at) {
                 if (at == p || at - p > CH_NAME_MAX) {
                         why = at == p ? "an empty user before @" : "the user name is too long";
@@ -153,78 +160,73 @@ fail:
 /* Reads the credentials file PATH into *ret_user (NULL if its first line is empty) and
  * *ret_password. */
 static int read_credentials(const char *path, char **ret_user, char **ret_password, const char **ret_why) {
-        static __thread char why[256];
-        _cleanup_close_ int fd = -1;
-        _cleanup_free_ char *user = NULL, *password = NULL;
-        char buf[CH_CREDENTIALS_MAX + 1], *nl, *second;
+        static __thread char why[512];
+        _cleanup_free_ char *text = NULL, *user = NULL, *password = NULL;
+        char *nl, *second = NULL;
         struct stat st;
         ssize_t n;
+        int r = 0;
 
-        fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
-        if (fd < 0) {
-                int r = -errno;
-
-                snprintf(why, sizeof why, "cannot open the credentials file %s: %s", path, strerror(-r));
+        /* It holds a password: a file of another user (who may change it, or swap it for a
+         * link) or one that others could have read is refused, as ssh refuses such keys. */
+        n = read_file(AT_FDCWD, path, READ_SECRET, CH_CREDENTIALS_MAX, &text, &st);
+        if (n == -EPERM)
+                snprintf(why, sizeof why,
+                         "the credentials file %s belongs to another user: it must be the reader's "
+                         "(uid %u; chown it)",
+                         path, (unsigned) geteuid());
+        else if (n == -EFBIG)
+                snprintf(why, sizeof why, "the credentials file %s is not two short lines of text", path);
+        else if (n < 0)
+                snprintf(why, sizeof why, "cannot open the credentials file %s: %s", path, read_strerror(n));
+        if (n < 0) {
                 *ret_why = why;
-                return r;
+                return n == -EFBIG ? -EBADMSG : (int) n;
         }
-        if (fstat(fd, &st) < 0)
-                return -errno;
-        if (!S_ISREG(st.st_mode)) {
-                snprintf(why, sizeof why, "the credentials file %s is not a regular file", path);
-                *ret_why = why;
-                return -EBADMSG;
-        }
-        /* It holds a password: refuse one that others could have read, as ssh does its keys. */
         if (st.st_mode & (S_IRWXG | S_IRWXO)) {
                 snprintf(why, sizeof why,
                          "the credentials file %s may be read or written by group or others (mode %04o); "
                          "chmod 600 it",
                          path, (unsigned) (st.st_mode & 07777));
-                *ret_why = why;
-                return -EPERM;
-        }
-        n = read(fd, buf, sizeof buf);
-        if (n < 0)
-                return -errno;
-        if (n > CH_CREDENTIALS_MAX || memchr(buf, 0, n)) {
+                r = -EPERM;
+        } else if ((size_t) n != strlen(text)) {
                 snprintf(why, sizeof why, "the credentials file %s is not two short lines of text", path);
-                *ret_why = why;
-                return -EBADMSG;
-        }
-        buf[n] = 0;
-        nl = strchr(buf, '\n');
-        if (!nl) {
-                snprintf(
-                        why, sizeof why,
-                        "the credentials file %s must hold the user on its first line and the password on its second",
-                        path);
-                *ret_why = why;
-                return -EBADMSG;
-        }
-        *nl = 0;
-        second = nl + 1;
-        nl = strchr(second, '\n');
-        if (nl) {
+                r = -EBADMSG;
+        } else if (!(nl = strchr(text, '\n'))) {
+                snprintf(why, sizeof why,
+                         "the credentials file %s must hold the user on its first line and the password on "
+                         "its second",
+                         path);
+                r = -EBADMSG;
+        } else {
                 *nl = 0;
-                if (nl[1] && strspn(nl + 1, "\n") != strlen(nl + 1)) {
-                        snprintf(why, sizeof why, "the credentials file %s has more than two lines", path);
-                        *ret_why = why;
-                        return -EBADMSG;
+                second = nl + 1;
+                nl = strchr(second, '\n');
+                if (nl) {
+                        *nl = 0;
+                        if (nl[1] && strspn(nl + 1, "\n") != strlen(nl + 1)) {
+                                snprintf(why, sizeof why, "the credentials file %s has more than two lines",
+                                         path);
+                                r = -EBADMSG;
+                        }
                 }
         }
-        if (buf[0] && buf[strlen(buf) - 1] == '\r')
-                buf[strlen(buf) - 1] = 0;
-        if (second[0] && second[strlen(second) - 1] == '\r')
-                second[strlen(second) - 1] = 0;
-        if (buf[0]) {
-                user = strdup(buf);
-                if (!user)
-                        return -ENOMEM;
+        if (r == 0) {
+                if (text[0] && text[strlen(text) - 1] == '\r')
+                        text[strlen(text) - 1] = 0;
+                if (second[0] && second[strlen(second) - 1] == '\r')
+                        second[strlen(second) - 1] = 0;
+                if (text[0] && !(user = strdup(text)))
+                        r = -ENOMEM;
+                else if (!(password = strdup(second)))
+                        r = -ENOMEM;
         }
-        password = strdup(second);
-        if (!password)
-                return -ENOMEM;
+        explicit_bzero(text, (size_t) n);
+        if (r < 0) {
+                if (r != -ENOMEM)
+                        *ret_why = why;
+                return r;
+        }
         *ret_user = take_ptr(&user);
         *ret_password = take_ptr(&password);
         return 0;
@@ -463,7 +465,8 @@ int ch_tsv_unescape(char *s, size_t len) {
 
 struct answer {
         struct ch_buf buf; /* the answer; with LINE, only its last line while incomplete */
-        bool too_big;
+        bool too_big, line_too_long;
+        size_t error_bytes; /* of an error's answer, kept or not */
         CURL *curl;
         /* ch_query_lines(): each complete line of a 200 answer as it comes */
         int (*line)(char *line, size_t len, void *userdata);
@@ -496,18 +499,31 @@ static size_t on_data(char *data, size_t size, size_t n, void *userdata) {
         struct answer *a = userdata;
         long status = 0;
 
+        (void) curl_easy_getinfo(a->curl, CURLINFO_RESPONSE_CODE, &status);
+        /* An error's text: its start is all the message quotes; the rest is read and dropped,
+         * whatever a proxy sends. */
+        if (status != 200) {
+                size_t keep =
+                        a->error_bytes < CH_ERROR_BODY_MAX ? MIN(n, CH_ERROR_BODY_MAX - a->error_bytes) : 0;
+
+                a->error_bytes += n;
+                return keep && ch_buf_append(&a->buf, data, keep) < 0 ? 0 : n;
+        }
         if (a->buf.len + n > CH_ANSWER_MAX) {
                 a->too_big = true;
                 return 0;
         }
         if (ch_buf_append(&a->buf, data, n) < 0)
                 return 0;
-        /* an error's text stays whole for the message */
-        if (a->line && curl_easy_getinfo(a->curl, CURLINFO_RESPONSE_CODE, &status) == CURLE_OK &&
-            status == 200) {
+        if (a->line) {
                 a->line_error = answer_lines(a);
                 if (a->line_error < 0)
                         return 0;
+                /* What is left is one line cut short: past CH_LINE_MAX, the answer stops. */
+                if (a->buf.len > CH_LINE_MAX) {
+                        a->line_too_long = true;
+                        return 0;
+                }
         }
         return n;
 }
@@ -537,11 +553,15 @@ static int errno_of_exception(const char *text) {
 }
 
 int ch_client_set_error(struct ch_client *c, int r, const char *fmt, ...) {
+        char text[sizeof c->error];
         va_list ap;
 
         va_start(ap, fmt);
-        vsnprintf(c->error, sizeof c->error, fmt, ap);
+        vsnprintf(text, sizeof text, fmt, ap);
         va_end(ap);
+        /* It quotes what a server sent (an error body, a proxy's page), bound for a terminal, the
+         * journal and cppctl status: no control character goes through. */
+        utf8_escape(text, strlen(text), c->error, sizeof c->error);
         return r;
 }
 
@@ -613,6 +633,12 @@ static int perform(struct ch_client *c, const char *sql, const char *body, size_
         curl_slist_free_all(headers);
         if (a->line_error < 0)
                 return a->line_error;
+        if (a->line_too_long)
+                return ch_client_set_error(
+                        c, -EFBIG,
+                        "ClickHouse at %s:%u answered a line longer than %u MiB: cppctl stops "
+                        "there (what came before it was handled)",
+                        c->url.host, c->url.port, CH_LINE_MAX >> 20);
         if (a->too_big)
                 return ch_client_set_error(c, -EFBIG, "ClickHouse at %s:%u answered more than %llu bytes",
                                            c->url.host, c->url.port, (unsigned long long) CH_ANSWER_MAX);

@@ -14,9 +14,13 @@
 #define CH_DEFAULT_PORT 8123
 /* The longest host, user and database names a URL may carry. */
 #define CH_NAME_MAX 255
-/* The most bytes one answer may hold: a query that aggregates to distinct stacks answers with
- * one line per stack, far below this. */
+/* The most bytes one answer held whole (ch_query()) may hold: a query that aggregates to
+ * distinct stacks answers with one line per stack, far below this. An answer handed over a line
+ * at a time (ch_query_lines()) has no bound but its lines': CH_LINE_MAX bytes each. */
 #define CH_ANSWER_MAX (UINT64_C(1) << 30)
+#define CH_LINE_MAX (16u << 20)
+/* Bytes of an error's answer kept for its message (the rest is read and dropped). */
+#define CH_ERROR_BODY_MAX (64u << 10)
 /* Seconds to connect, and for a whole request unless ch_client_set_timeout() says otherwise. */
 #define CH_CONNECT_TIMEOUT_S 10
 #define CH_REQUEST_TIMEOUT_S 300
@@ -48,11 +52,13 @@ struct ch_client;
 /* Opens a client for URL, with the user and password of the credentials file CREDENTIALS
  * (NULL: none; the URL's user, or ClickHouse's "default", without a password). The file holds
  * the user on its first line and the password on its second (a first line left empty keeps the
- * URL's user); it must be a regular file that neither group nor others may read or write, as
- * it holds a password. Nothing is sent yet. Returns 0 and sets *ret; -EINVAL for a bad URL,
- * -ENOENT/-EACCES for an unreadable credentials file, -EPERM for one others may read, -EBADMSG
- * for one that is not two lines; ch_client_error(*ret) or, on failure, *ret_why (static or
- * thread-local text) says what. */
+ * URL's user); it must be a regular file of the reader's own (its effective uid) that neither
+ * group nor others may read or write, as it holds a password, and it is opened without waiting
+ * on a FIFO (read_open()). Nothing is sent yet. Returns 0 and sets *ret; -EINVAL for a bad URL,
+ * -ENOENT/-EACCES for an unreadable credentials file, -EISDIR/-EBADFD for one that is not a
+ * regular file, -EPERM for one of another user or that others may read, -EBADMSG for one that
+ * is not two lines; ch_client_error(*ret) or, on failure, *ret_why (static or thread-local
+ * text) says what. */
 int ch_client_open(const char *url, const char *credentials, struct ch_client **ret, const char **ret_why);
 struct ch_client *ch_client_free(struct ch_client *c);
 DEFINE_CLEANUP(struct ch_client *, ch_client_free);
@@ -61,11 +67,13 @@ DEFINE_CLEANUP(struct ch_client *, ch_client_free);
 const struct ch_url *ch_client_url(const struct ch_client *c);
 
 /* The last error in words ("Cannot reach ClickHouse at HOST:PORT: connection refused",
- * "ClickHouse at HOST:PORT answered 404: Code: 81, ... Database x doesn't exist"); "" if none. */
+ * "ClickHouse at HOST:PORT answered 404: Code: 81, ... Database x doesn't exist"), control
+ * characters escaped as \xNN; "" if none. */
 const char *ch_client_error(const struct ch_client *c);
 
 /* Sets the client's error to the formatted text, for the fleet files that find problems of
- * their own. Returns R. */
+ * their own, with its control characters escaped (utf8_escape()): it may quote what a server
+ * sent. Returns R. */
 int ch_client_set_error(struct ch_client *c, int r, const char *fmt, ...)
         __attribute__((format(printf, 3, 4)));
 
@@ -91,9 +99,10 @@ enum {
 int ch_query(struct ch_client *c, const char *sql, const char *body, size_t len, unsigned flags, char **ret,
              size_t *ret_len);
 
-/* As ch_query() without a body, for big answers: calls LINE for each line of the answer (its
- * newline replaced by a NUL; LEN bytes before it) as it arrives, so that the answer is never
- * held whole. LINE returns 0, or a negative errno that stops the transfer and is returned. The
+/* As ch_query() without a body, for answers of any size: calls LINE for each line of the answer
+ * (its newline replaced by a NUL; LEN bytes before it) as it arrives, so that the answer is never
+ * held whole: memory stays within a line, CH_LINE_MAX bytes (-EFBIG, with the error in words,
+ * past it). LINE returns 0, or a negative errno that stops the transfer and is returned. The
  * server holds the answer until its query ends (wait_end_of_query), so no line comes from a
  * query that fails. */
 int ch_query_lines(struct ch_client *c, const char *sql, unsigned flags,

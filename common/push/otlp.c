@@ -5,7 +5,8 @@
  * and one Profile, since OTLP gives a Profile one sample type and a push sends one resource at a
  * time. The ProfilesDictionary, shared by the request, holds:
  *
- *     string_table    "" first (the format requires it), then every name in order of first use
+ *     string_table    "" first (the format requires it), then every name in order of first use,
+ *                     made well-formed UTF-8 as pprof.c makes its own (pprof_string_table())
  *     mapping_table   the zero Mapping, then one per binary the functions lie in (its path; the
  *                     store keeps no load addresses, so the ranges are left 0)
  *     function_table  the zero Function, then one per distinct name, with its stored name as
@@ -33,6 +34,7 @@
 #include "pprof.h"
 #include "profiles_service.pb-c.h"
 #include "sample-tree-walk.h"
+#include "utf8.h"
 
 #ifndef CPPD_VERSION
 #define CPPD_VERSION "unknown"
@@ -240,7 +242,8 @@ static void key_value(Opentelemetry__Proto__Common__V1__KeyValue *kv,
 int otlp_encode(const struct sample_tree *t, uint32_t top, const struct otlp_meta *meta, uint8_t **ret,
                 size_t *ret_size) {
         _cleanup_(otlp_done) struct otlp o = { .tree = t, .top = top, .gticks = t->info.period ?: 1 };
-        _cleanup_free_ char **string_table = NULL;
+        char **string_table = NULL;
+        _cleanup_free_ char *host = NULL, *unit = NULL;
         _cleanup_free_ uint8_t *packed = NULL;
         Opentelemetry__Proto__Collector__Profiles__V1development__ExportProfilesServiceRequest request =
                 OPENTELEMETRY__PROTO__COLLECTOR__PROFILES__V1DEVELOPMENT__EXPORT_PROFILES_SERVICE_REQUEST__INIT;
@@ -278,11 +281,14 @@ int otlp_encode(const struct sample_tree *t, uint32_t top, const struct otlp_met
         if (o.error < 0)
                 return (int) o.error;
 
-        string_table = calloc(name_table_size(o.strings), sizeof *string_table);
-        if (!string_table)
+        /* The attributes' values are protobuf strings too. */
+        if (meta->host && !(host = utf8_make_valid(meta->host)))
                 return -ENOMEM;
-        for (size_t i = 0; i < name_table_size(o.strings); i++)
-                string_table[i] = (char *) name_table_get(o.strings, i);
+        if (meta->unit && !(unit = utf8_make_valid(meta->unit)))
+                return -ENOMEM;
+        r = pprof_string_table(o.strings, &string_table);
+        if (r < 0)
+                return r;
         dictionary.n_string_table = name_table_size(o.strings);
         dictionary.string_table = string_table;
         dictionary.n_mapping_table = o.n_maps;
@@ -306,14 +312,12 @@ int otlp_encode(const struct sample_tree *t, uint32_t top, const struct otlp_met
         profile.time_unix_nano = meta->time_nanos;
         profile.duration_nano = meta->duration_nanos;
 
-        if (meta->host) {
-                key_value(&attributes[n_attributes], &attribute_values[n_attributes], "host.name",
-                          meta->host);
+        if (host) {
+                key_value(&attributes[n_attributes], &attribute_values[n_attributes], "host.name", host);
                 n_attributes++;
         }
-        if (meta->unit) {
-                key_value(&attributes[n_attributes], &attribute_values[n_attributes], "service.name",
-                          meta->unit);
+        if (unit) {
+                key_value(&attributes[n_attributes], &attribute_values[n_attributes], "service.name", unit);
                 n_attributes++;
         }
         for (size_t i = 0; i < n_attributes; i++)
@@ -335,10 +339,12 @@ int otlp_encode(const struct sample_tree *t, uint32_t top, const struct otlp_met
         size = opentelemetry__proto__collector__profiles__v1development__export_profiles_service_request__get_packed_size(
                 &request);
         packed = malloc(size + 1);
+        if (packed)
+                opentelemetry__proto__collector__profiles__v1development__export_profiles_service_request__pack(
+                        &request, packed);
+        pprof_string_table_free(o.strings, string_table);
         if (!packed)
                 return -ENOMEM;
-        opentelemetry__proto__collector__profiles__v1development__export_profiles_service_request__pack(
-                &request, packed);
         *ret = take_ptr(&packed);
         *ret_size = size;
         return 0;

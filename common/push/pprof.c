@@ -5,7 +5,8 @@
  *
  *     string_table  "", then each tree's resource and unit, then function names, then the
  *                   stored names of those shown demangled, then the mappings' file names and
- *                   build ids, each once
+ *                   build ids, each once; bytes that are not UTF-8 replaced by U+FFFD, as a
+ *                   proto3 string must be (pprof_string_table())
  *     sample_type   per tree (resource, unit): the unit in pprof's words, which it scales and
  *                   prints ("milliseconds", "bytes"; "count" for the rest: pprof reads a
  *                   unit such as "1 page fault" as a number to print after the value); values
@@ -49,6 +50,7 @@
 #include "name-table.h"
 #include "profile.pb-c.h"
 #include "sample-tree-walk.h"
+#include "utf8.h"
 
 /* The message under construction, in flat arrays that the Profile's pointer arrays point into. */
 struct pprof {
@@ -104,10 +106,10 @@ const char *pprof_unit(const char *unit) {
 static void pprof_done(struct pprof *p) {
         sample_tree_free(p->merged); /* before the names it borrows */
         name_table_free(p->functions);
+        pprof_string_table_free(p->strings, p->string_table); /* before the strings it points into */
         name_table_free(p->strings);
         free(p->values);
         free(p->ids);
-        free(p->string_table);
         free(p->types);
         free(p->type_ptrs);
         free(p->fns);
@@ -258,7 +260,6 @@ static int64_t intern(struct name_table *t, const char *s) {
 
 /* The string table, in the order the comment at the top gives, and the sample types. */
 static int add_strings(struct pprof *p, struct sample_tree *const *trees) {
-        size_t n_strings;
         int64_t id;
 
         p->strings = name_table_new();
@@ -287,13 +288,37 @@ static int add_strings(struct pprof *p, struct sample_tree *const *trees) {
         if (id < 0)
                 return (int) id;
 
-        n_strings = name_table_size(p->strings);
-        p->string_table = calloc(n_strings, sizeof *p->string_table);
-        if (!p->string_table)
+        return pprof_string_table(p->strings, &p->string_table);
+}
+
+int pprof_string_table(const struct name_table *strings, char ***ret) {
+        size_t n = name_table_size(strings);
+        char **table = calloc(n + 1, sizeof *table);
+
+        if (!table)
                 return -ENOMEM;
-        for (size_t i = 0; i < n_strings; i++)
-                p->string_table[i] = (char *) name_table_get(p->strings, i);
+        for (size_t i = 0; i < n; i++) {
+                const char *s = name_table_get(strings, i);
+
+                table[i] = utf8_is_valid(s) ? (char *) s : utf8_make_valid(s);
+                if (!table[i]) {
+                        pprof_string_table_free(strings, table);
+                        return -ENOMEM;
+                }
+        }
+        *ret = table;
         return 0;
+}
+
+void pprof_string_table_free(const struct name_table *strings, char **table) {
+        if (!table)
+                return;
+        /* The copies are those that do not point into STRINGS; the first NULL ends a table cut
+         * short by a failure. */
+        for (size_t i = 0; i < name_table_size(strings) && table[i]; i++)
+                if (table[i] != name_table_get(strings, i))
+                        free(table[i]);
+        free(table);
 }
 
 /* Whether PATH is what pprof takes for its main binary: not a shared library (its libRx,

@@ -4,6 +4,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "name-table.h"
 #include "sample-tree.h"
 
 /* Encodes TREES (N of them, one sample type each, in that order) as a gzipped pprof Profile, as
@@ -22,6 +23,15 @@ int pprof_encode_below(const struct sample_tree *t, uint32_t top, int64_t time_n
  * 15 + 16) writes a header with no name and no time, so the bytes depend on DATA alone. Returns
  * 0, -ENOMEM, -E2BIG past 4 GiB, or -EIO. */
 int pprof_gzip(const uint8_t *data, size_t size, uint8_t **ret, size_t *ret_size);
+
+/* The strings of STRINGS as a protobuf string table must hold them: well-formed UTF-8, each byte
+ * that starts no character replaced by U+FFFD (a symbol, a perf-PID.map line or a folded file
+ * may hold any bytes, and a receiver that checks, as Go's protobuf does, refuses the whole
+ * message for one such name). Sets *ret to name_table_size() pointers, into STRINGS where a
+ * string is well-formed already, to copies elsewhere; pprof_string_table_free() frees them.
+ * Returns 0 or -ENOMEM. */
+int pprof_string_table(const struct name_table *strings, char ***ret);
+void pprof_string_table_free(const struct name_table *strings, char **table);
 
 /* pprof's name for the gtick UNIT of a resource: "1 ms of CPU time" -> "milliseconds", "bytes";
  * "count" for the rest (pprof reads a unit such as "1 page fault" as a number to print after

@@ -106,26 +106,30 @@ int push_credentials_parse(const char *text, size_t size, struct push_credential
 int push_credentials_load(const char *path, struct push_credentials *ret, unsigned *ret_line, char *error,
                           size_t error_size) {
         _cleanup_free_ char *text = NULL;
-        _cleanup_close_ int fd = -1;
         struct stat st;
         ssize_t n;
+        int r;
 
         *ret_line = 0;
-        fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
-        if (fd < 0 || fstat(fd, &st) < 0)
-                return -errno;
-        if (!S_ISREG(st.st_mode)) {
-                snprintf(error, error_size, "not a regular file");
+        n = read_file(AT_FDCWD, path, READ_SECRET, PUSH_CREDENTIALS_MAX_SIZE, &text, &st);
+        if (n == -EPERM) {
+                snprintf(error, error_size,
+                         "it belongs to another user: it must be the reader's (uid %u; chown it)",
+                         (unsigned) geteuid());
                 return -EPERM;
         }
+        if (n == -EBADFD || n == -EISDIR) {
+                snprintf(error, error_size, "%s", read_strerror(-EBADFD));
+                return -EPERM;
+        }
+        if (n < 0)
+                return (int) n;
         if (st.st_mode & (S_IROTH | S_IWOTH)) {
+                explicit_bzero(text, (size_t) n);
                 snprintf(error, error_size, "other users may read or write it (chmod o-rw %s)", path);
                 return -EPERM;
         }
-        if (st.st_size > PUSH_CREDENTIALS_MAX_SIZE)
-                return -EFBIG;
-        n = read_all(fd, PUSH_CREDENTIALS_MAX_SIZE, &text);
-        if (n < 0)
-                return (int) n;
-        return push_credentials_parse(text, (size_t) n, ret, ret_line, error, error_size);
+        r = push_credentials_parse(text, (size_t) n, ret, ret_line, error, error_size);
+        explicit_bzero(text, (size_t) n);
+        return r;
 }

@@ -25,9 +25,10 @@ struct push_credentials {
 int push_credentials_parse(const char *text, size_t size, struct push_credentials *ret, unsigned *ret_line,
                            char *error, size_t error_size);
 
-/* Reads and parses PATH, which must be a regular file that other users can neither read nor
- * write. Returns 0; -ENOENT, -EACCES and other errnos of open(); -EPERM if others may read or
- * write it (ERROR says so); -EFBIG past PUSH_CREDENTIALS_MAX_SIZE; -EBADMSG as
- * push_credentials_parse(). */
+/* Reads and parses PATH, which must be a regular file of the reader's own (its effective uid)
+ * that other users can neither read nor write, opened without waiting on a FIFO (read_open()).
+ * Returns 0; -ENOENT, -EACCES and other errnos of open(); -EPERM if it is not a regular file,
+ * belongs to another user, or others may read or write it (ERROR says which); -EFBIG past
+ * PUSH_CREDENTIALS_MAX_SIZE; -EBADMSG as push_credentials_parse(). */
 int push_credentials_load(const char *path, struct push_credentials *ret, unsigned *ret_line, char *error,
                           size_t error_size);

@@ -32,6 +32,7 @@
 #include <string.h>
 
 #include "cleanup.h"
+#include "json-string.h"
 #include "otlp.h"
 #include "pprof.h"
 
@@ -61,6 +62,8 @@ static const char *url_problem(const char *url) {
                 return "names no host";
         if (strpbrk(url, "?#"))
                 return "must have no query or fragment: cppd adds the receiver's path";
+        if (memchr(host, '@', strcspn(host, "/")) && memchr(host, ':', strcspn(host, "@/")))
+                return "must hold no password: put it in push_credentials (an Authorization header)";
         for (const char *c = url; *c; c++)
                 if ((unsigned char) *c <= ' ' || (unsigned char) *c >= 0x7f)
                         return "has a space or a character outside printable ASCII";
@@ -83,19 +86,6 @@ static void write_query_value(FILE *f, const char *s) {
                         fputc(*s, f);
                 else
                         fprintf(f, "%%%02X", (unsigned char) *s);
-}
-
-/* S as a JSON string, with the escapes JSON requires. */
-static void write_json_string(FILE *f, const char *s) {
-        fputc('"', f);
-        for (; *s; s++)
-                if (*s == '"' || *s == '\\')
-                        fprintf(f, "\\%c", *s);
-                else if ((unsigned char) *s < 0x20)
-                        fprintf(f, "\\u%04x", (unsigned char) *s);
-                else
-                        fputc(*s, f);
-        fputc('"', f);
 }
 
 static void write_base64(FILE *f, const uint8_t *data, size_t size) {
@@ -121,9 +111,9 @@ static void write_metric_name(FILE *f, const char *s) {
 static void write_parca_label(FILE *f, bool first, const char *name, const char *value) {
         fputs(first ? "" : ",", f);
         fputs("{\"name\":", f);
-        write_json_string(f, name);
+        json_write_string(f, name);
         fputs(",\"value\":", f);
-        write_json_string(f, value);
+        json_write_string(f, value);
         fputs("}", f);
 }
 

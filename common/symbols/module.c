@@ -3,11 +3,11 @@
  * samples of a process that already exited still symbolize), checks the build id against the
  * one the record gave, if any, and builds:
  *   - the PT_LOAD segments, to map a file offset to an ELF address;
- *   - a sorted symbol table of functions, from .symtab (the separate debug file's, found by
- *     build id, when the file is stripped) or .dynsym, since libdwfl's own lookup is a linear
- *     scan; untyped symbols in code count too, as in perf: assembly entry points such as
- *     ld.so's _start and _dl_start_user, which every program's first frames run through, are
- *     STT_NOTYPE labels;
+ *   - a sorted symbol table of functions, from .symtab (the separate debug file's when the file
+ *     is stripped, found on this machine only: debuginfo-find.c), MiniDebugInfo or .dynsym,
+ *     since libdwfl's own lookup is a linear scan; untyped symbols in code count too, as in
+ *     perf: assembly entry points such as ld.so's _start and _dl_start_user, which every
+ *     program's first frames run through, are STT_NOTYPE labels;
  *   - an offline libdwfl session at bias 0 (ELF addresses), used for source lines and the
  *     DWARF scopes that reveal inline frames: a scope index per compilation unit, built at the
  *     unit's first address (scope-index.c), so that later addresses cost a search rather than a
@@ -32,17 +32,9 @@
 #include <elfutils/libdw.h>
 #include <elfutils/libdwelf.h>
 
+#include "debuginfo-find.h"
 #include "idmap.h"
 #include "scope-index.h"
-
-static char *debuginfo_path;
-
-static const Dwfl_Callbacks offline_callbacks = {
-        .find_elf = dwfl_build_id_find_elf,
-        .find_debuginfo = dwfl_standard_find_debuginfo,
-        .section_address = dwfl_offline_section_address,
-        .debuginfo_path = &debuginfo_path,
-};
 
 static void hex(const uint8_t *b, size_t n, char *out) {
         static const char digits[] = "0123456789abcdef";
@@ -293,7 +285,7 @@ static int load_fd(struct module *m, int fd, struct name_table *names) {
                 return r;
         }
 
-        m->dwfl = dwfl_begin(&offline_callbacks);
+        m->dwfl = dwfl_begin(&debuginfo_find_callbacks);
         if (!m->dwfl)
                 return -ENOMEM;
         dwfl_report_begin(m->dwfl);

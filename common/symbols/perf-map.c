@@ -4,10 +4,26 @@
 #include "perf-map.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "read-line.h"
+
+int perf_map_open(const char *path, FILE **ret) {
+        _cleanup_close_ int fd = read_open(AT_FDCWD, path, READ_NOFOLLOW, NULL);
+        FILE *f;
+
+        if (fd < 0)
+                return fd;
+        f = fdopen(fd, "re");
+        if (!f)
+                return -ENOMEM;
+        fd = -1; /* the stream's now */
+        *ret = f;
+        return 0;
+}
 
 int perf_map_load(FILE *f, struct name_table *names, struct symtab **ret) {
         _cleanup_(symtab_freep) struct symtab *t = symtab_new(names);

@@ -7,6 +7,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "strv.h"
+
 struct profile *profile_new(enum profile_kind kind, const struct sample_tree *t, uint32_t root) {
         struct profile *p = calloc(1, sizeof *p);
 
@@ -182,6 +184,53 @@ int profile_roots_index(const struct tree_index *x, const char *root, bool **ret
         for (uint32_t name = 0; name < x->n_names; name++)
                 present[name] = x->occ_start[name + 1] > x->occ_start[name];
         return roots_of(x->header->names, x->n_names, present, root, ret, ret_first);
+}
+
+static int strcmp_ptr(const void *a, const void *b) {
+        return strcmp(*(const char *const *) a, *(const char *const *) b);
+}
+
+static int similar_of(const struct name_table *names, size_t n_names, const bool *present, const char *part,
+                      size_t max, char ***ret) {
+        _cleanup_free_ const char **found = calloc(n_names + 1, sizeof *found);
+        _cleanup_(strv_freep) char **v = NULL;
+        size_t n = 0;
+        int r;
+
+        if (!found)
+                return -ENOMEM;
+        for (size_t i = 0; i < n_names; i++)
+                if (present[i] && strstr(name_table_get(names, (uint32_t) i), part))
+                        found[n++] = name_table_get(names, (uint32_t) i);
+        qsort(found, n, sizeof *found, strcmp_ptr);
+        for (size_t i = 0; i < n && i < max; i++) {
+                r = strv_extend(&v, found[i]);
+                if (r < 0)
+                        return r;
+        }
+        *ret = take_ptr(&v);
+        return (int) (n < max ? n : max);
+}
+
+int profile_similar_roots(const struct sample_tree *t, const char *part, size_t max, char ***ret) {
+        size_t n_names = name_table_size(t->names);
+        _cleanup_free_ bool *present = calloc(n_names + 1, sizeof *present);
+
+        if (!present)
+                return -ENOMEM;
+        for (size_t i = 1; i < t->n_nodes; i++)
+                present[t->nodes[i].name] = true;
+        return similar_of(t->names, n_names, present, part, max, ret);
+}
+
+int profile_similar_roots_index(const struct tree_index *x, const char *part, size_t max, char ***ret) {
+        _cleanup_free_ bool *present = calloc(x->n_names + 1, sizeof *present);
+
+        if (!present)
+                return -ENOMEM;
+        for (uint32_t name = 0; name < x->n_names; name++)
+                present[name] = x->occ_start[name + 1] > x->occ_start[name];
+        return similar_of(x->header->names, x->n_names, present, part, max, ret);
 }
 
 #define Z95 1.959963984540054

@@ -117,3 +117,11 @@ int callpath_summarize(const struct tree_index *t, const bool *roots, uint64_t m
  * Sets *ret_first to one of them. Returns how many, 0 if none, or -ENOMEM. */
 int profile_roots(const struct sample_tree *t, const char *root, bool **ret, uint32_t *ret_first);
 int profile_roots_index(const struct tree_index *x, const char *root, bool **ret, uint32_t *ret_first);
+
+/* Sets *ret to a NULL-terminated list (strv_free()) of at most MAX names of the tree's (or the
+ * index's) nodes that contain PART, in byte order: what to suggest for a root that appears in no
+ * sample. Only names of nodes count, never the rest of the name table, so that a source that
+ * interns more names than the selection uses suggests the same as one that does not. Returns how
+ * many, or -ENOMEM. */
+int profile_similar_roots(const struct sample_tree *t, const char *part, size_t max, char ***ret);
+int profile_similar_roots_index(const struct tree_index *x, const char *part, size_t max, char ***ret);

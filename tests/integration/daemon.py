@@ -1,6 +1,7 @@
 """The real cppd for the fault, load and security tests: started with its own configuration,
 store, control socket and NOTIFY_SOCKET (read all the time, as systemd does), asked over the
 control socket, stopped by signal. Shared by the daemon, fault, load and security tests."""
+import errno
 import os
 import re
 import shutil
@@ -16,6 +17,11 @@ def run(argv, **kw):
     return subprocess.run(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, **kw)
 
 
+class DaemonGone(OSError):
+    """The daemon stopped answering, or exited, while a test talked to it: an OSError with the
+    errno of the failed call, and the daemon's state and log in its message."""
+
+
 class Daemon:
     """cppd with the configuration made of RESOURCES, STORE, FLUSH (seconds), BUCKET, GROUP and
     EXTRA lines of [collect]; its stdout and stderr go to NAME.log in TMP. WATCHDOG: as systemd
@@ -29,6 +35,10 @@ class Daemon:
         self.sock = os.path.join(tmp, name + '.sock')
         self.log = os.path.join(tmp, name + '.log')
         self.flush, self.bucket, self.group = flush, bucket, group
+        # Built with AddressSanitizer (or run under valgrind) cppd is several times slower: a
+        # backlog it handles in a second (a reload drains what the rings hold) takes a minute.
+        self.slow = bool(wrapper) or 'libasan' in subprocess.run(['ldd', cppd], stdout=subprocess.PIPE,
+                                                                 text=True).stdout
         self.write_conf(resources, extra)
         self.notify_path = os.path.join(tmp, name + '.notify')
         if os.path.exists(self.notify_path):
@@ -108,19 +118,47 @@ class Daemon:
                 self.close_notify()
         return self.status is not None
 
-    def request(self, line, timeout=30):
+    def request(self, line, timeout=None):
+        """Sends LINE on the control socket and returns the whole reply. A daemon that does not
+        answer within TIMEOUT seconds (30, 120 for a slow build), or is gone, raises DaemonGone
+        with its state and the end of its log, which say why far better than the timeout alone."""
         s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-        s.settimeout(timeout)
-        s.connect(self.sock)
-        s.sendall(line if isinstance(line, bytes) else line.encode())
-        data = b''
-        while True:
-            chunk = s.recv(65536)
-            if not chunk:
-                break
-            data += chunk
-        s.close()
+        try:
+            s.settimeout(timeout or (120 if self.slow else 30))
+            s.connect(self.sock)
+            s.sendall(line if isinstance(line, bytes) else line.encode())
+            data = b''
+            while True:
+                chunk = s.recv(65536)
+                if not chunk:
+                    break
+                data += chunk
+        except OSError as e:
+            raise DaemonGone(e.errno, '%r to the daemon: %s; %s; its log ends:\n%s'
+                             % (line, e, self.state(), self.log_text()[-4000:])) from e
+        finally:
+            s.close()
         return data.decode(errors='replace')
+
+    def flush_all(self, timeout=600):
+        """Asks for a flush until the daemon has handled and stored everything the kernel had
+        written before (a flush that ran out of its 5 s of catching up answers "ok partial=yes",
+        a daemon built with ASan on a loaded machine can lag further). Returns the last reply."""
+        end = time.monotonic() + timeout
+        while True:
+            reply = self.request('flush\n', timeout=max(end - time.monotonic(), 1)).strip()
+            if reply != 'ok partial=yes' or time.monotonic() > end:
+                return reply
+
+    def state(self):
+        """The daemon's process state in words: exited and how, or /proc's State line."""
+        if self.exited():
+            st = self.status
+            return ('exited %d' % os.WEXITSTATUS(st)) if os.WIFEXITED(st) else 'killed by signal %d' % os.WTERMSIG(st)
+        try:
+            return re.search(r'State:\s+(.*)', open('/proc/%d/status' % self.pid).read()).group(1)
+        except (OSError, AttributeError):
+            return 'unknown'
 
     def status_lines(self):
         """The status reply as {word: fields} for daemon and state, and {'resource:NAME': fields}."""
@@ -132,7 +170,11 @@ class Daemon:
         return out
 
     def rss_kib(self):
-        return int(re.search(r'VmRSS:\s+(\d+)', open('/proc/%d/status' % self.pid).read()).group(1))
+        m = re.search(r'VmRSS:\s+(\d+)', open('/proc/%d/status' % self.pid).read())
+        if not m:       # exiting: its memory is gone already
+            raise DaemonGone(errno.ESRCH, 'the daemon has no memory left: %s; its log ends:\n%s'
+                             % (self.state(), self.log_text()[-4000:]))
+        return int(m.group(1))
 
     def stop(self, sig=signal.SIGTERM, timeout=120):
         """Sends SIG and waits for the exit; returns the wait status."""

@@ -2,18 +2,22 @@
 """cppctl's command line against hostile but ordinary input: what -o may overwrite,
 endless lines, counts that would overflow, time bounds at 0, stores one may read but not write,
 the profiled command's exit status, perf.data advice that works with Debian's perf, sql output
-that streams, and errors that name their cause. TAP output; the parts that need root or perf
+that streams, errors that name their cause, and the ClickHouse side without a ClickHouse:
+credentials files that are FIFOs or another user's, passwords in URLs, KILL and SYSTEM, and a
+server's error page full of terminal escapes. TAP output; the parts that need root or perf
 (another user, a read-only mount, perf events) skip themselves without them.
 CPPD_CLI_PARTS=until_zero,sql_streams,... runs only those parts.
 
 Usage: test-cli.py CPPCTL DATA_DIR WORKLOADS_DIR"""
 import hashlib
+import http.server
 import os
 import shutil
 import sqlite3
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 
 from tap import done, ok
@@ -342,11 +346,87 @@ def errors_name_cause(tmp):
        'a count out of range: said so, with the line', say(p))
 
 
+def clickhouse_without_server(tmp):
+    """What cppctl refuses before it asks ClickHouse, and what it prints of what a server says."""
+    url = 'clickhouse://127.0.0.1:1/fleet'     # nothing listens on port 1
+    # A FIFO as the credentials file: cppctl sql waited in open() for ever.
+    fifo = os.path.join(tmp, 'ch-fifo')
+    os.mkfifo(fifo, 0o600)
+    try:
+        p = run([cppctl, 'sql', '--credentials', fifo, url, 'SELECT 1'], timeout=20)
+        ok(p.returncode == 1 and 'cannot open the credentials file %s: not a regular file' % fifo in p.stderr,
+           'a FIFO as the credentials file: refused at once, not waited on', say(p))
+    except subprocess.TimeoutExpired:
+        ok(False, 'a FIFO as the credentials file: refused at once, not waited on (cppctl still waits after 20 s)')
+    # A credentials file of another user, mode 600: root reads it, but that user may change it.
+    secret = os.path.join(tmp, 'ch-secret')
+    fd = os.open(secret, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    os.write(fd, b'cppd\ns3cret-pw\n')
+    os.close(fd)
+    if os.geteuid() != 0:
+        ok(True, 'a credentials file of another user # SKIP chown needs root')
+    else:
+        os.chown(secret, 65534, 65534)
+        p = run([cppctl, 'sql', '--credentials', secret, url, 'SELECT 1'])
+        ok(p.returncode == 1 and 'the credentials file %s belongs to another user' % secret in p.stderr and
+           's3cret' not in p.stderr, 'a credentials file of another user (mode 600): refused', say(p))
+    # A password in the URL: refused, and never echoed.
+    for argv in (['sql', 'clickhouse://ops:s3cret-pw@127.0.0.1:1/fleet', 'SELECT 1'],
+                 ['functions', '--db', 'clickhouse://ops:s3cret-pw@127.0.0.1:1/fleet'],
+                 ['merge', '-o', 'clickhouse://ops:s3cret-pw@127.0.0.1:1/fleet', 'x.db']):
+        p = run([cppctl] + argv)
+        ok(p.returncode != 0 and 's3cret' not in p.stderr + p.stdout and 'clickhouse://ops:***@127.0.0.1:1/fleet' in
+           p.stderr and 'a password in the URL' in p.stderr,
+           'cppctl %s with a password in the URL: refused, shown as ops:***@' % argv[0], say(p))
+    # KILL and SYSTEM pass ClickHouse's readonly=1: refused here, before anything is sent.
+    for stmt, word in (('KILL QUERY WHERE 1', 'KILL'), ('  /* x */ -- y\n system DROP DNS CACHE', 'SYSTEM'),
+                       ('kill mutation where 1', 'KILL')):
+        p = run([cppctl, 'sql', url, stmt])
+        ok(p.returncode == 2 and 'cppctl sql is read-only: %s refused' % word in p.stderr and
+           'Cannot reach' not in p.stderr, 'sql refuses %r (exit 2)' % stmt, say(p))
+    p = run([cppctl, 'sql', url, 'SELECT killed, system_name FROM t'])
+    ok(p.returncode == 1 and 'Cannot reach ClickHouse at 127.0.0.1:1' in p.stderr,
+       'a SELECT naming kill... and system... columns goes through', say(p))
+
+    # A server whose error page is full of terminal escapes: an ESC reached the terminal.
+    answer = [500, b'Code: 999. \x1b[2J\x1b]0;pwned\x07 \x9b31m evil\r\nsecond line\n']
+
+    class Evil(http.server.BaseHTTPRequestHandler):
+        def do_POST(self):
+            sql = self.rfile.read(int(self.headers.get('Content-Length', 0)))
+            # cppctl asks for the fleet schema's version first: version 1, once the errors are done.
+            status, body = answer if answer[0] != 200 or b'schema_version' not in sql else (200, b'1\n')
+            self.send_response(status)
+            self.send_header('Content-Length', str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
+        def log_message(self, *args):
+            pass
+    server = http.server.ThreadingHTTPServer(('127.0.0.1', 0), Evil)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        p = subprocess.run([cppctl, 'sql', 'clickhouse://127.0.0.1:%d/fleet' % server.server_port, 'SELECT 1'],
+                           stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=60)
+        err = p.stderr
+        ok(p.returncode == 1 and b'\x1b' not in err and b'\x07' not in err and b'\x9b' not in err and
+           b'answered 500: Code: 999. \\x1b[2J\\x1b]0;pwned\\x07 \\x9b31m evil\\x0d' in err,
+           'a server\'s control characters reach the terminal escaped (\\x1b), never raw', repr(err))
+        # An answer that is no table with names and types: its types line has a column too many.
+        answer[:] = [200, b'one\ttwo\nString\tUInt8\tString\n1\t2\n']
+        p = run([cppctl, 'sql', 'clickhouse://127.0.0.1:%d/fleet' % server.server_port, 'SELECT 1'])
+        ok(p.returncode == 1 and 'answered in a form cppctl cannot read' in p.stderr,
+           'an answer whose types line has a column too many: said so', say(p))
+    finally:
+        server.shutdown()
+
+
 def main():
     tmp = tempfile.mkdtemp(prefix='cppd-cli-')
     os.chmod(tmp, 0o755)
     try:
-        parts = (until_zero, endless_lines, output_never_a_store, record_status, counts_bounded, perf_advice, read_only_stores, sql_streams, errors_name_cause)
+        parts = (until_zero, endless_lines, output_never_a_store, record_status, counts_bounded, perf_advice, read_only_stores, sql_streams, errors_name_cause,
+                 clickhouse_without_server)
         # CPPD_CLI_PARTS=until_zero,... runs only those.
         chosen = os.environ.get('CPPD_CLI_PARTS', '').split(',')
         for part in [p for p in parts if p.__name__ in chosen] if chosen != [''] else parts:

@@ -56,7 +56,7 @@ def full_disk(tmp):
         warm = subprocess.Popen([os.path.join(workloads, 'recursive-nofp'), '12', '20'])
         warm.wait()
         time.sleep(2 * FLUSH)
-        ok(d.request('flush\n').strip() == 'ok', 'a flush while there is space')
+        ok(d.flush_all() == 'ok', 'a flush while there is space')
 
         # Fill every byte left; the WAL cannot grow, so the next flush fails.
         filler = os.path.join(mnt, 'filler')
@@ -122,7 +122,7 @@ def full_disk(tmp):
         ok(('The store %s works again' % store) in log, 'once space returns the daemon says the store works again',
            log[-1000:])
         st = d.status_lines()
-        ok(d.request('flush\n').strip() == 'ok' and int(d.status_lines()['state']['held']) < max(held_max, 1) * 4,
+        ok(d.flush_all() == 'ok' and int(d.status_lines()['state']['held']) < max(held_max, 1) * 4,
            'a flush succeeds again', st)
         run_id = int(st['daemon']['run'])
         stored = pid_hits(store, w.pid, 'cpu-time', run_id)
@@ -130,7 +130,13 @@ def full_disk(tmp):
         # rings) were never held: the workload's milliseconds less those are what must be stored.
         lost = int(d.status_lines()['resource:cpu-time']['lost']) - lost_before
         ok(stored >= SHARE * (cpu_ms - lost), 'the hits held while the disk was full are stored: %d of the workload\'s %.0f ms'
-           ' (%d samples of all processes lost meanwhile)' % (stored, cpu_ms, lost))
+           ' (%d samples of all processes lost meanwhile)' % (stored, cpu_ms, lost),
+           (d.status_lines()['resource:cpu-time'],
+            store_query(store, 'SELECT rr.* FROM run_resource rr JOIN resource r ON r.id = rr.resource_id '
+                        'WHERE r.name = ? AND rr.run_id = ?', ('cpu-time', run_id)),
+            store_query(store, 'SELECT p.id, p.comm, count(*), sum(s.hits), sum(s.samples), min(s.bucket), '
+                        'max(s.bucket) FROM sample s JOIN thread t ON t.id = s.thread_id JOIN process p '
+                        'ON p.id = t.process_id WHERE p.pid = ? GROUP BY p.id', (w.pid,)), log[-2000:]))
         status = d.stop()
         log = d.log_text()
         ok(os.WIFEXITED(status) and os.WEXITSTATUS(status) == 0, 'SIGTERM: exits 0', log[-1500:])
@@ -309,7 +315,6 @@ def kills(tmp):
     store = os.path.join(tmp, 'kill.db')
     busy = subprocess.Popen([os.path.join(workloads, 'recursive-nofp'), '12', '100000'])
     churn = subprocess.Popen(['sh', '-c', 'while :; do /bin/true; sleep 0.01; done'])
-    worst = (0.0, 0, 0)                 # seconds of hits lost, counted, stored
     bad, mid_write, cycles, restarts_failed, losses = [], 0, 0, None, []
     try:
         for cycle in range(KILLS):
@@ -343,13 +348,10 @@ def kills(tmp):
             rate = (counted - h1) / (t2 - t1) if t2 > t1 else 0
             check = store_query(store, 'PRAGMA integrity_check')
             stored = run_hits(store, run_id, 'cpu-time')
-            lost_s = (counted - stored) / rate if rate > 0 else 0.0
             if check != [('ok',)] or rate <= 0:
                 bad.append('cycle %d: integrity_check %s, %.0f hits/s' % (cycle + 1, check, rate))
                 break
-            losses.append(lost_s)
-            if lost_s > worst[0]:
-                worst = (lost_s, counted, stored)
+            losses.append((counted - stored, counted, stored, rate))
             cycles += 1
     finally:
         for q in (busy, churn):
@@ -358,8 +360,15 @@ def kills(tmp):
     ok(restarts_failed is None, 'the daemon restarts on the killed store every time', restarts_failed)
     ok(cycles == KILLS and not bad, 'kill -9 %d times (%d right as the WAL was written): PRAGMA integrity_check '
        'says ok after every one' % (cycles, mid_write), '\n'.join(bad))
-    print('# worst cycle: %.2f s of hits lost (%d counted before the kill, %d stored); median %.2f s'
-          % (worst + (sorted(losses)[len(losses) // 2] if losses else 0,)))
+    # Hits lost in seconds of the daemon's usual rate of handling (the median over the cycles):
+    # a cycle whose daemon the machine starved of CPU handles few hits a second, and a few hits
+    # lost would read as seconds by its own rate (3.9 s from 90 hits at 23 a second, seen).
+    rate = sorted(r for *_, r in losses)[len(losses) // 2] if losses else 1.0
+    worst = max(losses, default=(0, 0, 0, rate))
+    median = sorted(x[0] for x in losses)[len(losses) // 2] if losses else 0
+    worst = (worst[0] / rate,) + worst[1:3]
+    print('# worst cycle: %.2f s of hits lost (%d counted before the kill, %d stored); median %.2f s; %.0f hits/s'
+          % (worst + (median / rate, rate)))
     # The flush timer waits while the loop handles a batch of samples, longest just after the
     # start, when the daemon reads every process's debug information: a second of slack, two
     # under ASan.
@@ -381,12 +390,20 @@ def long_reader(tmp):
             fields = open('/proc/%d/stat' % busy.pid).read().rsplit(')', 1)[1].split()
             return (int(fields[11]) + int(fields[12])) * 1000 / os.sysconf('SC_CLK_TCK')
 
+        def busy_hits():
+            """The busy workload's hits in the store, after a flush of what the daemon holds."""
+            d.flush_all()
+            return store_query(d.store, 'SELECT ifnull(sum(s.hits), 0) FROM sample AS s JOIN thread AS t '
+                               'ON t.id = s.thread_id JOIN process AS p ON p.id = t.process_id WHERE p.pid = ?',
+                               (busy.pid,))[0][0]
+
         def sample(seconds):
-            """Flush times over SECONDS, from status every 100 ms, and the hits counted per ms of
-            the busy workload's CPU time (not per second: the reader's queries take CPU from
-            the workload, which is no stall of collection)."""
+            """Flush times over SECONDS, from status every 100 ms, and the busy workload's own hits
+            per ms of its CPU time: cpu-time/1 gives it about one a ms however the machine is
+            loaded, whereas the hits of all processes per ms of its CPU would move with whatever
+            else runs beside the test."""
+            h0, cpu0 = busy_hits(), busy_cpu_ms()
             st0 = d.status_lines()
-            cpu0 = busy_cpu_ms()
             t0, flushes0 = time.monotonic(), int(st0['state']['flushes'])
             last, times = flushes0, []
             while time.monotonic() - t0 < seconds:
@@ -395,8 +412,8 @@ def long_reader(tmp):
                 if int(st['state']['flushes']) != last:
                     last = int(st['state']['flushes'])
                     times.append(int(st['state']['flush_ms_last']))
-            hits = int(st['resource:cpu-time']['hits']) - int(st0['resource:cpu-time']['hits'])
-            return last - flushes0, times, hits / max(busy_cpu_ms() - cpu0, 1), int(st['daemon']['flush_failures'])
+            hits, cpu = busy_hits() - h0, busy_cpu_ms() - cpu0
+            return last - flushes0, times, hits / max(cpu, 1), int(st['daemon']['flush_failures'])
 
         n0, times0, rate0, _ = sample(3)
         # The reader: the sqlite3 shell, one transaction open for 8 s, reading all along (it
@@ -419,7 +436,10 @@ def long_reader(tmp):
         print('# with the reader:    %d flushes in 6 s, %s ms, %.2f hits per ms of the workload' % (n1, times1, rate1))
         ok(failures == 0 and n1 / 6 >= 0.7 * n0 / 3, 'flushes go on while a reader holds a transaction (%d in 6 s, '
            '%d in 3 s before; none failed)' % (n1, n0))
-        ok(times1 and max(times1) < 500, 'none takes longer than 500 ms (at most %d ms)' % max(times1 or [0]))
+        # A flush that waited on the reader would take its 8 s (or the store's busy timeout); one
+        # on a loaded machine may take a few hundred ms of its own (seen: 330 ms at load 5).
+        ok(times1 and max(times1) < 2000, 'none waits on the reader: the longest took %d ms, under 2 s'
+           % max(times1 or [0]))
         ok(rate1 >= (SHARE - 0.1) * rate0, 'collection does not stall: %.2f hits per ms of the workload\'s CPU, %.2f '
            'before' % (rate1, rate0))
         ok(later[1] > snapshot[1] and same == snapshot, 'new readers see the new hits (%d > %d), the old one its '
@@ -456,7 +476,7 @@ def syscall_storm(tmp):
         # The rest of the system makes system calls too, and loses some all along: the losses
         # stored by a flush lie between those counted before it and after it.
         before = int(d.status_lines()['resource:syscalls']['lost'])
-        ok(d.request('flush\n').strip() == 'ok', 'the daemon is alive and flushes')
+        ok(d.flush_all() == 'ok', 'the daemon is alive and flushes')
         st = d.status_lines()
         run_id = int(st['daemon']['run'])
         lost_status = int(st['resource:syscalls']['lost'])

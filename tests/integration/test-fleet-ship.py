@@ -52,7 +52,10 @@ def decode(v):
 
 
 def wait_for(cond, timeout):
-    end = time.monotonic() + timeout
+    """Whether COND holds within TIMEOUT seconds, three times that on a loaded machine: each step
+    of a daemon and its threads can take several times as long beside other jobs, and a wait
+    ends as soon as COND holds."""
+    end = time.monotonic() + 3 * timeout
     while time.monotonic() < end:
         v = cond()
         if v:
@@ -221,7 +224,12 @@ def bound(tmp):
            'cppctl status shows the drops', out)
         dropped_before = int(s.get('dropped', 0))
         d.stop()
-        ok(d.log_text().count('is full') == 1, 'the full spool is logged once', d.log_text())
+        # Once each: the spool full (after which no batch is spooled until ClickHouse takes one),
+        # and batches bigger than all of it (on a loaded machine a second's batch can pass 64 KiB).
+        log = d.log_text()
+        full, too_big = log.count('is full'), log.count('more than the whole fleet spool')
+        ok(full <= 1 and too_big <= 1 and full + too_big >= 1,
+           'the full spool is logged once (%d), and batches too big for it once (%d)' % (full, too_big), log)
         dropped_files = sum(1 for f in os.listdir(spool) if f.endswith('.batch'))
         ch.start()
         d = Daemon(cppd, tmp, 'bound', resources='cpu-time/10', extra=extra)
@@ -265,8 +273,8 @@ def errors(tmp):
         if ok(d.ready(), 'cppd with a port where nothing listens', d.log_text()):
             w = workload(3)
             w.wait()
-            time.sleep(4)  # several tries: 1 s, 2 s, ...
-            s = status(d)
+            # The first batch goes out once its bucket closes (3 s after its end), then tries.
+            s = wait_for(lambda: status(d) if status(d).get('last_error') else None, 15) or {}
             ok('Cannot reach ClickHouse at 127.0.0.1:%d' % port in decode(s.get('last_error', '')),
                'refused: status names the address', s)
             out = run([cppctl, 'status', '--socket', d.sock]).stdout

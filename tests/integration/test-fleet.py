@@ -124,6 +124,7 @@ def check_fleet(ch):
 
     check_views(url, cred)
     check_sql(ch, url, cred)
+    check_sql_bounded(url, cred)
     check_errors(ch, url, cred)
 
 
@@ -247,6 +248,42 @@ def check_sql(ch, url, cred):
     p = run([cppctl, 'sql', url] + cred + ['SELEC 1'])
     ok(p.returncode == 1 and b'Syntax error' in p.stderr and b'answered 400' in p.stderr,
        'an HTTP error carries ClickHouse\'s own words', p.stderr.decode())
+
+
+def check_sql_bounded(url, cred):
+    """cppctl sql clickhouse:// held the whole answer, up to 1 GiB, before its first row: 20
+    million rows now stream through a bounded memory, in the order they come."""
+    rows = 20000000
+    child = subprocess.Popen([cppctl, 'sql', '--format', 'csv', url] + cred +
+                             ['SELECT number FROM system.numbers LIMIT %d' % rows],
+                             stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    n, size, tail = 0, 0, b''
+    for chunk in iter(lambda: child.stdout.read(1 << 20), b''):
+        n += chunk.count(b'\n')
+        size += len(chunk)
+        tail = (tail + chunk)[-64:]
+    err = child.stderr.read()
+    _, status, usage = os.wait4(child.pid, 0)
+    child.returncode = os.waitstatus_to_exitcode(status)
+    last = tail.rstrip(b'\r\n').rsplit(b'\n', 1)[-1]
+    # cppctl's own memory is libcurl, its buffers and a line at a time.
+    rss_mib = usage.ru_maxrss / 1024
+    ok(child.returncode == 0 and n == rows + 1 and last == b'%d' % (rows - 1),
+       'cppctl sql streams %d rows of ClickHouse\'s answer through' % rows, '%d lines, last %r\n%s' % (n, last, err))
+    ok(rss_mib < 64, 'within a bounded memory: peak RSS %.1f MiB (< 64 MiB) for %.0f MiB of answer'
+       % (rss_mib, size / 1048576))
+    # One row past the bound on a line (16 MiB): stopped there, and said so.
+    p = run([cppctl, 'sql', '--format', 'csv', url] + cred +
+            ["SELECT number AS n, if(n = 2, arrayStringConcat(arrayMap(x -> 'xxxxxxxxxxxxxxxx', range(1100000))), "
+             "'') AS big FROM system.numbers LIMIT 3"])
+    ok(p.returncode == 1 and p.stdout.startswith(b'n,big\r\n0,\r\n1,\r\n') and
+       b'answered a line longer than 16 MiB: cppctl stops there' in p.stderr,
+       'a row of 17 MiB: the rows before it printed, then a true message', p.stdout[:100] + p.stderr[-300:])
+    p = run([cppctl, 'sql', url] + cred + ['KILL QUERY WHERE 1'])
+    ok(p.returncode == 2 and b'read-only: KILL refused' in p.stderr, 'sql refuses KILL QUERY, which readonly=1 allows',
+       p.stderr.decode())
+    p = run([cppctl, 'sql', url] + cred + ['SYSTEM DROP DNS CACHE'])
+    ok(p.returncode == 2 and b'read-only: SYSTEM refused' in p.stderr, 'and SYSTEM', p.stderr.decode())
 
 
 def check_errors(ch, url, cred):

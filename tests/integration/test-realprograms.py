@@ -246,7 +246,7 @@ def record_daemon(tmp, perf):
         ok(p.returncode == 0 and not why, '%s did its work in %s' % (program, unit), why)
         time.sleep(0.5)
         try:
-            reply = d.request('flush\n', timeout=600).strip()
+            reply = d.flush_all(timeout=600)
         except OSError as e:
             reply = 'no reply (%s): the daemon exited? %s' % (e, d.log_text()[-2000:])
         if not ok(reply == 'ok', 'flush', reply):

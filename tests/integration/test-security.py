@@ -56,7 +56,7 @@ def modes(tmp):
             return
         w = subprocess.Popen([os.path.join(workloads, 'recursive-nofp'), '12', '10'])
         w.wait()
-        ok(d.request('flush\n').strip() == 'ok', 'it flushes')
+        ok(d.flush_all() == 'ok', 'it flushes')
         ok(mode(lib) == 0o750, 'the store\'s directory it made is 0750 (%o)' % mode(lib))
         for suffix in ('', '-wal', '-shm'):
             path = d.store + suffix

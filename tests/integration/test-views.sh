@@ -49,6 +49,24 @@ is "$?" 3 "graph of a function in no sample: exit 3"
 grep -q "'nothere' appears in no sample of cpu-time" "$tmp/err"
 ok $? "and says so"
 
+# A root in no sample of the selection: the names suggested are those of the selection's stacks,
+# in byte order, whatever else the store holds (a ClickHouse source loads only the selection, so
+# both must agree): here main_loop and remain only under cpu-time, domain_x under page-faults.
+sug=$tmp/suggest.db
+printf 'start;main_loop;remain 5\n' | $cppctl import --folded - --db "$sug" --resource cpu-time > /dev/null &&
+printf 'start;domain_x 3\nstart;zmain 1\n' | $cppctl import --folded - --db "$sug" --resource page-faults > /dev/null
+ok $? "a store whose resources hold different names"
+for view in down up graph; do
+        $cppctl $view main --db "$sug" -r page-faults > /dev/null 2> "$tmp/err"
+        is "$?" 3 "$view --root main of page-faults: nothing matched"
+        grep -qx "cppctl: 'main' appears in no sample of page-faults; functions with that in their name: domain_x, zmain" \
+                "$tmp/err"
+        ok $? "$view suggests only page-faults' names, sorted: $(cat "$tmp/err")"
+done
+$cppctl down main --db "$sug" -r page-faults --since @0 > /dev/null 2> "$tmp/err2"
+cmp -s "$tmp/err" "$tmp/err2"
+ok $? "the same suggestions without the index (a filter)"
+
 # Several resources: one row per path, a column per resource.
 $cppctl down main --db "$pdb" -r cpu-time,page-faults > "$tmp/out"
 same_file "$tmp/out" "$expected/process_db-down-cpu-faults.txt" "down main with cpu-time and page-faults side by side"
@@ -152,6 +170,23 @@ $cppctl graph --db "$forms" -o /nonexistent/dir/x 2> "$tmp/err"
 is "$?" 1 "-o in a missing directory: exit 1"
 grep -q "Cannot create /nonexistent/dir/x" "$tmp/err"
 ok $? "and names the file"
+
+# The counts' label says what is printed: raw samples while each sample is a hit (every store
+# above), hits once they are weighted. Two runs at periods 2 and 3 merge with weights 2 and 3:
+# f 2x2 + 1x3 = 7, g 1x2 = 2, 9 hits in 4 samples.
+weighted=$tmp/weighted.db
+printf 'main;f 2\nmain;g 1\n' | $cppctl import --folded - --db "$weighted" -r cpu-time --period 2 > /dev/null &&
+        printf 'main;f 1\n' | $cppctl import --folded - --db "$weighted" -r cpu-time --period 3 > /dev/null
+ok $? "a store of two runs at periods 2 and 3"
+$cppctl functions --db "$weighted" > "$tmp/out"
+same_file "$tmp/out" "$expected/weighted-functions.txt" "functions: 9 hits in 4 samples, labelled #hits"
+for view in "down main" "up f" "body" "tree" "graph"; do
+        $cppctl $view --db "$weighted" -t 0 > "$tmp/out"
+        grep -q '^format: .*\[#hits' "$tmp/out" && ! grep -q '#raw_samples' "$tmp/out" && grep -q '\[7[] ]' "$tmp/out"
+        ok $? "$view: the weighted hits (7 for f), labelled #hits"
+done
+$cppctl functions --db "$forms" -t 0.5 | grep -q '^format: usage_fraction function_name \[#raw_samples ±95%\]$'
+ok $? "and #raw_samples where each sample is a hit"
 
 # top, without a daemon: two refreshes of the window's function profile, one after the other.
 $cppctl top --db "$forms" --socket "$tmp/none.sock" --count 2 --interval 100ms --window 1d -t 0.5 > "$tmp/out" 2> "$tmp/err"

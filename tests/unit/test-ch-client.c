@@ -40,6 +40,9 @@ static void test_urls(void) {
         ok(parse("http://ch1:8123/fleet", &u, &why) == -EINVAL && why && strstr(why, "scheme"),
            "another scheme is refused by name");
         ok(parse("ch1:8123/fleet", &u, &why) == -EINVAL && why, "no scheme at all");
+        ok(parse("clickhouse://ops:s3cret@ch1/fleet", &u, &why) == -EINVAL && strstr(why, "a password") &&
+                   !strstr(why, "s3cret"),
+           "a password in the URL: refused, not quoted: %s", why);
         ok(parse("clickhouse://ch1:8123", &u, &why) == -EINVAL && strstr(why, "no database"), "no /DB");
         ok(parse("clickhouse://ch1:8123/", &u, &why) == -EINVAL && strstr(why, "no database"), "an empty DB");
         ok(parse("clickhouse:///fleet", &u, &why) == -EINVAL && streq(why, "no host"), "no host");

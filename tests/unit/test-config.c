@@ -1,6 +1,10 @@
 /* The configuration file: defaults, every key, and errors with their line numbers. */
 #include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "config.h"
 #include "tap.h"
@@ -155,7 +159,19 @@ int main(void) {
         ok(config_load("/nonexistent/cppd.conf", &c, &line, error, sizeof error) == -ENOENT &&
                    memcmp(&c, &d, sizeof c) == 0,
            "a missing file: -ENOENT (cppd decides), the configuration untouched");
-        ok(config_load("/dev/null", &c, &line, error, sizeof error) == -ENODATA, "an empty file: -ENODATA");
+        {
+                char empty[] = "/tmp/test-config-XXXXXX", fifo[sizeof empty + 5];
+                int fd = mkstemp(empty);
+
+                close(fd);
+                ok(config_load(empty, &c, &line, error, sizeof error) == -ENODATA, "an empty file: -ENODATA");
+                unlink(empty);
+                snprintf(fifo, sizeof fifo, "%s.fifo", empty);
+                ok(mkfifo(fifo, 0600) == 0 && config_load(fifo, &c, &line, error, sizeof error) == -EBADFD,
+                   "a FIFO, with no one writing: -EBADFD at once, not waited on");
+                unlink(fifo);
+        }
+        ok(config_load("/dev/null", &c, &line, error, sizeof error) == -EBADFD, "a device: -EBADFD");
         ok(config_load("/", &c, &line, error, sizeof error) == -EISDIR, "a directory: -EISDIR");
         /* [fleet] */
         ok(!d.fleet_url[0] && strcmp(d.fleet_spool, "/var/lib/cppd/spool") == 0 &&

@@ -4,14 +4,17 @@
 #include <errno.h>
 #include <inttypes.h>
 #include <string.h>
+#include <zlib.h>
 
 #include "folded-tree.h"
 #include "otlp.h"
 #include "pprof.h"
+#include "profile.pb-c.h"
 #include "profiles_service.pb-c.h"
 #include "push-credentials.h"
 #include "push-request.h"
 #include "tap.h"
+#include "utf8.h"
 
 #define P(name) Opentelemetry__Proto__Profiles__V1development__##name
 
@@ -45,6 +48,9 @@ static void test_url_check(void) {
                 { "http://:80", "names no host" },
                 { "http://host/?tenant=a", "must have no query or fragment: cppd adds the receiver's path" },
                 { "http://host/a b", "has a space or a character outside printable ASCII" },
+                { "http://user:s3cret@host:4040",
+                  "must hold no password: put it in push_credentials (an Authorization header)" },
+                { "http://user@host:4040", NULL },
         };
 
         for (size_t i = 0; i < ELEMENTSOF(cases); i++) {
@@ -244,6 +250,89 @@ static void test_credentials(void) {
            "at most 8 headers a receiver: %s", error);
 }
 
+/* The unpacked Profile of a gzipped pprof, or NULL. */
+static Perftools__Profiles__Profile *pprof_unpack(const uint8_t *data, size_t size) {
+        _cleanup_free_ uint8_t *out = malloc(1 << 20);
+        z_stream z = { .next_in = (uint8_t *) data, .avail_in = (unsigned) size };
+
+        if (!out || inflateInit2(&z, 15 + 16) != Z_OK)
+                return NULL;
+        z.next_out = out;
+        z.avail_out = 1 << 20;
+        if (inflate(&z, Z_FINISH) != Z_STREAM_END) {
+                inflateEnd(&z);
+                return NULL;
+        }
+        inflateEnd(&z);
+        return perftools__profiles__profile__unpack(NULL, z.total_out, out);
+}
+
+/* Names that are not UTF-8 (a symbol, a perf-PID.map line, a folded file, a host name may hold
+ * any bytes): every protobuf string of every push body, and Parca's JSON, well-formed, the bytes
+ * U+FFFD. */
+static void test_not_utf8(void) {
+        _cleanup_(sample_tree_freep) struct sample_tree *t = tree_from_folded("main;bad\xff\xfeutf 4\n"
+                                                                              "main;ok 3\n");
+        const struct otlp_meta meta = { .host = "web\xc0", .unit = "a\xed\xa0\x80.service" };
+        struct push_profile p = {
+                .host = "web\xc0", .unit = "a\xed\xa0\x80.service", .resource = "cpu-time", .tree = t
+        };
+        Opentelemetry__Proto__Collector__Profiles__V1development__ExportProfilesServiceRequest *req;
+        Perftools__Profiles__Profile *prof;
+        _cleanup_free_ uint8_t *data = NULL;
+        struct push_request r = {};
+        bool valid = true, replaced = false;
+        size_t size = 0;
+
+        if (sample_tree_set_resource(t, "cpu-time", "1 ms of CPU time") < 0)
+                abort();
+        ok(push_request_build(PUSH_PYROSCOPE, "http://pyro:4040", &p, &r) == 0 &&
+                   (prof = pprof_unpack(r.body, r.size)),
+           "Pyroscope: the pprof body of a name that is not UTF-8 unpacks");
+        push_request_done(&r);
+        for (size_t i = 0; prof && i < prof->n_string_table; i++) {
+                valid = valid && utf8_is_valid(prof->string_table[i]);
+                replaced = replaced ||
+                        streq(prof->string_table[i], "bad" UTF8_REPLACEMENT UTF8_REPLACEMENT "utf");
+        }
+        ok(prof && valid && replaced, "pprof: every string UTF-8, each stray byte U+FFFD");
+        if (prof)
+                perftools__profiles__profile__free_unpacked(prof, NULL);
+
+        ok(push_request_build(PUSH_PARCA, "http://parca:7070", &p, &r) == 0 &&
+                   strstr((const char *) r.body, "{\"name\":\"host\",\"value\":\"web\\ufffd\"}") &&
+                   strstr((const char *) r.body,
+                          "{\"name\":\"unit\",\"value\":\"a\\ufffd\\ufffd\\ufffd.service\"}"),
+           "Parca: labels that are not UTF-8 as \\ufffd in the JSON");
+        push_request_done(&r);
+
+        ok(otlp_encode(t, SAMPLE_TREE_ROOT, &meta, &data, &size) == 0, "OTLP: a request");
+        req = opentelemetry__proto__collector__profiles__v1development__export_profiles_service_request__unpack(
+                NULL, size, data);
+        if (!ok(req && req->dictionary && req->n_resource_profiles == 1, "OTLP: it unpacks"))
+                return;
+        valid = true;
+        replaced = false;
+        for (size_t i = 0; i < req->dictionary->n_string_table; i++) {
+                valid = valid && utf8_is_valid(req->dictionary->string_table[i]);
+                replaced = replaced ||
+                        streq(req->dictionary->string_table[i],
+                              "bad" UTF8_REPLACEMENT UTF8_REPLACEMENT "utf");
+        }
+        ok(valid && replaced, "OTLP: every string of the dictionary UTF-8, each stray byte U+FFFD");
+        {
+                Opentelemetry__Proto__Resource__V1__Resource *res = req->resource_profiles[0]->resource;
+
+                ok(res && res->n_attributes == 2 &&
+                           streq(res->attributes[0]->value->string_value, "web" UTF8_REPLACEMENT) &&
+                           streq(res->attributes[1]->value->string_value,
+                                 "a" UTF8_REPLACEMENT UTF8_REPLACEMENT UTF8_REPLACEMENT ".service"),
+                   "OTLP: host.name and service.name UTF-8 too");
+        }
+        opentelemetry__proto__collector__profiles__v1development__export_profiles_service_request__free_unpacked(
+                req, NULL);
+}
+
 static void test_gzip(void) {
         static const uint8_t text[] = "the same bytes, the same gzip";
         _cleanup_free_ uint8_t *a = NULL, *b = NULL;
@@ -262,6 +351,7 @@ int main(void) {
         test_otlp();
         test_below();
         test_credentials();
+        test_not_utf8();
         test_gzip();
         return tap_done();
 }

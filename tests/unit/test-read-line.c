@@ -1,9 +1,12 @@
 /* Bounded line reading, and the readers of outside text that use it (perf-PID.map): a line
- * past the bound is refused before it is held in memory, NUL bytes are kept. */
+ * past the bound is refused before it is held in memory, NUL bytes are kept; files named from
+ * outside are opened without waiting on a FIFO and kept only if regular (read_open()). */
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "cleanup.h"
@@ -83,8 +86,61 @@ static void test_perf_map(void) {
         fclose(f);
 }
 
+/* Files named from outside: a FIFO with no writer, a device, a folder, a link where none is
+ * expected, a file of another user where a secret is expected: refused at once. */
+static void test_read_open(void) {
+        char dir[] = "/tmp/test-read-open-XXXXXX", path[256], link[256], fifo[256];
+        _cleanup_free_ char *text = NULL;
+        struct stat st;
+        FILE *f = NULL;
+        int fd;
+
+        if (!mkdtemp(dir))
+                abort();
+        snprintf(path, sizeof path, "%s/file", dir);
+        snprintf(link, sizeof link, "%s/link", dir);
+        snprintf(fifo, sizeof fifo, "%s/fifo", dir);
+        fd = open(path, O_WRONLY | O_CREAT, 0600);
+        if (fd < 0 || write(fd, "a\nb\n", 4) != 4 || symlink(path, link) < 0 || mkfifo(fifo, 0600) < 0)
+                abort();
+        close(fd);
+        ok(read_file(AT_FDCWD, path, READ_SECRET, 64, &text, &st) == 4 && streq(text, "a\nb\n") &&
+                   st.st_size == 4,
+           "read_file: a regular file of one's own, whole");
+        text = mfree(text);
+        ok(read_file(AT_FDCWD, path, 0, 3, &text, NULL) == -EFBIG && !text,
+           "read_file: past its bound, -EFBIG");
+        ok(read_file(AT_FDCWD, fifo, 0, 64, &text, NULL) == -EBADFD,
+           "a FIFO with no writer: -EBADFD, not waited on");
+        ok(read_open(AT_FDCWD, "/dev/null", 0, NULL) == -EBADFD, "a device: -EBADFD");
+        ok(read_open(AT_FDCWD, dir, 0, NULL) == -EISDIR, "a folder: -EISDIR");
+        fd = read_open(AT_FDCWD, link, 0, NULL);
+        ok(fd >= 0, "a link, where one may be: followed");
+        safe_close_fd(fd);
+        ok(read_open(AT_FDCWD, link, READ_NOFOLLOW, NULL) == -ELOOP, "a link under READ_NOFOLLOW: -ELOOP");
+        ok(streq(read_strerror(-EBADFD), "not a regular file (a FIFO, a socket or a device)"),
+           "read_strerror() says what -EBADFD means here");
+        if (geteuid() != 0)
+                ok(true, "# SKIP a secret of another user needs root to chown");
+        else
+                ok(chown(path, 65534, 65534) == 0 && read_open(AT_FDCWD, path, READ_SECRET, NULL) == -EPERM &&
+                           (fd = read_open(AT_FDCWD, path, 0, NULL)) >= 0,
+                   "a secret of another user: -EPERM; the same file as no secret: read");
+        safe_close_fd(fd);
+        ok(perf_map_open(fifo, &f) == -EBADFD && !f, "perf-PID.map a FIFO: refused, not waited on");
+        ok(perf_map_open(link, &f) == -ELOOP && !f, "perf-PID.map a link: not followed");
+        ok(perf_map_open(path, &f) == 0 && f, "perf-PID.map a file: opened");
+        if (f)
+                fclose(f);
+        unlink(path);
+        unlink(link);
+        unlink(fifo);
+        rmdir(dir);
+}
+
 int main(void) {
         test_read_line();
+        test_read_open();
         test_bound();
         test_read_all();
         test_perf_map();

@@ -99,11 +99,11 @@ struct fleet {
         int spool_error;          /* the last failure to spool, said once; 0 once it works */
         int64_t spool_error_time; /* unix seconds */
         char spool_error_text[FLEET_ERROR_MAX];
-        bool full;                /* a batch did not fit: the ones after it are dropped too, until a
-                                   * batch leaves the spool (or it is empty), so that what it holds
-                                   * stays one unbroken stretch of buckets */
-        bool full_said;           /* "the spool is full" said, until a batch is spooled again */
-        bool too_big_said;        /* "a batch is bigger than the whole spool" said */
+        /* A batch did not fit: the ones after it are dropped too, until a batch leaves the
+         * spool (or it is empty), so that what it holds stays one unbroken stretch of buckets. */
+        bool full;
+        bool full_said;                      /* "the spool is full" said, until a batch is spooled again */
+        bool too_big_said;                   /* "a batch is bigger than the whole spool" said */
         uint64_t spool_usec, spool_cpu_usec; /* time building and spooling batches: wall, CPU */
         struct file_queue queue;             /* batches waiting to be sent */
         struct file_queue bad;               /* damaged batches set aside (.bad) */
@@ -235,7 +235,7 @@ static void queue_pop(struct file_queue *q) {
 }
 
 /* Removes the oldest damaged batches set aside until NEED more bytes fit under spool_max, or
- * none is left. Called by the thread, without the lock. */
+ * none is left. Called by the thread, and at the start, without the lock. */
 static void make_room(struct fleet *f, uint64_t need) {
         for (;;) {
                 struct spool_entry e;
@@ -677,10 +677,13 @@ int fleet_new(const struct config *config, struct fleet **ret) {
         if (f->queue.n)
                 log_info("%zu batches wait in the fleet spool %s (%" PRIu64 " bytes)", f->queue.n, f->spool,
                          f->queue.bytes);
-        if (f->bad.n)
+        /* A spool_max lowered since, or batches left at the last stop: the set-aside files go
+         * first, so that the spool is within its bound from the start. */
+        make_room(f, 0);
+        if (f->bad.n - f->bad.head)
                 log_notice("%zu damaged batches are set aside in the fleet spool %s (%" PRIu64
                            " bytes, counted against spool_max): the oldest go when a batch needs the room",
-                           f->bad.n, f->spool, f->bad.bytes);
+                           f->bad.n - f->bad.head, f->spool, f->bad.bytes);
         *ret = f;
         return 0;
 fail:

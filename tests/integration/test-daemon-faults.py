@@ -303,8 +303,13 @@ def spool_faults(tmp):
             return
         w = busy(3)
         w.wait()
+        # The last daemon may have left batches of other programs' samples at its stop (a busy
+        # machine): the start makes room for them, new batches for themselves.
         end = time.monotonic() + 30
-        while time.monotonic() < end and int(d.status_lines().get('fleet', {}).get('pending', 0)) == 0:
+        while time.monotonic() < end:
+            fs = d.status_lines().get('fleet', {})
+            if int(fs.get('pending', 0)) > 0 and int(fs.get('set_aside', 0)) < len(bad):
+                break
             time.sleep(0.2)
         fs = d.status_lines().get('fleet', {})
         left = sorted(f for f in os.listdir(mnt) if f.endswith('.batch.bad'))

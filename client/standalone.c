@@ -95,6 +95,7 @@ int recording_parse(struct recording_args *a, int argc, char **argv, const char 
                                                  { "stack-size", required_argument, NULL, 'S' },
                                                  { "jitter", no_argument, NULL, 'J' },
                                                  { "no-jitter", no_argument, NULL, 'j' },
+                                                 { "every-event", no_argument, NULL, 'V' },
                                                  { "max-rate", required_argument, NULL, 'R' },
                                                  { "lines", no_argument, NULL, 'l' },
                                                  { "db", required_argument, NULL, 'd' },
@@ -133,6 +134,9 @@ int recording_parse(struct recording_args *a, int argc, char **argv, const char 
                                "      --no-jitter        fixed periods: every P gticks exactly, which a loop whose\n"
                                "                         cycle divides P aliases (paper §7.1); by default each\n"
                                "                         interval is drawn at random per sample, mean P\n"
+                               "      --every-event      draw by a coin at every event (kernel period 1), not\n"
+                               "                         by a countdown at a tracepoint: the same statistics,\n"
+                               "                         several times the cost per event\n"
                                "      --max-rate N       samples a second a resource may bring before it is\n"
                                "                         thinned at random, with weights (default %u; 0: never)\n"
                                "      --lines            keep each frame's call site (address, file:line), which\n"
@@ -193,6 +197,9 @@ int recording_parse(struct recording_args *a, int argc, char **argv, const char 
                         break;
                 case 'j':
                         a->config.jitter = false;
+                        break;
+                case 'V':
+                        a->config.every_event = true;
                         break;
                 case 'R':
                         if (safe_atou64_range(optarg, 0, UINT32_MAX, &u) < 0)

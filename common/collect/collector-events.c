@@ -254,6 +254,8 @@ void drop_bpf(struct collector *c, unsigned res) {
         for (unsigned ev = 0; ev < c->n_events; ev++)
                 if (c->events[ev].resource == res && c->events[ev].bpf) {
                         c->events[ev].bpf = false;
+                        c->events[ev].count = NULL;
+                        c->events[ev].attr.exclude_user = 0;
                         c->events[ev].period = c->events[ev].fixed_period;
                 }
         c->resources[res].bpf = sampling_bpf_free(c->resources[res].bpf);
@@ -277,12 +279,63 @@ static uint64_t kernel_budget(const struct collector *c) {
         return MAX(MIN(share, fits), 1u);
 }
 
-/* How each resource's intervals are drawn (see the top of collector.c): a counted event at kernel
- * period 1, the program keeping 1 in P; a clock at P / CLOCK_SPLIT (not under the kernel's
- * floor), keeping 1 in CLOCK_SPLIT; a hardware event likewise at P / 16. Resources counted in
- * user space (bytes, context switches shared with real-time) draw their own intervals per
- * sample. Without BPF, periods stay fixed (rejitter() redraws them now and then). Also sizes the
- * resources' rings: each gets an equal share of ring_size. */
+/* The events a counting program can take over (sampling-bpf.c): where a raw tracepoint sees the
+ * same events as perf's event. exceptions:page_fault_user (x86) fires at each fault taken in user
+ * mode; faults the kernel takes on user memory (a read() into a fresh buffer) stay with the
+ * software event, user mode excluded, since exceptions:page_fault_kernel also sees the faults
+ * taken with page faults disabled, which the event skips: those of every perf sample's copy of
+ * a user stack that runs past its end (about one a sample). sched:sched_switch fires where
+ * context-switches counts, in the task switched out; raw_syscalls:sys_enter at each call. */
+static const struct count_point count_points[] = {
+        { PERF_TYPE_SOFTWARE, PERF_COUNT_SW_PAGE_FAULTS, "exceptions:page_fault_user", "page_fault_user",
+          true, true, -1 },
+        { PERF_TYPE_SOFTWARE, PERF_COUNT_SW_CONTEXT_SWITCHES, "sched:sched_switch", "sched_switch", false,
+          false, -1 },
+        { PERF_TYPE_TRACEPOINT, 0, "raw_syscalls:sys_enter", "sys_enter", false, false, 1 },
+};
+
+/* The counting point of event E, or NULL: none, or the machine has not its tracepoints. */
+static const struct count_point *count_point_of(const struct cevent *e) {
+        for (size_t i = 0; i < ELEMENTSOF(count_points); i++) {
+                const struct count_point *cp = &count_points[i];
+                uint64_t id;
+
+                if (cp->type != e->attr.type)
+                        continue;
+                if (cp->type == PERF_TYPE_SOFTWARE ? cp->config != e->attr.config : e->role != ROLE_SYSCALL)
+                        continue;
+                return tracepoint_id(cp->probe, &id) == 0 ? cp : NULL;
+        }
+        return NULL;
+}
+
+/* Whether resource RES's intervals can be drawn by counting programs: every event it samples has
+ * raw tracepoints, and its period is within what they draw. */
+static bool countable(const struct collector *c, unsigned res) {
+        bool any = false;
+
+        if (c->config.every_event)
+                return false;
+        for (unsigned ev = 0; ev < c->n_events; ev++) {
+                const struct cevent *e = &c->events[ev];
+
+                if (e->resource != res || e->shared || (e->role != ROLE_SAMPLE && e->role != ROLE_SYSCALL))
+                        continue;
+                if (!count_point_of(e) || e->period > SAMPLING_BPF_MAX_COUNT_PERIOD)
+                        return false;
+                any = true;
+        }
+        return any;
+}
+
+/* How each resource's intervals are drawn (see the top of collector.c): an event raw tracepoints
+ * see (page faults, context switches, system calls) by a counting program there, a geometric
+ * countdown per CPU, unless every_event asks for a coin at each; other counted events at
+ * kernel period 1, the program keeping 1 in P; a clock at P / CLOCK_SPLIT (not under the
+ * kernel's floor), keeping 1 in CLOCK_SPLIT; a hardware event likewise at P / 16. Resources
+ * counted in user space (bytes, context switches shared with real-time) draw their own
+ * intervals per sample. Without BPF, periods stay fixed (rejitter() redraws them now and then).
+ * Also sizes the resources' rings: each gets an equal share of ring_size. */
 void plan_sampling(struct collector *c, const struct targets *t) {
         unsigned n_rings = 0;
 
@@ -298,7 +351,7 @@ void plan_sampling(struct collector *c, const struct targets *t) {
                 c->ring_share *= 2;
         for (unsigned i = 0; i < c->n_resources; i++) {
                 struct cresource *res = &c->resources[i];
-                bool tracepoint = false;
+                bool tracepoint = false, count = countable(c, i);
                 unsigned role = ROLE_SAMPLE, raw_size = 0;
                 struct cevent *out;
 
@@ -308,9 +361,9 @@ void plan_sampling(struct collector *c, const struct targets *t) {
                 thinning_init(&res->thin, 0);
                 res->random = c->config.jitter && res->def &&
                         (res->def->kind == RESOURCE_BYTES || i == c->switches_via_offcpu);
-                /* A tracepoint's program runs for every task: it can keep to threads, not to a
-                 * cgroup's. */
-                if (tracepoint && (t->flags & PERF_FLAG_PID_CGROUP))
+                /* A tracepoint's every-event program runs for every task: it can keep to threads,
+                 * not to a cgroup's (a counting program can). */
+                if (tracepoint && !count && (t->flags & PERF_FLAG_PID_CGROUP))
                         continue;
                 if (!c->config.jitter || res->unnamed || res->bpf ||
                     sampling_bpf_new(c->n_cpus, &res->bpf) < 0)
@@ -327,7 +380,12 @@ void plan_sampling(struct collector *c, const struct targets *t) {
                         role = e->role;
                         if (e->role == ROLE_SYSCALL)
                                 raw_size = e->raw_size;
-                        if (is_clock(e)) {
+                        if (count) {
+                                e->count = count_point_of(e);
+                                e->attr.exclude_user = e->count->kernel_mode;
+                                fine = 1;
+                                res->keep_base = e->period;
+                        } else if (is_clock(e)) {
                                 fine = MAX(e->period / CLOCK_SPLIT, CLOCK_MIN_NS);
                                 res->keep_base = MAX(e->period / fine, 1u);
                         } else if (e->attr.type == PERF_TYPE_SOFTWARE ||
@@ -343,6 +401,7 @@ void plan_sampling(struct collector *c, const struct targets *t) {
                 /* Its samples come from the programs, through an output event per CPU. */
                 if (res->keep_base == 0 ||
                     add_event(c, i, role, PERF_TYPE_SOFTWARE, PERF_COUNT_SW_BPF_OUTPUT, 1, &out) < 0 ||
+                    (count && sampling_bpf_set_period(res->bpf, res->keep_base) < 0) ||
                     sampling_bpf_set_keep(res->bpf, res->keep_base) < 0 ||
                     sampling_bpf_set_budget(res->bpf, kernel_budget(c),
                                             res->keep_base * THINNING_MAX_FACTOR) < 0) {
@@ -363,14 +422,31 @@ void plan_sampling(struct collector *c, const struct targets *t) {
         }
 }
 
+/* Keeps resource RES's programs at T's tasks: a cgroup, or threads and what they start; none
+ * for every task. */
+static int filter_targets(struct collector *c, unsigned res, const struct targets *t) {
+        struct sampling_bpf *bpf = c->resources[res].bpf;
+        int r;
+
+        if (t->flags & PERF_FLAG_PID_CGROUP)
+                return sampling_bpf_filter_cgroup(bpf, t->ids[0]);
+        if (t->ids[0] == -1)
+                return 0;
+        r = sampling_bpf_filter_threads(bpf);
+        for (int i = 0; r >= 0 && i < t->n; i++)
+                r = sampling_bpf_add_tid(bpf, t->ids[i]);
+        return r;
+}
+
 /* A BPF resource's own parts, opened before its events: an output event per CPU for every task
- * (the first event of the resource's ring there), and for a tracepoint the program on it, kept
- * to T's threads and what they start unless T is every task. Returns 0 or a negative errno
- * (with bpf_failed set). */
+ * (the first event of the resource's ring there), and its programs at tracepoints (counting
+ * ones, or a tracepoint's every-event one), kept to T's tasks unless T is every task. Returns 0
+ * or a negative errno (with bpf_failed set). */
 int open_bpf(struct collector *c, unsigned res, const struct targets *t) {
         static const pid_t all = -1;
         const struct targets every = { .ids = &all, .n = 1 };
         struct sampling_bpf *bpf = c->resources[res].bpf;
+        bool filtered = false;
         int r = 0;
 
         for (unsigned ev = 0; r >= 0 && ev < c->n_events; ev++) {
@@ -387,14 +463,17 @@ int open_bpf(struct collector *c, unsigned res, const struct targets *t) {
         for (unsigned ev = 0; r >= 0 && ev < c->n_events; ev++) {
                 const struct cevent *e = &c->events[ev];
 
-                if (e->resource != res || !e->bpf || e->output || e->attr.type != PERF_TYPE_TRACEPOINT)
+                if (e->resource != res || !e->bpf || e->output ||
+                    (!e->count && e->attr.type != PERF_TYPE_TRACEPOINT))
                         continue;
-                if (t->ids[0] != -1) {
-                        r = sampling_bpf_filter_threads(bpf);
-                        for (int i = 0; r >= 0 && i < t->n; i++)
-                                r = sampling_bpf_add_tid(bpf, t->ids[i]);
+                if (!filtered) {
+                        r = filter_targets(c, res, t);
+                        filtered = true;
                 }
-                if (r >= 0)
+                if (e->count && r >= 0)
+                        r = sampling_bpf_count_tracepoint(bpf, e->count->point, e->count->field_arg,
+                                                          e->count->user_addr);
+                else if (r >= 0)
                         r = sampling_bpf_hold_tracepoint(bpf, e->attr.config, e->raw_offset,
                                                          e->role == ROLE_SYSCALL ? e->raw_size : 0);
         }

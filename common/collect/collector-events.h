@@ -40,15 +40,16 @@ int open_rings(struct collector *c, const struct targets *t);
 /* A resource back to fixed periods: BPF could not be used (no CAP_BPF, an old kernel). */
 void drop_bpf(struct collector *c, unsigned res);
 
-/* How each resource's intervals are drawn: a counted event at kernel period 1, the program
- * keeping 1 in P; a clock at P / CLOCK_SPLIT, keeping 1 in CLOCK_SPLIT; a hardware event at
- * P / 16; a resource's kept samples come through an output event per CPU. A tracepoint's
- * resource keeps fixed periods on a cgroup T (its program cannot keep to one). Without BPF,
- * periods stay fixed. Also sizes the resources' rings. */
+/* How each resource's intervals are drawn: page faults, context switches and system calls by a
+ * counting program at raw tracepoints (a geometric countdown per CPU; unless every_event), other
+ * counted events at kernel period 1, the program keeping 1 in P; a clock at P / CLOCK_SPLIT,
+ * keeping 1 in CLOCK_SPLIT; a hardware event at P / 16; a resource's kept samples come through
+ * an output event per CPU. A tracepoint's every-event program cannot keep to a cgroup T: fixed
+ * periods there. Without BPF, periods stay fixed. Also sizes the resources' rings. */
 void plan_sampling(struct collector *c, const struct targets *t);
 
-/* A BPF resource's output events, and a tracepoint's program, kept to T's threads and what they
- * start unless T is every task. 0, or a negative errno with bpf_failed set. */
+/* A BPF resource's output events, and its programs at tracepoints, kept to T's cgroup or threads
+ * (and what they start) unless T is every task. 0, or a negative errno with bpf_failed set. */
 int open_bpf(struct collector *c, unsigned res, const struct targets *t);
 
 /* Doubles resource RES's thinning: it lost samples, or the consumer is behind. */

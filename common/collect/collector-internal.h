@@ -94,11 +94,28 @@ struct cevent {
         struct perf_event_attr attr;
         unsigned raw_offset, raw_size; /* SYSCALL: the syscall number; BYTES: the return value */
         const char *filter;
-        uint64_t period;       /* the kernel period (ns for clocks), for jitter */
-        uint64_t fixed_period; /* the period without BPF (plan_sampling()) */
-        bool bpf;              /* its resource's program decides which overflows stay */
-        bool output;           /* the BPF output event the programs write kept samples to, each
+        uint64_t period;                 /* the kernel period (ns for clocks), for jitter */
+        uint64_t fixed_period;           /* the period without BPF (plan_sampling()) */
+        bool bpf;                        /* its resource's program decides which overflows stay */
+        const struct count_point *count; /* not opened: a program at these raw tracepoints
+                                          * counts its events down (plan_sampling()) */
+        bool output;                     /* the BPF output event the programs write kept samples to, each
                                 * with its weight (sampling-bpf.h) */
+};
+
+/* An event that a raw tracepoint sees too, where a counting program can take its place: each hit
+ * of POINT is one event (USER_ADDR: if its first argument is a user address), and FIELD_ARG
+ * (-1: none) is the argument a sample keeps (the system call's number). KERNEL_MODE: the point
+ * sees the event in user mode only; the event itself stays open, excluding user mode, at
+ * kernel period 1 with a coin (page faults taken in the kernel, on user memory). */
+struct count_point {
+        uint32_t type;
+        uint64_t config;   /* SOFTWARE: the event; TRACEPOINT: unused (matched by role) */
+        const char *probe; /* the tracefs name whose presence says the point exists */
+        const char *point;
+        bool user_addr;
+        bool kernel_mode;
+        int field_arg;
 };
 
 struct cfd {

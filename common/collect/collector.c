@@ -11,11 +11,13 @@
  * sample every software event and tracepoint; a sample is worth one period, times the overload
  * thinning in force when it was taken (thinning.c).
  *
- * Intervals. By default they are random, drawn per sample in the kernel (sampling-bpf.c): a
- * counted resource (faults, switches, system calls) is counted at kernel period 1 and a BPF
- * program keeps each hit with probability 1/P, so intervals are geometric with mean P and no
- * loop can lock onto them; a clock ticks at a tenth of its period (CLOCK_SPLIT) and the program
- * keeps 1 tick in 10. Each resource has its own sample ring per CPU and its own thinning, so one
+ * Intervals. By default they are random, drawn per sample in the kernel (sampling-bpf.c): page
+ * faults, context switches and system calls are counted down per CPU by a BPF program at their
+ * raw tracepoints, which draws each next countdown from a geometric distribution of mean P;
+ * other counted events are counted at kernel period 1 and a program keeps each hit with
+ * probability 1/P (as all of them with every_event); either way each event is sampled with
+ * probability 1/P independently and no loop can lock on. A clock ticks at a tenth of its
+ * period (CLOCK_SPLIT) and the program keeps 1 tick in 10. Each resource has its own sample ring per CPU and its own thinning, so one
  * resource's storm fills its own ring and is thinned while the others keep their samples.
  *
  * Reading. A thread (ring-reader.c) empties the rings into memory in time order across CPUs, so
@@ -388,10 +390,13 @@ static int open_events(struct collector *c, const struct targets *t, uint32_t *r
                 for (unsigned ev = 0; r >= 0 && ev < n_resource_events; ev++) {
                         const struct cevent *e = &c->events[ev];
 
-                        /* Not: shared, a BPF output (open_bpf()), a tracepoint whose program
-                         * samples (held by open_bpf()). */
+                        /* Not: shared, a BPF output (open_bpf()), an event whose programs at
+                         * tracepoints sample (attached by open_bpf()), but for what they cannot
+                         * see (kernel-mode page faults). */
                         if (e->resource != res || e->shared || e->output ||
-                            (e->bpf && e->attr.type == PERF_TYPE_TRACEPOINT))
+                            (e->bpf &&
+                             ((e->count && !e->count->kernel_mode) ||
+                              (!e->count && e->attr.type == PERF_TYPE_TRACEPOINT))))
                                 continue;
                         for (int i = 0; r >= 0 && i < t->n; i++)
                                 for (int cpu = 0; r >= 0 && cpu < c->n_cpus; cpu++) {

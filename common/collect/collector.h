@@ -27,6 +27,10 @@ struct collector_config {
         bool jitter;             /* random intervals, drawn per sample (paper §7.1):
                                          * geometric in the kernel (sampling-bpf.c), or where
                                          * BPF cannot be used, periods redrawn now and then */
+        bool every_event;        /* random intervals by a coin at every event (the kernel
+                                         * period 1, a program at each overflow), even where a
+                                         * countdown at a tracepoint would do, at several times
+                                         * the cost per event (sampling-bpf.c) */
         uint32_t max_rate;       /* samples a second a resource may bring before it is
                                          * thinned at random (thinning.c); 0: never thinned */
         unsigned bucket_seconds; /* samples are summed per time bucket of this size */

@@ -1,53 +1,80 @@
 /* Random sampling in the kernel.
  *
  * A fixed period locks onto any loop whose cycle divides it (paper §7.1). The kernel has no
- * random period, but it runs a BPF program at each overflow of a perf event, and a BPF program
- * may write a sample of its own, with the kernel's callchain and user stack of that moment, into
- * a PERF_COUNT_SW_BPF_OUTPUT event (bpf_perf_event_output()). So each resource gets:
+ * random period, but it runs BPF programs at tracepoints and at each overflow of a perf event,
+ * and a BPF program may write a sample of its own, with the kernel's callchain and user stack of
+ * that moment, into a PERF_COUNT_SW_BPF_OUTPUT event (bpf_perf_event_output()). So each resource
+ * gets an output event per CPU, for every task, whose ring is the resource's ring on that CPU,
+ * and programs of one of two kinds.
  *
- *   - an output event per CPU, for every task, whose ring is the resource's ring on that CPU;
- *   - for a software event (page faults, context switches, cpu-clock): a BPF_PROG_TYPE_PERF_EVENT
- *     program on each of its events, run at each overflow before the sample is written; it
- *     always returns 0, so the event's own sample (and its 16 KiB of stack) is never written;
- *   - for a tracepoint (syscalls): a BPF_PROG_TYPE_TRACEPOINT program, run at each hit. Such a
- *     program belongs to the tracepoint, not to one event: whatever it returns gates every perf
- *     user of that tracepoint on the machine (perf trace, perf record beside us). Ours always
- *     returns 1, so others see every hit, and writes its own samples to our output events
- *     instead. It is attached through a holder, a disabled tracepoint event on ourselves, never
- *     inherited (an inherited event's exit takes the program off the tracepoint on 6.18), and
- *     since it runs for every task on the machine, a collector of some threads only filters by
- *     thread id in a hash map, which a second program on sched:sched_process_fork extends to
- *     the children of the threads in it, at their birth.
+ * Counting programs (page faults, context switches, system calls: the events that come by the
+ * million) are BPF_PROG_TYPE_RAW_TRACEPOINT programs attached with BPF_RAW_TRACEPOINT_OPEN: no
+ * perf event, no record, no overflow path, and their answer gates nothing. At each hit:
  *
- * Each program, at each overflow or hit, on this CPU's state (a per-CPU array):
+ *      left = left - 1                      this CPU's countdown (a per-CPU array)
+ *      at 0: a candidate; left = a new geometric draw of mean P (emit_draw()), and a candidate
+ *            of a thread or cgroup we follow goes on to the decision below with period P
+ *
+ * ceil(E) for an exponential E of rate -ln(1 - 1/P) is geometric: each event a candidate with
+ * probability 1/P, independently of the others, as a coin per event would give, without the
+ * coin. E comes from a table of the exponential's quantiles at u = i/4096 (a map we fill), a
+ * bucket of equal probability picked by the top 12 bits of a random u32 and a point linearly
+ * within it by the rest; the last bucket adds its start and draws again (the exponential
+ * forgets). Filters run per candidate only: since every event of the CPU is a candidate with the
+ * same probability, ours are too, and the cost per event stays a decrement.
+ *
+ * Every-event programs (other counted events, and all with every_event):
+ *
+ *   - for a software or hardware event: a BPF_PROG_TYPE_PERF_EVENT program on each of its
+ *     events, run at each overflow (kernel period 1 for counted events) before the sample is
+ *     written; it always returns 0, so the event's own sample (and its 16 KiB of stack) is never
+ *     written. It may share a resource with counting programs (page faults: user-mode ones
+ *     counted down at their tracepoint, kernel-mode ones by the software event with a coin);
+ *     both weigh their samples alike;
+ *   - for a tracepoint: a BPF_PROG_TYPE_TRACEPOINT program, run at each hit. Such a program
+ *     belongs to the tracepoint, not to one event: whatever it returns gates every perf user of
+ *     that tracepoint on the machine (perf trace, perf record beside us). Ours always returns 1,
+ *     so others see every hit. It is attached through a holder, a disabled tracepoint event on
+ *     ourselves, never inherited (an inherited event's exit takes the program off the tracepoint
+ *     on 6.18).
+ *
+ * Tracepoint programs run for every task on the machine, so a collector of some threads filters
+ * by thread id in a hash map, which a program on sched:sched_process_fork extends to the
+ * children of the threads in it, at their birth; a collector of a cgroup (counting programs
+ * only) by bpf_current_task_under_cgroup().
+ *
+ * The decision, on this CPU's state, for a candidate (period P) or an overflow (period 1):
  *
  *      k = max(k, k_min)                    k_min: 1 in how many the collector wants kept
- *      keep with probability 1/k            bpf_get_prandom_u32() < (2^32 - 1) / k
+ *      keep with probability period / k     bpf_get_prandom_u32() < (2^32 - 1) period / k
  *      on keep: kept++, and past the budget of this window: k = 2k (at most k_max), and the
  *               count starts again at half the budget
  *               write the sample, raw data = { k, the tracepoint's field }; count a full ring
  *      a new window (SAMPLING_BPF_WINDOW_NS) after one under a quarter of the budget: k = k/2
  *
- * A flood from k = 1 reaches the right k within one window, keeping there about the budget
+ * A flood from k = period reaches the right k within one window, keeping there about the budget
  * plus half of it per doubling (3.5 budgets for a factor of 32); a window with half the budget
  * leaves k where it is, so a steady flood settles.
  *
- * The intervals are independent (geometric with mean k times the kernel period), and each kept
- * sample carries the k it was drawn with: its weight, the inverse of the probability that kept
- * it, which makes sums of weights unbiased however k moves, since k depends only on the past.
- * A flood is thinned within one sample on the CPU it floods, before a ring can fill.
+ * The intervals are independent (geometric with mean k events, or k times the kernel period),
+ * and each kept sample carries the k it was drawn with: its weight, the inverse of the
+ * probability that kept it, which makes sums of weights unbiased however k moves, since k
+ * depends only on the past. A flood is thinned within one sample on the CPU it floods, before a
+ * ring can fill.
  *
  * The programs are built here as arrays and loaded with bpf(2): libbpf would bring an ELF
- * loader, BTF and a build-time BPF compiler for what fits on two screens. */
+ * loader, BTF and a build-time BPF compiler for what fits on a few screens. */
 #include "sampling-bpf.h"
 
 #include <errno.h>
 #include <linux/bpf.h>
 #include <linux/perf_event.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
+#include <sys/random.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -55,12 +82,22 @@
 
 #define MAX_HOLDERS 8
 #define MAX_TIDS 65536
+/* Buckets of the interval's quantile table: each holds 1/N of the probability, so the table is
+ * exact in mass per bucket and linear within; the last, the tail, is drawn again (the
+ * exponential forgets). */
+#define N_QUANTILES 4096
+#define QUANTILE_BITS 12
+/* Fixed-point fraction of the quantiles (in events). */
+#define QUANTILE_ONE 65536.0
+/* Tail redraws before the interval is cut short: 4096^-8 of them are. */
+#define MAX_TAIL_DRAWS 8
 
 /* The collector's wishes (an array of one, written by us, read by the programs). */
 struct ctl {
         uint64_t k_min;
         uint64_t budget;
         uint64_t k_max;
+        uint64_t period; /* counting programs: the mean interval between candidates, events */
 };
 
 /* Each CPU's state (a per-CPU array of one, written by the programs only). */
@@ -69,22 +106,35 @@ struct state {
         uint64_t window_start;
         uint64_t kept;
         uint64_t failed; /* samples the output event had no room for */
+        uint64_t left;   /* counting programs: events to the next candidate, this one included */
+};
+
+/* One bucket of the interval's inverse distribution function (counting programs): the
+ * exponential quantiles at u = i / N_QUANTILES and (i + 1) / N_QUANTILES, in 1/65536 events. */
+struct quantile {
+        uint64_t at;
+        uint64_t next;
 };
 
 enum prog {
         PROG_PERF_EVENT,
         PROG_TRACEPOINT,
         PROG_FORK,
+        PROG_COUNT,           /* counting, at a raw tracepoint */
+        PROG_COUNT_USER_ADDR, /* the same, for hits whose first argument is a user address */
         _PROG_MAX
 };
 
 struct sampling_bpf {
-        int ctl_fd, state_fd, out_fd, tids_fd;
+        int ctl_fd, state_fd, out_fd, tids_fd, cgroup_fd, quantiles_fd;
         int prog_fd[_PROG_MAX];
         unsigned field_offset, field_size; /* of the tracepoint program, once loaded */
-        int holders[MAX_HOLDERS];          /* tracepoint events of our own that carry programs */
+        int field_arg;                     /* of the counting programs: -1, none */
+        int holders[MAX_HOLDERS];          /* tracepoint events of our own that carry programs, and raw
+                                   * tracepoint attachments */
         unsigned n_holders;
         struct ctl ctl;
+        uint64_t rng; /* the first countdowns' draws */
 };
 
 static int sys_bpf(int cmd, union bpf_attr *attr) {
@@ -148,8 +198,11 @@ int sampling_bpf_new(unsigned n_cpus, struct sampling_bpf **ret) {
                 .state_fd = -1,
                 .out_fd = -1,
                 .tids_fd = -1,
-                .prog_fd = { -1, -1, -1 },
-                .ctl = { .k_min = 1, .k_max = 1 },
+                .cgroup_fd = -1,
+                .quantiles_fd = -1,
+                .prog_fd = { -1, -1, -1, -1, -1 },
+                .field_arg = -1,
+                .ctl = { .k_min = 1, .k_max = 1, .period = 1 },
         };
         s->ctl_fd = map_create(BPF_MAP_TYPE_ARRAY, sizeof(uint32_t), sizeof(struct ctl), 1, "cppd_ctl");
         if (s->ctl_fd < 0)
@@ -185,6 +238,10 @@ struct sampling_bpf *sampling_bpf_free(struct sampling_bpf *s) {
                 close(s->out_fd);
         if (s->tids_fd >= 0)
                 close(s->tids_fd);
+        if (s->cgroup_fd >= 0)
+                close(s->cgroup_fd);
+        if (s->quantiles_fd >= 0)
+                close(s->quantiles_fd);
         free(s);
         return NULL;
 }
@@ -262,15 +319,92 @@ uint64_t sampling_bpf_failed(const struct sampling_bpf *s) {
         return sum;
 }
 
+/* xorshift64*, for the first countdowns only (the programs draw the rest). */
+static uint64_t rng_next(struct sampling_bpf *s) {
+        s->rng ^= s->rng >> 12;
+        s->rng ^= s->rng << 25;
+        s->rng ^= s->rng >> 27;
+        return s->rng * 2685821657736338717ULL;
+}
+
+/* The exponential's quantile at u = I / N_QUANTILES for rate LAMBDA, in 1/65536 events. */
+static uint64_t quantile(unsigned i, double lambda) {
+        return (uint64_t) (-log1p(-(double) i / N_QUANTILES) / lambda * QUANTILE_ONE);
+}
+
+int sampling_bpf_set_period(struct sampling_bpf *s, uint64_t period) {
+        _cleanup_free_ struct state *v = NULL;
+        double lambda;
+        uint32_t key = 0;
+        int n = possible_cpus(), r;
+
+        if (period == 0 || period > SAMPLING_BPF_MAX_COUNT_PERIOD)
+                return -ERANGE;
+        if (n <= 0)
+                return n < 0 ? n : -EIO;
+        if (s->quantiles_fd < 0) {
+                s->quantiles_fd = map_create(BPF_MAP_TYPE_ARRAY, sizeof(uint32_t), sizeof(struct quantile),
+                                             N_QUANTILES, "cppd_quantiles");
+                if (s->quantiles_fd < 0)
+                        return s->quantiles_fd;
+        }
+        /* ceil(E) for E exponential of rate lambda is geometric with P(G > n) = e^(-lambda n) =
+         * (1 - 1/period)^n: mean period, each event a candidate with probability 1/period,
+         * independently. Period 1: lambda infinite, every quantile 0, every event. */
+        lambda = -log1p(-1.0 / (double) period);
+        for (unsigned i = 0; i < N_QUANTILES; i++) {
+                struct quantile q = {
+                        .at = quantile(i, lambda),
+                        .next = i + 1 < N_QUANTILES ? quantile(i + 1, lambda) : 0,
+                };
+
+                r = map_update(s->quantiles_fd, &i, &q);
+                if (r < 0)
+                        return r;
+        }
+        s->ctl.period = period;
+        r = write_ctl(s);
+        if (r < 0)
+                return r;
+
+        /* Each CPU's first countdown, drawn here from the same distribution. */
+        if (s->rng == 0 && getrandom(&s->rng, sizeof s->rng, 0) != sizeof s->rng)
+                s->rng = (uint64_t) getpid() * 0x9e3779b97f4a7c15ULL;
+        s->rng |= 1;
+        v = calloc((size_t) n, sizeof *v);
+        if (!v)
+                return -ENOMEM;
+        for (int i = 0; i < n; i++) {
+                double u = ((double) (rng_next(s) >> 11) + 1.0) / 9007199254740992.0; /* (0, 1] */
+
+                v[i].left = MAX((uint64_t) ceil(-log(u) / lambda), 1u);
+        }
+        return map_update(s->state_fd, &key, v);
+}
+
+int sampling_bpf_filter_cgroup(struct sampling_bpf *s, int cgroup_fd) {
+        uint32_t key = 0, value = (uint32_t) cgroup_fd;
+
+        if (s->prog_fd[PROG_COUNT] >= 0 || s->prog_fd[PROG_COUNT_USER_ADDR] >= 0)
+                return -EBUSY; /* the counting programs were built without the filter */
+        if (s->cgroup_fd < 0) {
+                s->cgroup_fd = map_create(BPF_MAP_TYPE_CGROUP_ARRAY, sizeof(uint32_t), sizeof(uint32_t), 1,
+                                          "cppd_cgroup");
+                if (s->cgroup_fd < 0)
+                        return s->cgroup_fd;
+        }
+        return map_update(s->cgroup_fd, &key, &value);
+}
+
 /* ---- the programs ---- */
 
 struct asm_prog {
-        struct bpf_insn insn[96];
+        struct bpf_insn insn[192];
         unsigned n;
-        int label[8]; /* instruction index of each label; -1 until placed */
+        int label[16]; /* instruction index of each label; -1 until placed */
         struct asm_fix {
                 unsigned at, label;
-        } fix[16]; /* jumps to patch */
+        } fix[32]; /* jumps to patch */
         unsigned n_fix;
 };
 
@@ -307,9 +441,12 @@ static void call(struct asm_prog *p, int32_t helper) {
 #define MOV_X(d, s) emit(p, BPF_ALU64 | BPF_MOV | BPF_X, d, s, 0, 0)
 #define MOV_K(d, k) emit(p, BPF_ALU64 | BPF_MOV | BPF_K, d, 0, 0, k)
 #define ADD_K(d, k) emit(p, BPF_ALU64 | BPF_ADD | BPF_K, d, 0, 0, k)
+#define ALU_X(op, d, s) emit(p, BPF_ALU64 | (op) | BPF_X, d, s, 0, 0)
+#define ALU_K(op, d, k) emit(p, BPF_ALU64 | (op) | BPF_K, d, 0, 0, k)
 #define LDX(size, d, s, off) emit(p, BPF_LDX | BPF_MEM | (size), d, s, off, 0)
 #define STX(size, d, s, off) emit(p, BPF_STX | BPF_MEM | (size), d, s, off, 0)
 #define ST(size, d, off, k) emit(p, BPF_ST | BPF_MEM | (size), d, 0, off, k)
+#define EXIT() emit(p, BPF_JMP | BPF_EXIT, 0, 0, 0, 0)
 
 enum {
         L_PASS,
@@ -318,7 +455,21 @@ enum {
         L_K_MAX,
         L_KEEP,
         L_EMIT,
-        L_DROP
+        L_DROP,
+        L_COUNT,
+        L_DRAW,
+        L_INTERP,
+        L_DRAWN,
+        L_NONZERO,
+};
+
+/* Stack slots (below r10). */
+enum {
+        SLOT_TID = -4,    /* u32: the thread id looked up */
+        SLOT_KEY = -8,    /* u32: key 0 */
+        SLOT_RAW = -24,   /* 16 bytes: the sample's raw data */
+        SLOT_INDEX = -40, /* u32: the quantile bucket drawn */
+        SLOT_FRAC = -48,  /* u64: where in it */
 };
 
 static int assemble(struct asm_prog *p) {
@@ -334,51 +485,51 @@ static int assemble(struct asm_prog *p) {
         return 0;
 }
 
-/* The sampling program: see the top of this file. TRACEPOINT: the tracepoint flavour (returns 1,
- * filters by thread where a thread map exists, copies the field). */
-static void build_sampling(const struct sampling_bpf *s, bool tracepoint, struct asm_prog *p) {
-        int verdict = tracepoint ? 1 : 0;
-
-        MOV_X(BPF_REG_6, BPF_REG_1); /* r6 = ctx */
-        if (tracepoint && s->tids_fd >= 0) {
-                call(p, BPF_FUNC_get_current_pid_tgid);
-                STX(BPF_W, BPF_REG_10, BPF_REG_0, -4); /* the thread id, the low half */
-                load_map(p, BPF_REG_1, s->tids_fd);
-                MOV_X(BPF_REG_2, BPF_REG_10);
-                ADD_K(BPF_REG_2, -4);
-                call(p, BPF_FUNC_map_lookup_elem);
-                jump(p, BPF_JEQ | BPF_K, BPF_REG_0, 0, 0, L_PASS);
-        }
-        ST(BPF_W, BPF_REG_10, -8, 0); /* key 0 */
-        load_map(p, BPF_REG_1, s->ctl_fd);
+/* REG = element 0 of the map of FD; to L_PASS if there is none. */
+static void emit_lookup(struct asm_prog *p, int fd, uint8_t reg) {
+        ST(BPF_W, BPF_REG_10, SLOT_KEY, 0);
+        load_map(p, BPF_REG_1, fd);
         MOV_X(BPF_REG_2, BPF_REG_10);
-        ADD_K(BPF_REG_2, -8);
+        ADD_K(BPF_REG_2, SLOT_KEY);
         call(p, BPF_FUNC_map_lookup_elem);
         jump(p, BPF_JEQ | BPF_K, BPF_REG_0, 0, 0, L_PASS);
-        MOV_X(BPF_REG_7, BPF_REG_0); /* r7 = ctl */
-        load_map(p, BPF_REG_1, s->state_fd);
+        MOV_X(reg, BPF_REG_0);
+}
+
+/* To L_PASS unless the current thread is in the thread map (if there is one). */
+static void emit_thread_filter(const struct sampling_bpf *s, struct asm_prog *p) {
+        if (s->tids_fd < 0)
+                return;
+        call(p, BPF_FUNC_get_current_pid_tgid);
+        STX(BPF_W, BPF_REG_10, BPF_REG_0, SLOT_TID); /* the thread id, the low half */
+        load_map(p, BPF_REG_1, s->tids_fd);
         MOV_X(BPF_REG_2, BPF_REG_10);
-        ADD_K(BPF_REG_2, -8);
+        ADD_K(BPF_REG_2, SLOT_TID);
         call(p, BPF_FUNC_map_lookup_elem);
         jump(p, BPF_JEQ | BPF_K, BPF_REG_0, 0, 0, L_PASS);
-        MOV_X(BPF_REG_8, BPF_REG_0); /* r8 = this CPU's state */
+}
 
+/* With r7 = ctl and r8 = this CPU's state: a new window relaxes k after a calm one; then
+ * r9 = k = max(k, k_min), never past k_max; keep with probability period / k (to L_DROP if
+ * not), period being ctl's for a counting program's candidates (CANDIDATE) and 1 for a coin's
+ * overflow; count the kept sample, and past the budget double k for the next ones. */
+static void emit_decide(struct asm_prog *p, bool candidate) {
         /* A new window? Then relax after a calm one, and count afresh. */
         call(p, BPF_FUNC_ktime_get_ns);
         LDX(BPF_DW, BPF_REG_2, BPF_REG_8, offsetof(struct state, window_start));
         MOV_X(BPF_REG_3, BPF_REG_0);
-        emit(p, BPF_ALU64 | BPF_SUB | BPF_X, BPF_REG_3, BPF_REG_2, 0, 0);
+        ALU_X(BPF_SUB, BPF_REG_3, BPF_REG_2);
         emit(p, BPF_LD | BPF_DW | BPF_IMM, BPF_REG_4, 0, 0, (int32_t) SAMPLING_BPF_WINDOW_NS);
         emit(p, 0, 0, 0, 0, 0);
         jump(p, BPF_JLT | BPF_X, BPF_REG_3, BPF_REG_4, 0, L_SAME);
         STX(BPF_DW, BPF_REG_8, BPF_REG_0, offsetof(struct state, window_start));
         LDX(BPF_DW, BPF_REG_3, BPF_REG_8, offsetof(struct state, kept));
         ST(BPF_DW, BPF_REG_8, offsetof(struct state, kept), 0);
-        emit(p, BPF_ALU64 | BPF_LSH | BPF_K, BPF_REG_3, 0, 0, 2);
+        ALU_K(BPF_LSH, BPF_REG_3, 2);
         LDX(BPF_DW, BPF_REG_4, BPF_REG_7, offsetof(struct ctl, budget));
         jump(p, BPF_JGE | BPF_X, BPF_REG_3, BPF_REG_4, 0, L_SAME);
         LDX(BPF_DW, BPF_REG_5, BPF_REG_8, offsetof(struct state, k));
-        emit(p, BPF_ALU64 | BPF_RSH | BPF_K, BPF_REG_5, 0, 0, 1);
+        ALU_K(BPF_RSH, BPF_REG_5, 1);
         STX(BPF_DW, BPF_REG_8, BPF_REG_5, offsetof(struct state, k));
         place(p, L_SAME);
 
@@ -394,11 +545,19 @@ static void build_sampling(const struct sampling_bpf *s, bool tracepoint, struct
         place(p, L_K_MAX);
         STX(BPF_DW, BPF_REG_8, BPF_REG_9, offsetof(struct state, k));
 
-        /* Keep with probability 1/k. */
-        jump(p, BPF_JLE | BPF_K, BPF_REG_9, 0, 1, L_KEEP);
+        /* Keep with probability period / k (a candidate came 1 in period already). */
+        if (candidate)
+                LDX(BPF_DW, BPF_REG_4, BPF_REG_7, offsetof(struct ctl, period));
+        else
+                MOV_K(BPF_REG_4, 1);
+        jump(p, BPF_JLE | BPF_X, BPF_REG_9, BPF_REG_4, 0, L_KEEP);
         call(p, BPF_FUNC_get_prandom_u32);
         emit(p, BPF_ALU | BPF_MOV | BPF_K, BPF_REG_1, 0, 0, -1); /* 0xffffffff, zero-extended */
-        emit(p, BPF_ALU64 | BPF_DIV | BPF_X, BPF_REG_1, BPF_REG_9, 0, 0);
+        if (candidate) {
+                LDX(BPF_DW, BPF_REG_4, BPF_REG_7, offsetof(struct ctl, period));
+                ALU_X(BPF_MUL, BPF_REG_1, BPF_REG_4);
+        }
+        ALU_X(BPF_DIV, BPF_REG_1, BPF_REG_9);
         jump(p, BPF_JGE | BPF_X, BPF_REG_0, BPF_REG_1, 0, L_DROP);
         place(p, L_KEEP);
 
@@ -410,46 +569,163 @@ static void build_sampling(const struct sampling_bpf *s, bool tracepoint, struct
         jump(p, BPF_JEQ | BPF_K, BPF_REG_4, 0, 0, L_EMIT);
         jump(p, BPF_JLE | BPF_X, BPF_REG_3, BPF_REG_4, 0, L_EMIT);
         MOV_X(BPF_REG_5, BPF_REG_9);
-        emit(p, BPF_ALU64 | BPF_LSH | BPF_K, BPF_REG_5, 0, 0, 1);
+        ALU_K(BPF_LSH, BPF_REG_5, 1);
         LDX(BPF_DW, BPF_REG_1, BPF_REG_7, offsetof(struct ctl, k_max));
         jump(p, BPF_JGT | BPF_X, BPF_REG_5, BPF_REG_1, 0, L_EMIT);
         STX(BPF_DW, BPF_REG_8, BPF_REG_5, offsetof(struct state, k));
-        emit(p, BPF_ALU64 | BPF_RSH | BPF_K, BPF_REG_4, 0, 0, 1);
+        ALU_K(BPF_RSH, BPF_REG_4, 1);
         STX(BPF_DW, BPF_REG_8, BPF_REG_4, offsetof(struct state, kept));
         place(p, L_EMIT);
+}
 
-        /* raw = { k, field }, written to this CPU's output event */
-        STX(BPF_DW, BPF_REG_10, BPF_REG_9, -24);
-        ST(BPF_DW, BPF_REG_10, -16, 0);
-        if (tracepoint && s->field_size == 8) {
-                LDX(BPF_DW, BPF_REG_1, BPF_REG_6, (int16_t) s->field_offset);
-                STX(BPF_DW, BPF_REG_10, BPF_REG_1, -16);
-        } else if (tracepoint && s->field_size == 4) {
-                LDX(BPF_W, BPF_REG_1, BPF_REG_6, (int16_t) s->field_offset);
-                STX(BPF_W, BPF_REG_10, BPF_REG_1, -16);
+/* Where a sample's field comes from: nowhere, a tracepoint record's 4 or 8 bytes at an offset,
+ * or a raw tracepoint's argument. */
+struct field {
+        enum {
+                FIELD_NONE,
+                FIELD_RECORD,
+                FIELD_ARG
+        } kind;
+        unsigned offset, size; /* RECORD: bytes; ARG: the argument's index */
+};
+
+/* Writes raw = { k, field } as a sample to this CPU's output event (ctx in r6, k in r9). A
+ * full ring loses the sample, counted so (sampling_bpf_failed()); not thinned further here: a
+ * ring full for a while would raise k at every sample, and a few samples of huge weight would
+ * carry the profile. */
+static void emit_output(const struct sampling_bpf *s, struct field f, struct asm_prog *p) {
+        STX(BPF_DW, BPF_REG_10, BPF_REG_9, SLOT_RAW);
+        ST(BPF_DW, BPF_REG_10, SLOT_RAW + 8, 0);
+        if (f.kind == FIELD_RECORD && f.size == 8) {
+                LDX(BPF_DW, BPF_REG_1, BPF_REG_6, (int16_t) f.offset);
+                STX(BPF_DW, BPF_REG_10, BPF_REG_1, SLOT_RAW + 8);
+        } else if (f.kind == FIELD_RECORD && f.size == 4) {
+                LDX(BPF_W, BPF_REG_1, BPF_REG_6, (int16_t) f.offset);
+                STX(BPF_W, BPF_REG_10, BPF_REG_1, SLOT_RAW + 8);
+        } else if (f.kind == FIELD_ARG) {
+                LDX(BPF_DW, BPF_REG_1, BPF_REG_6, (int16_t) (8 * f.offset));
+                STX(BPF_DW, BPF_REG_10, BPF_REG_1, SLOT_RAW + 8);
         }
         MOV_X(BPF_REG_1, BPF_REG_6);
         load_map(p, BPF_REG_2, s->out_fd);
         emit(p, BPF_LD | BPF_DW | BPF_IMM, BPF_REG_3, 0, 0, (int32_t) BPF_F_CURRENT_CPU);
         emit(p, 0, 0, 0, 0, 0);
         MOV_X(BPF_REG_4, BPF_REG_10);
-        ADD_K(BPF_REG_4, -24);
+        ADD_K(BPF_REG_4, SLOT_RAW);
         MOV_K(BPF_REG_5, 16);
         call(p, BPF_FUNC_perf_event_output);
-        /* The ring was full: the sample is lost, and counted so (sampling_bpf_failed()). Not
-         * thinned further here: a ring full for a while would raise k at every sample, and a
-         * few samples of huge weight would carry the profile. */
         jump(p, BPF_JSGE | BPF_K, BPF_REG_0, 0, 0, L_DROP);
         LDX(BPF_DW, BPF_REG_3, BPF_REG_8, offsetof(struct state, failed));
         ADD_K(BPF_REG_3, 1);
         STX(BPF_DW, BPF_REG_8, BPF_REG_3, offsetof(struct state, failed));
+}
+
+/* The every-event program: see the top of this file. TRACEPOINT: the tracepoint flavour
+ * (returns 1, filters by thread where a thread map exists, copies the field). */
+static void build_sampling(const struct sampling_bpf *s, bool tracepoint, struct asm_prog *p) {
+        struct field f = { .kind = tracepoint && s->field_size ? FIELD_RECORD : FIELD_NONE,
+                           .offset = s->field_offset,
+                           .size = s->field_size };
+
+        MOV_X(BPF_REG_6, BPF_REG_1); /* r6 = ctx */
+        if (tracepoint)
+                emit_thread_filter(s, p);
+        emit_lookup(p, s->ctl_fd, BPF_REG_7);
+        emit_lookup(p, s->state_fd, BPF_REG_8);
+        emit_decide(p, false);
+        emit_output(s, f, p);
         place(p, L_DROP);
-        MOV_K(BPF_REG_0, verdict);
-        emit(p, BPF_JMP | BPF_EXIT, 0, 0, 0, 0);
+        MOV_K(BPF_REG_0, tracepoint ? 1 : 0);
+        EXIT();
         /* Something missing (cannot happen with an array), or a thread not ours: let it be. */
         place(p, L_PASS);
         MOV_K(BPF_REG_0, 1);
-        emit(p, BPF_JMP | BPF_EXIT, 0, 0, 0, 0);
+        EXIT();
+}
+
+/* r0 = the next interval, in events (at least 1): u uniform in 32 bits, its top QUANTILE_BITS
+ * pick a bucket of the quantile table and the rest a point linearly within it; the last bucket
+ * adds its start and draws again (at most MAX_TAIL_DRAWS times). Uses r7 and r9. */
+static void emit_draw(const struct sampling_bpf *s, struct asm_prog *p) {
+        MOV_K(BPF_REG_7, 0); /* the interval, in 1/65536 events */
+        MOV_K(BPF_REG_9, 0); /* tail draws */
+        place(p, L_DRAW);
+        call(p, BPF_FUNC_get_prandom_u32);
+        MOV_X(BPF_REG_1, BPF_REG_0);
+        ALU_K(BPF_RSH, BPF_REG_1, 32 - QUANTILE_BITS);
+        STX(BPF_W, BPF_REG_10, BPF_REG_1, SLOT_INDEX);
+        ALU_K(BPF_AND, BPF_REG_0, (1 << (32 - QUANTILE_BITS)) - 1);
+        STX(BPF_DW, BPF_REG_10, BPF_REG_0, SLOT_FRAC);
+        load_map(p, BPF_REG_1, s->quantiles_fd);
+        MOV_X(BPF_REG_2, BPF_REG_10);
+        ADD_K(BPF_REG_2, SLOT_INDEX);
+        call(p, BPF_FUNC_map_lookup_elem);
+        jump(p, BPF_JEQ | BPF_K, BPF_REG_0, 0, 0, L_PASS);
+        LDX(BPF_DW, BPF_REG_1, BPF_REG_0, offsetof(struct quantile, at));
+        LDX(BPF_W, BPF_REG_3, BPF_REG_10, SLOT_INDEX);
+        jump(p, BPF_JNE | BPF_K, BPF_REG_3, 0, N_QUANTILES - 1, L_INTERP);
+        ALU_X(BPF_ADD, BPF_REG_7, BPF_REG_1);
+        ADD_K(BPF_REG_9, 1);
+        jump(p, BPF_JLT | BPF_K, BPF_REG_9, 0, MAX_TAIL_DRAWS, L_DRAW);
+        jump(p, BPF_JA, 0, 0, 0, L_DRAWN);
+        place(p, L_INTERP);
+        LDX(BPF_DW, BPF_REG_2, BPF_REG_0, offsetof(struct quantile, next));
+        ALU_X(BPF_SUB, BPF_REG_2, BPF_REG_1);
+        LDX(BPF_DW, BPF_REG_3, BPF_REG_10, SLOT_FRAC);
+        ALU_X(BPF_MUL, BPF_REG_2, BPF_REG_3);
+        ALU_K(BPF_RSH, BPF_REG_2, 32 - QUANTILE_BITS);
+        ALU_X(BPF_ADD, BPF_REG_1, BPF_REG_2);
+        ALU_X(BPF_ADD, BPF_REG_7, BPF_REG_1);
+        place(p, L_DRAWN);
+        /* ceil(interval), at least 1: ceil of an exponential is geometric */
+        MOV_X(BPF_REG_0, BPF_REG_7);
+        ADD_K(BPF_REG_0, 65535);
+        ALU_K(BPF_RSH, BPF_REG_0, 16);
+        jump(p, BPF_JNE | BPF_K, BPF_REG_0, 0, 0, L_NONZERO);
+        MOV_K(BPF_REG_0, 1);
+        place(p, L_NONZERO);
+}
+
+/* The counting program, at a raw tracepoint (ctx: its arguments, 8 bytes each): this CPU's
+ * countdown is taken down by one; at zero the hit is a candidate, the next countdown is drawn,
+ * and a candidate of ours (thread or cgroup filter, if any) goes through emit_decide() with
+ * probability period / k. USER_ADDR: hits whose first argument is a kernel address (a kernel
+ * page fault on kernel memory) do not count. */
+static void build_count(const struct sampling_bpf *s, bool user_addr, struct asm_prog *p) {
+        struct field f = { .kind = s->field_arg >= 0 ? FIELD_ARG : FIELD_NONE,
+                           .offset = (unsigned) s->field_arg };
+
+        MOV_X(BPF_REG_6, BPF_REG_1); /* r6 = ctx */
+        if (user_addr) {
+                LDX(BPF_DW, BPF_REG_1, BPF_REG_6, 0);
+                jump(p, BPF_JSLT | BPF_K, BPF_REG_1, 0, 0, L_PASS);
+        }
+        emit_lookup(p, s->state_fd, BPF_REG_8);
+        LDX(BPF_DW, BPF_REG_1, BPF_REG_8, offsetof(struct state, left));
+        jump(p, BPF_JGT | BPF_K, BPF_REG_1, 0, 1, L_COUNT);
+
+        /* A candidate: the next countdown, then whether it is ours. */
+        emit_draw(s, p);
+        STX(BPF_DW, BPF_REG_8, BPF_REG_0, offsetof(struct state, left));
+        emit_thread_filter(s, p);
+        if (s->cgroup_fd >= 0) {
+                load_map(p, BPF_REG_1, s->cgroup_fd);
+                MOV_K(BPF_REG_2, 0);
+                call(p, BPF_FUNC_current_task_under_cgroup);
+                jump(p, BPF_JNE | BPF_K, BPF_REG_0, 0, 1, L_PASS);
+        }
+        emit_lookup(p, s->ctl_fd, BPF_REG_7);
+        emit_decide(p, true);
+        emit_output(s, f, p);
+        place(p, L_DROP);
+        place(p, L_PASS);
+        MOV_K(BPF_REG_0, 0);
+        EXIT();
+        place(p, L_COUNT);
+        ALU_K(BPF_SUB, BPF_REG_1, 1);
+        STX(BPF_DW, BPF_REG_8, BPF_REG_1, offsetof(struct state, left));
+        MOV_K(BPF_REG_0, 0);
+        EXIT();
 }
 
 /* sched:sched_process_fork: a child of a thread in the map joins it. */
@@ -475,7 +751,7 @@ static void build_fork(const struct sampling_bpf *s, unsigned parent_offset, uns
         call(p, BPF_FUNC_map_update_elem);
         place(p, L_PASS);
         MOV_K(BPF_REG_0, 1);
-        emit(p, BPF_JMP | BPF_EXIT, 0, 0, 0, 0);
+        EXIT();
 }
 
 static int load(struct asm_prog *p, enum bpf_prog_type type) {
@@ -565,6 +841,40 @@ int sampling_bpf_hold_tracepoint(struct sampling_bpf *s, uint64_t id, unsigned f
         return hold(s, id, s->prog_fd[PROG_TRACEPOINT]);
 }
 
+int sampling_bpf_count_tracepoint(struct sampling_bpf *s, const char *name, int field_arg, bool user_addr) {
+        enum prog which = user_addr ? PROG_COUNT_USER_ADDR : PROG_COUNT;
+        union bpf_attr a = {};
+        int fd;
+
+        if (s->quantiles_fd < 0)
+                return -EINVAL; /* sampling_bpf_set_period() first */
+        if (s->n_holders >= MAX_HOLDERS)
+                return -E2BIG;
+        if (s->prog_fd[which] < 0) {
+                _cleanup_free_ struct asm_prog *p = asm_new();
+
+                if (!p)
+                        return -ENOMEM;
+                if (s->prog_fd[PROG_COUNT] >= 0 || s->prog_fd[PROG_COUNT_USER_ADDR] >= 0) {
+                        if (field_arg != s->field_arg)
+                                return -EINVAL; /* one resource: one field */
+                } else
+                        s->field_arg = field_arg;
+                build_count(s, user_addr, p);
+                fd = load(p, BPF_PROG_TYPE_RAW_TRACEPOINT);
+                if (fd < 0)
+                        return fd;
+                s->prog_fd[which] = fd;
+        }
+        a.raw_tracepoint.name = (uint64_t) (uintptr_t) name;
+        a.raw_tracepoint.prog_fd = (uint32_t) s->prog_fd[which];
+        fd = sys_bpf(BPF_RAW_TRACEPOINT_OPEN, &a);
+        if (fd < 0)
+                return fd;
+        s->holders[s->n_holders++] = fd;
+        return 0;
+}
+
 int sampling_bpf_filter_threads(struct sampling_bpf *s) {
         _cleanup_free_ struct asm_prog *p = NULL;
         unsigned parent_offset, parent_size, child_offset, child_size;
@@ -573,8 +883,9 @@ int sampling_bpf_filter_threads(struct sampling_bpf *s) {
 
         if (s->tids_fd >= 0)
                 return 0;
-        if (s->prog_fd[PROG_TRACEPOINT] >= 0)
-                return -EBUSY; /* the sampling program was built without the filter */
+        if (s->prog_fd[PROG_TRACEPOINT] >= 0 || s->prog_fd[PROG_COUNT] >= 0 ||
+            s->prog_fd[PROG_COUNT_USER_ADDR] >= 0)
+                return -EBUSY; /* the sampling programs were built without the filter */
         r = tracepoint_id("sched:sched_process_fork", &id);
         if (r < 0)
                 return r;

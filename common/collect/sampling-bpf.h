@@ -1,7 +1,9 @@
-/* Random sampling in the kernel: tiny BPF programs decide at each overflow (or tracepoint hit)
- * whether it becomes a sample, with a probability the collector sets and the kernel raises by
- * itself when a CPU brings more than its budget, and write each kept sample, with its weight,
- * into a BPF output event of our own (paper §7.1's random intervals; issue 16). */
+/* Random sampling in the kernel: tiny BPF programs count page faults, context switches and system
+ * calls down at their raw tracepoints and sample where a geometric countdown ends, or decide at
+ * each overflow (or tracepoint hit) of other events whether it becomes a sample; with a
+ * probability the collector sets and the kernel raises by itself when a CPU brings more than its
+ * budget; and write each kept sample, with its weight, into a BPF output event of our own
+ * (paper §7.1's random intervals). */
 #pragma once
 
 #include <stdbool.h>
@@ -14,6 +16,10 @@
  * nanoseconds; past the budget the factor doubles at once (for the next overflow), and after a
  * window under a quarter of the budget it halves, never below the collector's. */
 #define SAMPLING_BPF_WINDOW_NS 10000000ULL
+
+/* The longest mean interval a counting program draws (sampling_bpf_set_period()): its
+ * fixed-point arithmetic holds up to here. */
+#define SAMPLING_BPF_MAX_COUNT_PERIOD (1ULL << 26)
 
 /* What a kept sample's raw data holds (PERF_SAMPLE_RAW of the output event): the factor it was
  * kept with (1 in FACTOR overflows), then, for a tracepoint, the field the collector reads (the
@@ -53,7 +59,27 @@ int sampling_bpf_attach(struct sampling_bpf *s, int perf_fd);
 int sampling_bpf_hold_tracepoint(struct sampling_bpf *s, uint64_t id, unsigned field_offset,
                                  unsigned field_size);
 
-/* Keeps one overflow in ONE_IN (at least 1), drawn independently per overflow. The kernel may
+/* Makes the resource's counting programs draw each interval between candidates at random, geometric
+ * with mean PERIOD events (at most SAMPLING_BPF_MAX_COUNT_PERIOD): every event is a candidate
+ * with probability 1/PERIOD, independently, without a random draw per event. Must come before
+ * sampling_bpf_count_tracepoint(). Returns 0 or a negative errno (-ERANGE). */
+int sampling_bpf_set_period(struct sampling_bpf *s, uint64_t period);
+
+/* Sample only the tasks of cgroup CGROUP_FD (a cgroup2 directory) and its descendants: the
+ * counting programs drop candidates of other tasks. Must come before
+ * sampling_bpf_count_tracepoint(). Returns 0 or a negative errno. */
+int sampling_bpf_filter_cgroup(struct sampling_bpf *s, int cgroup_fd);
+
+/* Runs the resource's counting program at each hit of raw tracepoint NAME ("page_fault_user",
+ * "sched_switch", "sys_enter"): a countdown per CPU, drawn anew at each candidate, which the
+ * program keeps (thread or cgroup filters, then thinning) with the weight of its period. The
+ * argument FIELD_ARG (-1: none) goes into the sample's raw field; USER_ADDR: hits whose first
+ * argument is a kernel address do not count. The attachment lives as long as S. Returns 0, or a
+ * negative errno (-ENOENT: no such tracepoint, -EPERM). */
+int sampling_bpf_count_tracepoint(struct sampling_bpf *s, const char *name, int field_arg, bool user_addr);
+
+/* Keeps one overflow (or, for counting programs, one event) in ONE_IN (at least 1; for counting
+ * programs the period times a power of two), drawn independently. The kernel may
  * keep fewer under load (sampling_bpf_set_budget()), never more. Returns 0 or a negative errno. */
 int sampling_bpf_set_keep(struct sampling_bpf *s, uint64_t one_in);
 

@@ -1,16 +1,38 @@
 #!/usr/bin/env python3
-"""The daemon on a busy machine, beside perf record -a with the same events, in one run.
+"""What the daemon costs the programs it profiles, in two benchmarks.
 
+The default: the cost at its defaults. Real work, each run unprofiled and profiled in
+interleaved pairs (each profiled run against the mean of the unprofiled runs on either side of
+it; the order of the profilers turns each round): a g++ compile of a file of containers and
+regex, `make -j2` of the lower layers of cppd's own sources (gcc -O2), PostgreSQL under pgbench (2 clients; its
+cost is 1/tps), and three loops whose time per event is printed: a toucher of fresh memory
+(`cycles faults`: ns a page fault), a ping-pong of two threads (`pingpong`: ns a round), a loop
+of preads (`cycles syscalls`: ns a call). Profiled by cppd at its defaults (`cpu-time/10,
+page-faults/256, context-switches/64`), with `jitter = no`, with `every_event = yes`, by `cppctl
+record` at its defaults, and with --before BUILD by another build's cppd at its defaults.
+Each run is measured in CPU time of the workload and of every process it started (tests/bench/timed
+-c: the cost a profiler adds in the kernel is charged to the program, and CPU time is what other
+load on a shared machine moves least) and in wall time. Printed: each workload's unprofiled
+figure, and per profiler the median slowdown of the pairs with their range, in both; the load
+average before and after.
+
+--busy: the daemon on a busy machine, beside perf record -a with the same events, in one run.
 A workload loads every CPU with CPU time, page faults and system calls (recursive, process_db
 and reader from tests/workloads, side by side). It runs REPEAT times each: unprofiled; while cppd
 profiles the machine at its default settings; under `perf record -a` with the same events,
 periods, DWARF stack size and ring size. Printed: the workload's wall time and slowdown, the
 profiler's CPU time during it (cppd: utime+stime of the daemon; perf: perf record's, then
-perf report's to get the same profiles), and cppd's resident memory. Never fails on speed.
+perf report's to get the same profiles), and cppd's resident memory.
 
-Usage: sudo tests/bench/bench-daemon.py [BUILD_DIR] [--repeat 3] [--quick]"""
+Never fails on speed.
+
+Usage: sudo tests/bench/bench-daemon.py [BUILD_DIR] [--rounds 5] [--workloads compile,make,...]
+                                        [--before OTHER_BUILD] [--quick]
+       sudo tests/bench/bench-daemon.py [BUILD_DIR] --busy [--repeat 3] [--quick]"""
 import argparse
+import glob
 import os
+import re
 import signal
 import socket
 import statistics
@@ -21,6 +43,11 @@ import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from perfcheck import working_perf  # noqa: E402
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), '..', 'integration'))
+import realprograms as rp  # noqa: E402
+
+REPO = os.path.join(os.path.dirname(os.path.abspath(__file__)), '..', '..')
 
 
 def cpu_of_pid(pid):
@@ -36,21 +63,189 @@ def rss_kib(pid):
     return 0
 
 
-def main():
-    ap = argparse.ArgumentParser()
-    ap.add_argument('build', nargs='?', default='build')
-    ap.add_argument('--repeat', type=int, default=3)
-    ap.add_argument('--quick', action='store_true', help='one short repetition: a smoke test')
-    ap.add_argument('--perf-limit', type=int, default=600,
-                    help='seconds the workload may take under perf record before everything is stopped (its '
-                    'slowdown is then at least that)')
-    ap.add_argument('--report-limit', type=int, default=600,
-                    help="seconds perf report may take per repetition before it is stopped (its CPU time is "
-                    "then at least that)")
-    a = ap.parse_args()
-    if os.geteuid() != 0:
-        print('bench-daemon: needs root for system-wide perf events; skipped')
-        return
+class Daemon:
+    """cppd from CPPD with a private store and socket, and EXTRA in [collect]; started and
+    waited for (READY=1), stopped with SIGTERM."""
+
+    def __init__(self, cppd, tmp, extra):
+        self.tmp = tmp
+        conf = os.path.join(tmp, 'cppd.conf')
+        with open(conf, 'w') as f:
+            f.write('[collect]\n%s\n[store]\npath = %s/cppd.db\n[control]\nsocket = %s/cppd.sock\n'
+                    % (extra, tmp, tmp))
+        notify = os.path.join(tmp, 'notify')
+        if os.path.exists(notify):
+            os.unlink(notify)
+        sock = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
+        sock.bind(notify)
+        sock.settimeout(60)
+        self.p = subprocess.Popen([cppd, '-c', conf], env=dict(os.environ, NOTIFY_SOCKET=notify),
+                                  stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        while b'READY=1' not in sock.recv(4096):
+            pass
+        sock.close()
+        os.unlink(notify)
+        time.sleep(1)
+
+    def stop(self):
+        self.p.send_signal(signal.SIGTERM)
+        self.p.wait()
+        for f in glob.glob(os.path.join(self.tmp, 'cppd.db*')):
+            os.unlink(f)
+
+
+def make_tree(tmp):
+    """A Makefile that compiles the lower layers of cppd's own sources (common/base, tree, view,
+    store: no generated headers) with gcc -O2 into TMP/make; returns (its directory, the number
+    of files)."""
+    d = os.path.join(tmp, 'make')
+    os.mkdir(d)
+    dirs = [os.path.join(REPO, 'common', x) for x in ('base', 'tree', 'view', 'store')]
+    srcs = [c for x in dirs for c in sorted(glob.glob(os.path.join(x, '*.c')))]
+    cflags = '-O2 -std=c11 -D_GNU_SOURCE -DCPPD_VERSION=\'"0"\' -I/usr/include/elfutils ' + \
+        ' '.join('-I' + os.path.abspath(x) for x in dirs)
+    with open(os.path.join(d, 'Makefile'), 'w') as f:
+        objs = []
+        for i, c in enumerate(srcs):
+            o = '%d-%s.o' % (i, os.path.basename(c)[:-2])
+            objs.append(o)
+            f.write('%s: %s\n\tgcc %s -c $< -o $@\n' % (o, os.path.abspath(c), cflags))
+        f.write('all: %s\n' % ' '.join(objs))
+        f.write('clean:\n\trm -f *.o\n')
+    return d, len(srcs)
+
+
+class Work:
+    """One workload: NAME, UNIT (what its figure is: s, ns an event, or tps), ARGV, PER (events
+    in a run, for a time per event), and run(prefix) -> its cost as (wall seconds, CPU seconds of
+    it and everything it started), per event or per transaction. PREFIX is what runs it (cppctl
+    record's command line)."""
+
+    def __init__(self, name, unit, argv, per=1.0, transactions=None, before=None):
+        self.name, self.unit, self.argv, self.per = name, unit, argv, per
+        self.transactions, self.before = transactions, before
+
+    def run(self, prefix, timed, tmp):
+        t, c = os.path.join(tmp, 'timed'), os.path.join(tmp, 'timed-cpu')
+        for f in (t, c):
+            if os.path.exists(f):
+                os.unlink(f)
+        if self.before:
+            self.before()
+        p = subprocess.run(list(prefix) + [timed, '-c', c, t] + self.argv, stdout=subprocess.PIPE,
+                           stderr=subprocess.STDOUT, text=True)
+        per = self.transactions() if self.transactions else self.per
+        if p.returncode != 0 or not os.path.exists(c) or not per:
+            sys.exit('bench-daemon: %s failed (%d): %s' % (self.name, p.returncode, p.stdout[-1000:]))
+        return float(open(t).read()) / per, float(open(c).read()) / per
+
+
+def workloads(a, build, tmp):
+    wl = os.path.join(build, 'tests', 'workloads')
+    quick = a.quick
+    out = []
+    names = a.workloads.split(',')
+    if 'compile' in names and rp.shutil.which('g++'):
+        out.append(Work('g++ -O0 -c compile.cc', 's', ['g++', '-O0', '-std=c++17', '-c',
+                                                       os.path.join(rp.DATA, 'compile.cc'), '-o',
+                                                       os.path.join(tmp, 'compile.o')]))
+    if 'make' in names and not quick:
+        d, n = make_tree(tmp)
+        out.append(Work('make -j2, %d files of cppd -O2' % n, 's', ['make', '-s', '-j2', '-C', d, 'all'],
+                        before=lambda: subprocess.run(['make', '-s', '-C', d, 'clean'])))
+    if 'pgbench' in names and not quick:
+        pg = rp.Workload('postgres', tmp)
+        if pg.why_not:
+            print('pgbench: %s' % pg.why_not)
+        else:
+            argv = pg.argv[:-1] + ['4']     # pgbench.sh's seconds, the last word (rp.Workload.wrap())
+
+            def transactions(pg=pg):
+                status, out = pg.result()
+                m = re.search(r'number of transactions actually processed: (\d+)', out)
+                return int(m.group(1)) if status == 0 and m else 0
+            out.append(Work('pgbench, 2 clients, 4 s', 'tps', argv, transactions=transactions, before=pg.before))
+    if 'toucher' in names:
+        n = 25000 if quick else 250000
+        out.append(Work('fresh memory, a page fault', 'ns', [os.path.join(wl, 'cycles-nofp'), 'faults', str(n)],
+                        per=4 * n / 1e9))
+    if 'events' in names:
+        n = 2000 if quick else 20000
+        out.append(Work('pingpong, a round', 'ns', [os.path.join(wl, 'pingpong-nofp'), str(n)], per=n / 1e9))
+        n = 10000 if quick else 100000
+        out.append(Work('preads, a call', 'ns', [os.path.join(wl, 'cycles-nofp'), 'syscalls', str(n)],
+                        per=5 * n / 1e9))
+    return out
+
+
+def cost_at_defaults(a):
+    """The first benchmark of the docstring."""
+    timed = os.path.join(a.build, 'tests', 'bench', 'timed')
+    cppd = os.path.join(a.build, 'daemon', 'cppd')
+    cppctl = os.path.join(a.build, 'client', 'cppctl')
+    rounds = 1 if a.quick else a.rounds
+    with tempfile.TemporaryDirectory() as tmp:
+        os.chmod(tmp, 0o755)
+        works = workloads(a, a.build, tmp)
+        modes = [('defaults', cppd, ''), ('jitter = no', cppd, 'jitter = no'),
+                 ('every_event = yes', cppd, 'every_event = yes'), ('cppctl record', None, None)]
+        if a.before:
+            modes.append(('before', os.path.join(a.before, 'daemon', 'cppd'), ''))
+        load_before = os.getloadavg()
+        off = {w.name: [] for w in works}
+        on = {(m[0], w.name, k): [] for m in modes for w in works for k in (0, 1)}
+
+        def block(prefix=()):
+            return {w.name: w.run(prefix, timed, tmp) for w in works}
+
+        for r in range(rounds):
+            order = modes[r % len(modes):] + modes[:r % len(modes)]
+            last = block()
+            for name, daemon_bin, extra in order:
+                if daemon_bin:
+                    d = Daemon(daemon_bin, tmp, extra)
+                    got = block()
+                    d.stop()
+                else:
+                    db = os.path.join(tmp, 'record.db')
+                    got = block([cppctl, 'record', '-q', '--db', db, '--'])
+                    os.unlink(db)
+                nxt = block()
+                for w in works:
+                    for k in (0, 1):
+                        base = (last[w.name][k] + nxt[w.name][k]) / 2
+                        on[(name, w.name, k)].append(got[w.name][k] / base - 1)
+                    off[w.name].append(last[w.name])
+                last = nxt
+        load_after = os.getloadavg()
+
+    if a.before:
+        print('before: %s' % os.path.abspath(a.before))
+    print('machine: Linux %s, %d CPUs; load average %.1f before, %.1f after; %d rounds' %
+          (os.uname().release, os.cpu_count(), load_before[0], load_after[0], rounds))
+    width = max(len(w.name) for w in works) + 2
+    for k, what in ((1, 'CPU time of the workload and all it started (what the profiler costs it in the kernel '
+                        'is charged to it)'),
+                    (0, 'wall time (tps for pgbench), which other load on the machine moves')):
+        print('\nslowdown in %s: the median over the rounds of (profiled / the mean of the unprofiled runs '
+              'beside it - 1) [min, max]' % what)
+        print('%-*s %12s' % (width, 'workload', 'unprofiled') + ''.join(' %24s' % m[0] for m in modes))
+        for w in works:
+            v = statistics.median(x[k] for x in off[w.name])
+            if w.unit == 'tps':
+                shown = '%.1f tps' % (1 / v) if k == 0 else '%.0f us/t' % (1e6 * v)
+            else:
+                shown = '%.0f ns' % v if w.unit == 'ns' else '%.3f s' % v
+            line = '%-*s %12s' % (width, w.name, shown)
+            for m in modes:
+                x = on[(m[0], w.name, k)]
+                line += ' %24s' % ('%+.1f%% [%+.1f, %+.1f]' % (100 * statistics.median(x), 100 * min(x),
+                                                                 100 * max(x)))
+            print(line)
+
+
+def busy_machine(a):
+    """The --busy benchmark of the docstring."""
     wl = os.path.join(a.build, 'tests', 'workloads')
     timed = os.path.join(a.build, 'tests', 'bench', 'timed')
     cppd = os.path.join(a.build, 'daemon', 'cppd')
@@ -177,6 +372,31 @@ def main():
             print('%-34s %10.2f' % ('profiler CPU while it ran, s', statistics.median(cppd_cpu)))
         print('%-34s %10.1f' % ('cppd resident memory, MiB', statistics.median(cppd_rss) / 1024))
         print("perf -a's CPU is its process's beyond the workload's own (measured unprofiled); cppd's is the daemon's.")
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument('build', nargs='?', default='build')
+    ap.add_argument('--busy', action='store_true', help='the busy-machine benchmark against perf record -a')
+    ap.add_argument('--rounds', type=int, default=5, help='rounds of interleaved pairs (default 5)')
+    ap.add_argument('--workloads', default='compile,make,pgbench,toucher,events')
+    ap.add_argument('--before', help='another build directory whose cppd is measured at its defaults too')
+    ap.add_argument('--repeat', type=int, default=3, help='--busy: repetitions')
+    ap.add_argument('--quick', action='store_true', help='one short round: a smoke test')
+    ap.add_argument('--perf-limit', type=int, default=600,
+                    help='--busy: seconds the workload may take under perf record before everything is stopped '
+                    '(its slowdown is then at least that)')
+    ap.add_argument('--report-limit', type=int, default=600,
+                    help="--busy: seconds perf report may take per repetition before it is stopped (its CPU time "
+                    "is then at least that)")
+    a = ap.parse_args()
+    if os.geteuid() != 0:
+        print('bench-daemon: needs root for system-wide perf events; skipped')
+        return
+    if a.busy:
+        busy_machine(a)
+    else:
+        cost_at_defaults(a)
 
 
 if __name__ == '__main__':

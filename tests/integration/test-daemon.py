@@ -193,6 +193,28 @@ def main():
                                'JOIN process p ON p.id = t.process_id WHERE p.run_id = %d' % run_id)
             ok(rows == [(busy_b.pid, unit_b)], 'the unit session profiles only the unit\'s processes',
                (rows, p.stdout, d.log_text()[-1500:]))
+        # Page faults of a unit: counted down at the fault tracepoints, which see every task, so
+        # the program keeps to the unit's cgroup itself (a faulter in each unit; only b's count).
+        cycles = os.path.join(workloads, 'cycles-nofp')
+        fault_a = subprocess.Popen([cycles, 'faults', '100000000'], preexec_fn=in_cgroup(cg_a))
+        fault_b = subprocess.Popen([cycles, 'faults', '100000000'], preexec_fn=in_cgroup(cg_b))
+        procs += [fault_a, fault_b]
+        time.sleep(0.2)
+        p = run([cppctl, 'attach', '--unit', unit_b, '--duration', '1', '--socket', d.sock, '-e', 'page-faults/16'])
+        m = re.search(r'run (\d+) in', p.stdout)
+        if ok(p.returncode == 0 and m, 'attach --unit -e page-faults/16 through the daemon', p.stdout + p.stderr):
+            run_id = int(m.group(1))
+            rows = store_query(d.store, 'SELECT p.pid, p.unit, sum(s.samples) FROM sample s JOIN thread t ON t.id = '
+                               's.thread_id JOIN process p ON p.id = t.process_id WHERE p.run_id = %d '
+                               'GROUP BY p.pid, p.unit' % run_id)
+            sampling = store_query(d.store, 'SELECT rr.sampling FROM run_resource rr WHERE rr.run_id = %d' % run_id)
+            ok(all(unit == unit_b for _, unit, _ in rows) and
+               any(pid == fault_b.pid and n > 100 for pid, _, n in rows),
+               'the unit\'s page faults (its faulter\'s, and a few of its other process), and only those',
+               (rows, sampling))
+            ok(sampling == [('random',)], 'the unit session\'s page faults are sampled at random', sampling)
+        fault_a.kill()
+        fault_b.kill()
         p = run([cppctl, 'status', '--socket', d.sock])
         ok(p.returncode == 0 and 'cpu-time' in p.stdout and 'no sessions' in p.stdout, 'cppctl status', p.stdout + p.stderr)
         # top while the workloads run: each refresh asks for a flush and shows the unit's work.

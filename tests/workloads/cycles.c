@@ -10,6 +10,10 @@
  *                       (madvise, which faults nothing)
  *     main -> fault_cycle -> fault_a                0.75 of the faults
  *     main -> fault_cycle -> fault_b                0.25
+ *   cycles switches N   N cycles of 4 context switches (each a 10 us sleep, timer slack 1 ns): 3 in
+ *                       switch_a, 1 in switch_b
+ *     main -> switch_cycle -> switch_a              0.75 of the switches
+ *     main -> switch_cycle -> switch_b              0.25
  *   cycles slices N     N cycles of a 1 ms periodic timer (timerfd): each wakes to spin 0.3 ms
  *                       of CPU in slice_a, then 0.2 ms in slice_b, then sleeps
  *     main -> slice_cycle -> slice_a                0.6 of the CPU time in the slices
@@ -19,11 +23,14 @@
  *     main -> spin_a                                1.0
  *
  * Nothing else in a cycle makes a system call or a fault, so a cycle is exactly k = 5 syscalls,
- * k = 4 faults, or 0.5 ms of CPU time. */
+ * k = 4 faults, k = 4 switches out of the thread (and a preemption now and then), or 0.5 ms of
+ * CPU time. */
 #include <fcntl.h>
+#include <sched.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/timerfd.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "workload.h"
@@ -66,6 +73,34 @@ WORKLOAD_FUNCTION static void fault_b(volatile char *p) {
 WORKLOAD_FUNCTION static void fault_cycle(char *p) {
         fault_a(p);
         fault_b(p + 3 * PAGE);
+        call_barrier();
+}
+
+static int ping[2], pong[2];
+
+/* One switch out of the thread: a byte to the echoing child, sharing our CPU, and a read that
+ * waits for its answer. */
+static inline __attribute__((always_inline)) void sleep_once(void) {
+        char b = 1;
+
+        if (write(ping[1], &b, 1) != 1 || read(pong[0], &b, 1) != 1)
+                exit(1);
+}
+
+WORKLOAD_FUNCTION static void switch_a(void) {
+        for (int i = 0; i < 3; i++)
+                sleep_once();
+        call_barrier();
+}
+
+WORKLOAD_FUNCTION static void switch_b(void) {
+        sleep_once();
+        call_barrier();
+}
+
+WORKLOAD_FUNCTION static void switch_cycle(void) {
+        switch_a();
+        switch_b();
         call_barrier();
 }
 
@@ -113,7 +148,7 @@ int main(int argc, char **argv) {
         unsigned long n;
 
         if (argc < 2) {
-                fprintf(stderr, "usage: cycles syscalls|faults|slices|spin [N]\n");
+                fprintf(stderr, "usage: cycles syscalls|faults|switches|slices|spin [N]\n");
                 return 2;
         }
         workload_arg(argc, argv, 2, 10000, &n);
@@ -137,6 +172,25 @@ int main(int argc, char **argv) {
                                 return 1;
                         fault_cycle(p + at * 4 * PAGE);
                 }
+        } else if (strcmp(argv[1], "switches") == 0) {
+                cpu_set_t one;
+                char b;
+
+                CPU_ZERO(&one);
+                CPU_SET(sched_getcpu(), &one);
+                if (sched_setaffinity(0, sizeof one, &one) < 0 || pipe(ping) < 0 || pipe(pong) < 0)
+                        return 1;
+                if (fork() == 0) {
+                        close(ping[1]); /* so that the parent's close ends it */
+                        while (read(ping[0], &b, 1) == 1)
+                                if (write(pong[1], &b, 1) != 1)
+                                        _exit(1);
+                        _exit(0);
+                }
+                for (unsigned long i = 0; i < n; i++)
+                        switch_cycle();
+                close(ping[1]);
+                wait(NULL);
         } else if (strcmp(argv[1], "slices") == 0) {
                 struct itimerspec its = { .it_interval = { 0, 1000000 }, .it_value = { 0, 1000000 } };
                 int tfd = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC);

@@ -206,18 +206,21 @@ def test_attach(tmp):
     def cpu_ms():
         fields = open('/proc/%d/stat' % target.pid).read().rsplit(')', 1)[1].split()
         return (int(fields[11]) + int(fields[12])) * 1000 / os.sysconf('SC_CLK_TCK')
-    before = cpu_ms()
+    before, t0 = cpu_ms(), time.monotonic()
     p = run([cppctl, 'attach', str(target.pid), '-q', '--duration', '1', '--db', db, '-e', 'cpu-time'])
-    got = cpu_ms() - before
+    got, wall = cpu_ms() - before, time.monotonic() - t0
     target.kill()
     target.wait()
     if not ok(p.returncode == 0, 'attach to a running process for 1 s', p.stderr):
         return
-    # A sample per ms of the target's CPU in the second, less the attach's own start; on a loaded
-    # machine the target gets less than the whole second, and so fewer samples.
+    # A sample per ms of the target's CPU in the second sampled. The command takes longer than
+    # that (its start, its end), and on a loaded machine the target gets less than a whole CPU:
+    # its CPU in the second is taken at its rate over the whole command.
     down = hits(profile('down', db, 'cpu-time', 'recurse'))
-    ok(got >= 50 and down.get('recurse', 0) >= 0.3 * got,
-       'attach: (recurse) has %d samples of the second, in which it ran %.0f ms' % (down.get('recurse', 0), got))
+    in_second = got * min(1.0, 1.0 / wall)
+    ok(got >= 50 and down.get('recurse', 0) >= 0.3 * in_second,
+       'attach: (recurse) has %d samples of the second, in which it ran about %.0f ms (%.0f ms in the %.1f s '
+       'of the command)' % (down.get('recurse', 0), in_second, got, wall))
     missing = 2 ** 22 + 12345
     p = run([cppctl, 'attach', str(missing), '--db', db])
     ok(p.returncode == 1 and 'no process %d' % missing in p.stderr, 'attach to no process: exit 1, "no process"',
@@ -270,7 +273,8 @@ def test_symbol_sources(tmp):
     target.wait()
     if ok(p.returncode == 0, 'attach to a program whose binary was deleted', p.stderr):
         down = hits(profile('down', db, 'cpu-time', 'recurse'))
-        ok(down.get('recurse recurse', 0) >= 100, 'it still symbolizes, through /proc/PID/map_files',
+        # Its names, not its count: on a loaded machine the target gets a part of the half second.
+        ok(down.get('recurse recurse', 0) >= 20, 'it still symbolizes, through /proc/PID/map_files',
            json.dumps(down, indent=1))
 
     db = os.path.join(tmp, 'kernel.db')

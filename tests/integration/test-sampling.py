@@ -201,8 +201,13 @@ def check_others_see_everything():
         con = sqlite3.connect(db)
         hits = con.execute("SELECT sum(s.hits) FROM sample AS s JOIN thread AS t ON t.id = s.thread_id "
                            "JOIN process AS p ON p.id = t.process_id WHERE p.comm LIKE 'cycles%'").fetchone()[0] or 0
-        ok(abs(hits - counted) <= 0.1 * counted,
-           'beside perf: the recording of the same threads (children of perf) estimates %d calls' % hits)
+        # Samples a full ring refused are counted lost, not hidden (a reader kept from running on
+        # a loaded machine): each stood for at most the largest thinning of the run.
+        lost, thinned = con.execute("SELECT sum(lost), max(thinned) FROM run_resource").fetchone()
+        lost_hits = (lost or 0) * max(thinned or 1, 1)
+        ok(hits <= 1.1 * counted and hits + lost_hits >= 0.9 * counted,
+           'beside perf: the recording of the same threads (children of perf) estimates %d calls, '
+           '%d more at most in the %d samples counted lost' % (hits, lost_hits, lost or 0))
 
 
 def check_storm():

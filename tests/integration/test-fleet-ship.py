@@ -80,7 +80,10 @@ def local_rows(db):
 
 
 def remote_rows(ch, db='fleet'):
-    """The same from ClickHouse, with the stack text from the stacks table (any row per hash)."""
+    """The same from ClickHouse, with the stack text from the stacks table (any row per hash).
+    None sent (every batch too big for a small spool, on a loaded machine): no tables, no rows."""
+    if ch.query("SELECT count() FROM system.tables WHERE database = '%s' AND name = 'samples'" % db).strip() == '0':
+        return {}
     text = ch.query("SELECT run, resource, toUInt32(time), pid, tid, t, sum(hits), sum(samples) FROM %s.samples "
                     "ANY LEFT JOIN (SELECT hash AS stack, arrayStringConcat(any(functions), ';') AS t "
                     "FROM %s.stacks GROUP BY hash) USING stack "

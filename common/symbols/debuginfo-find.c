@@ -145,7 +145,14 @@ static int find_linked(Dwfl_Module *mod, const char *file_name, const char *link
  * and sets *RET to the file's name, or -1 with errno 0 (nothing found). */
 static int find_debuginfo(Dwfl_Module *mod, void **userdata, const char *modname, Dwarf_Addr base,
                           const char *file_name, const char *link, GElf_Word crc, char **ret) {
-        int fd = dwfl_build_id_find_debuginfo(mod, userdata, modname, base, file_name, link, crc, ret);
+        int fd;
+
+        /* libdwfl asks again for a module whose last file it refused, without freeing that
+         * file's name (elfutils 0.188: find_debuginfo() in dwfl_module_getdwarf.c writes over
+         * mod->debug.name): the name is ours, from the last call. */
+        free(*ret);
+        *ret = NULL;
+        fd = dwfl_build_id_find_debuginfo(mod, userdata, modname, base, file_name, link, crc, ret);
 
         /* A link is a file name: one with a slash is the dwz file's, found by build id only, or
          * hostile ("../../etc/..."). Relative module names (the vdso's "[vdso]") have no directory. */

@@ -34,6 +34,7 @@
 
 #include "debuginfo-find.h"
 #include "idmap.h"
+#include "plt.h"
 #include "scope-index.h"
 
 static void hex(const uint8_t *b, size_t n, char *out) {
@@ -206,6 +207,9 @@ static bool code_label(Elf *elf, GElf_Word shndx, const char *name) {
 static int read_symbols(struct module *m, struct name_table *names) {
         int n = dwfl_module_getsymtab(m->dwmod);
         Elf *seen[ELEMENTSOF(m->images)] = {}; /* the images asked about: one look at the maps each */
+        Elf *main_elf;
+        GElf_Addr main_bias;
+        int r;
 
         m->symbols = symtab_new(names);
         if (!m->symbols)
@@ -219,7 +223,6 @@ static int read_symbols(struct module *m, struct name_table *names) {
                 const char *name = dwfl_module_getsym_info(m->dwmod, i, &sym, &addr, &shndx, &elf, &bias);
                 unsigned type = GELF_ST_TYPE(sym.st_info), bind = GELF_ST_BIND(sym.st_info);
                 size_t len;
-                int r;
 
                 if (!name || !*name || shndx == SHN_UNDEF || addr == 0)
                         continue;
@@ -243,6 +246,10 @@ static int read_symbols(struct module *m, struct name_table *names) {
                 if (r < 0)
                         return r;
         }
+        main_elf = dwfl_module_getelf(m->dwmod, &main_bias);
+        r = plt_add_symbols(main_elf, main_bias, m->symbols);
+        if (r < 0)
+                return r;
         symtab_sort(m->symbols);
         module_release_pages(m); /* the symbol tables are ours now */
         return 0;

@@ -15,6 +15,7 @@
 #include <sys/ioctl.h>
 #include <unistd.h>
 
+#include "grow.h"
 #include "perf-event.h"
 #include "perf-record.h"
 #include "time-util.h"
@@ -127,15 +128,10 @@ static void prepare_attr(struct collector *c, struct cevent *e, bool side_band, 
 }
 
 static int add_fd(struct collector *c, int fd, unsigned event) {
-        if (c->n_fds == c->cap_fds) {
-                size_t cap = c->cap_fds ? c->cap_fds * 2 : 64;
-                struct cfd *a = realloc(c->fds, cap * sizeof *a);
+        int r = GROW(c->fds, c->cap_fds, c->n_fds + 1);
 
-                if (!a)
-                        return -ENOMEM;
-                c->fds = a;
-                c->cap_fds = cap;
-        }
+        if (r < 0)
+                return r;
         c->fds[c->n_fds++] = (struct cfd) { .fd = fd, .event = event };
         return 0;
 }

@@ -18,6 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "grow.h"
 #include "idmap.h"
 #include "math-util.h"
 #include "strv.h"
@@ -373,15 +374,9 @@ static int frame_of(struct load *l, char **fields, const struct tree_load_label 
                         return (int) m;
                 fr.module_index = m;
         }
-        if ((size_t) id >= l->cap_infos) {
-                size_t cap = l->cap_infos ? 2 * l->cap_infos : 256;
-                struct tree_load_label *p = realloc(l->infos, cap * sizeof *p);
-
-                if (!p)
-                        return -ENOMEM;
-                l->infos = p;
-                l->cap_infos = cap;
-        }
+        r = GROW(l->infos, l->cap_infos, (size_t) id + 1);
+        if (r < 0)
+                return r;
         r = tree_load_label(&l->tl, &fr, &l->infos[id]);
         if (r < 0)
                 return r;
@@ -393,15 +388,8 @@ static int frame_of(struct load *l, char **fields, const struct tree_load_label 
 static int finish_stack(struct load *l) {
         if (!l->have_cur)
                 return 0;
-        if (l->n_stacks == l->cap_stacks) {
-                size_t cap = l->cap_stacks ? 2 * l->cap_stacks : 256;
-                struct tree_load_stack *p = realloc(l->stacks, cap * sizeof *p);
-
-                if (!p)
-                        return -ENOMEM;
-                l->stacks = p;
-                l->cap_stacks = cap;
-        }
+        if (GROW(l->stacks, l->cap_stacks, l->n_stacks + 1) < 0)
+                return -ENOMEM;
         l->stacks[l->n_stacks] = l->cur;
         if (idmap_put(l->by_hash, l->cur_hash, l->n_stacks, &(uint64_t *) { NULL }) < 0)
                 return -ENOMEM;

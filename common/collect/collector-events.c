@@ -37,12 +37,12 @@ uint64_t draw_period(struct collector *c, uint64_t p) {
 
 int add_event(struct collector *c, unsigned resource, enum event_role role, uint32_t type, uint64_t config,
               uint64_t period, struct cevent **ret) {
-        struct cevent *a = realloc(c->events, (c->n_events + 1) * sizeof *a), *e;
+        struct cevent *e;
+        int r = GROW(c->events, c->cap_events, (size_t) c->n_events + 1);
 
-        if (!a)
-                return -ENOMEM;
-        c->events = a;
-        e = &a[c->n_events++];
+        if (r < 0)
+                return r;
+        e = &c->events[c->n_events++];
         *e = (struct cevent) {
                 .resource = resource,
                 .role = role,

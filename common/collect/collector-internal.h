@@ -197,6 +197,7 @@ struct collector {
         unsigned n_resources;
         struct cevent *events;
         unsigned n_events;
+        size_t cap_events;
         struct cfd *fds;
         size_t n_fds, cap_fds;
         int n_cpus;

@@ -224,7 +224,7 @@ struct load {
         /* modules: key "path\x1f build id" -> index in the tree's modules */
         struct name_table *module_keys;
         uint32_t *modules;
-        size_t n_modules;
+        size_t n_modules, cap_modules;
         /* stacks: hash -> index in stacks */
         struct idmap *by_hash;
         struct tree_load_stack *stacks;
@@ -314,15 +314,11 @@ static int64_t module_of(struct load *l, const char *path, const char *build_id)
         i = sample_tree_add_module(l->tree, path, build_id);
         if (i < 0)
                 return i;
-        {
-                uint32_t *p = realloc(l->modules, (id + 1) * sizeof *p);
-
-                if (!p)
-                        return -ENOMEM;
-                l->modules = p;
-                l->modules[id] = i;
-                l->n_modules = id + 1;
-        }
+        /* ids count up from 0: a new one is the next */
+        if (GROW(l->modules, l->cap_modules, (size_t) id + 1) < 0)
+                return -ENOMEM;
+        l->modules[id] = i;
+        l->n_modules = id + 1;
         return i;
 }
 

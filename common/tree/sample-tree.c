@@ -80,10 +80,8 @@ int64_t sample_tree_add_module(struct sample_tree *t, const char *path, const ch
 
         if (t->n_modules >= UINT32_MAX - 1)
                 return -E2BIG;
-        m = reallocarray(t->modules, t->n_modules + 1, sizeof *m);
-        if (!m)
+        if (GROW(t->modules, t->cap_modules, t->n_modules + 1) < 0)
                 return -ENOMEM;
-        t->modules = m;
         m = &t->modules[t->n_modules];
         *m = (struct sample_tree_module) { .path = strdup(path ?: ""), .build_id = strdup(build_id ?: "") };
         if (!m->path || !m->build_id) {

@@ -10,6 +10,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "grow.h"
+
 #define ARENA_CHUNK (64 * 1024)
 #define NAME_TABLE_MAX (UINT32_MAX / 4)
 
@@ -139,17 +141,14 @@ int64_t name_table_intern(struct name_table *t, const char *s, size_t len) {
         if (t->n >= NAME_TABLE_MAX)
                 return -E2BIG;
         if (t->n == t->cap) {
-                size_t cap = t->cap ? t->cap * 2 : 256;
-                char **names = realloc(t->names, cap * sizeof *names);
-                uint32_t *hashes;
+                size_t cap = t->cap, cap_hashes = t->cap; /* the two arrays grow alike */
 
-                if (!names)
-                        return -ENOMEM;
-                t->names = names;
-                hashes = realloc(t->hashes, cap * sizeof *hashes);
-                if (!hashes)
-                        return -ENOMEM;
-                t->hashes = hashes;
+                r = GROW(t->names, cap, t->n + 1);
+                if (r < 0)
+                        return r;
+                r = GROW(t->hashes, cap_hashes, t->n + 1);
+                if (r < 0)
+                        return r;
                 t->cap = cap;
         }
         copy = arena_copy(t, s, len);

@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "grow.h"
 #include "store.h"
 
 int64_t bucket_of(struct collector *c, uint64_t time_ns) {
@@ -47,17 +48,11 @@ int aggregate(struct collector *c, unsigned resource, struct thread *t, uint32_t
                 return r;
         if (r > 0) {
                 if (c->n_agg == c->cap_agg) {
-                        size_t cap = c->cap_agg ? c->cap_agg * 2 : 1024;
-                        struct agg *a = realloc(c->agg, cap * sizeof *a);
-                        uint64_t *k;
+                        size_t cap = c->cap_agg, cap_keys = c->cap_agg; /* the two grow alike */
 
-                        if (!a)
+                        if (GROW(c->agg, cap, c->n_agg + 1) < 0 ||
+                            GROW(c->agg_keys, cap_keys, c->n_agg + 1) < 0)
                                 return -ENOMEM;
-                        c->agg = a;
-                        k = realloc(c->agg_keys, cap * sizeof *k);
-                        if (!k)
-                                return -ENOMEM;
-                        c->agg_keys = k;
                         c->cap_agg = cap;
                 }
                 c->agg[c->n_agg] = (struct agg) {};

@@ -15,6 +15,7 @@
 #include <sys/ioctl.h>
 #include <unistd.h>
 
+#include "grow.h"
 #include "perf-event.h"
 #include "perf-record.h"
 #include "time-util.h"
@@ -36,12 +37,12 @@ uint64_t draw_period(struct collector *c, uint64_t p) {
 
 int add_event(struct collector *c, unsigned resource, enum event_role role, uint32_t type, uint64_t config,
               uint64_t period, struct cevent **ret) {
-        struct cevent *a = realloc(c->events, (c->n_events + 1) * sizeof *a), *e;
+        struct cevent *e;
+        int r = GROW(c->events, c->cap_events, (size_t) c->n_events + 1);
 
-        if (!a)
-                return -ENOMEM;
-        c->events = a;
-        e = &a[c->n_events++];
+        if (r < 0)
+                return r;
+        e = &c->events[c->n_events++];
         *e = (struct cevent) {
                 .resource = resource,
                 .role = role,
@@ -127,15 +128,10 @@ static void prepare_attr(struct collector *c, struct cevent *e, bool side_band, 
 }
 
 static int add_fd(struct collector *c, int fd, unsigned event) {
-        if (c->n_fds == c->cap_fds) {
-                size_t cap = c->cap_fds ? c->cap_fds * 2 : 64;
-                struct cfd *a = realloc(c->fds, cap * sizeof *a);
+        int r = GROW(c->fds, c->cap_fds, c->n_fds + 1);
 
-                if (!a)
-                        return -ENOMEM;
-                c->fds = a;
-                c->cap_fds = cap;
-        }
+        if (r < 0)
+                return r;
         c->fds[c->n_fds++] = (struct cfd) { .fd = fd, .event = event };
         return 0;
 }

@@ -140,7 +140,8 @@ struct thread {
          * the trie node each PC's frames end at, while the process's mappings (their
          * generation) and the trie (its epoch) stay the same (sample_stack()). */
         struct stack_step *steps;
-        uint32_t n_steps, cap_steps;
+        uint32_t n_steps;
+        size_t cap_steps;
         uint64_t steps_space, steps_epoch;
         /* Where its stacks end: the highest top its unwinds needed, as told to the ring reader
          * (under that generation of its table), which cuts its stack copies there; OFF once a
@@ -196,6 +197,7 @@ struct collector {
         unsigned n_resources;
         struct cevent *events;
         unsigned n_events;
+        size_t cap_events;
         struct cfd *fds;
         size_t n_fds, cap_fds;
         int n_cpus;

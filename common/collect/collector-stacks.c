@@ -13,6 +13,7 @@
 #include <sys/stat.h>
 #include <time.h>
 
+#include "grow.h"
 #include "perf-map.h"
 #include "perf-record.h"
 #include "syscall-names.h"
@@ -29,15 +30,9 @@ static int64_t trie_child(struct collector *c, uint32_t parent, uint32_t frame) 
                 return *slot;
         if (c->n_nodes >= UINT32_MAX - 1)
                 return -E2BIG;
-        if (c->n_nodes == c->cap_nodes) {
-                size_t cap = c->cap_nodes * 2;
-                struct trie_node *a = realloc(c->nodes, cap * sizeof *a);
-
-                if (!a)
-                        return -ENOMEM;
-                c->nodes = a;
-                c->cap_nodes = cap;
-        }
+        r = GROW(c->nodes, c->cap_nodes, (size_t) c->n_nodes + 1);
+        if (r < 0)
+                return r;
         c->nodes[c->n_nodes] = (struct trie_node) { .parent = parent, .frame = frame };
         c->stats.stack_nodes++;
         return c->n_nodes++;
@@ -136,15 +131,8 @@ static int add_user_pcs(struct collector *c, struct process *p, size_t from, siz
 static bool keep_step(struct thread *t, uint32_t k, const struct stack_step *step) {
         if (k >= COLLECTOR_MAX_STEPS)
                 return false;
-        if (k >= t->cap_steps) {
-                uint32_t cap = t->cap_steps ? 2 * t->cap_steps : 8;
-                struct stack_step *a = realloc(t->steps, cap * sizeof *a);
-
-                if (!a)
-                        return false;
-                t->steps = a;
-                t->cap_steps = cap;
-        }
+        if (GROW(t->steps, t->cap_steps, (size_t) k + 1) < 0)
+                return false;
         t->steps[k] = *step;
         t->n_steps = k + 1;
         return true;

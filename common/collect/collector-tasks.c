@@ -25,6 +25,7 @@
 #include <systemd/sd-login.h>
 
 #include "collector-events.h"
+#include "grow.h"
 #include "perf-record.h"
 #include "time-util.h"
 
@@ -117,15 +118,8 @@ static char *exec_unit(struct collector *c, uint32_t pid) {
                 c->cgroups = name_table_new();
         if (!c->cgroups)
                 return unit;
-        if (name_table_size(c->cgroups) == c->cap_cgroup_units) {
-                size_t cap = c->cap_cgroup_units ? c->cap_cgroup_units * 2 : 64;
-                char **a = realloc(c->cgroup_units, cap * sizeof *a);
-
-                if (!a)
-                        return unit;
-                c->cgroup_units = a;
-                c->cap_cgroup_units = cap;
-        }
+        if (GROW(c->cgroup_units, c->cap_cgroup_units, name_table_size(c->cgroups) + 1) < 0)
+                return unit;
         copy = unit ? strdup(unit) : NULL;
         if (unit && !copy)
                 return unit;
@@ -293,15 +287,8 @@ struct thread *thread_get(struct collector *c, uint32_t pid, uint32_t tid) {
                 return NULL;
         if (c->n_slots >= (1u << KEY_SLOT_BITS))
                 return NULL;
-        if (c->n_slots == c->cap_slots) {
-                size_t cap = c->cap_slots ? c->cap_slots * 2 : 64;
-                struct thread **a = realloc(c->slots, cap * sizeof *a);
-
-                if (!a)
-                        return NULL;
-                c->slots = a;
-                c->cap_slots = cap;
-        }
+        if (GROW(c->slots, c->cap_slots, (size_t) c->n_slots + 1) < 0)
+                return NULL;
         t = calloc(1, sizeof *t);
         if (!t)
                 return NULL;

@@ -65,6 +65,7 @@
 #include "collector-internal.h"
 #include "collector-stacks.h"
 #include "collector-tasks.h"
+#include "grow.h"
 #include "idmap.h"
 #include "perf-event.h"
 #include "perf-map.h"
@@ -313,16 +314,9 @@ static int list_threads(pid_t pid, pid_t **ret) {
 
                 if (tid <= 0)
                         continue;
-                if (n == cap) {
-                        size_t ncap = cap ? cap * 2 : 16;
-                        pid_t *a = realloc(tids, ncap * sizeof *a);
-
-                        if (!a) {
-                                closedir(d);
-                                return -ENOMEM;
-                        }
-                        tids = a;
-                        cap = ncap;
+                if (GROW(tids, cap, n + 1) < 0) {
+                        closedir(d);
+                        return -ENOMEM;
                 }
                 tids[n++] = tid;
         }

@@ -7,21 +7,22 @@
  *
  * Here, as in store-read.c: each distinct frame is labelled once (a map from the frame's fields
  * to its label and what the filters say of it), each stack is mapped once to its tree node, and
- * each (stack, period) row adds hits weighted by period / gcd_u64(periods). Labels go through
- * store_frame_label() and demangle(), so the two loaders cannot disagree on a name. */
+ * each (stack, period) row adds hits weighted by period / gcd_u64(periods). The labelling, the
+ * mapping of a stack frame by frame and the adding of a row are tree-load.c's, which store-read.c
+ * calls too: the two loaders cannot disagree on a label, a filter or a weight. */
 #include "ch-read.h"
 
 #include <errno.h>
 #include <inttypes.h>
-#include <regex.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "demangle.h"
+#include "grow.h"
 #include "idmap.h"
 #include "math-util.h"
 #include "strv.h"
+#include "tree-load.h"
 
 /* Splits the TabSeparated line [P, END) into at most MAX fields, unescaped in place. Returns the
  * number of fields or -EBADMSG. */
@@ -206,49 +207,37 @@ int ch_has_call_sites(struct ch_client *c) {
         return out[0] == '1';
 }
 
-/* What each distinct frame becomes in the tree, as store-read.c's frame_info. */
-struct frame_info {
-        uint32_t label;
-        bool unknown, skip, focus, ignore;
-};
-
-/* What each stack maps to: its node, and what store-read.c's memo carries. */
-struct stack_info {
-        uint32_t node;
-        bool focus, ignore;
-        uint32_t frames, unknown;
-};
-
 struct load {
         struct ch_client *c;
         const struct store_filter *f;
         struct sample_tree *tree;
-        uint64_t g; /* gcd of the periods */
+        struct tree_load tl; /* the steps store-read.c takes too */
+        uint64_t g;          /* gcd of the periods the header read so far */
         uint64_t lost;
         uint64_t n_runs, random_runs; /* runs in the header, and those sampled at random */
         /* frames: key (function, module, build id, file, line, address, inlined, unknown as
          * ClickHouse wrote them, each after its length) -> index in infos */
         struct name_table *frame_keys;
         struct ch_buf key; /* scratch for a frame's key */
-        struct frame_info *infos;
+        struct tree_load_label *infos;
         size_t n_infos, cap_infos;
         /* modules: key "path\x1f build id" -> index in the tree's modules */
         struct name_table *module_keys;
         uint32_t *modules;
-        size_t n_modules;
+        size_t n_modules, cap_modules;
         /* stacks: hash -> index in stacks */
         struct idmap *by_hash;
-        struct stack_info *stacks;
+        struct tree_load_stack *stacks;
         size_t n_stacks, cap_stacks;
         uint64_t cur_hash; /* the stack being read from the frames answer */
         uint64_t cur_k;    /* its frames so far */
-        struct stack_info cur;
+        struct tree_load_stack cur;
         bool have_cur;
         bool skipping; /* the frames of a copy of a stack already read */
-        uint64_t total;
 };
 
 static void load_done(struct load *l) {
+        tree_load_done(&l->tl);
         l->frame_keys = name_table_free(l->frame_keys);
         ch_buf_done(&l->key);
         l->infos = mfree(l->infos);
@@ -256,10 +245,6 @@ static void load_done(struct load *l) {
         l->modules = mfree(l->modules);
         l->by_hash = idmap_free(l->by_hash);
         l->stacks = mfree(l->stacks);
-}
-
-static bool matches(const regex_t *re, const char *s) {
-        return re && regexec(re, s, 0, NULL, 0) == 0;
 }
 
 static int header_line(char **fields, void *userdata) {
@@ -308,8 +293,7 @@ static int load_header(struct load *l) {
         l->tree->info.period = l->g;
         l->tree->info.lost = l->lost;
         l->tree->info.periods_random = l->n_runs > 0 && l->random_runs == l->n_runs;
-        if (l->g == 0)
-                l->g = 1;
+        l->tl.g = l->g ? l->g : 1;
         return 0;
 }
 
@@ -330,30 +314,29 @@ static int64_t module_of(struct load *l, const char *path, const char *build_id)
         i = sample_tree_add_module(l->tree, path, build_id);
         if (i < 0)
                 return i;
-        {
-                uint32_t *p = realloc(l->modules, (id + 1) * sizeof *p);
-
-                if (!p)
-                        return -ENOMEM;
-                l->modules = p;
-                l->modules[id] = i;
-                l->n_modules = id + 1;
-        }
+        /* ids count up from 0: a new one is the next */
+        if (GROW(l->modules, l->cap_modules, (size_t) id + 1) < 0)
+                return -ENOMEM;
+        l->modules[id] = i;
+        l->n_modules = id + 1;
         return i;
 }
 
-/* The frame_info of the frame in FIELDS (function, module, build id, file, line, address,
- * inlined, unknown), made at its first sight. The key is the fields as ClickHouse wrote them,
- * joined: no number is parsed or printed for a frame seen before (most are). */
-static int frame_of(struct load *l, char **fields, const struct frame_info **ret) {
-        const struct store_filter *f = l->f;
-        char label[8192], shown[DEMANGLE_NAME_MAX * 2];
-        const char *raw = fields[1], *name = raw, *module = *fields[2] ? fields[2] : NULL;
-        const char *file = *fields[4] ? fields[4] : NULL;
+/* The label of the frame in FIELDS (function, module, build id, file, line, address, inlined,
+ * unknown), made at its first sight. The key is the fields as ClickHouse wrote them, joined: no
+ * number is parsed or printed for a frame seen before (most are). */
+static int frame_of(struct load *l, char **fields, const struct tree_load_label **ret) {
+        struct tree_load_frame fr = {
+                .name = fields[1],
+                .function = UINT32_MAX, /* no ids here: each distinct frame is demangled */
+                .module = *fields[2] ? fields[2] : NULL,
+                .file = *fields[4] ? fields[4] : NULL,
+                .module_index = SAMPLE_TREE_NONE,
+                .inlined = streq(fields[7], "1"),
+                .unknown = streq(fields[8], "1"),
+        };
         uint64_t line;
-        int64_t address, id, n;
-        bool inlined = streq(fields[7], "1"), unknown = streq(fields[8], "1");
-        struct frame_info *fi;
+        int64_t id;
         int r;
 
         l->key.len = 0;
@@ -377,57 +360,32 @@ static int frame_of(struct load *l, char **fields, const struct frame_info **ret
                 *ret = &l->infos[id];
                 return 0;
         }
-        if (parse_u64(fields[5], &line) < 0 || parse_i64(fields[6], &address) < 0)
+        if (parse_u64(fields[5], &line) < 0 || parse_i64(fields[6], &fr.address) < 0)
                 return -EBADMSG;
-        if ((size_t) id >= l->cap_infos) {
-                size_t cap = l->cap_infos ? 2 * l->cap_infos : 256;
-                struct frame_info *p = realloc(l->infos, cap * sizeof *p);
+        fr.line = (int64_t) line;
+        if (fr.module) {
+                int64_t m = module_of(l, fr.module, fields[3]);
 
-                if (!p)
-                        return -ENOMEM;
-                l->infos = p;
-                l->cap_infos = cap;
+                if (m < 0)
+                        return (int) m;
+                fr.module_index = m;
         }
-        l->n_infos = id + 1;
-        fi = &l->infos[id];
-
-        if (!f->raw_names && f->by != STORE_BY_MODULE && !unknown && demangle(raw, shown, sizeof shown) > 0)
-                name = shown;
-        store_frame_label(f->by, name, file, (int64_t) line, address, module, label, sizeof label);
-        n = name_table_intern(l->tree->names, label, strlen(label));
-        if (n < 0)
-                return n == -EINVAL ? -EBADMSG : (int) n;
-        *fi = (struct frame_info) {
-                .label = n,
-                .unknown = unknown,
-                .skip = (f->fold_inline && inlined) || matches(f->hide, label),
-                .focus = matches(f->focus, label),
-                .ignore = matches(f->ignore, label),
-        };
-        r = name != raw && f->by == STORE_BY_FUNCTION ? sample_tree_set_label_raw(l->tree, n, raw) : 0;
-        if (r >= 0 && module) {
-                int64_t m = module_of(l, module, fields[3]);
-
-                r = m < 0 ? (int) m : sample_tree_set_label_module(l->tree, n, m);
-        }
+        r = GROW(l->infos, l->cap_infos, (size_t) id + 1);
         if (r < 0)
                 return r;
-        *ret = fi;
+        r = tree_load_label(&l->tl, &fr, &l->infos[id]);
+        if (r < 0)
+                return r;
+        l->n_infos = id + 1;
+        *ret = &l->infos[id];
         return 0;
 }
 
 static int finish_stack(struct load *l) {
         if (!l->have_cur)
                 return 0;
-        if (l->n_stacks == l->cap_stacks) {
-                size_t cap = l->cap_stacks ? 2 * l->cap_stacks : 256;
-                struct stack_info *p = realloc(l->stacks, cap * sizeof *p);
-
-                if (!p)
-                        return -ENOMEM;
-                l->stacks = p;
-                l->cap_stacks = cap;
-        }
+        if (GROW(l->stacks, l->cap_stacks, l->n_stacks + 1) < 0)
+                return -ENOMEM;
         l->stacks[l->n_stacks] = l->cur;
         if (idmap_put(l->by_hash, l->cur_hash, l->n_stacks, &(uint64_t *) { NULL }) < 0)
                 return -ENOMEM;
@@ -441,7 +399,7 @@ static int finish_stack(struct load *l) {
  * row together and in order; a hash in several rows (copies not merged away yet) is read once. */
 static int frame_line(char **fields, void *userdata) {
         struct load *l = userdata;
-        const struct frame_info *fi;
+        const struct tree_load_label *fi = NULL;
         uint64_t hash, k;
         int r;
 
@@ -455,7 +413,7 @@ static int frame_line(char **fields, void *userdata) {
                 if (l->skipping)
                         return 0;
                 l->cur_hash = hash;
-                l->cur = (struct stack_info) { .node = SAMPLE_TREE_ROOT };
+                l->cur = (struct tree_load_stack) { .node = SAMPLE_TREE_ROOT };
                 l->have_cur = true;
                 l->cur_k = 0;
         }
@@ -467,18 +425,7 @@ static int frame_line(char **fields, void *userdata) {
         r = frame_of(l, fields, &fi);
         if (r < 0)
                 return r;
-        l->cur.focus |= fi->focus;
-        l->cur.ignore |= fi->ignore;
-        if (!fi->skip) {
-                int64_t node = sample_tree_child(l->tree, l->cur.node, fi->label);
-
-                if (node < 0)
-                        return (int) node;
-                l->cur.node = node;
-                l->cur.frames++;
-                l->cur.unknown += fi->unknown;
-        }
-        return 0;
+        return tree_load_push(&l->tl, &l->cur, fi, &l->cur);
 }
 
 static int load_stacks(struct load *l) {
@@ -507,10 +454,10 @@ static int load_stacks(struct load *l) {
 /* One (stack, period) row: hits, samples and the sum of squared hits. */
 static int sample_line(char **fields, void *userdata) {
         struct load *l = userdata;
-        uint64_t hash, period, hits, samples, w, *i;
-        const struct stack_info *si;
+        uint64_t hash, period, hits, samples, *i;
         double squares;
         char *end;
+        int r;
 
         if (parse_u64(fields[0], &hash) < 0 || hash == UINT64_MAX || parse_u64(fields[1], &period) < 0 ||
             parse_u64(fields[2], &hits) < 0 || parse_u64(fields[3], &samples) < 0 || period == 0)
@@ -523,21 +470,11 @@ static int sample_line(char **fields, void *userdata) {
         if (!i)
                 return ch_client_set_error(l->c, -EBADMSG,
                                            "the stack %" PRIu64 " of some samples is not in stacks", hash);
-        si = &l->stacks[*i];
-        /* pprof's filters: --focus keeps the stacks through a match, --ignore drops them. */
-        if ((l->f->focus && !si->focus) || si->ignore)
-                return 0;
-        if (__builtin_mul_overflow(hits, period / l->g, &w) ||
-            __builtin_add_overflow(l->total, w, &l->total) || l->total > INT64_MAX)
-                return ch_client_set_error(l->c, -EOVERFLOW, "the hits of %s add up to more than 2^63",
+        r = tree_load_add(&l->tl, &l->stacks[*i], period, hits, samples, squares);
+        if (r == -EOVERFLOW)
+                return ch_client_set_error(l->c, r, "the hits of %s add up to more than 2^63",
                                            l->f->resource);
-        sample_tree_add_hits(l->tree, si->node, w);
-        l->tree->info.samples = saturating_add(l->tree->info.samples, samples);
-        l->tree->info.hits_squared += squares * (double) (period / l->g) * (double) (period / l->g);
-        l->tree->info.frames = saturating_add(l->tree->info.frames, saturating_mul(si->frames, w));
-        l->tree->info.frames_unsymbolized =
-                saturating_add(l->tree->info.frames_unsymbolized, saturating_mul(si->unknown, w));
-        return 0;
+        return r < 0 ? r : 0;
 }
 
 static int load_samples(struct load *l) {
@@ -599,10 +536,15 @@ int ch_load_tree_shared(struct ch_client *c, const struct store_filter *f, struc
         if (r < 0)
                 return r;
         tree = sample_tree_new(names);
+        if (!tree)
+                return -ENOMEM;
+        r = tree_load_init(&l.tl, f, tree, 0);
+        if (r < 0)
+                return r;
         l.frame_keys = name_table_new();
         l.module_keys = name_table_new();
         l.by_hash = idmap_new();
-        if (!tree || !l.frame_keys || !l.module_keys || !l.by_hash)
+        if (!l.frame_keys || !l.module_keys || !l.by_hash)
                 return -ENOMEM;
         l.tree = tree;
         r = sample_tree_set_resource(tree, f->resource, unit);

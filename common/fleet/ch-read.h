@@ -19,7 +19,7 @@ int ch_has_call_sites(struct ch_client *c);
 /* Loads the samples F selects into a sample tree, as store_load_tree_shared() does: ClickHouse
  * filters the samples and sums them per (stack, period); the stacks that remain are fetched once
  * by hash; the labels, --focus/--ignore/--hide, inline folding, demangling and the weighting of
- * periods by their gcd are done here as store-read.c does them. NAMES: as for
+ * periods by their gcd are tree-load.c's steps, the ones store-read.c takes. NAMES: as for
  * store_load_tree_shared() (NULL: the tree's own). Returns 0 and sets *ret; -ENOENT if the fleet
  * has no such resource; -EBADMSG for an answer that does not parse or rows that do not hold
  * together; -EOVERFLOW past 2^63 hits; ch_query()'s errors. */

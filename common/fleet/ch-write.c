@@ -19,6 +19,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "grow.h"
 #include "idmap.h"
 #include "store-internal.h"
 #include "store.h"
@@ -232,15 +233,10 @@ struct stack_frames {
 };
 
 static int stack_frames_push(struct stack_frames *sf, const struct ch_frame *f) {
-        if (sf->n == sf->cap) {
-                size_t cap = sf->cap ? 2 * sf->cap : 64;
-                struct ch_frame *p = realloc(sf->frames, cap * sizeof *p);
+        int r = GROW(sf->frames, sf->cap, sf->n + 1);
 
-                if (!p)
-                        return -ENOMEM;
-                sf->frames = p;
-                sf->cap = cap;
-        }
+        if (r < 0)
+                return r;
         sf->frames[sf->n++] = *f;
         return 0;
 }
@@ -560,17 +556,9 @@ int ch_store_buckets(struct store *s, int64_t run_id, struct ch_bucket **ret, si
                 return store_errno(s, rc);
         sqlite3_bind_int64(st, 1, run_id);
         while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-                if (n == cap) {
-                        size_t c = cap ? 2 * cap : 64;
-                        struct ch_bucket *p = realloc(list, c * sizeof *p);
-
-                        if (!p) {
-                                r = -ENOMEM;
-                                break;
-                        }
-                        list = p;
-                        cap = c;
-                }
+                r = GROW(list, cap, n + 1);
+                if (r < 0)
+                        break;
                 list[n++] = (struct ch_bucket) { sqlite3_column_int64(st, 0), sqlite3_column_int64(st, 1) };
         }
         if (r >= 0 && rc != SQLITE_DONE)

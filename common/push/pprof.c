@@ -47,6 +47,7 @@
 #include <string.h>
 #include <zlib.h>
 
+#include "grow.h"
 #include "name-table.h"
 #include "profile.pb-c.h"
 #include "sample-tree-walk.h"
@@ -142,17 +143,11 @@ static int64_t mapping_of(struct pprof *p, const struct sample_tree_module *m) {
         if (i < 0 || (size_t) i < p->n_mappings)
                 return i;
         if (p->n_mappings == p->cap_mappings) {
-                size_t cap = p->cap_mappings ? 2 * p->cap_mappings : 16;
-                const struct sample_tree_module **modules = reallocarray(p->modules, cap, sizeof *modules);
-                uint64_t *hits;
+                size_t cap = p->cap_mappings, cap_hits = p->cap_mappings; /* the two grow alike */
 
-                if (!modules)
+                if (GROW(p->modules, cap, p->n_mappings + 1) < 0 ||
+                    GROW(p->mapping_hits, cap_hits, p->n_mappings + 1) < 0)
                         return -ENOMEM;
-                p->modules = modules;
-                hits = reallocarray(p->mapping_hits, cap, sizeof *hits);
-                if (!hits)
-                        return -ENOMEM;
-                p->mapping_hits = hits;
                 p->cap_mappings = cap;
         }
         p->modules[p->n_mappings] = m;
@@ -167,19 +162,13 @@ static int note_function(struct pprof *p, const struct sample_tree *t, uint32_t 
         int64_t i;
 
         if (id >= p->cap_fn_mapping) {
-                size_t cap = MAX((size_t) id + 1, 2 * p->cap_fn_mapping);
-                uint32_t *a = reallocarray(p->fn_mapping, cap, sizeof *a);
-                const char **raw;
+                size_t old = p->cap_fn_mapping, cap = old, cap_raw = old; /* the two grow alike */
 
-                if (!a)
+                if (GROW(p->fn_mapping, cap, (size_t) id + 1) < 0 ||
+                    GROW(p->fn_raw, cap_raw, (size_t) id + 1) < 0)
                         return -ENOMEM;
-                memset(a + p->cap_fn_mapping, 0, (cap - p->cap_fn_mapping) * sizeof *a);
-                p->fn_mapping = a;
-                raw = reallocarray(p->fn_raw, cap, sizeof *raw);
-                if (!raw)
-                        return -ENOMEM;
-                memset(raw + p->cap_fn_mapping, 0, (cap - p->cap_fn_mapping) * sizeof *raw);
-                p->fn_raw = raw;
+                memset(p->fn_mapping + old, 0, (cap - old) * sizeof *p->fn_mapping);
+                memset(p->fn_raw + old, 0, (cap - old) * sizeof *p->fn_raw);
                 p->cap_fn_mapping = cap;
         }
         if (!p->fn_raw[id])

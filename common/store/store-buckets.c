@@ -6,6 +6,7 @@
 #include <errno.h>
 #include <stdlib.h>
 
+#include "grow.h"
 #include "store-internal.h"
 
 int store_run_buckets(struct store *s, int64_t run_id, int64_t from, int64_t until, struct store_bucket **ret,
@@ -28,15 +29,9 @@ int store_run_buckets(struct store *s, int64_t run_id, int64_t from, int64_t unt
         sqlite3_bind_int64(st, 2, until);
         sqlite3_bind_int64(st, 3, run_id);
         while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-                if (n == cap) {
-                        struct store_bucket *nb = reallocarray(b, cap ? cap * 2 : 16, sizeof *b);
-
-                        if (!nb) {
-                                sqlite3_finalize(st);
-                                return -ENOMEM;
-                        }
-                        b = nb;
-                        cap = cap ? cap * 2 : 16;
+                if (GROW(b, cap, n + 1) < 0) {
+                        sqlite3_finalize(st);
+                        return -ENOMEM;
                 }
                 b[n++] = (struct store_bucket) {
                         .bucket = sqlite3_column_int64(st, 0),

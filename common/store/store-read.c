@@ -1,16 +1,13 @@
 /* Loading a filtered sample tree. The stored trie has one node per distinct (frame) stack
  * prefix; analysis wants a trie of labels: function names, or "name (file:line)" call sites, or
  * modules. Loading reads the frame and stack tables once into arrays indexed by id (ids are
- * dense and a parent's id is below its children's), labels each frame once (and matches the
- * --focus/--ignore/--hide expressions against the label once), sums the selected samples per
- * stack in SQL, and maps each stack node to a tree node through a memo, so every stored node is
- * translated at most once however many samples end below it. Hidden and folded inline frames
- * map to their parent's node; focus and ignore are flags carried down the memo. Labels show
- * C++ and Rust names demangled (unless the filter asks for the raw ones), so the filters match
- * what users read; each function is demangled once per load, whatever its frames.
- *
- * Runs that sampled one resource at different periods are merged by weighting each run's hits
- * by period / gcd_u64(periods), so the tree counts samples of gcd gticks; the header says so.
+ * dense and a parent's id is below its children's), labels each frame once (tree-load.c, which
+ * ch-read.c's loads from the fleet store share: the labels, the filters, demangling once per
+ * function), sums the selected samples per stack in SQL, and maps each stack node to a tree
+ * node through a memo, so every stored node is translated at most once however many samples end
+ * below it. Hidden and folded inline frames map to their parent's node; focus and ignore are
+ * flags carried down the memo. Each (stack, period) row is added by tree_load_add(), weighted
+ * by period / gcd_u64(periods).
  *
  * With unit_roots, the samples come ordered by their process's unit, and each unit's stacks
  * hang below a node of its own under the root: the memo is cleared and based at that node when
@@ -19,51 +16,30 @@
 #include "store.h"
 
 #include <errno.h>
-#include <regex.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "demangle.h"
 #include "math-util.h"
 #include "name-table.h"
 #include "store-internal.h"
-
-/* What each stored frame becomes in the tree: its label at the chosen granularity, and what the
- * filters say of it. */
-struct frame_info {
-        uint32_t label;     /* name id in the tree; NAME_NONE for a frame id not in use */
-        uint32_t module;    /* index in the tree's modules; SAMPLE_TREE_NONE: unknown */
-        bool unknown;       /* no symbol */
-        bool skip;          /* hidden (--hide), or an inline frame being folded */
-        bool focus, ignore; /* matches --focus, --ignore */
-};
+#include "tree-load.h"
 
 /* The stored trie, and its mapping onto the tree being built. */
 struct stack_table {
-        uint32_t *parent;        /* by stack id; 0 for outermost */
-        uint32_t *frame;         /* by stack id: its frame id; 0 for an id not in use */
-        uint32_t *node;          /* by stack id: the tree node, or SAMPLE_TREE_NONE until mapped */
-        uint8_t *flags;          /* by stack id, once mapped: FOCUS and IGNORE seen on the stack */
-        uint32_t *frames;        /* by stack id, once mapped: frames kept on the stack... */
-        uint32_t *unknown;       /* ...and how many of them are unknown */
-        size_t n;                /* max id + 1 */
-        struct frame_info *info; /* by frame id */
+        uint32_t *parent;              /* by stack id; 0 for outermost */
+        uint32_t *frame;               /* by stack id: its frame id; 0 for an id not in use */
+        struct tree_load_stack *stack; /* by stack id: its node (SAMPLE_TREE_NONE until mapped)
+                                        * and what its frames said */
+        size_t n;                      /* max id + 1 */
+        struct tree_load_label *info;  /* by frame id; label NAME_NONE for an id not in use */
         size_t n_frames;
-};
-
-enum {
-        STACK_FOCUS = 1 << 0,
-        STACK_IGNORE = 1 << 1,
 };
 
 static void stack_table_done(struct stack_table *t) {
         free(t->parent);
         free(t->frame);
-        free(t->node);
-        free(t->flags);
-        free(t->frames);
-        free(t->unknown);
+        free(t->stack);
         free(t->info);
 }
 
@@ -75,90 +51,6 @@ static int max_id_of(struct store *s, const char *sql, int64_t *ret) {
         if (r < 0)
                 return r;
         return *ret < 0 || *ret > UINT32_MAX - 1 ? -EBADMSG : 0;
-}
-
-static const char *base_name(const char *path) {
-        const char *slash = strrchr(path, '/');
-
-        return slash ? slash + 1 : path;
-}
-
-void store_frame_label(enum store_granularity by, const char *name, const char *file, int64_t line,
-                       int64_t address, const char *module, char *buf, size_t size) {
-        switch (by) {
-        case STORE_BY_LINE:
-                if (file && line > 0)
-                        snprintf(buf, size, "%s (%s:%lld)", name, base_name(file), (long long) line);
-                else if (address >= 0)
-                        snprintf(buf, size, "%s (+0x%llx)", name, (unsigned long long) address);
-                else
-                        snprintf(buf, size, "%s", name);
-                return;
-        case STORE_BY_MODULE:
-                snprintf(buf, size, "%s", module ? base_name(module) : "[unknown]");
-                return;
-        case STORE_BY_FUNCTION:
-        default:
-                snprintf(buf, size, "%s", name);
-                return;
-        }
-}
-
-static bool matches(const regex_t *re, const char *s) {
-        return re && regexec(re, s, 0, NULL, 0) == 0;
-}
-
-/* The names of functions as shown: demangled (demangle.c) unless the filter asks for the raw
- * ones, each function once however many frames (call sites, inline instances) it has. */
-struct shown_names {
-        struct name_table *names; /* demangled names */
-        uint32_t *by_function;    /* function id -> id in names; NAME_NONE: not seen yet */
-        size_t n;                 /* max function id + 1 */
-};
-
-static void shown_names_done(struct shown_names *sn) {
-        sn->names = name_table_free(sn->names);
-        sn->by_function = mfree(sn->by_function);
-}
-
-/* The name function FUNCTION_ID, stored as NAME, is shown under (NAME itself if it is not
- * mangled); NULL: no memory. */
-static const char *shown_name(struct shown_names *sn, int64_t function_id, const char *name) {
-        char buf[DEMANGLE_NAME_MAX * 2];
-        size_t len;
-        int64_t id;
-
-        if (function_id <= 0 || (size_t) function_id >= sn->n)
-                return name; /* not cached; the loader checks ids elsewhere */
-        if (sn->by_function[function_id] != NAME_NONE)
-                return name_table_get(sn->names, sn->by_function[function_id]);
-        len = demangle(name, buf, sizeof buf);
-        if (len == 0)
-                return name; /* not mangled (C, most names): two compares each time, no copy */
-        id = name_table_intern(sn->names, buf, len);
-        if (id < 0)
-                return NULL;
-        sn->by_function[function_id] = id;
-        return name_table_get(sn->names, id);
-}
-
-static int shown_names_init(struct store *s, const struct store_filter *f, struct shown_names *sn) {
-        int64_t max_id = 0;
-        int r;
-
-        if (f->raw_names || f->by == STORE_BY_MODULE)
-                return 0;
-        r = max_id_of(s, "SELECT ifnull(max(id), 0) FROM function", &max_id);
-        if (r < 0)
-                return r;
-        sn->n = max_id + 1;
-        sn->names = name_table_new();
-        sn->by_function = malloc(sn->n * sizeof *sn->by_function);
-        if (!sn->names || !sn->by_function)
-                return -ENOMEM;
-        for (size_t i = 0; i < sn->n; i++)
-                sn->by_function[i] = NAME_NONE;
-        return 0;
 }
 
 /* Sets *RET to the tree's index of stored module MODULE_ID (PATH, BUILD_ID; 0: none, from a
@@ -185,13 +77,10 @@ static int frame_module(struct sample_tree *tree, int64_t module_id, int64_t max
         return 0;
 }
 
-static int load_frames(struct store *s, const struct store_filter *f, struct sample_tree *tree,
-                       struct stack_table *t) {
-        _cleanup_(shown_names_done) struct shown_names sn = {};
+static int load_frames(struct store *s, struct tree_load *l, struct stack_table *t) {
         _cleanup_free_ uint32_t *modules = NULL; /* module id -> index in the tree's modules */
         sqlite3_stmt *st = NULL;
         int64_t max_id = 0, max_module = 0;
-        char label[8192];
         int rc, r;
 
         r = max_id_of(s, "SELECT ifnull(max(id), 0) FROM frame", &max_id);
@@ -203,9 +92,6 @@ static int load_frames(struct store *s, const struct store_filter *f, struct sam
                 return -ENOMEM;
         for (size_t i = 0; i < t->n_frames; i++)
                 t->info[i].label = NAME_NONE;
-        r = shown_names_init(s, f, &sn);
-        if (r < 0)
-                return r;
 
         r = max_id_of(s, "SELECT ifnull(max(id), 0) FROM module", &max_module);
         if (r < 0)
@@ -225,40 +111,27 @@ static int load_frames(struct store *s, const struct store_filter *f, struct sam
         if (rc != SQLITE_OK)
                 return store_errno(s, rc);
         while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-                int64_t id = sqlite3_column_int64(st, 0), n;
-                const char *raw = (const char *) sqlite3_column_text(st, 1), *name = raw;
-                struct frame_info *fi;
+                int64_t id = sqlite3_column_int64(st, 0), function = sqlite3_column_int64(st, 8);
+                struct tree_load_frame fr = {
+                        .name = (const char *) sqlite3_column_text(st, 1),
+                        /* an id of no function (an edited store): demangled, not cached */
+                        .function = function > 0 && function < UINT32_MAX ? (uint32_t) function : UINT32_MAX,
+                        .file = (const char *) sqlite3_column_text(st, 2),
+                        .line = sqlite3_column_int64(st, 3),
+                        .address = sqlite3_column_int64(st, 4),
+                        .module = (const char *) sqlite3_column_text(st, 7),
+                        .inlined = sqlite3_column_int(st, 5) != 0,
+                        .unknown = sqlite3_column_int(st, 6) != 0,
+                };
 
-                if (id <= 0 || id > max_id || !name) {
+                if (id <= 0 || id > max_id || !fr.name) {
                         sqlite3_finalize(st);
                         return -EBADMSG;
                 }
-                if (sn.names && !sqlite3_column_int(st, 6))
-                        name = shown_name(&sn, sqlite3_column_int64(st, 8), name);
-                if (!name) {
-                        sqlite3_finalize(st);
-                        return -ENOMEM;
-                }
-                store_frame_label(f->by, name, (const char *) sqlite3_column_text(st, 2),
-                                  sqlite3_column_int64(st, 3), sqlite3_column_int64(st, 4),
-                                  (const char *) sqlite3_column_text(st, 7), label, sizeof label);
-                n = name_table_intern(tree->names, label, strlen(label));
-                if (n < 0) {
-                        sqlite3_finalize(st);
-                        return n == -EINVAL ? -EBADMSG : (int) n;
-                }
-                fi = &t->info[id];
-                fi->label = n;
-                fi->unknown = sqlite3_column_int(st, 6) != 0;
-                fi->skip = (f->fold_inline && sqlite3_column_int(st, 5)) || matches(f->hide, label);
-                fi->focus = matches(f->focus, label);
-                fi->ignore = matches(f->ignore, label);
-                /* pprof keeps both names of a function: its Function.system_name */
-                r = name != raw && f->by == STORE_BY_FUNCTION ? sample_tree_set_label_raw(tree, n, raw) : 0;
+                r = frame_module(l->tree, sqlite3_column_int64(st, 9), max_module, modules, fr.module,
+                                 (const char *) sqlite3_column_text(st, 10), &fr.module_index);
                 if (r >= 0)
-                        r = frame_module(tree, sqlite3_column_int64(st, 9), max_module, modules,
-                                         (const char *) sqlite3_column_text(st, 7),
-                                         (const char *) sqlite3_column_text(st, 10), &fi->module);
+                        r = tree_load_label(l, &fr, &t->info[id]);
                 if (r < 0) {
                         sqlite3_finalize(st);
                         return r;
@@ -268,13 +141,12 @@ static int load_frames(struct store *s, const struct store_filter *f, struct sam
         return rc == SQLITE_DONE ? 0 : store_errno(s, rc);
 }
 
-static int load_stacks(struct store *s, const struct store_filter *f, struct sample_tree *tree,
-                       struct stack_table *t) {
+static int load_stacks(struct store *s, struct tree_load *l, struct stack_table *t) {
         sqlite3_stmt *st = NULL;
         int64_t max_id = 0;
         int rc, r;
 
-        r = load_frames(s, f, tree, t);
+        r = load_frames(s, l, t);
         if (r < 0)
                 return r;
         r = max_id_of(s, "SELECT ifnull(max(id), 0) FROM stack", &max_id);
@@ -284,15 +156,12 @@ static int load_stacks(struct store *s, const struct store_filter *f, struct sam
         t->n = max_id + 1;
         t->parent = malloc(t->n * sizeof *t->parent);
         t->frame = calloc(t->n, sizeof *t->frame);
-        t->node = malloc(t->n * sizeof *t->node);
-        t->flags = calloc(t->n, sizeof *t->flags);
-        t->frames = calloc(t->n, sizeof *t->frames);
-        t->unknown = calloc(t->n, sizeof *t->unknown);
-        if (!t->parent || !t->frame || !t->node || !t->flags || !t->frames || !t->unknown)
+        t->stack = malloc(t->n * sizeof *t->stack);
+        if (!t->parent || !t->frame || !t->stack)
                 return -ENOMEM;
         for (size_t i = 0; i < t->n; i++)
-                t->node[i] = SAMPLE_TREE_NONE;
-        t->node[0] = SAMPLE_TREE_ROOT;
+                t->stack[i] = (struct tree_load_stack) { .node = SAMPLE_TREE_NONE };
+        t->stack[0].node = SAMPLE_TREE_ROOT;
 
         rc = sqlite3_prepare_v2(s->db, "SELECT id, ifnull(parent_id, 0), frame_id FROM stack", -1, &st, NULL);
         if (rc != SQLITE_OK)
@@ -317,39 +186,28 @@ static int load_stacks(struct store *s, const struct store_filter *f, struct sam
 }
 
 /* Maps stack ID to its tree node, mapping unmapped ancestors first (a frame skipped by --hide
- * or inline folding maps to its parent's node). Returns the node or a negative errno. */
-static int64_t stack_node(struct sample_tree *tree, struct stack_table *t, uint32_t id, uint32_t *scratch) {
+ * or inline folding maps to its parent's node). Returns the mapped stack or NULL, with *ret_error
+ * set to a negative errno. */
+static const struct tree_load_stack *stack_of(struct tree_load *l, struct stack_table *t, uint32_t id,
+                                              uint32_t *scratch, int *ret_error) {
         size_t n = 0;
 
+        *ret_error = -EBADMSG;
         if (id == 0 || id >= t->n || t->frame[id] == 0)
-                return -EBADMSG;
-        for (uint32_t i = id; t->node[i] == SAMPLE_TREE_NONE; i = t->parent[i]) {
+                return NULL;
+        for (uint32_t i = id; t->stack[i].node == SAMPLE_TREE_NONE; i = t->parent[i]) {
                 if (t->frame[i] == 0)
-                        return -EBADMSG;
+                        return NULL;
                 scratch[n++] = i; /* depth is bounded by id, as parents have lower ids */
         }
         while (n > 0) {
-                uint32_t i = scratch[--n], p = t->parent[i];
-                const struct frame_info *fi = &t->info[t->frame[i]];
-                int64_t node = t->node[p];
+                uint32_t i = scratch[--n];
 
-                if (fi->module != SAMPLE_TREE_NONE) {
-                        int r = sample_tree_set_label_module(tree, fi->label, fi->module);
-
-                        if (r < 0)
-                                return r;
-                }
-                t->flags[i] = t->flags[p] | (fi->focus ? STACK_FOCUS : 0) | (fi->ignore ? STACK_IGNORE : 0);
-                t->frames[i] = t->frames[p] + !fi->skip;
-                t->unknown[i] = t->unknown[p] + (!fi->skip && fi->unknown);
-                if (!fi->skip) {
-                        node = sample_tree_child(tree, node, fi->label);
-                        if (node < 0)
-                                return node;
-                }
-                t->node[i] = node;
+                *ret_error = tree_load_push(l, &t->stack[t->parent[i]], &t->info[t->frame[i]], &t->stack[i]);
+                if (*ret_error < 0)
+                        return NULL;
         }
-        return t->node[id];
+        return &t->stack[id];
 }
 
 static int load_header(struct store *s, const struct store_filter *f, int64_t resource_id,
@@ -434,8 +292,8 @@ static int enter_unit(struct sample_tree *tree, struct stack_table *t, const cha
         if (node < 0)
                 return (int) node;
         for (size_t i = 1; i < t->n; i++)
-                t->node[i] = SAMPLE_TREE_NONE;
-        t->node[0] = node;
+                t->stack[i].node = SAMPLE_TREE_NONE;
+        t->stack[0].node = node;
         *current = label;
         return 0;
 }
@@ -444,11 +302,11 @@ static int load_tree(struct store *s, const struct store_filter *f, struct name_
                      struct sample_tree **ret) {
         _cleanup_(sample_tree_freep) struct sample_tree *tree = NULL;
         _cleanup_(stack_table_done) struct stack_table t = {};
+        _cleanup_(tree_load_done) struct tree_load l = {};
         _cleanup_free_ uint32_t *scratch = NULL;
         _cleanup_free_ char *unit = NULL;
         sqlite3_stmt *st = NULL;
-        int64_t resource_id = 0, unit_label = -1;
-        uint64_t g = 1, total = 0;
+        int64_t resource_id = 0, unit_label = -1, max_function = 0;
         int rc, r;
 
         rc = sqlite3_prepare_v2(s->db, "SELECT id, unit FROM resource WHERE name = ?", -1, &st, NULL);
@@ -474,10 +332,16 @@ static int load_tree(struct store *s, const struct store_filter *f, struct name_
         r = sample_tree_set_resource(tree, f->resource, unit);
         if (r < 0)
                 return r;
-        r = load_header(s, f, resource_id, tree, &g);
+        r = max_id_of(s, "SELECT ifnull(max(id), 0) FROM function", &max_function);
         if (r < 0)
                 return r;
-        r = load_stacks(s, f, tree, &t);
+        r = tree_load_init(&l, f, tree, max_function + 1);
+        if (r < 0)
+                return r;
+        r = load_header(s, f, resource_id, tree, &l.g);
+        if (r < 0)
+                return r;
+        r = load_stacks(s, &l, &t);
         if (r < 0)
                 return r;
         scratch = malloc(t.n * sizeof *scratch);
@@ -513,8 +377,7 @@ static int load_tree(struct store *s, const struct store_filter *f, struct name_
                 int64_t id = sqlite3_column_int64(st, 0);
                 int64_t hits = sqlite3_column_int64(st, 1), samples = sqlite3_column_int64(st, 2);
                 int64_t period = sqlite3_column_int64(st, 3);
-                uint64_t w;
-                int64_t node;
+                const struct tree_load_stack *stack;
 
                 if (f->unit_roots) {
                         r = enter_unit(tree, &t, (const char *) sqlite3_column_text(st, 5) ?: "",
@@ -529,32 +392,16 @@ static int load_tree(struct store *s, const struct store_filter *f, struct name_
                         sqlite3_finalize(st);
                         return -EBADMSG;
                 }
-                node = stack_node(tree, &t, id, scratch);
-                if (node < 0) {
+                stack = stack_of(&l, &t, id, scratch, &r);
+                if (stack)
+                        r = tree_load_add(&l, stack, period, hits, samples, sqlite3_column_double(st, 4));
+                if (r < 0) {
                         sqlite3_finalize(st);
-                        return node;
+                        if (r == -EOVERFLOW)
+                                snprintf(s->error, sizeof s->error, "the hits of %s add up to more than 2^63",
+                                         f->resource);
+                        return r;
                 }
-                /* pprof's filters: --focus keeps the stacks through a match, --ignore drops them. */
-                if ((f->focus && !(t.flags[id] & STACK_FOCUS)) || (t.flags[id] & STACK_IGNORE))
-                        continue;
-                /* Writers keep a resource's gticks within STORE_MAX_GTICKS; a store written past
-                 * that (by hand, or by an older cppd) is refused here rather than summed with a
-                 * wrap. Frame counts only weigh the header's share: they saturate. */
-                if (__builtin_mul_overflow((uint64_t) hits, (uint64_t) period / g, &w) ||
-                    __builtin_add_overflow(total, w, &total) || total > INT64_MAX) {
-                        sqlite3_finalize(st);
-                        snprintf(s->error, sizeof s->error, "the hits of %s add up to more than 2^63",
-                                 f->resource);
-                        return -EOVERFLOW;
-                }
-                sample_tree_add_hits(tree, node, w);
-                tree->info.samples += samples;
-                /* In the tree's hits, which are the run's times period / g. */
-                tree->info.hits_squared +=
-                        sqlite3_column_double(st, 4) * (double) (period / g) * (double) (period / g);
-                tree->info.frames = saturating_add(tree->info.frames, saturating_mul(t.frames[id], w));
-                tree->info.frames_unsymbolized =
-                        saturating_add(tree->info.frames_unsymbolized, saturating_mul(t.unknown[id], w));
         }
         sqlite3_finalize(st);
         /* SQLite's sum() stops at a 64-bit overflow rather than wrap: the same bound, passed. */

@@ -1,7 +1,8 @@
 /* The sample-tree store: one SQLite file (WAL) holding runs, resources, the stack trie,
  * processes and aggregated samples. store.c opens, checks and migrates it and translates SQLite
  * errors to negative errno; store-write.c adds rows in batches; store-read.c loads filtered
- * sample trees. The schema is in schemas/. */
+ * sample trees, through tree-load.c's steps, which the fleet store's loader shares. The schema is
+ * in schemas/. */
 #pragma once
 
 #include <regex.h>
@@ -143,12 +144,6 @@ struct store_filter {
         const regex_t *ignore; /* drop stacks with a frame matching (-ignore) */
         const regex_t *hide;   /* drop matching frames, keep the samples (-hide) */
 };
-
-/* The label of a frame at granularity BY into BUF: "name", "name (file.c:42)" (FILE may be
- * NULL, LINE 0 and ADDRESS -1 when unknown), or the file name of MODULE (NULL: "[unknown]"). For
- * every reader of stored frames, so that they label alike. */
-void store_frame_label(enum store_granularity by, const char *name, const char *file, int64_t line,
-                       int64_t address, const char *module, char *buf, size_t size);
 
 /* Loads the samples of F into a sample tree of function names with its header info. Returns 0
  * and sets *ret; -ENOENT if the store has no such resource; -ENOMEM; -EBADMSG if the stack

@@ -21,6 +21,8 @@
 #include <stdbool.h>
 #include <stdlib.h>
 
+#include "grow.h"
+
 #define NONE UINT32_MAX
 #define MAX_DEPTH 256 /* DIE nesting followed; deeper subtrees are left out */
 #define MAX_IMPORTS 8 /* imported units entered within imported units */
@@ -70,21 +72,6 @@ static void builder_done(struct builder *b) {
         free(b->ranges);
 }
 
-static bool grow(void **array, size_t *cap, size_t n, size_t size) {
-        size_t c;
-        void *a;
-
-        if (n < *cap)
-                return true;
-        c = *cap ? 2 * *cap : 64;
-        a = realloc(*array, c * size);
-        if (!a)
-                return false;
-        *array = a;
-        *cap = c;
-        return true;
-}
-
 /* Adds DIE as a scope inside PARENT at DEPTH if it has code. Returns its index, NONE if it has
  * none (or the index is full), or -ENOMEM. */
 static int64_t add_scope(struct builder *b, Dwarf_Die *die, bool subprogram, uint32_t parent,
@@ -98,7 +85,7 @@ static int64_t add_scope(struct builder *b, Dwarf_Die *die, bool subprogram, uin
         while ((off = dwarf_ranges(die, off, &base, &low, &high)) > 0) {
                 if (low >= high)
                         continue;
-                if (!grow((void **) &b->ranges, &b->cap_ranges, b->n_ranges, sizeof *b->ranges))
+                if (GROW(b->ranges, b->cap_ranges, b->n_ranges + 1) < 0)
                         return -ENOMEM;
                 b->ranges[b->n_ranges++] = (struct range) {
                         .low = low,
@@ -109,7 +96,7 @@ static int64_t add_scope(struct builder *b, Dwarf_Die *die, bool subprogram, uin
         }
         if (b->n_ranges == first)
                 return NONE;
-        if (!grow((void **) &b->scopes, &b->cap_scopes, b->n_scopes, sizeof *b->scopes))
+        if (GROW(b->scopes, b->cap_scopes, b->n_scopes + 1) < 0)
                 return -ENOMEM;
         b->scopes[b->n_scopes] = (struct scope) { .die = *die, .parent = parent, .subprogram = subprogram };
         return b->n_scopes++;

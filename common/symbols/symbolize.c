@@ -15,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "grow.h"
 #include "kallsyms.h"
 
 /* The chain cache's key: the module index (at most 16 bits used) and a 48-bit offset. */
@@ -57,15 +58,8 @@ struct symbolizer *symbolizer_free(struct symbolizer *s) {
 static int add_key(struct symbolizer *s, int64_t id, uint32_t index) {
         if ((size_t) id != s->n_keys)
                 return -EINVAL;
-        if (s->n_keys == s->cap_keys) {
-                size_t cap = s->cap_keys ? s->cap_keys * 2 : 64;
-                uint32_t *a = realloc(s->key_modules, cap * sizeof *a);
-
-                if (!a)
-                        return -ENOMEM;
-                s->key_modules = a;
-                s->cap_keys = cap;
-        }
+        if (GROW(s->key_modules, s->cap_keys, s->n_keys + 1) < 0)
+                return -ENOMEM;
         s->key_modules[s->n_keys++] = index;
         return 0;
 }
@@ -102,17 +96,11 @@ int symbolizer_module(struct symbolizer *s, const char *path, const uint8_t *bui
         if (s->n_modules >= 0xffff)
                 return -E2BIG; /* the chain key has 16 bits for it */
         if (s->n_modules == s->cap_modules) {
-                size_t cap = s->cap_modules ? s->cap_modules * 2 : 64;
-                struct module **a = realloc(s->modules, cap * sizeof *a);
-                uint32_t *c;
+                size_t cap = s->cap_modules, cap_canonical = s->cap_modules; /* they grow alike */
 
-                if (!a)
+                if (GROW(s->modules, cap, s->n_modules + 1) < 0 ||
+                    GROW(s->canonical, cap_canonical, s->n_modules + 1) < 0)
                         return -ENOMEM;
-                s->modules = a;
-                c = realloc(s->canonical, cap * sizeof *c);
-                if (!c)
-                        return -ENOMEM;
-                s->canonical = c;
                 s->cap_modules = cap;
         }
         m = module_new(vdso ? MODULE_VDSO : MODULE_ELF, path, build_id, build_id_len);
@@ -180,15 +168,8 @@ int symbolizer_load(struct symbolizer *s, uint32_t index, pid_t pid, uint64_t st
 static int add_frame(struct symbolizer *s, const struct frame *f) {
         if (s->n_frames >= UINT32_MAX >> 8)
                 return -E2BIG;
-        if (s->n_frames == s->cap_frames) {
-                size_t cap = s->cap_frames ? s->cap_frames * 2 : 1024;
-                struct frame *a = realloc(s->frames, cap * sizeof *a);
-
-                if (!a)
-                        return -ENOMEM;
-                s->frames = a;
-                s->cap_frames = cap;
-        }
+        if (GROW(s->frames, s->cap_frames, s->n_frames + 1) < 0)
+                return -ENOMEM;
         s->frames[s->n_frames] = *f;
         return s->n_frames++;
 }

@@ -10,6 +10,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "grow.h"
+
 struct symtab *symtab_new(struct name_table *names) {
         struct symtab *t = calloc(1, sizeof *t);
 
@@ -34,15 +36,8 @@ int symtab_add(struct symtab *t, uint64_t start, uint64_t size, const char *name
         id = name_table_intern(t->names, name, len);
         if (id < 0)
                 return id;
-        if (t->n == t->cap) {
-                size_t cap = t->cap ? t->cap * 2 : 256;
-                struct symtab_entry *e = realloc(t->entries, cap * sizeof *e);
-
-                if (!e)
-                        return -ENOMEM;
-                t->entries = e;
-                t->cap = cap;
-        }
+        if (GROW(t->entries, t->cap, t->n + 1) < 0)
+                return -ENOMEM;
         t->entries[t->n++] = (struct symtab_entry) {
                 .start = start,
                 .size = size,

@@ -25,6 +25,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "grow.h"
+
 /* DWARF's x86_64 registers: rax rdx rcx rbx rsi rdi rbp rsp r8-r15, then the return address. */
 #define N_REGS 17
 #define REG_RBP 6
@@ -66,7 +68,8 @@ struct row {
 
 struct module_rows {
         struct row *rows; /* sorted by start */
-        uint32_t n, cap;
+        uint32_t n;
+        size_t cap;
 };
 
 /* What a lookup PC resolved to in one state of one address space. */
@@ -405,14 +408,11 @@ static const struct row *row_get(struct unwinder *u, uint32_t key, Dwarf_CFI *cf
         uint32_t lo = 0, hi;
 
         if (key >= u->n_modules) {
-                size_t n = key + 1 > 2 * u->n_modules ? key + 1 : 2 * u->n_modules;
-                struct module_rows *a = realloc(u->modules, n * sizeof *a);
+                size_t old = u->n_modules;
 
-                if (!a)
+                if (GROW(u->modules, u->n_modules, (size_t) key + 1) < 0)
                         return NULL;
-                memset(a + u->n_modules, 0, (n - u->n_modules) * sizeof *a);
-                u->modules = a;
-                u->n_modules = n;
+                memset(u->modules + old, 0, (u->n_modules - old) * sizeof *u->modules);
         }
         mr = &u->modules[key];
         /* The first row starting after VADDR; the one before it may hold VADDR. */
@@ -450,15 +450,8 @@ static const struct row *row_get(struct unwinder *u, uint32_t key, Dwarf_CFI *cf
 
         if (mr->n >= MAX_ROWS_PER_MODULE)
                 mr->n = lo = 0;
-        if (mr->n == mr->cap) {
-                uint32_t cap = mr->cap ? mr->cap * 2 : 64;
-                struct row *a = realloc(mr->rows, cap * sizeof *a);
-
-                if (!a)
-                        return NULL;
-                mr->rows = a;
-                mr->cap = cap;
-        }
+        if (GROW(mr->rows, mr->cap, (size_t) mr->n + 1) < 0)
+                return NULL;
         memmove(mr->rows + lo + 1, mr->rows + lo, (mr->n - lo) * sizeof *mr->rows);
         mr->rows[lo] = row;
         mr->n++;

@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "grow.h"
 #include "idmap.h"
 
 /* Node ids are 32-bit and NONE is reserved. */
@@ -63,19 +64,14 @@ struct sample_tree *sample_tree_free(struct sample_tree *t) {
 
 /* Makes *A (of *N entries, by name id) hold NAME, new entries set to NONE. Returns 0 or -ENOMEM. */
 static int grow_by_name(uint32_t **a, size_t *n, uint32_t name, uint32_t none) {
-        size_t cap;
-        uint32_t *b;
+        size_t old = *n;
+        int r;
 
-        if (name < *n)
-                return 0;
-        cap = MAX((size_t) name + 1, 2 * *n);
-        b = reallocarray(*a, cap, sizeof *b);
-        if (!b)
-                return -ENOMEM;
-        for (size_t i = *n; i < cap; i++)
-                b[i] = none;
-        *a = b;
-        *n = cap;
+        r = GROW(*a, *n, (size_t) name + 1);
+        if (r < 0)
+                return r;
+        for (size_t i = old; i < *n; i++)
+                (*a)[i] = none;
         return 0;
 }
 
@@ -84,10 +80,8 @@ int64_t sample_tree_add_module(struct sample_tree *t, const char *path, const ch
 
         if (t->n_modules >= UINT32_MAX - 1)
                 return -E2BIG;
-        m = reallocarray(t->modules, t->n_modules + 1, sizeof *m);
-        if (!m)
+        if (GROW(t->modules, t->cap_modules, t->n_modules + 1) < 0)
                 return -ENOMEM;
-        t->modules = m;
         m = &t->modules[t->n_modules];
         *m = (struct sample_tree_module) { .path = strdup(path ?: ""), .build_id = strdup(build_id ?: "") };
         if (!m->path || !m->build_id) {
@@ -158,15 +152,9 @@ int64_t sample_tree_child(struct sample_tree *t, uint32_t parent, uint32_t name)
                 *slot = SAMPLE_TREE_NONE; /* never reached in practice; keep the map sane */
                 return -E2BIG;
         }
-        if (t->n_nodes == t->cap) {
-                size_t cap = t->cap * 2;
-                struct sample_tree_node *nodes = realloc(t->nodes, cap * sizeof *nodes);
-
-                if (!nodes)
-                        return -ENOMEM;
-                t->nodes = nodes;
-                t->cap = cap;
-        }
+        r = GROW(t->nodes, t->cap, t->n_nodes + 1);
+        if (r < 0)
+                return r;
         id = t->n_nodes++;
         p = &t->nodes[parent];
         t->nodes[id] = (struct sample_tree_node) {

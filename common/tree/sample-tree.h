@@ -55,7 +55,7 @@ struct sample_tree {
         bool weighed;
         struct sample_tree_info info;
         struct sample_tree_module *modules; /* where the store knows them; none otherwise */
-        size_t n_modules;
+        size_t n_modules, cap_modules;
         uint32_t *label_module; /* by name id, below n_label_module: index in modules,
                                          * or SAMPLE_TREE_NONE */
         size_t n_label_module;

@@ -12,9 +12,9 @@
 
 #include "collector.h"
 #include "config.h"
-#include "fleet.h"
 #include "pusher.h"
 #include "session.h"
+#include "shipper.h"
 #include "store.h"
 
 #define MANAGER_MAX_SESSIONS 1024

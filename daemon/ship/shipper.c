@@ -39,7 +39,7 @@
  * them and moves their closed bucket on, the thread moves their next bucket on and removes
  * ended ones once spooled), the queue of spooled files, the counters and the last error. The
  * thread holds the lock for no I/O. */
-#include "fleet.h"
+#include "shipper.h"
 
 #include <errno.h>
 #include <fcntl.h>

@@ -228,10 +228,10 @@ static void do_status(struct connection *c) {
                       "pushed", num(&nb, ps.pushed), "failed", num(&nb, ps.failed), "error",
                       ps.error[0] ? ps.error : NULL, NULL);
         }
-        if (m->fleet) {
-                struct fleet_status fs;
+        if (m->shipper) {
+                struct shipper_status fs;
 
-                fleet_status(m->fleet, &fs);
+                shipper_status(m->shipper, &fs);
                 nb.n = 0;
                 reply(c, "fleet", "url", fs.url, "spool", fs.spool, "spool_max", num(&nb, fs.spool_max),
                       "sent", num(&nb, fs.sent), "pending", num(&nb, fs.pending), "pending_bytes",

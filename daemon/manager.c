@@ -6,7 +6,7 @@
  *   retention timer (1 h, and after a flush when the store is over max_size) -> store_expire
  *   SIGTERM, SIGINT         -> stop collecting, store everything, exit
  *   SIGHUP                  -> reload the configuration
- *   the pusher's thread     -> each push_interval, profiles to the [fleet] receivers (pusher.c)
+ *   the pusher's thread     -> each push_interval, profiles to the [fleet] receivers (ship/pusher.c)
  *   watchdog                -> sd-event sends WATCHDOG=1 itself (sd_event_set_watchdog)
  *
  * A flush that fails (a full disk) keeps the hits in memory for the next one and is said once,
@@ -128,7 +128,7 @@ static int stop_collector(struct manager *m) {
                                          rs.lost);
                 }
         if (r >= 0)
-                fleet_run_ended(m->fleet, collector_run_id(m->collector));
+                shipper_run_ended(m->shipper, collector_run_id(m->collector));
         m->collector = collector_free(m->collector);
         return r < 0 ? r : 0;
 }
@@ -176,9 +176,9 @@ int manager_flush(struct manager *m) {
         /* The buckets before what was handled (now less the lag, less a margin for records still
          * in the kernel's rings, which the lag does not see) are in the store for good: closed,
          * so that a sample of them handled later joins the first open bucket, and what the store
-         * holds of a closed bucket is what the shipper (fleet.c) sends and the pusher posts. The
+         * holds of a closed bucket is what the shipper (ship/shipper.c) sends and the pusher posts. The
          * margin keeps such late samples rare; the closing makes them harmless. */
-        if (m->fleet || m->pusher) {
+        if (m->shipper || m->pusher) {
                 struct collector_stats st = {};
                 int64_t wall, floor = 0;
 
@@ -188,13 +188,13 @@ int manager_flush(struct manager *m) {
 
                 if (m->collector)
                         floor = collector_close_buckets(m->collector, wall);
-                if (m->fleet && m->collector)
-                        fleet_closed(m->fleet, collector_run_id(m->collector), floor);
+                if (m->shipper && m->collector)
+                        shipper_closed(m->shipper, collector_run_id(m->collector), floor);
                 for (unsigned i = 0; i < m->n_sessions; i++) {
                         int64_t b = collector_close_buckets(m->sessions[i]->collector, wall);
 
-                        if (m->fleet)
-                                fleet_closed(m->fleet, session_run_id(m->sessions[i]), b);
+                        if (m->shipper)
+                                shipper_closed(m->shipper, session_run_id(m->sessions[i]), b);
                 }
                 if (m->pusher && m->collector)
                         pusher_set_stored(m->pusher, floor);
@@ -390,7 +390,7 @@ int manager_reload(struct manager *m) {
         if (!streq(c.fleet_url, m->config.fleet_url) ||
             !streq(c.fleet_credentials, m->config.fleet_credentials) ||
             !streq(c.fleet_spool, m->config.fleet_spool) || c.fleet_spool_max != m->config.fleet_spool_max ||
-            (m->fleet && !streq(c.store_path, m->config.store_path)))
+            (m->shipper && !streq(c.store_path, m->config.store_path)))
                 log_warning("[fleet] changes, and shipping a new store, take effect at the next restart");
         memcpy(c.fleet_url, m->config.fleet_url, sizeof c.fleet_url);
         memcpy(c.fleet_credentials, m->config.fleet_credentials, sizeof c.fleet_credentials);
@@ -472,7 +472,7 @@ int manager_new(const char *config_path, bool required, struct manager **ret) {
                 r = -ECANCELED;
                 goto fail;
         }
-        r = fleet_new(&m->config, &m->fleet);
+        r = shipper_new(&m->config, &m->shipper);
         if (r < 0)
                 goto fail;
         *ret = m;
@@ -492,7 +492,7 @@ bool manager_stop_pending(void) {
 int manager_start(struct manager *m) {
         int r;
 
-        r = fleet_start(m->fleet);
+        r = shipper_start(m->shipper);
         if (r < 0)
                 return r;
         if (manager_stop_pending())
@@ -520,7 +520,7 @@ int manager_start(struct manager *m) {
 static void on_session_end(struct session *s, void *userdata) {
         struct manager *m = userdata;
 
-        fleet_run_ended(m->fleet, session_run_id(s));
+        shipper_run_ended(m->shipper, session_run_id(s));
         for (unsigned i = 0; i < m->n_sessions; i++)
                 if (m->sessions[i] == s) {
                         m->sessions[i] = m->sessions[--m->n_sessions];
@@ -581,7 +581,7 @@ struct manager *manager_free(struct manager *m) {
         sd_event_source_disable_unref(m->flush_timer);
         sd_event_source_disable_unref(m->status_timer);
         sd_event_source_disable_unref(m->retention_timer);
-        fleet_free(m->fleet);
+        shipper_free(m->shipper);
         store_close(m->store);
         sd_event_unref(m->event);
         free(m);

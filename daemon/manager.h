@@ -39,7 +39,7 @@ struct manager {
         char config_path[4096];
         sd_event *event;
         struct store *store;
-        struct fleet *fleet;         /* shipping to ClickHouse; NULL without [fleet] url */
+        struct shipper *shipper;     /* shipping to ClickHouse; NULL without [fleet] url */
         struct collector *collector; /* the system-wide one */
         sd_event_source *collector_source;
         sd_event_source *flush_timer, *status_timer, *retention_timer;

@@ -54,6 +54,7 @@
 
 #include "ch-client.h"
 #include "ch-write.h"
+#include "grow.h"
 #include "log.h"
 #include "read-line.h"
 #include "spool.h"
@@ -203,24 +204,17 @@ static int state_load(struct shipper *s) {
 
 /* Appends a file to Q. Under lock. */
 static int queue_push(struct file_queue *q, const char *name, uint64_t bytes) {
-        if (q->n == q->cap) {
-                size_t cap = q->cap ? q->cap * 2 : 64;
-                struct spool_entry *e;
+        int r;
 
-                /* What is done with sits before head: move the rest down first. */
-                if (q->head > 0) {
-                        memmove(q->e, q->e + q->head, (q->n - q->head) * sizeof *q->e);
-                        q->n -= q->head;
-                        q->head = 0;
-                }
-                if (q->n == q->cap) {
-                        e = reallocarray(q->e, cap, sizeof *e);
-                        if (!e)
-                                return -ENOMEM;
-                        q->e = e;
-                        q->cap = cap;
-                }
+        /* Full, and what is done with sits before head: move the rest down rather than grow. */
+        if (q->n == q->cap && q->head > 0) {
+                memmove(q->e, q->e + q->head, (q->n - q->head) * sizeof *q->e);
+                q->n -= q->head;
+                q->head = 0;
         }
+        r = GROW(q->e, q->cap, q->n + 1);
+        if (r < 0)
+                return r;
         snprintf(q->e[q->n].name, SPOOL_NAME_MAX, "%s", name);
         q->e[q->n++].bytes = bytes;
         q->bytes += bytes;

@@ -56,6 +56,29 @@ void manager_collector_config(const struct manager *m, struct collector_config *
         ret->function_frames = !m->config.lines;
 }
 
+/* The pushes' settings in C (ship/ sees no struct config), pointing into it. */
+static void pushes_of(const struct config *c, struct pusher_config *ret) {
+        *ret = (struct pusher_config) {
+                .store_path = c->store_path,
+                .credentials = c->push_credentials,
+                .interval = c->push_interval,
+                .bucket = c->bucket,
+        };
+        for (enum push_kind k = 0; k < _PUSH_KIND_MAX; k++)
+                ret->url[k] = c->push_url[k];
+}
+
+/* The shipping settings in C, pointing into it. */
+static void shipping_of(const struct config *c, struct shipper_config *ret) {
+        *ret = (struct shipper_config) {
+                .url = c->fleet_url,
+                .credentials = c->fleet_credentials,
+                .spool = c->fleet_spool,
+                .spool_max = c->fleet_spool_max,
+                .store_path = c->store_path,
+        };
+}
+
 /* Creates the system-wide collector for the configuration and opens its events. */
 static int start_collector(struct manager *m) {
         struct collector_config cc;
@@ -348,6 +371,7 @@ static int open_store(struct manager *m) {
 
 int manager_reload(struct manager *m) {
         struct pusher_resume resume = {};
+        struct pusher_config pc;
         struct config c;
         char error[256];
         unsigned line;
@@ -382,7 +406,8 @@ int manager_reload(struct manager *m) {
         }
         memcpy(c.socket_path, m->config.socket_path, sizeof c.socket_path);
         /* The pushes go on from the first interval not pushed, unless they are what changed. */
-        if (m->pusher && !pusher_same_config(m->pusher, &c)) {
+        pushes_of(&c, &pc);
+        if (m->pusher && !pusher_same_config(m->pusher, &pc)) {
                 pusher_stop(m->pusher, &resume);
                 m->pusher = pusher_free(m->pusher);
         }
@@ -410,7 +435,8 @@ int manager_reload(struct manager *m) {
                 return r;
         /* Profiling goes on without the pushes when they cannot start (their credentials): the
          * error is logged, and the next reload tries again. */
-        if (!m->pusher && config_pushes(&m->config) && pusher_new(&m->config, &resume, &m->pusher) < 0)
+        pushes_of(&m->config, &pc);
+        if (!m->pusher && config_pushes(&m->config) && pusher_new(&pc, &resume, &m->pusher) < 0)
                 log_error("The pushes to fleet profilers stop until a reload can start them");
         rearm(m->flush_timer, m->config.flush_interval);
         notify_status(m, true);
@@ -419,6 +445,7 @@ int manager_reload(struct manager *m) {
 }
 
 int manager_new(const char *config_path, bool required, struct manager **ret) {
+        struct shipper_config sc;
         struct manager *m;
         char error[256];
         unsigned line;
@@ -472,7 +499,8 @@ int manager_new(const char *config_path, bool required, struct manager **ret) {
                 r = -ECANCELED;
                 goto fail;
         }
-        r = shipper_new(&m->config, &m->shipper);
+        shipping_of(&m->config, &sc);
+        r = shipper_new(&sc, &m->shipper);
         if (r < 0)
                 goto fail;
         *ret = m;
@@ -503,7 +531,10 @@ int manager_start(struct manager *m) {
         if (manager_stop_pending())
                 return -ECANCELED;
         if (config_pushes(&m->config)) {
-                r = pusher_new(&m->config, NULL, &m->pusher);
+                struct pusher_config pc;
+
+                pushes_of(&m->config, &pc);
+                r = pusher_new(&pc, NULL, &m->pusher);
                 if (r < 0)
                         return r;
         }

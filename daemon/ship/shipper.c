@@ -612,7 +612,7 @@ void shipper_run_ended(struct shipper *s, int64_t run_id) {
 
 /* ---- life ---- */
 
-int shipper_new(const struct config *config, struct shipper **ret) {
+int shipper_new(const struct shipper_config *config, struct shipper **ret) {
         _cleanup_free_ struct spool_entry *entries = NULL;
         struct shipper *s;
         pthread_condattr_t ca;
@@ -622,28 +622,28 @@ int shipper_new(const struct config *config, struct shipper **ret) {
         int r;
 
         *ret = NULL;
-        if (!config->fleet_url[0])
+        if (!config->url[0])
                 return 0;
         s = calloc(1, sizeof *s);
         if (!s)
                 return log_error_errno(ENOMEM, "Out of memory");
-        snprintf(s->url, sizeof s->url, "%s", config->fleet_url);
-        snprintf(s->spool, sizeof s->spool, "%s", config->fleet_spool);
+        snprintf(s->url, sizeof s->url, "%s", config->url);
+        snprintf(s->spool, sizeof s->spool, "%s", config->spool);
         snprintf(s->store_path, sizeof s->store_path, "%s", config->store_path);
         s->spool_fd = -1;
-        s->spool_max = config->fleet_spool_max;
+        s->spool_max = config->spool_max;
         pthread_mutex_init(&s->lock, NULL);
         pthread_condattr_init(&ca);
         pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
         pthread_cond_init(&s->changed, &ca);
         pthread_condattr_destroy(&ca);
 
-        r = ch_client_open(config->fleet_url, config->fleet_credentials[0] ? config->fleet_credentials : NULL,
-                           &s->client, &why);
+        r = ch_client_open(config->url, config->credentials[0] ? config->credentials : NULL, &s->client,
+                           &why);
         if (r < 0) {
-                log_error_errno(r, "[fleet] url %s%s%s: %s", config->fleet_url,
-                                config->fleet_credentials[0] ? ", credentials " : "",
-                                config->fleet_credentials, why ?: strerror(-r));
+                log_error_errno(r, "[fleet] url %s%s%s: %s", config->url,
+                                config->credentials[0] ? ", credentials " : "", config->credentials,
+                                why ?: strerror(-r));
                 goto fail;
         }
         ch_client_set_timeout(s->client, SHIPPER_REQUEST_TIMEOUT_S);

@@ -7,7 +7,6 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "config.h"
 #include "store.h"
 
 /* The sender's pause after a failure doubles from the first to the last while ClickHouse fails. */
@@ -32,6 +31,17 @@
 
 struct shipper;
 
+/* Where a shipper ships from and to, as the configuration says ([fleet]'s url, credentials,
+ * spool and spool_max; [store]'s path). The strings are the caller's: read during the call,
+ * never kept. */
+struct shipper_config {
+        const char *url;         /* clickhouse://[USER@]HOST[:PORT]/DB; "" ships nothing */
+        const char *credentials; /* a file: user, then password; "" for none */
+        const char *spool;       /* the spool folder */
+        uint64_t spool_max;      /* bytes of batches waiting in the spool */
+        const char *store_path;
+};
+
 /* What cppctl status shows. Times are unix seconds, 0 for never. */
 struct shipper_status {
         char url[1024]; /* as configured: a user at most, never a password */
@@ -55,7 +65,7 @@ struct shipper_status {
  * client (nothing is sent yet). Returns 0 and sets *ret (NULL when no url is configured), or a
  * negative errno after logging why (a bad url or credentials file, a spool that cannot be made
  * or is refused). */
-int shipper_new(const struct config *config, struct shipper **ret);
+int shipper_new(const struct shipper_config *config, struct shipper **ret);
 
 /* Opens a read-only connection to the store (made by then) and starts the thread, which
  * spools first what runs of an earlier cppd left unspooled (they ended with it). Returns 0 or a

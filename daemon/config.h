@@ -49,11 +49,11 @@ struct config {
         char group[64];        /* members may query; "" for none */
         gid_t gid;             /* the group's, looked up when parsed; CONFIG_NO_GID: none */
         unsigned max_sessions;
-        /* [fleet]: profiles pushed to fleet profilers (daemon/pusher.c) */
+        /* [fleet]: profiles pushed to fleet profilers (daemon/ship/pusher.c) */
         char push_url[_PUSH_KIND_MAX][PUSH_URL_MAX]; /* base URL by push_kind; "" for none */
         uint64_t push_interval;                      /* µs, whole seconds */
         char push_credentials[4096];                 /* headers file (push-credentials.h); "" for none */
-        /* [fleet]: shipping to ClickHouse (fleet.c); url "" ships nothing */
+        /* [fleet]: shipping to ClickHouse (ship/shipper.c); url "" ships nothing */
         char fleet_url[1024];         /* clickhouse://[USER@]HOST[:PORT]/DB */
         char fleet_credentials[4096]; /* a file: user, then password; "" for none */
         char fleet_spool[4096];       /* "": "spool" beside the store */

@@ -35,6 +35,7 @@
 
 #include <systemd/sd-daemon.h>
 
+#include "grow.h"
 #include "log.h"
 #include "manager.h"
 #include "parse-util.h"
@@ -91,7 +92,7 @@ static int reply(struct connection *c, const char *word, ...) {
         char line[PROTOCOL_MAX_LINE];
         unsigned n = 0;
         va_list ap;
-        int len;
+        int len, r;
 
         va_start(ap, word);
         for (const char *k; n < 2 * PROTOCOL_MAX_FIELDS && (k = va_arg(ap, const char *));) {
@@ -103,15 +104,9 @@ static int reply(struct connection *c, const char *word, ...) {
         len = protocol_format(line, sizeof line, word, kv);
         if (len < 0)
                 return len;
-        if (c->n_out + len > c->cap_out) {
-                size_t cap = MAX(c->cap_out * 2, c->n_out + len + 1024);
-                char *a = realloc(c->out, cap);
-
-                if (!a)
-                        return -ENOMEM;
-                c->out = a;
-                c->cap_out = cap;
-        }
+        r = GROW(c->out, c->cap_out, c->n_out + len);
+        if (r < 0)
+                return r;
         memcpy(c->out + c->n_out, line, len);
         c->n_out += len;
         return 0;
@@ -228,10 +223,10 @@ static void do_status(struct connection *c) {
                       "pushed", num(&nb, ps.pushed), "failed", num(&nb, ps.failed), "error",
                       ps.error[0] ? ps.error : NULL, NULL);
         }
-        if (m->fleet) {
-                struct fleet_status fs;
+        if (m->shipper) {
+                struct shipper_status fs;
 
-                fleet_status(m->fleet, &fs);
+                shipper_status(m->shipper, &fs);
                 nb.n = 0;
                 reply(c, "fleet", "url", fs.url, "spool", fs.spool, "spool_max", num(&nb, fs.spool_max),
                       "sent", num(&nb, fs.sent), "pending", num(&nb, fs.pending), "pending_bytes",

@@ -6,7 +6,7 @@
  *   retention timer (1 h, and after a flush when the store is over max_size) -> store_expire
  *   SIGTERM, SIGINT         -> stop collecting, store everything, exit
  *   SIGHUP                  -> reload the configuration
- *   the pusher's thread     -> each push_interval, profiles to the [fleet] receivers (pusher.c)
+ *   the pusher's thread     -> each push_interval, profiles to the [fleet] receivers (ship/pusher.c)
  *   watchdog                -> sd-event sends WATCHDOG=1 itself (sd_event_set_watchdog)
  *
  * A flush that fails (a full disk) keeps the hits in memory for the next one and is said once,
@@ -54,6 +54,29 @@ void manager_collector_config(const struct manager *m, struct collector_config *
         ret->bucket_seconds = m->config.bucket / 1000000;
         ret->queue_size = m->config.queue_size;
         ret->function_frames = !m->config.lines;
+}
+
+/* The pushes' settings in C (ship/ sees no struct config), pointing into it. */
+static void pushes_of(const struct config *c, struct pusher_config *ret) {
+        *ret = (struct pusher_config) {
+                .store_path = c->store_path,
+                .credentials = c->push_credentials,
+                .interval = c->push_interval,
+                .bucket = c->bucket,
+        };
+        for (enum push_kind k = 0; k < _PUSH_KIND_MAX; k++)
+                ret->url[k] = c->push_url[k];
+}
+
+/* The shipping settings in C, pointing into it. */
+static void shipping_of(const struct config *c, struct shipper_config *ret) {
+        *ret = (struct shipper_config) {
+                .url = c->fleet_url,
+                .credentials = c->fleet_credentials,
+                .spool = c->fleet_spool,
+                .spool_max = c->fleet_spool_max,
+                .store_path = c->store_path,
+        };
 }
 
 /* Creates the system-wide collector for the configuration and opens its events. */
@@ -128,7 +151,7 @@ static int stop_collector(struct manager *m) {
                                          rs.lost);
                 }
         if (r >= 0)
-                fleet_run_ended(m->fleet, collector_run_id(m->collector));
+                shipper_run_ended(m->shipper, collector_run_id(m->collector));
         m->collector = collector_free(m->collector);
         return r < 0 ? r : 0;
 }
@@ -176,9 +199,9 @@ int manager_flush(struct manager *m) {
         /* The buckets before what was handled (now less the lag, less a margin for records still
          * in the kernel's rings, which the lag does not see) are in the store for good: closed,
          * so that a sample of them handled later joins the first open bucket, and what the store
-         * holds of a closed bucket is what the shipper (fleet.c) sends and the pusher posts. The
+         * holds of a closed bucket is what the shipper (ship/shipper.c) sends and the pusher posts. The
          * margin keeps such late samples rare; the closing makes them harmless. */
-        if (m->fleet || m->pusher) {
+        if (m->shipper || m->pusher) {
                 struct collector_stats st = {};
                 int64_t wall, floor = 0;
 
@@ -188,13 +211,13 @@ int manager_flush(struct manager *m) {
 
                 if (m->collector)
                         floor = collector_close_buckets(m->collector, wall);
-                if (m->fleet && m->collector)
-                        fleet_closed(m->fleet, collector_run_id(m->collector), floor);
+                if (m->shipper && m->collector)
+                        shipper_closed(m->shipper, collector_run_id(m->collector), floor);
                 for (unsigned i = 0; i < m->n_sessions; i++) {
                         int64_t b = collector_close_buckets(m->sessions[i]->collector, wall);
 
-                        if (m->fleet)
-                                fleet_closed(m->fleet, session_run_id(m->sessions[i]), b);
+                        if (m->shipper)
+                                shipper_closed(m->shipper, session_run_id(m->sessions[i]), b);
                 }
                 if (m->pusher && m->collector)
                         pusher_set_stored(m->pusher, floor);
@@ -348,6 +371,7 @@ static int open_store(struct manager *m) {
 
 int manager_reload(struct manager *m) {
         struct pusher_resume resume = {};
+        struct pusher_config pc;
         struct config c;
         char error[256];
         unsigned line;
@@ -382,7 +406,8 @@ int manager_reload(struct manager *m) {
         }
         memcpy(c.socket_path, m->config.socket_path, sizeof c.socket_path);
         /* The pushes go on from the first interval not pushed, unless they are what changed. */
-        if (m->pusher && !pusher_same_config(m->pusher, &c)) {
+        pushes_of(&c, &pc);
+        if (m->pusher && !pusher_same_config(m->pusher, &pc)) {
                 pusher_stop(m->pusher, &resume);
                 m->pusher = pusher_free(m->pusher);
         }
@@ -390,7 +415,7 @@ int manager_reload(struct manager *m) {
         if (!streq(c.fleet_url, m->config.fleet_url) ||
             !streq(c.fleet_credentials, m->config.fleet_credentials) ||
             !streq(c.fleet_spool, m->config.fleet_spool) || c.fleet_spool_max != m->config.fleet_spool_max ||
-            (m->fleet && !streq(c.store_path, m->config.store_path)))
+            (m->shipper && !streq(c.store_path, m->config.store_path)))
                 log_warning("[fleet] changes, and shipping a new store, take effect at the next restart");
         memcpy(c.fleet_url, m->config.fleet_url, sizeof c.fleet_url);
         memcpy(c.fleet_credentials, m->config.fleet_credentials, sizeof c.fleet_credentials);
@@ -410,7 +435,8 @@ int manager_reload(struct manager *m) {
                 return r;
         /* Profiling goes on without the pushes when they cannot start (their credentials): the
          * error is logged, and the next reload tries again. */
-        if (!m->pusher && config_pushes(&m->config) && pusher_new(&m->config, &resume, &m->pusher) < 0)
+        pushes_of(&m->config, &pc);
+        if (!m->pusher && config_pushes(&m->config) && pusher_new(&pc, &resume, &m->pusher) < 0)
                 log_error("The pushes to fleet profilers stop until a reload can start them");
         rearm(m->flush_timer, m->config.flush_interval);
         notify_status(m, true);
@@ -419,6 +445,7 @@ int manager_reload(struct manager *m) {
 }
 
 int manager_new(const char *config_path, bool required, struct manager **ret) {
+        struct shipper_config sc;
         struct manager *m;
         char error[256];
         unsigned line;
@@ -472,7 +499,8 @@ int manager_new(const char *config_path, bool required, struct manager **ret) {
                 r = -ECANCELED;
                 goto fail;
         }
-        r = fleet_new(&m->config, &m->fleet);
+        shipping_of(&m->config, &sc);
+        r = shipper_new(&sc, &m->shipper);
         if (r < 0)
                 goto fail;
         *ret = m;
@@ -492,7 +520,7 @@ bool manager_stop_pending(void) {
 int manager_start(struct manager *m) {
         int r;
 
-        r = fleet_start(m->fleet);
+        r = shipper_start(m->shipper);
         if (r < 0)
                 return r;
         if (manager_stop_pending())
@@ -503,7 +531,10 @@ int manager_start(struct manager *m) {
         if (manager_stop_pending())
                 return -ECANCELED;
         if (config_pushes(&m->config)) {
-                r = pusher_new(&m->config, NULL, &m->pusher);
+                struct pusher_config pc;
+
+                pushes_of(&m->config, &pc);
+                r = pusher_new(&pc, NULL, &m->pusher);
                 if (r < 0)
                         return r;
         }
@@ -520,7 +551,7 @@ int manager_start(struct manager *m) {
 static void on_session_end(struct session *s, void *userdata) {
         struct manager *m = userdata;
 
-        fleet_run_ended(m->fleet, session_run_id(s));
+        shipper_run_ended(m->shipper, session_run_id(s));
         for (unsigned i = 0; i < m->n_sessions; i++)
                 if (m->sessions[i] == s) {
                         m->sessions[i] = m->sessions[--m->n_sessions];
@@ -581,7 +612,7 @@ struct manager *manager_free(struct manager *m) {
         sd_event_source_disable_unref(m->flush_timer);
         sd_event_source_disable_unref(m->status_timer);
         sd_event_source_disable_unref(m->retention_timer);
-        fleet_free(m->fleet);
+        shipper_free(m->shipper);
         store_close(m->store);
         sd_event_unref(m->event);
         free(m);

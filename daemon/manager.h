@@ -12,9 +12,9 @@
 
 #include "collector.h"
 #include "config.h"
-#include "fleet.h"
 #include "pusher.h"
 #include "session.h"
+#include "shipper.h"
 #include "store.h"
 
 #define MANAGER_MAX_SESSIONS 1024
@@ -39,7 +39,7 @@ struct manager {
         char config_path[4096];
         sd_event *event;
         struct store *store;
-        struct fleet *fleet;         /* shipping to ClickHouse; NULL without [fleet] url */
+        struct shipper *shipper;     /* shipping to ClickHouse; NULL without [fleet] url */
         struct collector *collector; /* the system-wide one */
         sd_event_source *collector_source;
         sd_event_source *flush_timer, *status_timer, *retention_timer;

@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "cleanup.h"
+#include "grow.h"
 
 const char *unit_cgroup_root(void) {
         static const char *const candidates[] = { "/sys/fs/cgroup", "/sys/fs/cgroup/unified" };
@@ -77,15 +78,8 @@ int unit_open_cgroup(const char *root, const char *name, char *ret_path, size_t 
                                                 snprintf(ret_path, size, "%s", path);
                                         break;
                                 }
-                                if (n_next == cap_next) {
-                                        size_t cap = cap_next ? cap_next * 2 : 64;
-                                        char **a = realloc(next, cap * sizeof *a);
-
-                                        if (!a)
-                                                break;
-                                        next = a;
-                                        cap_next = cap;
-                                }
+                                if (GROW(next, cap_next, n_next + 1) < 0)
+                                        break;
                                 if ((next[n_next] = strdup(path)))
                                         n_next++;
                         }

@@ -1,5 +1,5 @@
 /* One POST per call, with libcurl's easy interface, on the caller's thread: the daemon posts from
- * a thread of its own (daemon/pusher.c), a few requests per push interval, so a handle per
+ * a thread of its own (daemon/ship/pusher.c), a few requests per push interval, so a handle per
  * request costs nothing that matters and keeps no state between pushes. Timeouts bound every
  * request, and a progress callback aborts one when the daemon stops. Only http and https are
  * allowed and redirects are not followed: the configuration names the receiver. */

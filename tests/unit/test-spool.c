@@ -1,4 +1,4 @@
-/* The fleet spool's files (daemon/spool.c): a batch written comes back byte for byte, bodies with
+/* The fleet spool's files (daemon/ship/spool.c): a batch written comes back byte for byte, bodies with
  * NULs, tabs and newlines included; a file cut short, one with a byte flipped and one past the
  * size limit are refused as -EBADMSG or -EFBIG, never half read; a listing is oldest first,
  * names the damaged files set aside, and clears the temporary files a crash left. A link planted

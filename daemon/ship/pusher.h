@@ -6,7 +6,6 @@
 #include <stdint.h>
 
 #include "cleanup.h"
-#include "config.h"
 #include "push-request.h"
 
 /* Seconds after an interval's end before it is pushed, at least: the loop's flush says when the
@@ -16,6 +15,16 @@
 #define PUSHER_ERROR_MAX 200
 
 struct pusher;
+
+/* What a pusher pushes, as the configuration says ([fleet]'s push keys, [store]'s path and
+ * bucket). The strings are the caller's: read during the call, never kept. */
+struct pusher_config {
+        const char *store_path;
+        const char *url[_PUSH_KIND_MAX]; /* base URL by push_kind; "" for none */
+        const char *credentials;         /* headers file (push-credentials.h); "" for none */
+        uint64_t interval;               /* µs, whole seconds, a multiple of bucket */
+        uint64_t bucket;                 /* µs, whole seconds: the store's time bucket */
+};
 
 /* What `cppctl status` shows of one receiver. */
 struct pusher_target_stats {
@@ -35,13 +44,13 @@ struct pusher_resume {
         uint64_t done[_PUSH_KIND_MAX];
 };
 
-/* Starts pushing the profiles of C's store to C's receivers every push_interval, each receiver
+/* Starts pushing the profiles of C's store to C's receivers every C->interval, each receiver
  * in a thread of its own, from where RESUME says (NULL: from the interval that holds now on): a
  * receiver goes on from the interval its kind's was in, and skips the profiles of it that it got
  * when its URL is the same; a receiver of a kind new to the configuration starts where the most
  * advanced one was. Returns 0 and sets *ret; -ENOMEM, -EIO (libcurl), or pthread's errno, after
  * logging why. */
-int pusher_new(const struct config *c, const struct pusher_resume *resume, struct pusher **ret);
+int pusher_new(const struct pusher_config *c, const struct pusher_resume *resume, struct pusher **ret);
 
 /* Stops P's thread (as pusher_free() does) and says where it left off in *ret. */
 void pusher_stop(struct pusher *p, struct pusher_resume *ret);
@@ -57,7 +66,7 @@ void pusher_set_stored(struct pusher *p, int64_t stored);
 
 /* Whether pusher P pushes what C says (receivers, interval, store): a reload that changes none
  * of them keeps it. */
-bool pusher_same_config(const struct pusher *p, const struct config *c);
+bool pusher_same_config(const struct pusher *p, const struct pusher_config *c);
 
 /* The number of receivers, and the stats of the Ith. */
 unsigned pusher_n_targets(const struct pusher *p);

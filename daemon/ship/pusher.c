@@ -430,7 +430,7 @@ static void *run(void *userdata) {
         return NULL;
 }
 
-int pusher_new(const struct config *c, const struct pusher_resume *resume, struct pusher **ret) {
+int pusher_new(const struct pusher_config *c, const struct pusher_resume *resume, struct pusher **ret) {
         _cleanup_(pusher_freep) struct pusher *p = NULL;
         int64_t start = 0;
         int r;
@@ -442,7 +442,7 @@ int pusher_new(const struct config *c, const struct pusher_resume *resume, struc
         pthread_cond_init(&p->wake, NULL);
         pthread_cond_init(&p->loaded, NULL);
         snprintf(p->store_path, sizeof p->store_path, "%s", c->store_path);
-        snprintf(p->credentials_path, sizeof p->credentials_path, "%s", c->push_credentials);
+        snprintf(p->credentials_path, sizeof p->credentials_path, "%s", c->credentials);
         if (p->credentials_path[0]) {
                 char error[256] = "";
                 unsigned line = 0;
@@ -466,7 +466,7 @@ int pusher_new(const struct config *c, const struct pusher_resume *resume, struc
         if (gethostname(p->host, sizeof p->host) < 0)
                 return log_error_errno(errno, "Cannot read the host name: %m");
         p->host[sizeof p->host - 1] = '\0';
-        p->interval = (int64_t) (c->push_interval / 1000000);
+        p->interval = (int64_t) (c->interval / 1000000);
         p->bucket = (int64_t) (c->bucket / 1000000);
         /* A receiver kept by a reload goes on where it was; one of a new URL from where its kind's
          * was (the interval it was in), skipping nothing; one of a new kind from where the most
@@ -476,12 +476,12 @@ int pusher_new(const struct config *c, const struct pusher_resume *resume, struc
         if (start == 0)
                 start = now_seconds();
         for (enum push_kind k = 0; k < _PUSH_KIND_MAX; k++)
-                if (c->push_url[k][0]) {
+                if (c->url[k][0]) {
                         struct pusher_target *t = &p->targets[p->n_targets++];
 
                         t->pusher = p;
                         t->kind = k;
-                        snprintf(t->url, sizeof t->url, "%s", c->push_url[k]);
+                        snprintf(t->url, sizeof t->url, "%s", c->url[k]);
                         t->since = (resume && resume->since[k] > 0 ? resume->since[k] : start) / p->bucket *
                                 p->bucket;
                         if (resume && resume->since[k] > 0 && streq(resume->url[k], t->url))
@@ -555,18 +555,17 @@ struct pusher *pusher_free(struct pusher *p) {
         return NULL;
 }
 
-bool pusher_same_config(const struct pusher *p, const struct config *c) {
+bool pusher_same_config(const struct pusher *p, const struct pusher_config *c) {
         unsigned n = 0;
 
         /* With credentials, a reload reads them again: they may be what changed. */
-        if (!streq(p->store_path, c->store_path) || p->credentials_path[0] || c->push_credentials[0] ||
-            p->interval != (int64_t) (c->push_interval / 1000000) ||
-            p->bucket != (int64_t) (c->bucket / 1000000))
+        if (!streq(p->store_path, c->store_path) || p->credentials_path[0] || c->credentials[0] ||
+            p->interval != (int64_t) (c->interval / 1000000) || p->bucket != (int64_t) (c->bucket / 1000000))
                 return false;
         for (enum push_kind k = 0; k < _PUSH_KIND_MAX; k++)
-                if (c->push_url[k][0]) {
+                if (c->url[k][0]) {
                         if (n >= p->n_targets || p->targets[n].kind != k ||
-                            !streq(p->targets[n].url, c->push_url[k]))
+                            !streq(p->targets[n].url, c->url[k]))
                                 return false;
                         n++;
                 }

@@ -1,4 +1,4 @@
-/* The fleet spool: batches for ClickHouse as files in one folder, waiting to be sent (fleet.c
+/* The fleet spool: batches for ClickHouse as files in one folder, waiting to be sent (shipper.c
  * sends them). One file a batch, named by its key so that the folder lists oldest first:
  * "BUCKET-RUN-HOST.batch", the bucket's start zero-padded; a batch found damaged is set aside
  * as "BUCKET-RUN-HOST.batch.bad". Every file is reached through the folder's descriptor. */

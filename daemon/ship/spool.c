@@ -27,6 +27,7 @@
 #include <unistd.h>
 
 #include "cleanup.h"
+#include "grow.h"
 #include "read-line.h"
 
 #define SPOOL_MAGIC "CPPDSPL1"
@@ -365,16 +366,9 @@ int spool_list(int dfd, struct spool_entry **ret, size_t *ret_n) {
                         continue;
                 if (fstatat(dirfd(d), de->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0 || !S_ISREG(st.st_mode))
                         continue;
-                if (n == cap) {
-                        struct spool_entry *ne = reallocarray(e, cap ? cap * 2 : 64, sizeof *e);
-
-                        if (!ne) {
-                                r = -ENOMEM;
-                                break;
-                        }
-                        e = ne;
-                        cap = cap ? cap * 2 : 64;
-                }
+                r = GROW(e, cap, n + 1);
+                if (r < 0)
+                        break;
                 strcpy(e[n].name, de->d_name);
                 e[n].bytes = st.st_size;
                 e[n++].damaged = damaged;

@@ -1,5 +1,5 @@
 -- cppd store, schema version 5: how each run drew the intervals between its samples, and how far
--- overload thinned them (issue 16), so that every view's header can say so.
+-- overload thinned them, so that every view's header can say so.
 -- sampling: 'random' (independent intervals drawn per sample, mean = period), 'fixed' (every
 -- period gticks, or redrawn only now and then: a loop whose cycle divides it is mis-measured), or
 -- '' when unknown (folded imports, runs stored before version 5).

@@ -1,8 +1,10 @@
 #!/usr/bin/env python3
-"""Embeds the schema migrations into C: schemas/embed.py [--prefix P] OUT.c NNNN-what.sql...
+"""Embeds the schema migrations into C:
+schemas/embed.py [--prefix P] [--schema CURRENT.sql] OUT.c NNNN-what.sql...
 
 Writes `const struct P_migration P_migrations[]` (P: store, the default, or ch for the
-ClickHouse fleet schema in schemas/clickhouse/) in version order, with P-migrations.h included,
+ClickHouse fleet schema in schemas/clickhouse/) in version order, and with --schema the current
+schema a new database is created with as `const char P_schema[]`, with P-migrations.h included,
 so that cppd and cppctl carry their schemas and never look for .sql files at run time."""
 import os
 import re
@@ -20,8 +22,11 @@ def c_string(text):
 def main():
     args = sys.argv[1:]
     prefix = 'store'
+    schema = None
     if args[:1] == ['--prefix']:
         prefix, args = args[1], args[2:]
+    if args[:1] == ['--schema']:
+        schema, args = args[1], args[2:]
     out, files = args[0], sorted(args[1:], key=os.path.basename)
     entries = []
     for i, path in enumerate(files, 1):
@@ -39,6 +44,9 @@ def main():
             f.write('        {\n                %d, "%s",\n%s\n        },\n' % (version, name, c_string(sql)))
         f.write('};\n\n')
         f.write('const unsigned n_%s_migrations = %d;\n' % (prefix, len(entries)))
+        if schema:
+            with open(schema, encoding='utf-8') as g:
+                f.write('\nconst char %s_schema[] =\n%s;\n' % (prefix, c_string(g.read())))
 
 
 if __name__ == '__main__':

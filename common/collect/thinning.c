@@ -1,4 +1,4 @@
-/* Overload thinning (issue 16, point 2), the collector's part.
+/* Overload thinning, the collector's part.
  *
  * When a resource brings more samples than can be handled, losing the surplus in bursts (a full
  * ring, PERF_RECORD_LOST) loses them from the bursty code and biases what is left toward calm

@@ -1,7 +1,8 @@
 /* Opening the store: checking that the file is ours (PRAGMA application_id), at a schema we
- * know (PRAGMA user_version), migrating it forward in one transaction per migration, and WAL so
- * that readers never block the writer. SQLite result codes become negative errno here and
- * nowhere else, so callers can tell a full disk from a corrupt file from a missing one. */
+ * know (PRAGMA user_version), creating a new one at the current schema or migrating an older one
+ * forward, in one transaction, and WAL so that readers never block the writer. SQLite result
+ * codes become negative errno here and nowhere else, so callers can tell a full disk from a
+ * corrupt file from a missing one. */
 #include "store.h"
 
 #include <errno.h>
@@ -171,6 +172,18 @@ static int migrate(struct store *s) {
         if (r == 0 && app != STORE_APPLICATION_ID) {
                 r = -EBADMSG;
                 goto fail;
+        }
+        if (r > 0) {
+                /* A new store: the current schema at once, so that its text (sqlite3's .schema)
+                 * reads as written, each comment beside its column. */
+                r = store_exec(s, store_schema);
+                if (r < 0)
+                        goto fail;
+                version = store_migrations[n_store_migrations - 1].version;
+                snprintf(sql, sizeof sql, "PRAGMA user_version = %u", (unsigned) version);
+                r = store_exec(s, sql);
+                if (r < 0)
+                        goto fail;
         }
         for (unsigned i = 0; i < n_store_migrations; i++) {
                 const struct store_migration *m = &store_migrations[i];

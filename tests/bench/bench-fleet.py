@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""The fleet benchmark (issue 19): 1,000 hosts x 24 hours of the daemon's default collection,
+"""The fleet benchmark: 1,000 hosts x 24 hours of the daemon's default collection,
 synthesized from real recorded stacks, loaded into a private ClickHouse, and asked the fleet's
 questions. Prints figures; never fails on speed or size. Not part of the test suite (it takes
 minutes and starts a real server); run it by hand.

@@ -1,6 +1,6 @@
 /* The cost of random sampling in the kernel (common/collect/sampling-bpf.c), per event, on this
- * machine, for each design that was measured before one was chosen (README.md, "Sampling you can
- * trust"). Three events, each on CPU 0 for every task, as the daemon opens them:
+ * machine, for each design that was measured before one was chosen (doc/sampling.md, "Sampling you
+ * can trust"). Three events, each on CPU 0 for every task, as the daemon opens them:
  *
  *   - a system call (getppid): raw_syscalls:sys_enter;
  *   - a page fault (a first touch of a fresh page): the page-faults software event, or the

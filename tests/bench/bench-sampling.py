@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Random sampling and overload thinning (issue 16), figures for BENCHMARKS.md.
+"""Random sampling and overload thinning, figures for BENCHMARKS.md.
 
 1. The cost per event of the sampling program (tests/bench/bench-sampling.c): an overflow it drops
    and one it keeps, a syscall and a page fault; cpu-clock at 1 ms fixed against 100 us with 1 in 10
@@ -8,7 +8,7 @@
    N = 20,000 (100,000 preads), under `cppctl record -e syscalls/1` (random, thinned under load)
    and `perf record -e raw_syscalls:sys_enter -c 1` at the same stack size: samples kept, lost,
    thinning, the share of path_a, and CPU time. The same with --no-jitter (fixed periods, blind
-   loss, as before issue 16).
+   loss, as before random sampling).
 
 Prints figures; never fails. Usage: tests/bench/bench-sampling.py [BUILD_DIR] [--quick]"""
 import argparse

@@ -35,7 +35,7 @@ count, and
   names such as _RNvNv...init_wrapper).
 
 --valgrind: cppctl record and the daemon under valgrind (memcheck); 0 errors, no comparison with
-perf (suite realprograms-valgrind, not run by tests/run: README)."""
+perf (suite realprograms-valgrind, not run by tests/run: tests/README.md)."""
 import json
 import os
 import re

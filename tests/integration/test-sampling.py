@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Sampling that can be trusted (issue 16), with real events on tests/workloads/cycles.c.
+"""Sampling that can be trusted, with real events on tests/workloads/cycles.c.
 
 - Loops of k system calls / k page faults per cycle, split 4:1 and 3:1 between two known paths,
   recorded at the default periods (10 and 16, multiples of k): each path's share is within its

@@ -1,5 +1,6 @@
 /* The store: round trips, filters, merging runs of different periods, refusal of files that
- * are not stores (left untouched), newer schemas, rollback, and readers beside a writer. */
+ * are not stores (left untouched), newer schemas, rollback, readers beside a writer, and a new
+ * store's schema equal to a migrated one's. */
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
@@ -278,6 +279,172 @@ static void test_migration(void) {
         ok(count("v1.db", "store_state") == 1, "and an identity");
 }
 
+/* Writes SQL to F without its comments, its runs of white space as one space and none beside
+ * "(", ")" and ",", quoted text as it is: two texts of one schema compare equal whatever their
+ * layout, such as ALTER TABLE ADD COLUMN's, which SQLite appends after the last column's text. */
+static void put_normalized(const char *sql, FILE *f) {
+        char quote = 0, last = 0;
+        bool space = false;
+
+        for (const char *p = sql; *p; p++) {
+                if (quote) {
+                        fputc(*p, f);
+                        if (*p == quote)
+                                quote = 0;
+                        continue;
+                }
+                if (p[0] == '-' && p[1] == '-') {
+                        p += strcspn(p, "\n");
+                        space = true;
+                        if (!*p)
+                                break;
+                        continue;
+                }
+                if (strchr(" \t\n", *p)) {
+                        space = true;
+                        continue;
+                }
+                if (space && last && !strchr("(),", last) && !strchr("(),", *p))
+                        fputc(' ', f);
+                space = false;
+                if (*p == '\'' || *p == '"')
+                        quote = *p;
+                fputc(*p, f);
+                last = *p;
+        }
+}
+
+/* Writes every row SQL gives (?1 bound to ARG), one a line, its columns separated by '|'. */
+static void put_rows(sqlite3 *db, const char *sql, const char *arg, FILE *f) {
+        sqlite3_stmt *st = NULL;
+
+        if (sqlite3_prepare_v2(db, sql, -1, &st, NULL) != SQLITE_OK) {
+                fprintf(f, "error: %s: %s\n", sql, sqlite3_errmsg(db));
+                return;
+        }
+        if (arg)
+                sqlite3_bind_text(st, 1, arg, -1, SQLITE_STATIC);
+        while (sqlite3_step(st) == SQLITE_ROW) {
+                for (int i = 0; i < sqlite3_column_count(st); i++) {
+                        const unsigned char *v = sqlite3_column_text(st, i);
+
+                        fprintf(f, "%s%s", i ? "|" : "", v ? (const char *) v : "NULL");
+                }
+                fputc('\n', f);
+        }
+        sqlite3_finalize(st);
+}
+
+/* The shape of store NAME as text: its version; every object with its SQL normalized; every
+ * table's columns (type, NOT NULL, default, key), indexes with their columns, and foreign keys;
+ * and the store_state row. NULL if it cannot be read. */
+static char *schema_shape(const char *name) {
+        _cleanup_free_ char *text = NULL;
+        sqlite3_stmt *st = NULL;
+        sqlite3 *db = NULL;
+        size_t size = 0;
+        FILE *f;
+
+        f = open_memstream(&text, &size);
+        if (!f)
+                return NULL;
+        if (sqlite3_open_v2(path(name), &db, SQLITE_OPEN_READONLY, NULL) != SQLITE_OK) {
+                sqlite3_close(db);
+                fclose(f);
+                return NULL;
+        }
+        put_rows(db, "PRAGMA user_version", NULL, f);
+        put_rows(db, "PRAGMA application_id", NULL, f);
+        if (sqlite3_prepare_v2(db, "SELECT type, name, tbl_name, sql FROM sqlite_schema ORDER BY type, name",
+                               -1, &st, NULL) == SQLITE_OK)
+                while (sqlite3_step(st) == SQLITE_ROW) {
+                        const char *sql = (const char *) sqlite3_column_text(st, 3);
+
+                        fprintf(f, "%s %s on %s: ", sqlite3_column_text(st, 0), sqlite3_column_text(st, 1),
+                                sqlite3_column_text(st, 2));
+                        put_normalized(sql ? sql : "", f);
+                        fputc('\n', f);
+                        if (strcmp((const char *) sqlite3_column_text(st, 0), "table") != 0)
+                                continue;
+                        const char *table = (const char *) sqlite3_column_text(st, 1);
+                        put_rows(db, "SELECT * FROM pragma_table_xinfo(?1)", table, f);
+                        put_rows(
+                                db,
+                                "SELECT name, \"unique\", origin, partial FROM pragma_index_list(?1) ORDER BY name",
+                                table, f);
+                        put_rows(db,
+                                 "SELECT il.name, ix.* FROM pragma_index_list(?1) AS il, "
+                                 "pragma_index_xinfo(il.name) AS ix ORDER BY il.name, ix.seqno",
+                                 table, f);
+                        put_rows(db, "SELECT * FROM pragma_foreign_key_list(?1) ORDER BY id, seq", table, f);
+                }
+        sqlite3_finalize(st);
+        put_rows(db, "SELECT id, length(uuid), length(token), generation FROM store_state", NULL, f);
+        sqlite3_close(db);
+        if (fclose(f) != 0)
+                return NULL;
+        return take_ptr(&text);
+}
+
+/* A new store is created from schemas/schema.sql, an older one migrated: both must end alike,
+ * and the new one's text must keep each column's comment beside it (sqlite3's .schema). */
+static void test_fresh_schema(void) {
+        _cleanup_(store_closep) struct store *s = NULL, *t = NULL;
+        _cleanup_free_ char *fresh = NULL, *migrated = NULL;
+        sqlite3 *db;
+        char sql[128];
+
+        ok(store_open(path("fresh.db"), STORE_WRITE, &s) == 0, "a new store");
+        ok(sqlite3_open(path("old.db"), &db) == SQLITE_OK &&
+                   sqlite3_exec(db, store_migrations[0].sql, NULL, NULL, NULL) == SQLITE_OK,
+           "a store at schema 1");
+        snprintf(sql, sizeof sql, "PRAGMA user_version = 1; PRAGMA application_id = %d",
+                 STORE_APPLICATION_ID);
+        ok(sqlite3_exec(db, sql, NULL, NULL, NULL) == SQLITE_OK && sqlite3_close(db) == SQLITE_OK,
+           "marked as such");
+        ok(store_open(path("old.db"), STORE_WRITE, &t) == 0 &&
+                   store_version(t) == store_migrations[n_store_migrations - 1].version,
+           "migrated to the latest");
+        s = store_close(s);
+        t = store_close(t);
+
+        fresh = schema_shape("fresh.db");
+        migrated = schema_shape("old.db");
+        ok(fresh && migrated && strstr(fresh, "table sample on sample:") && strstr(fresh, "hits_squared"),
+           "both shapes read");
+        if (!ok(fresh && migrated && strcmp(fresh, migrated) == 0,
+                "a new store and a migrated one: the same tables, columns, types, defaults, constraints, "
+                "indexes, views and triggers")) {
+                printf("# new:\n%s# migrated:\n%s", fresh ? fresh : "", migrated ? migrated : "");
+        }
+
+        /* What sqlite3's .schema shows of run_resource: lost's comment on lost's line, alone. */
+        {
+                _cleanup_free_ char *line = NULL;
+                sqlite3_stmt *st = NULL;
+                const char *text, *at, *end;
+
+                if (sqlite3_open_v2(path("fresh.db"), &db, SQLITE_OPEN_READONLY, NULL) == SQLITE_OK &&
+                    sqlite3_prepare_v2(db, "SELECT sql FROM sqlite_schema WHERE name = 'run_resource'", -1,
+                                       &st, NULL) == SQLITE_OK &&
+                    sqlite3_step(st) == SQLITE_ROW) {
+                        text = (const char *) sqlite3_column_text(st, 0);
+                        at = strstr(text, "-- samples the kernel dropped");
+                        if (at) {
+                                while (at > text && at[-1] != '\n')
+                                        at--;
+                                end = at + strcspn(at, "\n");
+                                line = strndup(at, (size_t) (end - at));
+                        }
+                }
+                sqlite3_finalize(st);
+                sqlite3_close(db);
+                ok(line && strncmp(line, "    lost ", 9) == 0 && !strstr(line, "sampling") &&
+                           !strstr(line, "thinned"),
+                   "a new store's run_resource keeps lost's comment beside lost: %s", line ? line : "(none)");
+        }
+}
+
 /* store_state: an id of its own per store, a generation that every change to samples moves. */
 static void test_identity(void) {
         _cleanup_(store_closep) struct store *s = NULL, *t = NULL;
@@ -547,6 +714,7 @@ int main(void) {
         test_writer_commits_mid_load();
         test_filters_and_expiry();
         test_migration();
+        test_fresh_schema();
         test_identity();
         {
                 char cmd[300];

@@ -1,6 +1,6 @@
 /* cycles: loops whose every cycle spends a resource in a fixed pattern between two known call
  * paths, so that a fixed sampling period that is a multiple of the cycle aliases (paper §7.1) and
- * a random one does not (issue 16).
+ * a random one does not.
  *
  *   cycles syscalls N   N cycles of 5 pread(2) calls: 4 through path_a, 1 through path_b
  *     main -> syscall_cycle -> path_a -> pread      0.8 of the calls

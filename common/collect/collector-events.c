@@ -117,8 +117,13 @@ static void prepare_attr(struct collector *c, struct cevent *e, bool side_band, 
         a->clockid = CLOCK_MONOTONIC;
         a->watermark = 1;
         /* A sample ring wakes the reader at an eighth: a storm's first rate is then measured
-         * (thinning.c) while the ring still has room. */
+         * (thinning.c) while the ring still has room. A redrawn clock's wakes it at each sample,
+         * whose hook draws the next interval. */
         a->wakeup_watermark = ring_size(c, side_band) / (side_band ? 2 : 8);
+        if (e->redraw) {
+                a->watermark = 0;
+                a->wakeup_events = 1;
+        }
         a->context_switch = e->role == ROLE_OFFCPU;
         /* Not build_id: the kernel then leaves a build-id flag in the MMAP2 records of every other
          * event on the host (record.h), and perf record beside cppd misreads its own file. A
@@ -134,6 +139,25 @@ static int add_fd(struct collector *c, int fd, unsigned event) {
                 return r;
         c->fds[c->n_fds++] = (struct cfd) { .fd = fd, .event = event };
         return 0;
+}
+
+/* Keeps a log for redrawn clock event ID (file FD, resource RES). Returns 0 or -ENOMEM. */
+static int add_redraw_log(struct collector *c, uint64_t id, int fd, unsigned res) {
+        _cleanup_free_ struct redraw_log *l = calloc(1, sizeof *l);
+        uint64_t *slot;
+        int r = -ENOMEM;
+
+        if (!l)
+                return -ENOMEM;
+        *l = (struct redraw_log) { .fd = fd, .resource = res, .last = 1 };
+        pthread_mutex_lock(&c->redraw_lock);
+        if (GROW(c->redraw_logs, c->cap_redraw_logs, c->n_redraw_logs + 1) == 0 &&
+            (r = idmap_put(c->redraw_ids, id, c->n_redraw_logs, &slot)) >= 0) {
+                c->redraw_logs[c->n_redraw_logs++] = take_ptr(&l);
+                r = 0;
+        }
+        pthread_mutex_unlock(&c->redraw_lock);
+        return r;
 }
 
 /* Opens event EV on target ID, CPU, into that CPU's sample ring or, for the SIDE_BAND, its side
@@ -185,6 +209,11 @@ int open_one(struct collector *c, unsigned ev, const struct targets *t, pid_t id
         r = idmap_put(c->event_ids, id, ev, &slot);
         if (r < 0)
                 return r;
+        if (e->redraw) {
+                r = add_redraw_log(c, id, fd, e->resource);
+                if (r < 0)
+                        return r;
+        }
         r = add_fd(c, fd, ev);
         if (r < 0)
                 return r;
@@ -324,11 +353,55 @@ static bool countable(const struct collector *c, unsigned res) {
         return any;
 }
 
+/* Whether resource RES is a clock that can be redrawn (redraw_clock()): every event of it a
+ * sampling clock, opened per CPU for every task, whose count is then the CPU's time. Sets it up
+ * if so. Not per task (attach, record): an inherited event cannot be redrawn (the ioctl reaches
+ * the parent only), and a task's clock stops while it is off the CPU, so a sample's interval
+ * would not be the time between its wakeup and the redraw. Not a cgroup's: its clock stops while
+ * the cgroup is off the CPU likewise. Not below REDRAW_MIN_NS: the reader would wake thousands of
+ * times a second per CPU, at more cost than the finer ticks of a program's coin. */
+static bool plan_redraw(struct collector *c, unsigned res, const struct targets *t) {
+        struct cresource *r = &c->resources[res];
+        bool any = false;
+
+        if (c->config.every_event || t->n != 1 || t->ids[0] != -1 || (t->flags & PERF_FLAG_PID_CGROUP))
+                return false;
+        for (unsigned ev = 0; ev < c->n_events; ev++) {
+                const struct cevent *e = &c->events[ev];
+
+                if (e->resource != res || e->shared)
+                        continue;
+                if (e->role != ROLE_SAMPLE || !is_clock(e) || e->period < REDRAW_MIN_NS)
+                        return false;
+                any = true;
+        }
+        if (!any)
+                return false;
+        for (unsigned ev = 0; ev < c->n_events; ev++) {
+                struct cevent *e = &c->events[ev];
+
+                if (e->resource != res || e->shared)
+                        continue;
+                /* The first interval is P itself, then each is drawn at a sample: should the
+                 * draws stop, a loop of period P aliases, which test-sampling sees. */
+                e->redraw = true;
+                e->fixed_period = e->period;
+                r->redraw_period = e->period;
+        }
+        r->redraw = r->random = true;
+        r->redraw_factor = 1;
+        /* The kernel does not thin a clock by itself: what it would let through is the budget. */
+        thinning_init(&r->thin,
+                      kernel_budget(c) * (uint64_t) c->n_cpus * (1000000000ULL / SAMPLING_BPF_WINDOW_NS));
+        return true;
+}
+
 /* How each resource's intervals are drawn (see the top of collector.c): an event raw tracepoints
  * see (page faults, context switches, system calls) by a counting program there, a geometric
  * countdown per CPU, unless every_event asks for a coin at each; other counted events at
- * kernel period 1, the program keeping 1 in P; a clock at P / CLOCK_SPLIT (not under the
- * kernel's floor), keeping 1 in CLOCK_SPLIT; a hardware event likewise at P / 16. Resources
+ * kernel period 1, the program keeping 1 in P; a clock of every task on a CPU, of period
+ * REDRAW_MIN_NS or more, redrawn at each sample from user space (plan_redraw()); another clock
+ * at P / CLOCK_SPLIT (not under the kernel's floor), keeping 1 in CLOCK_SPLIT; a hardware event likewise at P / 16. Resources
  * counted in user space (bytes, context switches shared with real-time) draw their own
  * intervals per sample. Without BPF, periods stay fixed (rejitter() redraws them now and then).
  * Also sizes the resources' rings: each gets an equal share of ring_size. */
@@ -361,8 +434,11 @@ void plan_sampling(struct collector *c, const struct targets *t) {
                  * not to a cgroup's (a counting program can). */
                 if (tracepoint && !count && (t->flags & PERF_FLAG_PID_CGROUP))
                         continue;
-                if (!c->config.jitter || res->unnamed || res->bpf ||
-                    sampling_bpf_new(c->n_cpus, &res->bpf) < 0)
+                if (!c->config.jitter || res->unnamed || res->bpf)
+                        continue;
+                if (plan_redraw(c, i, t))
+                        continue;
+                if (sampling_bpf_new(c->n_cpus, &res->bpf) < 0)
                         continue;
                 for (unsigned ev = 0; ev < c->n_events; ev++) {
                         struct cevent *e = &c->events[ev];
@@ -478,18 +554,103 @@ int open_bpf(struct collector *c, unsigned res, const struct targets *t) {
         return r;
 }
 
+/* The reader thread, at each sample, as soon as it wakes for it: a redrawn clock's next interval.
+ * The kernel restarts the clock's timer with the period an ioctl gives it, from the ioctl on, so
+ * the period asked for is the interval drawn (uniform in [P/2, 3P/2], P times the thinning) less
+ * the time since the sample: each interval between two samples is then the one drawn, and
+ * independent of the others and of the program, as a BPF program's would be, at one timer tick
+ * a sample instead of CLOCK_SPLIT. A reader later than the draw (it runs below the consumer's
+ * priority only when the queue is full) makes that interval the kernel's floor longer.
+ *
+ * Each sample is worth the thinning factor its interval was drawn with, which may have changed
+ * by the time the consumer sees it: the draws' factors are logged where they change
+ * (redraw_weight()). */
+void redraw_clock(void *userdata, const struct perf_event_header *h) {
+        struct collector *c = userdata;
+        uint64_t id, time, factor, mean = 0, now, p, *slot;
+        struct redraw_log *l = NULL;
+        int fd = -1;
+
+        if (h->size < sizeof *h + 32)
+                return;
+        memcpy(&id, h + 1, 8); /* PERF_SAMPLE_IDENTIFIER, IP, TID, TIME: prepare_attr() */
+        memcpy(&time, (const uint8_t *) (h + 1) + 24, 8);
+        pthread_mutex_lock(&c->redraw_lock);
+        slot = idmap_get(c->redraw_ids, id);
+        if (slot) {
+                l = c->redraw_logs[*slot];
+                fd = l->fd;
+                factor = __atomic_load_n(&c->resources[l->resource].redraw_factor, __ATOMIC_RELAXED);
+                if (factor != l->last) {
+                        if (l->n == REDRAW_LOG) {
+                                memmove(l->time, l->time + 1, (REDRAW_LOG - 1) * sizeof *l->time);
+                                memmove(l->factor, l->factor + 1, (REDRAW_LOG - 1) * sizeof *l->factor);
+                                l->n--;
+                        }
+                        l->time[l->n] = time;
+                        l->factor[l->n++] = factor;
+                        l->last = factor;
+                }
+                mean = c->resources[l->resource].redraw_period * factor;
+        }
+        pthread_mutex_unlock(&c->redraw_lock);
+        if (!l)
+                return;
+
+        c->redraw_rng ^= c->redraw_rng >> 12;
+        c->redraw_rng ^= c->redraw_rng << 25;
+        c->redraw_rng ^= c->redraw_rng >> 27;
+        p = mean / 2 + c->redraw_rng * 2685821657736338717ULL % (mean + 1);
+        now = now_ns(CLOCK_MONOTONIC); /* the events' clock (use_clockid) */
+        p = now > time && now - time < p ? p - (now - time) : p;
+        p = MAX(p, CLOCK_MIN_NS);
+        (void) ioctl(fd, PERF_EVENT_IOC_PERIOD, &p);
+}
+
+uint64_t redraw_weight(struct collector *c, uint64_t id, uint64_t time) {
+        uint64_t factor = 1, *slot;
+        struct redraw_log *l;
+        unsigned i = 0;
+
+        pthread_mutex_lock(&c->redraw_lock);
+        slot = idmap_get(c->redraw_ids, id);
+        if (slot) {
+                l = c->redraw_logs[*slot];
+                while (i < l->n && l->time[i] < time)
+                        factor = l->factor[i++];
+                /* The entries before the one in force are behind the consumer now. */
+                if (i > 1) {
+                        memmove(l->time, l->time + i - 1, (l->n - i + 1) * sizeof *l->time);
+                        memmove(l->factor, l->factor + i - 1, (l->n - i + 1) * sizeof *l->factor);
+                        l->n -= i - 1;
+                }
+        }
+        pthread_mutex_unlock(&c->redraw_lock);
+        return factor;
+}
+
+/* Sets resource R's thinning to 1 in FACTOR: in its BPF program, or in a redrawn clock's
+ * periods. Returns 0 or a negative errno. */
+static int set_thinning(struct cresource *r, uint64_t factor) {
+        if (r->redraw) {
+                __atomic_store_n(&r->redraw_factor, factor, __ATOMIC_RELAXED);
+                return 0;
+        }
+        return sampling_bpf_set_keep(r->bpf, r->keep_base * factor);
+}
+
 /* Doubles resource RES's thinning (a loss, or the consumer behind), at most once per
  * THINNING_PRESSURE_NS. Called from the consumer and from the reader thread. */
 void thin_pressure(struct collector *c, unsigned res) {
         struct cresource *r;
         uint64_t factor, now = now_ns(CLOCK_MONOTONIC);
 
-        if (res >= c->n_resources || !c->resources[res].bpf)
+        if (res >= c->n_resources || (!c->resources[res].bpf && !c->resources[res].redraw))
                 return;
         r = &c->resources[res];
         pthread_mutex_lock(&c->thin_lock);
         factor = thinning_pressure(&r->thin, now);
-        if (factor && sampling_bpf_set_keep(r->bpf, r->keep_base * factor) == 0)
+        if (factor && set_thinning(r, factor) == 0)
                 thinning_changed(&r->thin, factor, now);
         pthread_mutex_unlock(&c->thin_lock);
 }
@@ -508,7 +669,7 @@ void on_pressure(void *userdata, unsigned class) {
         }
         pthread_mutex_lock(&c->thin_lock);
         for (unsigned i = 0; i < c->n_resources; i++)
-                if (c->resources[i].bpf && c->resources[i].thin.rate >= most) {
+                if ((c->resources[i].bpf || c->resources[i].redraw) && c->resources[i].thin.rate >= most) {
                         most = c->resources[i].thin.rate;
                         busiest = i;
                 }
@@ -522,11 +683,11 @@ void thin_note(struct collector *c, unsigned res, uint64_t time_ns, uint64_t los
         struct cresource *r = &c->resources[res];
         uint64_t factor;
 
-        if (!r->bpf)
+        if (!r->bpf && !r->redraw)
                 return;
         pthread_mutex_lock(&c->thin_lock);
         factor = thinning_note(&r->thin, time_ns, lost);
-        if (factor && sampling_bpf_set_keep(r->bpf, r->keep_base * factor) == 0)
+        if (factor && set_thinning(r, factor) == 0)
                 thinning_changed(&r->thin, factor, now_ns(CLOCK_MONOTONIC));
         pthread_mutex_unlock(&c->thin_lock);
 }

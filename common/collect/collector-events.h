@@ -55,6 +55,13 @@ int open_bpf(struct collector *c, unsigned res, const struct targets *t);
 /* Doubles resource RES's thinning: it lost samples, or the consumer is behind. */
 void thin_pressure(struct collector *c, unsigned res);
 
+/* The reader thread's sample hook: draws the next interval of a redrawn clock (plan_sampling())
+ * when its sample arrives; other samples pass. */
+void redraw_clock(void *userdata, const struct perf_event_header *h);
+/* The weight of redrawn clock event ID's sample at TIME: the thinning factor its interval was
+ * drawn with (the consumer's, in sample order). */
+uint64_t redraw_weight(struct collector *c, uint64_t id, uint64_t time);
+
 /* The reader thread's pressure hook (ring_reader_set_pressure()): resource CLASS holds half the
  * queue, or the queue is full and the resource with the highest rate is thinned. */
 void on_pressure(void *userdata, unsigned class);

@@ -50,6 +50,11 @@
 #define CLOCK_SPLIT 10
 /* The kernel's shortest cpu-clock period (perf_swevent_init_hrtimer()). */
 #define CLOCK_MIN_NS 10000ULL
+/* The shortest clock period redrawn from user space (redraw_clock()): the reader wakes at
+ * each sample, at most 200 times a second per CPU. */
+#define REDRAW_MIN_NS 5000000ULL
+/* Thinning changes a redrawn clock's log holds until the consumer passes them. */
+#define REDRAW_LOG 8
 /* The resource of events that count none (the side band's dummy). */
 #define NO_RESOURCE COLLECTOR_MAX_RESOURCES
 /* The idle task's process, thread and frame name (perf's). */
@@ -83,8 +88,23 @@ struct cresource {
         struct sampling_bpf *bpf; /* random intervals in the kernel; NULL: none */
         uint64_t keep_base;       /* BPF: 1 in this many kernel overflows is a period */
         bool random;              /* intervals drawn per sample (BPF, or user-space counters) */
+        bool redraw;              /* a clock whose next period the reader draws at each sample */
+        uint64_t redraw_period;   /* redraw: the mean period, ns */
+        uint64_t redraw_factor;   /* redraw: its thinning, periods this many times as long (atomic) */
         struct thinning thin;
         uint64_t last_time; /* of its latest sample, for losses (which carry none) */
+};
+
+/* One redrawn clock's event (one CPU): its fd and resource, and the thinning factors its
+ * intervals were drawn with, as the reader drew them (redraw_clock()): from the sample at
+ * TIME[i] on, FACTOR[i]; before the first, 1. The consumer reads the factor of each sample's
+ * interval here, since it may have changed since; under redraw_lock. */
+struct redraw_log {
+        int fd;
+        unsigned resource;
+        uint64_t time[REDRAW_LOG], factor[REDRAW_LOG];
+        unsigned n;
+        uint64_t last; /* the factor of the latest draw */
 };
 
 struct cevent {
@@ -97,6 +117,7 @@ struct cevent {
         uint64_t period;                 /* the kernel period (ns for clocks), for jitter */
         uint64_t fixed_period;           /* the period without BPF (plan_sampling()) */
         bool bpf;                        /* its resource's program decides which overflows stay */
+        bool redraw;                     /* a clock redrawn at each sample (redraw_clock()) */
         const struct count_point *count; /* not opened: a program at these raw tracepoints
                                           * counts its events down (plan_sampling()) */
         bool output;                     /* the BPF output event the programs write kept samples to, each
@@ -213,7 +234,14 @@ struct collector {
         struct ring_reader *reader;
         const uint8_t *queue; /* records taken from the reader, handled up to queue_off */
         size_t queue_size, queue_off;
-        struct idmap *event_ids;      /* kernel event id -> index in events */
+        struct idmap *event_ids; /* kernel event id -> index in events */
+        /* Redrawn clocks (redraw_clock()): kernel event id -> index in redraw_logs, under
+         * redraw_lock; and the reader thread's generator. */
+        pthread_mutex_t redraw_lock;
+        struct idmap *redraw_ids;
+        struct redraw_log **redraw_logs;
+        size_t n_redraw_logs, cap_redraw_logs;
+        uint64_t redraw_rng;
         unsigned switches_via_offcpu; /* context-switches counted from real-time's switch
                                          * samples, or NO_RESOURCE */
 

@@ -16,8 +16,11 @@
  * raw tracepoints, which draws each next countdown from a geometric distribution of mean P;
  * other counted events are counted at kernel period 1 and a program keeps each hit with
  * probability 1/P (as all of them with every_event); either way each event is sampled with
- * probability 1/P independently and no loop can lock on. A clock ticks at a tenth of its
- * period (CLOCK_SPLIT) and the program keeps 1 tick in 10. Each resource has its own sample ring per CPU and its own thinning, so one
+ * probability 1/P independently and no loop can lock on. A clock of every task on a CPU (the
+ * daemon's) is redrawn instead: one tick a sample, whose arrival wakes the reader thread, which
+ * gives the clock its next interval, drawn at random (redraw_clock()); other clocks (per task:
+ * record, attach) tick at a tenth of their period (CLOCK_SPLIT) and the program keeps 1 tick
+ * in 10. Each resource has its own sample ring per CPU and its own thinning, so one
  * resource's storm fills its own ring and is thinned while the others keep their samples.
  *
  * Reading. A thread (ring-reader.c) empties the rings into memory in time order across CPUs, so
@@ -98,6 +101,8 @@ int collector_new(const struct collector_config *config, struct store *store, st
         c->unwinder = unwinder_new();
         c->rings = calloc((2 + COLLECTOR_MAX_RESOURCES) * n_cpus, sizeof *c->rings);
         c->event_ids = idmap_new();
+        c->redraw_ids = idmap_new();
+        pthread_mutex_init(&c->redraw_lock, NULL);
         c->processes = idmap_new();
         c->threads = idmap_new();
         c->trie = idmap_new();
@@ -109,8 +114,9 @@ int collector_new(const struct collector_config *config, struct store *store, st
         pthread_mutex_init(&c->exec_units_lock, NULL);
         c->cap_nodes = 1024;
         c->nodes = malloc(c->cap_nodes * sizeof *c->nodes);
-        if (!c->sym || !c->unwinder || !c->rings || !c->event_ids || !c->processes || !c->threads ||
-            !c->trie || !c->agg_index || !c->ring_list || !c->exec_units || !c->nodes || !c->ring_resource)
+        if (!c->sym || !c->unwinder || !c->rings || !c->event_ids || !c->redraw_ids || !c->processes ||
+            !c->threads || !c->trie || !c->agg_index || !c->ring_list || !c->exec_units || !c->nodes ||
+            !c->ring_resource)
                 return -ENOMEM;
         c->nodes[0] = (struct trie_node) {};
         c->n_nodes = 1;
@@ -119,6 +125,7 @@ int collector_new(const struct collector_config *config, struct store *store, st
         c->switches_via_offcpu = NO_RESOURCE;
         c->realtime_offset = (int64_t) (now_ns(CLOCK_REALTIME) - now_ns(CLOCK_MONOTONIC));
         c->rng = now_ns(CLOCK_MONOTONIC) | 1;
+        c->redraw_rng = c->rng * 0x9e3779b97f4a7c15ULL | 1;
         *ret = take_ptr(&c);
         return 0;
 }
@@ -155,6 +162,11 @@ struct collector *collector_free(struct collector *c) {
         idmap_free(c->processes);
         idmap_free(c->threads);
         idmap_free(c->event_ids);
+        idmap_free(c->redraw_ids);
+        for (size_t l = 0; l < c->n_redraw_logs; l++)
+                free(c->redraw_logs[l]);
+        free(c->redraw_logs);
+        pthread_mutex_destroy(&c->redraw_lock);
         idmap_free(c->trie);
         idmap_free(c->agg_index);
         free(c->agg_keys);
@@ -335,6 +347,11 @@ static int start_reader(struct collector *c) {
         if (!c->reader)
                 return -ENOMEM;
         ring_reader_set_hook(c->reader, on_exec_record, c);
+        for (unsigned res = 0; res < c->n_resources; res++)
+                if (c->resources[res].redraw) {
+                        ring_reader_set_sample_hook(c->reader, redraw_clock, c);
+                        break;
+                }
         ring_reader_set_pressure(c->reader, on_pressure, c);
         r = ring_reader_set_classes(c->reader, c->ring_resource, c->n_resources);
         if (r < 0)
@@ -610,6 +627,18 @@ static int handle_parsed_sample(struct collector *c, const struct cevent *e, con
                 thin_note(c, e->resource, s->time, 0);
         } else if (e->bpf)
                 return 0; /* the program writes its samples itself; none come here */
+        else if (e->redraw) {
+                /* Worth the thinning factor its interval was drawn with (redraw_clock()). */
+                struct cresource *res = &c->resources[e->resource];
+
+                hits = redraw_weight(c, s->id, s->time);
+                pthread_mutex_lock(&c->thin_lock);
+                if (hits > res->thin.max_factor)
+                        res->thin.max_factor = hits;
+                pthread_mutex_unlock(&c->thin_lock);
+                res->last_time = s->time;
+                thin_note(c, e->resource, s->time, 0);
+        }
 
         switch (e->role) {
         case ROLE_SAMPLE:
@@ -824,7 +853,8 @@ static void rejitter(struct collector *c) {
                 const struct cevent *e = &c->events[c->fds[f].event];
                 uint64_t p;
 
-                if (e->resource == NO_RESOURCE || e->role == ROLE_BYTES || e->period < 2 || e->bpf)
+                if (e->resource == NO_RESOURCE || e->role == ROLE_BYTES || e->period < 2 || e->bpf ||
+                    e->redraw)
                         continue;
                 p = draw_period(c, e->period);
                 (void) ioctl(c->fds[f].fd, PERF_EVENT_IOC_PERIOD, &p);
@@ -1083,12 +1113,15 @@ void collector_resource_stats(const struct collector *c, unsigned i, struct coll
                 .lost = r->lost,
                 .sampling = r->random ? "random" : "fixed",
                 .thinned = r->thin.max_factor ? r->thin.max_factor : 1,
-                .keep_one_in = r->bpf ? r->keep_base * r->thin.factor : 1,
+                .keep_one_in = r->bpf ? r->keep_base * r->thin.factor :
+                        r->redraw     ? r->thin.factor :
+                                        1,
         };
         for (unsigned ev = 0; ev < c->n_events; ev++)
                 if (c->events[ev].resource == i && !c->events[ev].shared &&
                     c->events[ev].role != ROLE_OFFCPU) {
-                        ret->kernel_period = c->events[ev].period;
+                        ret->kernel_period =
+                                c->events[ev].redraw ? c->events[ev].fixed_period : c->events[ev].period;
                         break;
                 }
 }

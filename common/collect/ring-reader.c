@@ -62,7 +62,7 @@ struct entry {
         uint64_t time;
         uint64_t pos;
         uint32_t ring;
-        bool hook; /* not a sample, and not given to the hook before */
+        bool hook; /* not given to its hook before (the sample hook for samples) */
 };
 
 struct ring_reader {
@@ -77,8 +77,8 @@ struct ring_reader {
         struct entry *entries;
         uint64_t *reached; /* by ring: the first record not yet copied */
         uint64_t *hooked;  /* by ring: the first record not yet given to the hook */
-        ring_reader_hook hook;
-        void *hook_userdata;
+        ring_reader_hook hook, sample_hook;
+        void *hook_userdata, *sample_hook_userdata;
         ring_reader_pressure pressure;
         void *pressure_userdata;
         const unsigned *classes; /* by ring: its class, or RING_READER_NO_CLASS; NULL: none */
@@ -255,6 +255,11 @@ static bool ring_held(const struct ring_reader *r, int i) {
         return c != RING_READER_NO_CLASS && r->held[c];
 }
 
+void ring_reader_set_sample_hook(struct ring_reader *r, ring_reader_hook hook, void *userdata) {
+        r->sample_hook = hook;
+        r->sample_hook_userdata = userdata;
+}
+
 void ring_reader_set_hook(struct ring_reader *r, ring_reader_hook hook, void *userdata) {
         r->hook = hook;
         r->hook_userdata = userdata;
@@ -376,7 +381,9 @@ static size_t pass(struct ring_reader *r, bool final, bool *ret_more, bool *ret_
                                 .time = time,
                                 .pos = pos,
                                 .ring = i,
-                                .hook = h->type != PERF_RECORD_SAMPLE && pos >= r->hooked[i],
+                                .hook = pos >= r->hooked[i] &&
+                                        (h->type == PERF_RECORD_SAMPLE ? r->sample_hook != NULL :
+                                                                         r->hook != NULL),
                         };
                 }
                 r->reached[i] = pos;
@@ -386,14 +393,17 @@ static size_t pass(struct ring_reader *r, bool final, bool *ret_more, bool *ret_
         /* The hook first, outside the lock (it reads /proc: a take must not wait on it), and once
          * a record: one that a full queue leaves in the rings is hooked in the pass that first
          * meets it, while its process more surely lives, and not again when copied later. */
-        for (size_t i = 0; r->hook && i < n; i++) {
+        for (size_t i = 0; (r->hook || r->sample_hook) && i < n; i++) {
                 const struct entry *e = &r->entries[i];
                 const struct perf_event_header *h;
                 uint64_t next;
 
                 if (!e->hook || ring_buffer_at(r->rings[e->ring], e->pos, &h, &next) <= 0)
                         continue;
-                r->hook(r->hook_userdata, h);
+                if (h->type == PERF_RECORD_SAMPLE)
+                        r->sample_hook(r->sample_hook_userdata, h);
+                else
+                        r->hook(r->hook_userdata, h);
                 r->hooked[e->ring] = next;
         }
 

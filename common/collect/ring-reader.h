@@ -41,6 +41,11 @@ uint64_t ring_reader_stack_tops_generation(const struct ring_reader *r);
 typedef void (*ring_reader_hook)(void *userdata, const struct perf_event_header *h);
 void ring_reader_set_hook(struct ring_reader *r, ring_reader_hook hook, void *userdata);
 
+/* As ring_reader_set_hook(), for samples: the reader thread calls HOOK once for every sample, in
+ * the first pass that meets it, as soon as it is woken for it (for a clock whose next interval
+ * is drawn when its sample arrives). Before ring_reader_start() only. */
+void ring_reader_set_sample_hook(struct ring_reader *r, ring_reader_hook hook, void *userdata);
+
 /* Sets a function the reader thread calls when the consumer is behind, so that overload thinning
  * hears of it before the rings overflow: with CLASS, when that class reached its share of the
  * queue (ring_reader_set_classes()); with RING_READER_NO_CLASS, when a pass stopped at a full

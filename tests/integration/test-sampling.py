@@ -11,7 +11,9 @@
 - A loop of 4 context switches (3:1) at the daemon's context-switches/64: within its bars. A
   thread's switches are not exact enough to alias reliably at fixed periods (any preemption
   shifts the phase), so --no-jitter is only printed there.
-- CPU work in 1 ms timer slices (0.3 ms in slice_a, 0.2 ms in slice_b) at cpu-time/1.
+- CPU work in 1 ms timer slices (0.3 ms in slice_a, 0.2 ms in slice_b) at cpu-time/1; and in
+  10 ms slices in the daemon at cpu-time/10, whose clock is redrawn from user space at each
+  sample (with jitter = no only printed: a fixed tick keeps one phase, or no sample at all).
 - Error bars: 800 processes (one record of a shell loop), each its own estimate of path_a's share; the 95% intervals the
   views print (hits ± 1.96 sqrt(N p (1-p)) widened by sqrt(hits per sample)) contain the truth
   for at least 93% of them. (At a true 95% coverage, 800 runs fall under 93% with a probability
@@ -131,6 +133,51 @@ def check_slices():
         record(db2, ['--no-jitter', '-e', 'cpu-time/1'], [CYCLES, 'slices', '1500'])
         s2, e2, _ = share(db2, 'cpu-time', 'slice_a', 'slice_b')
         print('# slices --no-jitter: slice_a = %.4f ±%.4f (a fixed 1 ms timer against a 1 ms cycle)' % (s2, e2))
+
+
+def daemon_slices(jitter):
+    """slice_a's share of the 10 ms slices (cycles slices10) in a daemon at cpu-time/10, whose
+    clock, every task on a CPU, is redrawn from user space at each sample; and the header."""
+    tmp = tempfile.mkdtemp()
+    os.chmod(tmp, 0o755)
+    d = daemon.Daemon(cppd, tmp, 'slices' + jitter, 'cpu-time/10', flush=0.5, extra='jitter = %s\n' % jitter)
+    try:
+        if not ok(d.ready(), 'daemon slices: cppd starts with cpu-time/10, jitter = %s' % jitter, d.log_text()):
+            return None
+        w = subprocess.Popen([CYCLES, 'slices10', '800'])
+        w.wait()
+        if d.request('flush\n').strip() != 'ok':
+            return None
+        p = run([cppctl, 'functions', '--db', d.store, '--pid', str(w.pid), '-t', '0'])
+        out = {}
+        for line in p.stdout.splitlines():
+            f = line.split()
+            if len(f) >= 2 and f[1] in ('slice_a', 'slice_b'):
+                out[f[1]] = int(f[2].lstrip('['))
+        a, b = out.get('slice_a', 0), out.get('slice_b', 0)
+        n = a + b
+        s = a / n if n else 0.0
+        return s, 1.96 * math.sqrt(s * (1 - s) / max(n, 1)), n, p.stdout.splitlines()[1:2]
+    finally:
+        d.stop()
+        d.close_notify()
+
+
+def check_daemon_slices():
+    """The daemon's clock at its default period against a loop of the same period: a timer every
+    10 ms, 3 ms of CPU in slice_a and 2 ms in slice_b. Drawn at random, each path gets its share;
+    at a fixed 10 ms tick the samples keep one phase of the cycle (here one path, or none)."""
+    r = daemon_slices('yes')
+    if r is None:
+        return
+    s, e, n, header = r
+    ok(n >= 100 and abs(s - 0.6) <= 2 * e + 0.02,
+       'daemon slices: 10 ms slices at cpu-time/10: slice_a = %.4f ±%.4f of %d samples, truth 0.60' % (s, e, n),
+       header)
+    r = daemon_slices('no')
+    if r is not None:
+        print('# daemon slices, jitter = no: slice_a = %.4f ±%.4f of %d samples (a fixed 10 ms tick against a '
+              '10 ms cycle)' % r[:3])
 
 
 def check_coverage(max_rate, what, n_runs, cycles):
@@ -304,6 +351,7 @@ def main():
     check_cycle('faults', 'page-faults', 'fault_a', 'fault_b', 0.75, 20000, args=['--every-event'], events=4)
     check_cycle('switches', 'context-switches/64', 'switch_a', 'switch_b', 0.75, 16000, must_alias=False)
     check_slices()
+    check_daemon_slices()
     check_coverage(0, 'unthinned', 800, 5000)
     # Thinned by the kernel to about 200 samples a run (weights 1 to 16): the printed bars, a
     # normal approximation, undercover a little with fewer samples (94% at 110, 91.6% at 50 in

@@ -18,13 +18,15 @@
  *                       of CPU in slice_a, then 0.2 ms in slice_b, then sleeps
  *     main -> slice_cycle -> slice_a                0.6 of the CPU time in the slices
  *     main -> slice_cycle -> slice_b                0.4
+ *   cycles slices10 N   the same ten times as long: a 10 ms timer, 3 ms in slice_a, 2 ms in
+ *                       slice_b (against the daemon's default cpu-time/10)
  *   cycles spin MS      MS ms of CPU time, all of it in one function (the CPU-bound neighbour
  *                       of the storm tests)
  *     main -> spin_a                                1.0
  *
  * Nothing else in a cycle makes a system call or a fault, so a cycle is exactly k = 5 syscalls,
- * k = 4 faults, k = 4 switches out of the thread (and a preemption now and then), or 0.5 ms of
- * CPU time. */
+ * k = 4 faults, k = 4 switches out of the thread (and a preemption now and then), or 0.5 ms (5 ms)
+ * of CPU time. */
 #include <fcntl.h>
 #include <sched.h>
 #include <string.h>
@@ -119,13 +121,15 @@ static inline __attribute__((always_inline)) void spin_ns(uint64_t ns) {
                 call_barrier();
 }
 
+static uint64_t slice_scale = 1;
+
 WORKLOAD_FUNCTION static void slice_a(void) {
-        spin_ns(300000);
+        spin_ns(300000 * slice_scale);
         call_barrier();
 }
 
 WORKLOAD_FUNCTION static void slice_b(void) {
-        spin_ns(200000);
+        spin_ns(200000 * slice_scale);
         call_barrier();
 }
 
@@ -148,7 +152,7 @@ int main(int argc, char **argv) {
         unsigned long n;
 
         if (argc < 2) {
-                fprintf(stderr, "usage: cycles syscalls|faults|switches|slices|spin [N]\n");
+                fprintf(stderr, "usage: cycles syscalls|faults|switches|slices|slices10|spin [N]\n");
                 return 2;
         }
         workload_arg(argc, argv, 2, 10000, &n);
@@ -191,10 +195,12 @@ int main(int argc, char **argv) {
                         switch_cycle();
                 close(ping[1]);
                 wait(NULL);
-        } else if (strcmp(argv[1], "slices") == 0) {
-                struct itimerspec its = { .it_interval = { 0, 1000000 }, .it_value = { 0, 1000000 } };
+        } else if (strcmp(argv[1], "slices") == 0 || strcmp(argv[1], "slices10") == 0) {
+                struct itimerspec its;
                 int tfd = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC);
 
+                slice_scale = strcmp(argv[1], "slices10") == 0 ? 10 : 1;
+                its.it_interval = its.it_value = (struct timespec) { 0, 1000000 * (long) slice_scale };
                 if (tfd < 0 || timerfd_settime(tfd, 0, &its, NULL) < 0)
                         return 1;
                 for (unsigned long i = 0; i < n; i++)

@@ -22,7 +22,7 @@
 #include <sys/stat.h>
 
 #include "ch-client.h"
-#include "fleet.h"
+#include "fleet-load.h"
 #include "log.h"
 
 struct merge_args {

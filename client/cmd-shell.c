@@ -37,7 +37,7 @@
 
 #include "ch-read.h"
 #include "demangle.h"
-#include "fleet.h"
+#include "fleet-load.h"
 #include "log.h"
 #include "parse-util.h"
 #include "pattern.h"

@@ -29,7 +29,7 @@
 #include <unistd.h>
 
 #include "ch-client.h"
-#include "fleet.h"
+#include "fleet-load.h"
 #include "log.h"
 #include "sql-ext.h"
 

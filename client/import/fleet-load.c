@@ -2,7 +2,7 @@
  * --credentials or $CPPD_CLICKHOUSE_CREDENTIALS, never from the command line) and loading
  * existing SQLite stores into it, one batch per run and time bucket, as cppd ships them: the
  * marker row of each batch makes a second load of the same store a no-op. */
-#include "fleet.h"
+#include "fleet-load.h"
 
 #include <errno.h>
 #include <inttypes.h>

@@ -16,7 +16,7 @@
 #include <unistd.h>
 
 #include "ch-read.h"
-#include "fleet.h"
+#include "fleet-load.h"
 #include "log.h"
 #include "parse-util.h"
 #include "pattern.h"

@@ -15,11 +15,13 @@
 
 #include "folded.h"
 #include "idmap.h"
+#include "import-perf-data.h"
 #include "log.h"
 #include "name-table.h"
 #include "parse-util.h"
 #include "read-line.h"
 #include "resource.h"
+#include "store-error.h"
 #include "strv.h"
 
 /* Samples are grouped in time buckets of this many seconds (an import is one bucket). */
@@ -50,7 +52,7 @@ static int parse_args(struct import_args *a, int argc, char **argv) {
         };
         int c;
 
-        *a = (struct import_args) { .db = getenv("CPPD_DB") ?: CPPCTL_DEFAULT_DB, .period = 1 };
+        *a = (struct import_args) { .db = getenv("CPPD_DB") ?: SOURCE_DEFAULT_DB, .period = 1 };
         optind = 0;
         while ((c = getopt_long(argc, argv, "hd:f:r:p:k", options, NULL)) >= 0)
                 switch (c) {
@@ -77,7 +79,7 @@ static int parse_args(struct import_args *a, int argc, char **argv) {
                                "      --service UNIT     the systemd unit the samples' process ran in\n"
                                "  -k, --kernel           perf.data: keep kernel frames\n"
                                "      --lines            perf.data: keep call sites, not functions\n"
-                               "  -d, --db FILE          the store (default: $CPPD_DB or ./" CPPCTL_DEFAULT_DB
+                               "  -d, --db FILE          the store (default: $CPPD_DB or ./" SOURCE_DEFAULT_DB
                                ")\n"
                                "  -h, --help             this help\n");
                         return 0;

@@ -23,7 +23,9 @@
 
 #include "ch-client.h"
 #include "fleet-load.h"
+#include "fleet-open.h"
 #include "log.h"
+#include "store-error.h"
 
 struct merge_args {
         const char *db;          /* the store merged into, or a clickhouse:// URL */

@@ -29,7 +29,7 @@
 #include <unistd.h>
 
 #include "ch-client.h"
-#include "fleet-load.h"
+#include "fleet-open.h"
 #include "log.h"
 #include "sql-ext.h"
 
@@ -537,7 +537,7 @@ int cmd_sql(int argc, char **argv) {
                                                  { "credentials", required_argument, NULL, 'K' },
                                                  {} };
         enum sql_format format = SQL_TABLE;
-        const char *db = getenv("CPPD_DB"), *sql, *tail, *credentials = NULL;
+        const char *db = NULL, *sql, *tail, *credentials = NULL;
         sqlite3 *c = NULL;
         int opt, rc, status = EXIT_OK;
 
@@ -589,12 +589,10 @@ int cmd_sql(int argc, char **argv) {
                 return EXIT_USAGE;
         }
         sql = argv[optind];
+        if (!db)
+                db = source_default_db();
         if (ch_url_is(db))
                 return sql_clickhouse(db, credentials, sql, format);
-        if (!db)
-                db = access(CPPCTL_DEFAULT_DB, F_OK) < 0 && access(CPPCTL_DAEMON_DB, F_OK) == 0 ?
-                        CPPCTL_DAEMON_DB :
-                        CPPCTL_DEFAULT_DB;
         if (access(db, R_OK) < 0) {
                 log_error_errno(errno, "%s: %m", db);
                 return EXIT_FAILURE_;

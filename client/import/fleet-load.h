@@ -1,22 +1,8 @@
-/* cppctl's side of the fleet store: opening a clickhouse:// URL with its credentials, loading
- * SQLite stores into it (cppctl merge), with errors logged in words. */
+/* The fleet loader: SQLite stores into a ClickHouse fleet store (cppctl merge), with errors
+ * logged in words. */
 #pragma once
 
-#include <stdbool.h>
-
 #include "ch-client.h"
-
-/* The credentials file for a ClickHouse URL: ARG (--credentials FILE) if given, else
- * $CPPD_CLICKHOUSE_CREDENTIALS, else NULL (no password). */
-const char *fleet_credentials(const char *arg);
-
-/* Opens a client for URL with CREDENTIALS (a file, may be NULL). CREATE: make the database and
- * its tables if missing (writers); else the schema must be there (readers). Checks the schema
- * version either way. Returns 0 and sets *ret, or a negative errno after logging. */
-int fleet_open(const char *url, const char *credentials, bool create, struct ch_client **ret);
-
-/* Logs the client's last error R. Returns R. */
-int log_fleet_error(int r, struct ch_client *c);
 
 /* Loads every run and bucket of the SQLite store PATH into C as batches (ch-write.c): a batch
  * already there is left alone, so loading a store twice counts it once. Prints what it did.

@@ -22,7 +22,7 @@
  * each event's own lost counter. Each event's loss is the larger of the two sums (a file of
  * syscallstorm under -m 1: 6,084 in LOST records, 6,244 in LOST_SAMPLES), charged to its
  * resource, so every header says how many samples the file does not hold. */
-#include "cppctl.h"
+#include "import-perf-data.h"
 
 #include <errno.h>
 #include <inttypes.h>
@@ -35,7 +35,9 @@
 #include "log.h"
 #include "perf-data.h"
 #include "perf-record.h"
+#include "report.h"
 #include "resource.h"
+#include "store-error.h"
 #include "unwind.h"
 
 #define PERF_RECORD_FINISHED_ROUND 68

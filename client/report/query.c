@@ -1,9 +1,9 @@
 /* The report commands' shared half: one option parser and one loader, so every view takes the
  * same --db, --resource, --threshold, --run and --json, and reports a missing store, resource
  * or root the same way. The store is a SQLite file or a ClickHouse fleet store (--db
- * clickhouse://HOST:PORT/DB): the one place that tells them apart is struct source below, so
+ * clickhouse://HOST:PORT/DB), read through the one source interface (source/source.h), so
  * that every view, diff, export and the shell read either alike. */
-#include "cppctl.h"
+#include "report.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -15,8 +15,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "ch-read.h"
-#include "fleet-load.h"
+#include "ch-client.h"
 #include "log.h"
 #include "parse-util.h"
 #include "pattern.h"
@@ -28,41 +27,6 @@ int exit_status(int r) {
         if (r == -ENODATA)
                 return EXIT_EMPTY;
         return r == -EINVAL ? EXIT_USAGE : EXIT_FAILURE_;
-}
-
-int log_store_error(int r, const char *path, const struct store *s) {
-        const char *detail = store_error(s);
-
-        switch (r) {
-        case -ENOENT:
-                return log_error_errno(EIO, "%s: no such store (make one with 'cppctl import' or pass --db)",
-                                       path);
-        case -EACCES:
-        case -EPERM:
-                return log_error_errno(EIO, "%s: permission denied%s%s", path, *detail ? ": " : "", detail);
-        case -EROFS:
-                return log_error_errno(EIO, "%s: %s", path, *detail ? detail : "read-only to this user");
-        case -EBADMSG:
-                return log_error_errno(EIO, "%s: not a cppd store, or a damaged one%s%s; left untouched",
-                                       path, *detail ? ": " : "", detail);
-        case -EPROTONOSUPPORT:
-                return log_error_errno(EIO, "%s: written by a newer cppd (%s); use that version", path,
-                                       detail);
-        case -EPROTO:
-                return log_error_errno(EIO, "%s: %s; whoever may write it upgrades it by reading it", path,
-                                       detail);
-        case -ENOSPC:
-                return log_error_errno(EIO, "%s: no space left on the device; nothing was changed", path);
-        case -EBUSY:
-                return log_error_errno(EIO, "%s: locked by another writer for too long", path);
-        case -EOVERFLOW:
-                return log_error_errno(EIO,
-                                       "%s: %s, past cppd's bound of 2^62 gticks per resource (written by "
-                                       "hand, or by an older cppd); left untouched",
-                                       path, detail);
-        default:
-                return log_error_errno(r, "%s: %m%s%s", path, *detail ? ": " : "", detail);
-        }
 }
 
 /* -r A,B,... or --ratio A/B into Q's resources; one name stays q->resource alone. */
@@ -153,22 +117,17 @@ int query_args_parse_extra(struct query_args *q, int argc, char **argv, const ch
                 return log_error_errno(ENOMEM, "Out of memory");
 
         *q = (struct query_args) {
-                .db = getenv("CPPD_DB"),
+                .db = source_default_db(),
                 .threshold = QUERY_THRESHOLD_DEFAULT,
                 .format = RENDER_TEXT,
         };
-        /* ./cppd.db when there is one (cppctl record's default), else the daemon's store. */
-        if (!q->db)
-                q->db = access(CPPCTL_DEFAULT_DB, F_OK) < 0 && access(CPPCTL_DAEMON_DB, F_OK) == 0 ?
-                        CPPCTL_DAEMON_DB :
-                        CPPCTL_DEFAULT_DB;
         optind = 0;
         while ((c = getopt_long(argc, argv, "hd:r:t:jf:o:", all, NULL)) >= 0)
                 switch (c) {
                 case 'h':
                         printf("Usage: cppctl %s [OPTIONS]%s\n%s\n"
                                "\nOptions:\n"
-                               "  -d, --db FILE          the store (default: $CPPD_DB, ./" CPPCTL_DEFAULT_DB
+                               "  -d, --db FILE          the store (default: $CPPD_DB, ./" SOURCE_DEFAULT_DB
                                ", or the daemon's),\n"
                                "                         or a fleet store: clickhouse://[USER@]HOST[:PORT]/DB\n"
                                "      --credentials FILE for clickhouse://: the user (first line) and password\n"
@@ -378,60 +337,14 @@ void query_args_done(struct query_args *q) {
         q->filter.focus = q->filter.ignore = q->filter.hide = NULL;
 }
 
-/* An open store of either kind: a SQLite file, or a ClickHouse fleet store. */
-struct source {
-        struct store *store;
-        struct ch_client *ch;
-};
-
-static void source_done(struct source *src) {
-        src->store = store_close(src->store);
-        src->ch = ch_client_free(src->ch);
-}
-
-/* Opens Q's store for reading. Errors are logged. */
-static int source_open(const struct query_args *q, struct source *ret) {
-        int r;
-
-        *ret = (struct source) {};
-        if (ch_url_is(q->db))
-                return fleet_open(q->db, fleet_credentials(q->credentials), false, &ret->ch);
-        r = store_open(q->db, STORE_READ, &ret->store);
-        if (r < 0) {
-                log_store_error(r, q->db, ret->store);
-                ret->store = store_close(ret->store);
-        }
-        return r;
-}
-
-/* Reports a failure R to read Q's store. Returns R. */
-static int source_error(int r, const struct query_args *q, const struct source *src) {
-        if (src->ch) {
-                if (r == -ENOENT && q->resource && !*ch_client_error(src->ch))
-                        return log_error_errno(r, "%s has no samples of %s", q->db, q->resource);
-                return log_fleet_error(r, src->ch);
-        }
-        return log_store_error(r, q->db, src->store);
-}
-
-static int source_list_resources(const struct source *src, char ***ret) {
-        return src->ch ? ch_list_resources(src->ch, ret) : store_list_resources(src->store, ret);
-}
-
-static int source_load_tree(const struct source *src, const struct store_filter *f, struct name_table *names,
-                            struct sample_tree **ret) {
-        return src->ch ? ch_load_tree_shared(src->ch, f, names, ret) :
-                         store_load_tree_shared(src->store, f, names, ret);
-}
-
-static int pick_resource(struct query_args *q, const struct source *src) {
+static int pick_resource(struct query_args *q, struct source *src) {
         _cleanup_(strv_freep) char **names = NULL;
         _cleanup_free_ char *list = NULL;
         int n;
 
         n = source_list_resources(src, &names);
         if (n < 0)
-                return source_error(n, q, src);
+                return source_log_error(src, n, q->resource);
         if (n == 0)
                 return log_error_errno(ENOENT, "%s holds no samples yet", q->db);
         list = strv_join(names, ", ");
@@ -465,40 +378,38 @@ int query_load(struct query_args *q, struct sample_tree **ret) {
 
 /* Opens Q's store for reading into *ret and fills *ret_filter with Q's filter and resource (the
  * store's only one when Q names none). Errors are logged. */
-static int open_store(struct query_args *q, struct source *ret, struct store_filter *ret_filter) {
-        _cleanup_(source_done) struct source src = {};
+static int open_store(struct query_args *q, struct source **ret, struct store_filter *ret_filter) {
+        _cleanup_(source_closep) struct source *src = NULL;
         int r;
 
-        r = source_open(q, &src);
+        r = source_open(q->db, q->credentials, 0, &src);
         if (r < 0)
                 return r;
-        r = pick_resource(q, &src);
+        r = pick_resource(q, src);
         if (r < 0)
                 return r;
-        if (q->filter.by == STORE_BY_LINE &&
-            (src.ch ? ch_has_call_sites(src.ch) : store_has_call_sites(src.store)) == 0)
+        if (q->filter.by == STORE_BY_LINE && source_has_call_sites(src) == 0)
                 log_notice(
                         "%s keeps its frames as functions, so --by line shows functions; record with --lines "
                         "(cppd: [store] granularity = line) to keep call sites",
                         q->db);
         *ret_filter = q->filter;
         ret_filter->resource = q->resource;
-        *ret = src;
-        src = (struct source) {};
+        *ret = take_ptr(&src);
         return 0;
 }
 
 int query_load_shared(struct query_args *q, struct name_table *names, struct sample_tree **ret) {
-        _cleanup_(source_done) struct source src = {};
+        _cleanup_(source_closep) struct source *src = NULL;
         struct store_filter f;
         int r;
 
         r = open_store(q, &src, &f);
         if (r < 0)
                 return r;
-        r = source_load_tree(&src, &f, names, ret);
+        r = source_load_tree(src, &f, names, ret);
         if (r < 0)
-                return source_error(r, q, &src);
+                return source_log_error(src, r, q->resource);
         if ((*ret)->total == 0) {
                 *ret = sample_tree_free(*ret);
                 log_error("no samples of %s in %s match the filters", q->resource, q->db);
@@ -507,17 +418,8 @@ int query_load_shared(struct query_args *q, struct name_table *names, struct sam
         return 0;
 }
 
-/* Whether Q selects a resource's whole tree, as the cached indexes hold it (names demangled). */
-static bool unfiltered(const struct query_args *q) {
-        const struct store_filter *f = &q->filter;
-
-        return f->run_id == 0 && !f->unit && f->pid == 0 && !f->no_idle && !f->comm && !f->exe && !f->host &&
-                !f->has_since && !f->has_until && f->by == STORE_BY_FUNCTION && !f->fold_inline &&
-                !f->focus && !f->ignore && !f->hide && !f->raw_names;
-}
-
 int query_load_index(struct query_args *q, bool inverted, struct view_data *ret) {
-        _cleanup_(source_done) struct source src = {};
+        _cleanup_(source_closep) struct source *src = NULL;
         _cleanup_(view_data_done) struct view_data v = {};
         struct store_filter f;
         int r;
@@ -525,18 +427,9 @@ int query_load_index(struct query_args *q, bool inverted, struct view_data *ret)
         r = open_store(q, &src, &f);
         if (r < 0)
                 return r;
-        /* the cache of indexes is keyed by a SQLite store's identity; a fleet has none */
-        if (src.store && unfiltered(q))
-                r = index_cache_load(src.store, &f, inverted, &v);
-        else {
-                r = source_load_tree(&src, &f, NULL, &v.tree);
-                if (r >= 0 && inverted)
-                        r = sample_tree_invert(v.tree, &v.inverted);
-                if (r >= 0)
-                        r = tree_index_build(inverted ? v.inverted : v.tree, &v.index);
-        }
+        r = source_load_index(src, &f, inverted, &v);
         if (r < 0)
-                return source_error(r, q, &src);
+                return source_log_error(src, r, q->resource);
         if (v.index->header->total == 0) {
                 log_error("no samples of %s in %s match the filters", q->resource, q->db);
                 return -ENODATA;
@@ -548,7 +441,7 @@ int query_load_index(struct query_args *q, bool inverted, struct view_data *ret)
 
 int query_load_many(struct query_args *q, struct name_table **ret_names, struct sample_tree ***ret_trees,
                     size_t *ret_n) {
-        _cleanup_(source_done) struct source src = {};
+        _cleanup_(source_closep) struct source *src = NULL;
         _cleanup_(name_table_freep) struct name_table *names = name_table_new();
         size_t n = q->resources ? strv_length(q->resources) : 1;
         _cleanup_free_ struct sample_tree **trees = calloc(n, sizeof *trees);
@@ -557,19 +450,19 @@ int query_load_many(struct query_args *q, struct name_table **ret_names, struct 
 
         if (!names || !trees)
                 return log_error_errno(ENOMEM, "Out of memory");
-        r = source_open(q, &src);
+        r = source_open(q->db, q->credentials, 0, &src);
         if (r < 0)
                 return r;
         for (size_t i = 0; i < n; i++) {
                 struct store_filter f = q->filter;
 
                 q->resource = q->resources ? q->resources[i] : q->resource;
-                r = pick_resource(q, &src);
+                r = pick_resource(q, src);
                 if (r >= 0) {
                         f.resource = q->resource;
-                        r = source_load_tree(&src, &f, names, &trees[i]);
+                        r = source_load_tree(src, &f, names, &trees[i]);
                         if (r < 0)
-                                r = source_error(r, q, &src);
+                                r = source_log_error(src, r, q->resource);
                 }
                 if (r < 0) {
                         for (size_t k = 0; k < i; k++)

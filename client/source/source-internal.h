@@ -1,0 +1,34 @@
+/* What a kind of source implements (source-sqlite.c, source-clickhouse.c): the operations
+ * source.c dispatches to, the kind's struct starting with struct source. Only source/ sees
+ * this. */
+#pragma once
+
+#include "source.h"
+
+struct source_ops {
+        struct source *(*close)(struct source *s);
+        int (*list_resources)(struct source *s, char ***ret);
+        int (*has_call_sites)(struct source *s);
+        int (*load_tree)(struct source *s, const struct store_filter *f, struct name_table *names,
+                         struct sample_tree **ret);
+        /* NULL: the index is built from the tree (source_build_index()) */
+        int (*load_index)(struct source *s, const struct store_filter *f, bool inverted,
+                          struct view_data *ret);
+        int (*function_names)(struct source *s, int (*each)(void *userdata, const char *name),
+                              void *userdata);
+        int (*log_error)(struct source *s, int r, const char *resource);
+};
+
+struct source {
+        const struct source_ops *ops;
+        const char *db;
+};
+
+/* Each kind's constructor and check, as source_open() and source_check() describe them. */
+int source_sqlite_open(const char *db, unsigned flags, struct source **ret);
+int source_sqlite_check(const char *db);
+int source_clickhouse_open(const char *db, const char *credentials, unsigned flags, struct source **ret);
+int source_clickhouse_check(const char *db, const char *credentials);
+
+/* Builds the index of the tree F selects from S's tree, as source_load_index() without a cache. */
+int source_build_index(struct source *s, const struct store_filter *f, bool inverted, struct view_data *ret);

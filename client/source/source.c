@@ -1,0 +1,88 @@
+/* The data-source interface (source.h): the one place that tells a ClickHouse URL from a store
+ * file, the default-store rule, and the dispatch to the kind's operations. */
+#include "source.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <unistd.h>
+
+#include "ch-client.h"
+#include "source-internal.h"
+
+const char *source_default_db(void) {
+        const char *db = getenv("CPPD_DB");
+
+        if (db)
+                return db;
+        return access(SOURCE_DEFAULT_DB, F_OK) < 0 && access(SOURCE_DAEMON_DB, F_OK) == 0 ? SOURCE_DAEMON_DB :
+                                                                                            SOURCE_DEFAULT_DB;
+}
+
+int source_open(const char *db, const char *credentials, unsigned flags, struct source **ret) {
+        if (ch_url_is(db))
+                return source_clickhouse_open(db, credentials, flags, ret);
+        return source_sqlite_open(db, flags, ret);
+}
+
+int source_check(const char *db, const char *credentials) {
+        if (ch_url_is(db))
+                return source_clickhouse_check(db, credentials);
+        return source_sqlite_check(db);
+}
+
+struct source *source_close(struct source *s) {
+        return s ? s->ops->close(s) : NULL;
+}
+
+const char *source_db(const struct source *s) {
+        return s->db;
+}
+
+int source_list_resources(struct source *s, char ***ret) {
+        return s->ops->list_resources(s, ret);
+}
+
+int source_has_call_sites(struct source *s) {
+        return s->ops->has_call_sites(s);
+}
+
+int source_load_tree(struct source *s, const struct store_filter *f, struct name_table *names,
+                     struct sample_tree **ret) {
+        return s->ops->load_tree(s, f, names, ret);
+}
+
+void view_data_done(struct view_data *v) {
+        v->index = tree_index_free(v->index);
+        v->inverted = sample_tree_free(v->inverted);
+        v->tree = sample_tree_free(v->tree);
+}
+
+int source_build_index(struct source *s, const struct store_filter *f, bool inverted, struct view_data *ret) {
+        _cleanup_(view_data_done) struct view_data v = {};
+        int r;
+
+        r = source_load_tree(s, f, NULL, &v.tree);
+        if (r >= 0 && inverted)
+                r = sample_tree_invert(v.tree, &v.inverted);
+        if (r >= 0)
+                r = tree_index_build(inverted ? v.inverted : v.tree, &v.index);
+        if (r < 0)
+                return r;
+        *ret = v;
+        v = (struct view_data) {};
+        return 0;
+}
+
+int source_load_index(struct source *s, const struct store_filter *f, bool inverted, struct view_data *ret) {
+        if (s->ops->load_index)
+                return s->ops->load_index(s, f, inverted, ret);
+        return source_build_index(s, f, inverted, ret);
+}
+
+int source_function_names(struct source *s, int (*each)(void *userdata, const char *name), void *userdata) {
+        return s->ops->function_names(s, each, userdata);
+}
+
+int source_log_error(struct source *s, int r, const char *resource) {
+        return s->ops->log_error(s, r, resource);
+}

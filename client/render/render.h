@@ -1,6 +1,7 @@
 /* Renderers: one file each. They write to F and return 0 or -errno (-EIO on a write error). */
 #pragma once
 
+#include <stdbool.h>
 #include <stdio.h>
 
 #include "call-graph.h"
@@ -10,23 +11,59 @@
 #include "sample-tree-walk.h"
 #include "sample-tree.h"
 
-enum render_format {
-        RENDER_TEXT, /* the paper's format */
-        RENDER_JSON,
-        RENDER_CSV,
-        RENDER_FOLDED,
-        RENDER_DOT,
-        RENDER_FLAME,  /* SVG flame graph */
-        RENDER_ICICLE, /* SVG icicle graph of the inverted tree */
-        RENDER_HTML,
-        RENDER_PPROF,
-        RENDER_SPEEDSCOPE,
-        _RENDER_FORMAT_MAX,
+struct render_diff;
+
+/* An output format, as --format names it: what it can draw, one operation each, NULL where it
+ * cannot (perf's perf_hpp__format[], htop's MeterClass). render_formats[] is the one list of
+ * them: the options' checks, help and errors print its names, and a new format is one entry
+ * there and one file here. Each operation writes to F and returns 0 or -errno (-EIO on a write
+ * error); THRESHOLD is a fraction of the total, entries below it left out. */
+struct render_format {
+        const char *name;
+        const char *note;   /* said of it in --help, or NULL */
+        const char *binary; /* not text, never written to a terminal: what it is; NULL: text */
+        bool live;          /* redrawn in place, as cppctl top does */
+        int (*profile)(FILE *f, const struct profile *p, double threshold);
+        int (*tree)(FILE *f, struct sample_tree *t, double threshold);
+        /* several trees (one per resource) in one file; a format with it draws one tree so too */
+        int (*trees)(FILE *f, struct sample_tree *const *trees, size_t n);
+        /* the caller/callee view of G, built from T; ROOTS as render_text_graph() takes them */
+        int (*graph)(FILE *f, const struct call_graph *g, struct sample_tree *t, const bool *roots,
+                     double threshold);
+        /* profiles of several resources joined by path, as render_text_table() draws them */
+        int (*table)(FILE *f, const struct profile_join *j, bool ratio, double threshold);
+        /* two profiles compared path by path (render-diff.c) */
+        int (*diff)(FILE *f, const struct render_diff *d, double threshold);
 };
 
-/* "text", "json", ... and back; render_format_from_name() returns -EINVAL for an unknown name. */
-const char *render_format_name(enum render_format f);
-int render_format_from_name(const char *name);
+/* The formats, in the order help and errors list them, ending with an entry of NULL name. */
+extern const struct render_format render_formats[];
+
+/* What a command asks a format to draw, for render_format_draws() and render_format_list(). */
+enum {
+        RENDER_PROFILE = 1 << 0,
+        RENDER_TREE = 1 << 1,
+        RENDER_TREES = 1 << 2, /* several trees in one file */
+        RENDER_GRAPH = 1 << 3,
+        RENDER_TABLE = 1 << 4,
+        RENDER_DIFF = 1 << 5,
+        RENDER_LIVE = 1 << 6,
+};
+
+/* The format named NAME ("svg" is "flame"), or NULL. */
+const struct render_format *render_format_find(const char *name);
+
+/* Whether F draws everything WHAT (RENDER_* flags) asks. */
+bool render_format_draws(const struct render_format *f, unsigned what);
+
+/* The names of the formats that draw what WHAT asks (0: every format), in table order, joined by
+ * ", " and LAST before the last one: "html, pprof and speedscope". Returns a malloc()ed string,
+ * or NULL: no memory. */
+char *render_format_list(unsigned what, const char *last);
+
+/* Draws TREES[0..n) in F: all of them where it holds several, else the first. */
+int render_format_trees(const struct render_format *f, FILE *out, struct sample_tree *const *trees, size_t n,
+                        double threshold);
 
 /* THRESHOLD is a fraction of the total: entries below it are left out (and counted). */
 int render_text_profile(FILE *f, const struct profile *p, double threshold);
@@ -50,6 +87,45 @@ const char *render_view_name(enum profile_kind kind);
 int render_text_table(FILE *f, const struct profile_join *j, bool ratio, double threshold);
 int render_json_table(FILE *f, const struct profile_join *j, bool ratio, double threshold);
 int render_csv_table(FILE *f, const struct profile_join *j, bool ratio, double threshold);
+
+/* Two profiles compared path by path (cppctl diff, which computes the rows; render-diff.c
+ * writes them). */
+struct render_diff_side {
+        const char *store;
+        /* the selection of samples, as the report options set it */
+        int64_t run, pid;                     /* 0: any */
+        const char *host, *unit, *comm, *exe; /* NULL: any */
+        bool has_since, has_until;
+        int64_t since, until; /* unix seconds */
+        const struct sample_tree *tree;
+};
+
+struct render_diff_row {
+        size_t row;       /* in the join */
+        uint64_t hits[2]; /* base, new */
+        double fraction[2];
+        double change, z;
+        bool significant; /* |z| at or above the critical z */
+        /* |change| × both totals, exactly: equal changes sort by path, not by rounding. */
+        unsigned __int128 size;
+};
+
+struct render_diff {
+        struct render_diff_side sides[2]; /* base, new */
+        const char *root;                 /* NULL: none */
+        double critical_z;                /* the test's, at 95% */
+        const struct profile_join *join;
+        struct render_diff_row *rows; /* those shown, in order */
+        size_t n_rows, n_omitted;
+};
+
+/* A side's store and selection as the text diff shows it: "a.db, host web1, since ...". */
+void render_diff_selection(FILE *f, const struct render_diff_side *s);
+
+/* The diff D as text (the paper's style), JSON or CSV; THRESHOLD is what D's rows were cut at. */
+int render_text_diff(FILE *f, const struct render_diff *d, double threshold);
+int render_json_diff(FILE *f, const struct render_diff *d, double threshold);
+int render_csv_diff(FILE *f, const struct render_diff *d, double threshold);
 
 /* The parts every text view shares: the header (title, resource, samples, period, losses, the
  * format line and a rule) and the closing rule with the count of entries left out (WHAT names

@@ -75,6 +75,30 @@ static struct option *options_with(const struct option *options, const struct qu
         return all;
 }
 
+/* --format's lines of --help: the formats of a profile (every view), then the others, which
+ * tree, graph and export draw. */
+static void help_formats(void) {
+        const char *sep = "";
+
+        printf("  -f, --format F         ");
+        for (const struct render_format *x = render_formats; x->name; x++)
+                if (x->profile) {
+                        printf("%s%s", sep, x->name);
+                        if (x->note)
+                                printf(" (%s)", x->note);
+                        sep = ", ";
+                }
+        printf("; tree, graph and export\n"
+               "                         also ");
+        sep = "";
+        for (const struct render_format *x = render_formats; x->name; x++)
+                if (!x->profile) {
+                        printf("%s%s", sep, x->name);
+                        sep = ", ";
+                }
+        printf("\n");
+}
+
 int query_args_parse(struct query_args *q, int argc, char **argv, const char *name, const char *usage,
                      unsigned flags) {
         return query_args_parse_extra(q, argc, argv, name, usage, flags, NULL);
@@ -119,7 +143,7 @@ int query_args_parse_extra(struct query_args *q, int argc, char **argv, const ch
         *q = (struct query_args) {
                 .db = source_default_db(),
                 .threshold = QUERY_THRESHOLD_DEFAULT,
-                .format = RENDER_TEXT,
+                .format = &render_formats[0],
         };
         optind = 0;
         while ((c = getopt_long(argc, argv, "hd:r:t:jf:o:", all, NULL)) >= 0)
@@ -150,18 +174,17 @@ int query_args_parse_extra(struct query_args *q, int argc, char **argv, const ch
                                "      --focus RE         only stacks with a frame matching RE (POSIX extended)\n"
                                "      --ignore RE        no stacks with a frame matching RE\n"
                                "      --hide RE          leave frames matching RE out of the stacks\n"
-                               "      --no-demangle      C++ and Rust names as the symbol table has them\n"
-                               "  -f, --format F         text (the paper's), json, csv; tree, graph and export\n"
-                               "                         also folded, flame, icicle, dot, html, pprof, speedscope\n"
-                               "  -j, --json             --format json\n"
-                               "  -o, --output FILE      write to FILE instead of standard output (never over a\n"
-                               "                         store: the store is --db, in every command)\n"
-                               "  -h, --help             this help\n",
+                               "      --no-demangle      C++ and Rust names as the symbol table has them\n",
                                name,
                                flags & QUERY_NEEDS_ROOT         ? " --root FUNCTION" :
                                        flags & QUERY_TAKES_ROOT ? " [--root FUNCTION]" :
                                                                   "",
                                usage, QUERY_THRESHOLD_DEFAULT);
+                        help_formats();
+                        printf("  -j, --json             --format json\n"
+                               "  -o, --output FILE      write to FILE instead of standard output (never over a\n"
+                               "                         store: the store is --db, in every command)\n"
+                               "  -h, --help             this help\n");
                         if (flags & (QUERY_NEEDS_ROOT | QUERY_TAKES_ROOT))
                                 printf("      --root FUNCTION    the root function (or give it as the argument)\n");
                         if (flags & QUERY_MANY_RESOURCES)
@@ -184,14 +207,13 @@ int query_args_parse_extra(struct query_args *q, int argc, char **argv, const ch
                         q->ratio = true;
                         break;
                 case 'f':
-                        r = render_format_from_name(optarg);
-                        if (r < 0)
-                                return log_error_errno(
-                                        EINVAL,
-                                        "--format %s: expected text, json, csv, folded, flame, "
-                                        "icicle, dot, html, pprof or speedscope",
-                                        optarg);
-                        q->format = r;
+                        q->format = render_format_find(optarg);
+                        if (!q->format) {
+                                _cleanup_free_ char *names = render_format_list(0, " or ");
+
+                                return log_error_errno(EINVAL, "--format %s: expected %s", optarg,
+                                                       names ?: "");
+                        }
                         q->format_set = true;
                         break;
                 case 'o':
@@ -296,7 +318,7 @@ int query_args_parse_extra(struct query_args *q, int argc, char **argv, const ch
                                                        c == 'S' ? "since" : "until", optarg);
                         break;
                 case 'j':
-                        q->format = RENDER_JSON;
+                        q->format = render_format_find("json");
                         q->format_set = true;
                         break;
                 default:
@@ -485,24 +507,18 @@ int query_load_many(struct query_args *q, struct name_table **ret_names, struct 
         return 0;
 }
 
-int query_check_format(const struct query_args *q, const char *name, unsigned formats) {
+int query_check_format(const struct query_args *q, const char *name, unsigned what) {
         _cleanup_free_ char *list = NULL;
-        size_t size = 0;
-        FILE *f;
 
-        if (formats & (1u << q->format))
+        if (render_format_draws(q->format, what))
                 return 0;
-        f = open_memstream(&list, &size);
-        if (!f)
+        list = render_format_list(what, ", ");
+        if (!list)
                 return log_error_errno(ENOMEM, "Out of memory");
-        for (int i = 0; i < _RENDER_FORMAT_MAX; i++)
-                if (formats & (1u << i))
-                        fprintf(f, "%s%s", size || ftell(f) ? ", " : "", render_format_name(i));
-        fclose(f);
-        return log_error_errno(EINVAL, "%s has no %s format; it writes %s%s", name,
-                               render_format_name(q->format), list,
-                               (1u << q->format) & FORMATS_TREE ? " ('cppctl export' writes the others)" :
-                                                                  "");
+        return log_error_errno(EINVAL, "%s has no %s format; it writes %s%s", name, q->format->name, list,
+                               render_format_draws(q->format, RENDER_TREE) ?
+                                       " ('cppctl export' writes the others)" :
+                                       "");
 }
 
 /* The first 16 bytes of every SQLite database file, its NUL included (sqlite.org/fileformat). */
@@ -589,22 +605,10 @@ int query_output_close(const struct query_args *q, FILE *out, int r) {
 
 int query_render_profile(const struct query_args *q, const struct profile *p) {
         FILE *out = query_output(q);
-        int r;
 
         if (!out)
                 return EXIT_FAILURE_;
-        switch (q->format) {
-        case RENDER_JSON:
-                r = render_json_profile(out, p, q->threshold);
-                break;
-        case RENDER_CSV:
-                r = render_csv_profile(out, p, q->threshold);
-                break;
-        default:
-                r = render_text_profile(out, p, q->threshold);
-                break;
-        }
-        return query_output_close(q, out, r);
+        return query_output_close(q, out, q->format->profile(out, p, q->threshold));
 }
 
 int query_missing_root(const struct query_args *q, enum profile_kind kind, struct sample_tree *t,
@@ -693,9 +697,7 @@ static int table_command(struct query_args *q, enum profile_kind kind) {
                 r = -EIO;
                 goto finish;
         }
-        r = q->format == RENDER_JSON    ? render_json_table(out, j, q->ratio, q->threshold) :
-                q->format == RENDER_CSV ? render_csv_table(out, j, q->ratio, q->threshold) :
-                                          render_text_table(out, j, q->ratio, q->threshold);
+        r = q->format->table(out, j, q->ratio, q->threshold);
         r = query_output_close(q, out, r) == EXIT_OK ? 0 : -EIO;
 finish:
         j = profile_join_free(j);
@@ -735,7 +737,7 @@ int query_profile_command(int argc, char **argv, const char *name, const char *u
                              (rooted ? QUERY_NEEDS_ROOT : 0) | QUERY_MANY_RESOURCES);
         if (r <= 0)
                 return exit_status(r);
-        r = query_check_format(&q, name, FORMATS_PROFILE);
+        r = query_check_format(&q, name, RENDER_PROFILE);
         if (r < 0)
                 return exit_status(r);
         if (q.resources && q.resources[1])

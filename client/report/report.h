@@ -36,7 +36,7 @@ struct query_args {
         double threshold;            /* fraction of the total */
         struct store_filter filter;  /* run, unit, pid, comm, exe, time window, granularity */
         regex_t focus, ignore, hide; /* compiled when the filter points at them */
-        enum render_format format;
+        const struct render_format *format;
         bool format_set;    /* --format or --json given */
         bool threshold_set; /* --threshold given */
 };
@@ -49,16 +49,9 @@ enum {
         QUERY_MANY_RESOURCES = 1 << 2, /* -r A,B and --ratio A/B */
 };
 
-/* The --format values each command renders. */
-#define FORMATS_PROFILE ((1u << RENDER_TEXT) | (1u << RENDER_JSON) | (1u << RENDER_CSV))
-#define FORMATS_TREE \
-        ((1u << RENDER_TEXT) | (1u << RENDER_JSON) | (1u << RENDER_FOLDED) | (1u << RENDER_FLAME) | \
-         (1u << RENDER_ICICLE) | (1u << RENDER_DOT) | (1u << RENDER_HTML) | (1u << RENDER_PPROF) | \
-         (1u << RENDER_SPEEDSCOPE))
-
-/* Refuses Q's format unless it is in the mask FORMATS (of 1 << enum render_format), naming
- * those that are. Returns 0 or -EINVAL after reporting. */
-int query_check_format(const struct query_args *q, const char *name, unsigned formats);
+/* Refuses Q's format unless it draws WHAT (RENDER_* flags of render.h), naming those that do.
+ * Returns 0 or -EINVAL after reporting. */
+int query_check_format(const struct query_args *q, const char *name, unsigned what);
 
 /* Opens PATH to write a report into (made if missing, emptied if not; symbolic links followed),
  * unless it is a store: a file that starts as an SQLite database or its write-ahead log does, or
@@ -140,8 +133,10 @@ int query_missing_root(const struct query_args *q, enum profile_kind kind, struc
 int query_compute_profile(struct sample_tree *t, enum profile_kind kind, const char *root, uint64_t min_hits,
                           struct profile **ret);
 
-/* The whole of tree and export: NAME renders the sample tree in FORMAT unless --format says. */
-int tree_command(int argc, char **argv, const char *name, const char *usage, enum render_format format);
+/* The whole of tree and export: NAME renders the sample tree in FORMAT (NULL: text, at the
+ * threshold; else with everything) unless --format says. */
+int tree_command(int argc, char **argv, const char *name, const char *usage,
+                 const struct render_format *format);
 
 /* The whole of a down/up/functions/body command. */
 int query_profile_command(int argc, char **argv, const char *name, const char *usage, enum profile_kind kind);

@@ -254,22 +254,8 @@ static struct render_diff_side diff_side(const struct query_args *q, const struc
  * *ret_found false. */
 static int diff_profile(struct sample_tree *t, enum profile_kind kind, const char *root, bool *ret_found,
                         struct profile **ret) {
-        int r = -EINVAL;
+        int r = profile_compute(t, kind, root, 0, ret);
 
-        switch (kind) {
-        case PROFILE_DOWN:
-                r = profile_down(t, root, 0, ret);
-                break;
-        case PROFILE_UP:
-                r = profile_up(t, root, 0, ret);
-                break;
-        case PROFILE_FUNCTION:
-                r = profile_function(t, 0, ret);
-                break;
-        case PROFILE_BODY:
-                r = profile_body(t, 0, ret);
-                break;
-        }
         *ret_found = r != -ENOENT;
         if (r == -ENOENT) {
                 *ret = profile_new(kind, t, NAME_NONE);
@@ -360,7 +346,7 @@ static int load_side(struct query_args *q, const char *label, struct name_table 
         return r;
 }
 
-int cmd_diff(int argc, char **argv) {
+int cmd_diff(int argc, char **argv, const struct verb *verb) {
         _cleanup_(sides_done) struct sides s = {};
         _cleanup_(query_args_done) struct query_args base = {};
         _cleanup_(query_args_done) struct query_args new = {};

@@ -10,7 +10,7 @@
 #include "log.h"
 #include "strv.h"
 
-int cmd_graph(int argc, char **argv) {
+int cmd_graph(int argc, char **argv, const struct verb *verb) {
         _cleanup_(query_args_done) struct query_args q = {};
         _cleanup_(sample_tree_freep) struct sample_tree *t = NULL;
         _cleanup_(call_graph_freep) struct call_graph *g = NULL;

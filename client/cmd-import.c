@@ -256,7 +256,7 @@ static int import_file(struct import_state *st, const struct import_args *a, FIL
         return 0;
 }
 
-int cmd_import(int argc, char **argv) {
+int cmd_import(int argc, char **argv, const struct verb *verb) {
         _cleanup_(store_closep) struct store *s = NULL;
         _cleanup_(idmap_freep) struct idmap *hits = NULL, *stack_of_text = NULL;
         _cleanup_(name_table_freep) struct name_table *texts = NULL;

@@ -186,7 +186,7 @@ static int merge_into_clickhouse(const struct merge_args *a) {
         return EXIT_OK;
 }
 
-int cmd_merge(int argc, char **argv) {
+int cmd_merge(int argc, char **argv, const struct verb *verb) {
         _cleanup_(store_closep) struct store *out = NULL;
         struct merge_args a;
         int r;

@@ -758,7 +758,7 @@ static void interact(struct shell *s) {
         completing = NULL;
 }
 
-int cmd_shell(int argc, char **argv) {
+int cmd_shell(int argc, char **argv, const struct verb *verb) {
         static const struct option options[] = { { "help", no_argument, NULL, 'h' },
                                                  { "db", required_argument, NULL, 'd' },
                                                  { "replay", required_argument, NULL, 'R' },

@@ -530,7 +530,7 @@ static int sql_clickhouse(const char *url, const char *credentials, const char *
         return EXIT_OK;
 }
 
-int cmd_sql(int argc, char **argv) {
+int cmd_sql(int argc, char **argv, const struct verb *verb) {
         static const struct option options[] = { { "help", no_argument, NULL, 'h' },
                                                  { "db", required_argument, NULL, 'd' },
                                                  { "format", required_argument, NULL, 'f' },

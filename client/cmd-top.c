@@ -135,7 +135,7 @@ static int refresh(struct query_args *q, const struct top_args *a, FILE *f, bool
         }
         if (r < 0)
                 return r;
-        r = query_compute_profile(t, a->view, q->root, profile_min_hits(t->total, q->threshold), &p);
+        r = profile_compute(t, a->view, q->root, profile_min_hits(t->total, q->threshold), &p);
         if (r == -ENOENT) {
                 fprintf(f, "(%s is in no sample of the window)\n", q->root);
                 return 0;
@@ -145,7 +145,7 @@ static int refresh(struct query_args *q, const struct top_args *a, FILE *f, bool
         return q->format->profile(f, p, q->threshold);
 }
 
-int cmd_top(int argc, char **argv) {
+int cmd_top(int argc, char **argv, const struct verb *verb) {
         _cleanup_(query_args_done) struct query_args q = {};
         struct top_args a;
         bool help = false, warned = false;

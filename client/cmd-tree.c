@@ -11,8 +11,10 @@
 
 #include "log.h"
 
-int tree_command(int argc, char **argv, const char *name, const char *usage,
-                 const struct render_format *format) {
+/* The whole of tree and export: NAME renders the sample tree in FORMAT (NULL: text, at the
+ * threshold; else with everything) unless --format says. */
+static int tree_command(int argc, char **argv, const char *name, const char *usage,
+                        const struct render_format *format) {
         _cleanup_(query_args_done) struct query_args q = {};
         _cleanup_(name_table_freep) struct name_table *names = NULL;
         _cleanup_free_ struct sample_tree **trees = NULL;
@@ -61,7 +63,7 @@ int tree_command(int argc, char **argv, const char *name, const char *usage,
         return r;
 }
 
-int cmd_tree(int argc, char **argv) {
+int cmd_tree(int argc, char **argv, const struct verb *verb) {
         return tree_command(argc, argv, "tree",
                             "Sample tree profile (paper §7.2): every distinct stack as an indented tree,\n"
                             "each node with the fraction and hits at or below it. --format draws it as a\n"
@@ -70,7 +72,7 @@ int cmd_tree(int argc, char **argv) {
                             NULL);
 }
 
-int cmd_export(int argc, char **argv) {
+int cmd_export(int argc, char **argv, const struct verb *verb) {
         return tree_command(argc, argv, "export",
                             "The sample tree of the filtered samples for other tools: --format pprof (the\n"
                             "default: gzipped profile.proto for pprof, Pyroscope, Parca), speedscope,\n"

@@ -127,16 +127,3 @@ int query_render_profile(const struct query_args *q, const struct profile *p);
  * the names of T's nodes (or, with X, of the index X's) that contain ROOT, and returns EXIT_EMPTY. */
 int query_missing_root(const struct query_args *q, enum profile_kind kind, struct sample_tree *t,
                        const struct tree_index *x);
-
-/* KIND's profile of T from ROOT (down and up), keeping entries of MIN_HITS or more (0: all).
- * Returns 0, -ENOENT when ROOT is in no sample, or -ENOMEM. */
-int query_compute_profile(struct sample_tree *t, enum profile_kind kind, const char *root, uint64_t min_hits,
-                          struct profile **ret);
-
-/* The whole of tree and export: NAME renders the sample tree in FORMAT (NULL: text, at the
- * threshold; else with everything) unless --format says. */
-int tree_command(int argc, char **argv, const char *name, const char *usage,
-                 const struct render_format *format);
-
-/* The whole of a down/up/functions/body command. */
-int query_profile_command(int argc, char **argv, const char *name, const char *usage, enum profile_kind kind);

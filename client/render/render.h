@@ -127,6 +127,45 @@ int render_text_diff(FILE *f, const struct render_diff *d, double threshold);
 int render_json_diff(FILE *f, const struct render_diff *d, double threshold);
 int render_csv_diff(FILE *f, const struct render_diff *d, double threshold);
 
+/* The rows of a query's answer (cppctl sql; render-rows.c), in one of its formats. */
+enum render_rows_format {
+        RENDER_ROWS_TABLE, /* aligned columns under a header */
+        RENDER_ROWS_CSV,
+        RENDER_ROWS_JSON,
+};
+#define RENDER_ROWS_FORMATS "table, csv or json"
+
+/* The format named NAME, or -EINVAL. */
+int render_rows_format_from_name(const char *name);
+
+/* A cell: TEXT as the table and CSV show it ("" for NULL), and its type and value for JSON. */
+struct render_cell {
+        enum {
+                RENDER_CELL_NULL,
+                RENDER_CELL_INTEGER,
+                RENDER_CELL_REAL,
+                RENDER_CELL_NUMBER, /* TEXT is a number as JSON writes one */
+                RENDER_CELL_TEXT,
+        } type;
+        const char *text;
+        int64_t integer;
+        double real;
+};
+
+struct render_rows;
+
+/* Starts an answer of N columns named NAMES (copied) in FORMAT on OUT, writing its header.
+ * Returns 0 and sets *ret, or -ENOMEM. */
+int render_rows_new(enum render_rows_format format, FILE *out, size_t n, const char *const *names,
+                    struct render_rows **ret);
+/* Adds a row of the N CELLS (their strings copied where held). Returns 0 or -ENOMEM. */
+int render_rows_add(struct render_rows *r, const struct render_cell *cells);
+/* Ends the answer: what was held, and JSON's closing bracket. Returns 0 or -EIO. An answer
+ * freed without it (a statement that failed halfway) ends where it stopped. */
+int render_rows_finish(struct render_rows *r);
+struct render_rows *render_rows_free(struct render_rows *r);
+DEFINE_CLEANUP(struct render_rows *, render_rows_free);
+
 /* The parts every text view shares: the header (title, resource, samples, period, losses, the
  * format line and a rule) and the closing rule with the count of entries left out (WHAT names
  * one, "s" is added; AT_LEAST: the count is a lower bound, as a view that stopped at its
@@ -178,6 +217,8 @@ int render_folded(FILE *f, struct sample_tree *t);
 /* RFC 4180 CSV: "fraction,hits,path", then one row per entry at or above THRESHOLD (a fraction
  * of the total), the path's names joined by ';'. Returns 0 or -EIO. */
 int render_csv_profile(FILE *f, const struct profile *p, double threshold);
+/* Writes S as one CSV field, quoted when needed. */
+void csv_write_field(FILE *f, const char *s);
 /* Writes NAMES[0..len) of T joined by ';' as one CSV field, quoted when needed. */
 void csv_write_path(FILE *f, const struct sample_tree *t, const uint32_t *names, uint32_t len);
 

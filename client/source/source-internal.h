@@ -30,5 +30,9 @@ int source_sqlite_check(const char *db);
 int source_clickhouse_open(const char *db, const char *credentials, unsigned flags, struct source **ret);
 int source_clickhouse_check(const char *db, const char *credentials);
 
+int source_sqlite_sql(const char *db, const char *sql, enum render_rows_format format, FILE *out);
+int source_clickhouse_sql(const char *url, const char *credentials, const char *sql,
+                          enum render_rows_format format, FILE *out);
+
 /* Builds the index of the tree F selects from S's tree, as source_load_index() without a cache. */
 int source_build_index(struct source *s, const struct store_filter *f, bool inverted, struct view_data *ret);

@@ -30,6 +30,13 @@ int source_check(const char *db, const char *credentials) {
         return source_sqlite_check(db);
 }
 
+int source_sql(const char *db, const char *credentials, const char *sql, enum render_rows_format format,
+               FILE *out) {
+        if (ch_url_is(db))
+                return source_clickhouse_sql(db, credentials, sql, format, out);
+        return source_sqlite_sql(db, sql, format, out);
+}
+
 struct source *source_close(struct source *s) {
         return s ? s->ops->close(s) : NULL;
 }

@@ -9,6 +9,7 @@
 
 #include "cleanup.h"
 #include "name-table.h"
+#include "render.h"
 #include "sample-tree.h"
 #include "store.h"
 #include "tree-index.h"
@@ -74,6 +75,15 @@ int source_load_index(struct source *s, const struct store_filter *f, bool inver
 /* Calls EACH with every function name the store holds, as stored (not demangled), until EACH
  * returns < 0. Returns 0 or a negative errno (not logged: the names are a convenience). */
 int source_function_names(struct source *s, int (*each)(void *userdata, const char *name), void *userdata);
+
+/* Runs SQL over DB (with CREDENTIALS, may be NULL, for a URL), read-only, writing each answer to
+ * OUT in FORMAT as its rows come (render-rows.c): over a store file (sql-sqlite.c) every
+ * statement separated by ';', with the call path functions of sql-ext.c; over a fleet store
+ * (sql-clickhouse.c) one statement, sent with readonly=1. Returns 0; -EROFS after saying that a
+ * statement was refused (one that writes, or a FORMAT clause); or another negative errno after
+ * logging. */
+int source_sql(const char *db, const char *credentials, const char *sql, enum render_rows_format format,
+               FILE *out);
 
 /* Reports a failure R to read S, in words a user can act on; RESOURCE (may be NULL) is the one
  * asked for. Returns R. */

@@ -41,10 +41,6 @@ struct source *source_close(struct source *s) {
         return s ? s->ops->close(s) : NULL;
 }
 
-const char *source_db(const struct source *s) {
-        return s->db;
-}
-
 int source_list_resources(struct source *s, char ***ret) {
         return s->ops->list_resources(s, ret);
 }

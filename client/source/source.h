@@ -43,9 +43,6 @@ DEFINE_CLEANUP(struct source *, source_close);
  * or a negative errno after logging. */
 int source_check(const char *db, const char *credentials);
 
-/* The --db it was opened from. */
-const char *source_db(const struct source *s);
-
 /* The resources that have samples, sorted, as a strv in *ret. Returns how many, or a negative
  * errno (not logged: source_log_error() says it). */
 int source_list_resources(struct source *s, char ***ret);

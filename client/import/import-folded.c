@@ -1,11 +1,10 @@
-/* cppctl import --folded FILE: stores a folded-stacks file as one run of one resource. The
- * whole file goes in one transaction, so a bad line (reported with its number) or a full disk
- * leaves the store exactly as it was. Hits are summed per distinct stack in memory first, so a
+/* cppctl import --folded FILE: stores a folded-stacks file as one run of one resource. The whole
+ * file goes in one transaction, so a bad line (reported with its number) or a full disk leaves
+ * the store exactly as it was. Hits are summed per distinct stack in memory first, so a
  * file of a million lines over a hundred thousand stacks writes a hundred thousand rows. */
-#include "cppctl.h"
+#include "import-folded.h"
 
 #include <errno.h>
-#include <getopt.h>
 #include <inttypes.h>
 #include <libgen.h>
 #include <stdio.h>
@@ -15,136 +14,15 @@
 
 #include "folded.h"
 #include "idmap.h"
-#include "import-perf-data.h"
 #include "log.h"
 #include "name-table.h"
-#include "parse-util.h"
 #include "read-line.h"
+#include "report.h"
 #include "resource.h"
 #include "store-error.h"
-#include "strv.h"
 
 /* Samples are grouped in time buckets of this many seconds (an import is one bucket). */
 #define IMPORT_BUCKET_SECONDS 60
-
-struct import_args {
-        const char *db;
-        const char *file;
-        const char *resource;
-        const char *unit;
-        const char *service;   /* the process's systemd unit */
-        const char *perf_data; /* cppctl import FILE: perf's recording */
-        bool kernel;           /* perf.data: keep kernel frames */
-        bool lines;            /* perf.data: keep call sites */
-        uint64_t period;
-        const char *host; /* NULL: this machine's */
-        int64_t time;     /* when the samples were taken, unix seconds; 0: now */
-};
-
-static int parse_args(struct import_args *a, int argc, char **argv) {
-        static const struct option options[] = {
-                { "help", no_argument, NULL, 'h' },          { "db", required_argument, NULL, 'd' },
-                { "folded", required_argument, NULL, 'f' },  { "resource", required_argument, NULL, 'r' },
-                { "period", required_argument, NULL, 'p' },  { "unit", required_argument, NULL, 'U' },
-                { "host", required_argument, NULL, 'H' },    { "time", required_argument, NULL, 'T' },
-                { "service", required_argument, NULL, 'S' }, { "kernel", no_argument, NULL, 'k' },
-                { "lines", no_argument, NULL, 'l' },         {}
-        };
-        int c;
-
-        *a = (struct import_args) { .db = getenv("CPPD_DB") ?: SOURCE_DEFAULT_DB, .period = 1 };
-        optind = 0;
-        while ((c = getopt_long(argc, argv, "hd:f:r:p:k", options, NULL)) >= 0)
-                switch (c) {
-                case 'h':
-                        printf("Usage: cppctl import --folded FILE --resource NAME [--period N] [--db FILE]\n"
-                               "       cppctl import [--db FILE] [--kernel] [--lines] perf.data\n\n"
-                               "A perf.data (perf record, frame pointers or --call-graph dwarf) becomes one run\n"
-                               "with a resource per event; samples weigh their periods; its processes' binaries\n"
-                               "are symbolized from this machine, as perf report does; frames are stored as\n"
-                               "functions, or with --lines as call sites (address, file:line) for '--by line'.\n\n"
-                               "Stores the stacks of FILE ('-': stdin), one per line, root first:\n"
-                               "    main;f;g 12\n"
-                               "as one run of resource NAME sampled every N gticks. Several imports may go\n"
-                               "into one store, e.g. one per resource. A bad line is reported with its\n"
-                               "number and nothing is stored.\n\n"
-                               "Options:\n"
-                               "  -f, --folded FILE      the folded stacks\n"
-                               "  -r, --resource NAME    cpu-time, page-faults, ... or any event name\n"
-                               "  -p, --period N         gticks per sample (default 1)\n"
-                               "      --unit TEXT        what a gtick is, for a resource cppd does not know\n"
-                               "      --host NAME        the machine the samples came from (default: this one)\n"
-                               "      --time TIME        when they were taken: '2026-11-22 10:00', '@UNIXTIME'\n"
-                               "                         (default: now); the run's start and the samples' bucket\n"
-                               "      --service UNIT     the systemd unit the samples' process ran in\n"
-                               "  -k, --kernel           perf.data: keep kernel frames\n"
-                               "      --lines            perf.data: keep call sites, not functions\n"
-                               "  -d, --db FILE          the store (default: $CPPD_DB or ./" SOURCE_DEFAULT_DB
-                               ")\n"
-                               "  -h, --help             this help\n");
-                        return 0;
-                case 'd':
-                        a->db = optarg;
-                        break;
-                case 'f':
-                        a->file = optarg;
-                        break;
-                case 'r':
-                        a->resource = optarg;
-                        break;
-                case 'p':
-                        if (safe_atou64_range(optarg, 1, INT64_MAX, &a->period) < 0)
-                                return log_error_errno(
-                                        EINVAL, "--period %s: expected a whole number of gticks, at least 1",
-                                        optarg);
-                        break;
-                case 'U':
-                        a->unit = optarg;
-                        break;
-                case 'H':
-                        if (!*optarg)
-                                return log_error_errno(EINVAL, "--host: expected a host name");
-                        a->host = optarg;
-                        break;
-                case 'k':
-                        a->kernel = true;
-                        break;
-                case 'l':
-                        a->lines = true;
-                        break;
-                case 'S':
-                        if (!*optarg)
-                                return log_error_errno(EINVAL, "--service: expected a unit name");
-                        a->service = optarg;
-                        break;
-                case 'T':
-                        if (parse_timestamp(optarg, time(NULL), &a->time) < 0 || a->time <= 0)
-                                return log_error_errno(
-                                        EINVAL,
-                                        "--time %s: expected a time such as '2026-11-22 10:00' "
-                                        "or '@1700000000'",
-                                        optarg);
-                        break;
-                default:
-                        return log_error_errno(EINVAL, "try 'cppctl import --help'");
-                }
-        if (!a->file && optind < argc) {
-                a->perf_data = argv[optind++];
-                return optind < argc ?
-                        log_error_errno(EINVAL, "import: unexpected argument '%s'", argv[optind]) :
-                        1;
-        }
-        if (optind < argc)
-                return log_error_errno(EINVAL, "import: unexpected argument '%s'", argv[optind]);
-        if (!a->file)
-                return log_error_errno(EINVAL, "import needs --folded FILE, or a perf.data file");
-        if (!a->resource)
-                return log_error_errno(EINVAL, "import needs --resource NAME (e.g. cpu-time)");
-        if (!resource_name_valid(a->resource))
-                return log_error_errno(EINVAL, "--resource '%s': use letters, digits and ':_.-'",
-                                       a->resource);
-        return 1;
-}
 
 struct import_state {
         struct store *store;
@@ -200,7 +78,7 @@ static int import_stack(struct import_state *st, size_t n, uint64_t count) {
         return 0;
 }
 
-static int import_file(struct import_state *st, const struct import_args *a, FILE *f) {
+static int import_file(struct import_state *st, const struct import_folded_args *a, FILE *f) {
         _cleanup_free_ char *line = NULL;
         size_t cap = 0, n_frames;
         uint64_t count, gticks;
@@ -256,52 +134,45 @@ static int import_file(struct import_state *st, const struct import_args *a, FIL
         return 0;
 }
 
-int cmd_import(int argc, char **argv, const struct verb *verb) {
+int import_folded(const struct import_folded_args *a) {
         _cleanup_(store_closep) struct store *s = NULL;
         _cleanup_(idmap_freep) struct idmap *hits = NULL, *stack_of_text = NULL;
         _cleanup_(name_table_freep) struct name_table *texts = NULL;
         _cleanup_free_ struct import_state *st = NULL;
-        _cleanup_free_ char *command = NULL, *base = NULL;
+        _cleanup_free_ char *base = NULL;
         _cleanup_fclose_ FILE *f = NULL;
         const struct resource *known;
-        struct import_args a;
         int64_t run, process, now = time(NULL);
         uint64_t key, value;
         size_t i = 0;
         int r;
 
-        r = parse_args(&a, argc, argv);
-        if (r <= 0)
-                return exit_status(r);
-        if (a.perf_data)
-                return import_perf_data(a.perf_data, a.db, a.kernel, a.lines, a.host);
-        if (a.time > 0)
-                now = a.time;
+        if (a->time > 0)
+                now = a->time;
 
-        if (streq(a.file, "-"))
+        if (streq(a->file, "-"))
                 f = fdopen(dup(STDIN_FILENO), "re");
         else
-                f = fopen(a.file, "re");
+                f = fopen(a->file, "re");
         if (!f) {
-                log_error_errno(errno, "%s: %m", a.file);
+                log_error_errno(errno, "%s: %m", a->file);
                 return EXIT_FAILURE_;
         }
 
-        known = resource_find(a.resource);
-        if (known && a.unit && !streq(a.unit, known->unit))
-                log_warning("--unit ignored: %s is counted in gticks of %s", a.resource, known->unit);
+        known = resource_find(a->resource);
+        if (known && a->unit && !streq(a->unit, known->unit))
+                log_warning("--unit ignored: %s is counted in gticks of %s", a->resource, known->unit);
 
-        r = store_open(a.db, STORE_WRITE, &s);
+        r = store_open(a->db, STORE_WRITE, &s);
         if (r < 0)
-                return exit_status(log_store_error(r, a.db, s));
+                return exit_status(log_store_error(r, a->db, s));
 
         st = calloc(1, sizeof *st);
         hits = idmap_new();
         texts = name_table_new();
         stack_of_text = idmap_new();
-        command = strv_join(argv, " ");
-        base = strdup(a.file);
-        if (!st || !hits || !texts || !stack_of_text || !command || !base) {
+        base = strdup(a->file);
+        if (!st || !hits || !texts || !stack_of_text || !base) {
                 log_error_errno(ENOMEM, "Out of memory");
                 return EXIT_FAILURE_;
         }
@@ -312,32 +183,32 @@ int cmd_import(int argc, char **argv, const struct verb *verb) {
 
         r = store_begin(s);
         if (r < 0)
-                return exit_status(log_store_error(r, a.db, s));
+                return exit_status(log_store_error(r, a->db, s));
         r = store_add_run(s,
                           &(struct store_run) { .kind = "import",
-                                                .command = command,
-                                                .source = a.file,
+                                                .command = a->command,
+                                                .source = a->file,
                                                 .started = now,
-                                                .host = a.host },
+                                                .host = a->host },
                           &run);
         if (r >= 0)
-                r = store_add_run_resource(s, run, a.resource,
-                                           known          ? known->unit :
-                                                   a.unit ?:
-                                                            "1 event",
-                                           "folded", a.period, &st->resource_id);
+                r = store_add_run_resource(s, run, a->resource,
+                                           known           ? known->unit :
+                                                   a->unit ?:
+                                                             "1 event",
+                                           "folded", a->period, &st->resource_id);
         if (r >= 0)
-                r = store_add_process(s, run, -1, basename(base), NULL, a.service, now, &process);
+                r = store_add_process(s, run, -1, basename(base), NULL, a->service, now, &process);
         if (r >= 0)
                 r = store_add_thread(s, process, -1, NULL, &st->thread_id);
         if (r >= 0)
-                r = store_resource_gticks(s, a.resource, &st->gticks);
+                r = store_resource_gticks(s, a->resource, &st->gticks);
         if (r < 0) {
-                log_store_error(r, a.db, s);
+                log_store_error(r, a->db, s);
                 return EXIT_FAILURE_;
         }
 
-        r = import_file(st, &a, f);
+        r = import_file(st, a, f);
         if (r < 0) {
                 store_rollback(s);
                 log_error("Nothing was imported.");
@@ -351,20 +222,20 @@ int cmd_import(int argc, char **argv, const struct verb *verb) {
                         break;
         }
         if (r >= 0)
-                r = store_end_run(s, run, a.time > 0 ? a.time : time(NULL));
+                r = store_end_run(s, run, a->time > 0 ? a->time : time(NULL));
         if (r >= 0)
                 r = store_commit(s);
         if (r < 0) {
                 store_rollback(s);
-                log_store_error(r, a.db, s);
+                log_store_error(r, a->db, s);
                 log_error("Nothing was imported.");
                 return EXIT_FAILURE_;
         }
 
         if (st->samples == 0)
-                log_warning("%s: no samples (empty, or only comments and zero counts)", a.file);
+                log_warning("%s: no samples (empty, or only comments and zero counts)", a->file);
         printf("Imported %" PRIu64 " samples of %s (%zu distinct stacks) from %s into %s as run %" PRId64
                ".\n",
-               st->samples, a.resource, idmap_size(hits), a.file, a.db, run);
+               st->samples, a->resource, idmap_size(hits), a->file, a->db, run);
         return EXIT_OK;
 }

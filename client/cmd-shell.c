@@ -16,8 +16,9 @@
  * cppctl's codes (1 failure, 2 bad usage, 3 nothing matched), or 130 for a view stopped by Ctrl-C.
  *
  * The store may be a ClickHouse fleet store (clickhouse://...): the views read it as they read
- * a file (query.c), the credentials reach them through $CPPD_CLICKHOUSE_CREDENTIALS, and function
- * names for completion are read from the fleet's stacks. */
+ * a file (through source/source.h), the credentials reach them through
+ * $CPPD_CLICKHOUSE_CREDENTIALS, and the function names for completion come from the same
+ * source. */
 #include "cppctl.h"
 
 #include <editline/readline.h>

@@ -24,13 +24,14 @@ struct source {
         const char *db;
 };
 
-/* Each kind's constructor and check, as source_open() and source_check() describe them. */
-int source_sqlite_open(const char *db, unsigned flags, struct source **ret);
-int source_sqlite_check(const char *db);
+/* Each kind's constructor, check and SQL, as source_open(), source_check() and source_sql()
+ * describe them (a store file has no credentials: it ignores them). */
+int source_sqlite_open(const char *db, const char *credentials, unsigned flags, struct source **ret);
+int source_sqlite_check(const char *db, const char *credentials);
+int source_sqlite_sql(const char *db, const char *credentials, const char *sql,
+                      enum render_rows_format format, FILE *out);
 int source_clickhouse_open(const char *db, const char *credentials, unsigned flags, struct source **ret);
 int source_clickhouse_check(const char *db, const char *credentials);
-
-int source_sqlite_sql(const char *db, const char *sql, enum render_rows_format format, FILE *out);
 int source_clickhouse_sql(const char *url, const char *credentials, const char *sql,
                           enum render_rows_format format, FILE *out);
 

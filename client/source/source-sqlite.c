@@ -90,7 +90,7 @@ static const struct source_ops sqlite_ops = {
         .log_error = sqlite_log_error,
 };
 
-int source_sqlite_open(const char *db, unsigned flags, struct source **ret) {
+int source_sqlite_open(const char *db, const char *credentials, unsigned flags, struct source **ret) {
         _cleanup_(store_closep) struct store *store = NULL;
         struct source_sqlite *s;
         int r;
@@ -109,7 +109,7 @@ int source_sqlite_open(const char *db, unsigned flags, struct source **ret) {
         return 0;
 }
 
-int source_sqlite_check(const char *db) {
+int source_sqlite_check(const char *db, const char *credentials) {
         if (access(db, R_OK) < 0)
                 return log_error_errno(errno, "%s: %m (make a store with 'cppctl record' or 'cppctl import')",
                                        db);

@@ -1,5 +1,6 @@
-/* The data-source interface (source.h): the one place that tells a ClickHouse URL from a store
- * file, the default-store rule, and the dispatch to the kind's operations. */
+/* The data-source interface (source.h): the table of kinds of store, whose kind_of() is the one
+ * place that tells a ClickHouse URL from a store file (a third kind is one more entry and one
+ * more file), the default-store rule, and the dispatch to an open source's operations. */
 #include "source.h"
 
 #include <errno.h>
@@ -18,23 +19,38 @@ const char *source_default_db(void) {
                                                                                             SOURCE_DEFAULT_DB;
 }
 
+/* A kind of store: how to tell its --db, and its constructor and checks. */
+static const struct source_kind {
+        bool (*is)(const char *db);
+        int (*open)(const char *db, const char *credentials, unsigned flags, struct source **ret);
+        int (*check)(const char *db, const char *credentials);
+        int (*sql)(const char *db, const char *credentials, const char *sql, enum render_rows_format format,
+                   FILE *out);
+} kinds[] = {
+        { ch_url_is, source_clickhouse_open, source_clickhouse_check, source_clickhouse_sql },
+        { NULL, source_sqlite_open, source_sqlite_check, source_sqlite_sql }, /* any other --db: a file */
+};
+
+/* The kind of DB: the one place that asks. */
+static const struct source_kind *kind_of(const char *db) {
+        const struct source_kind *k = kinds;
+
+        while (k->is && !k->is(db))
+                k++;
+        return k;
+}
+
 int source_open(const char *db, const char *credentials, unsigned flags, struct source **ret) {
-        if (ch_url_is(db))
-                return source_clickhouse_open(db, credentials, flags, ret);
-        return source_sqlite_open(db, flags, ret);
+        return kind_of(db)->open(db, credentials, flags, ret);
 }
 
 int source_check(const char *db, const char *credentials) {
-        if (ch_url_is(db))
-                return source_clickhouse_check(db, credentials);
-        return source_sqlite_check(db);
+        return kind_of(db)->check(db, credentials);
 }
 
 int source_sql(const char *db, const char *credentials, const char *sql, enum render_rows_format format,
                FILE *out) {
-        if (ch_url_is(db))
-                return source_clickhouse_sql(db, credentials, sql, format, out);
-        return source_sqlite_sql(db, sql, format, out);
+        return kind_of(db)->sql(db, credentials, sql, format, out);
 }
 
 struct source *source_close(struct source *s) {

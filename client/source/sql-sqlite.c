@@ -129,7 +129,8 @@ static int report_failure(sqlite3 *c) {
         return log_error_errno(EIO, "%s", sqlite3_errmsg(c));
 }
 
-int source_sqlite_sql(const char *db, const char *sql, enum render_rows_format format, FILE *out) {
+int source_sqlite_sql(const char *db, const char *credentials, const char *sql,
+                      enum render_rows_format format, FILE *out) {
         sqlite3 *c = NULL;
         const char *tail;
         int rc, r = 0;

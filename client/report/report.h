@@ -100,9 +100,10 @@ void query_args_done(struct query_args *q);
  * sample matches the filters). */
 int query_load(struct query_args *q, struct sample_tree **ret);
 
-/* The index of the tree Q selects (of its INVERTED tree, for upward views): from the cache of
- * big stores' indexes when Q has no filter (index-cache.c), else built from the tree loaded.
- * Errors are logged as query_load()'s; returns 0 or a negative errno. */
+/* The index of the tree Q selects (of its INVERTED tree, for upward views), through
+ * source_load_index(): mapped from a store file's cache of big trees' indexes when Q has no
+ * filter, else built from the tree loaded. Errors are logged as query_load()'s; returns 0 or a
+ * negative errno. */
 int query_load_index(struct query_args *q, bool inverted, struct view_data *ret);
 
 /* As query_load(), with the labels interned in NAMES (see store_load_tree_shared()), so that

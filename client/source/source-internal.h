@@ -11,7 +11,7 @@ struct source_ops {
         int (*has_call_sites)(struct source *s);
         int (*load_tree)(struct source *s, const struct store_filter *f, struct name_table *names,
                          struct sample_tree **ret);
-        /* NULL: the index is built from the tree (source_build_index()) */
+        /* NULL: the index is built from the tree (view_data_build()) */
         int (*load_index)(struct source *s, const struct store_filter *f, bool inverted,
                           struct view_data *ret);
         int (*function_names)(struct source *s, int (*each)(void *userdata, const char *name),
@@ -35,5 +35,6 @@ int source_clickhouse_check(const char *db, const char *credentials);
 int source_clickhouse_sql(const char *url, const char *credentials, const char *sql,
                           enum render_rows_format format, FILE *out);
 
-/* Builds the index of the tree F selects from S's tree, as source_load_index() without a cache. */
-int source_build_index(struct source *s, const struct store_filter *f, bool inverted, struct view_data *ret);
+/* Builds the index of the tree F selects from S's tree, as source_load_index() without a cache
+ * (view-data.c). */
+int view_data_build(struct source *s, const struct store_filter *f, bool inverted, struct view_data *ret);

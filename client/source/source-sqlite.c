@@ -50,7 +50,7 @@ static int sqlite_load_index(struct source *s, const struct store_filter *f, boo
                              struct view_data *ret) {
         if (unfiltered(f))
                 return index_cache_load(of(s)->store, f, inverted, ret);
-        return source_build_index(s, f, inverted, ret);
+        return view_data_build(s, f, inverted, ret);
 }
 
 /* There is no store call for the names: they are read from its function table directly, as

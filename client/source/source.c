@@ -70,32 +70,10 @@ int source_load_tree(struct source *s, const struct store_filter *f, struct name
         return s->ops->load_tree(s, f, names, ret);
 }
 
-void view_data_done(struct view_data *v) {
-        v->index = tree_index_free(v->index);
-        v->inverted = sample_tree_free(v->inverted);
-        v->tree = sample_tree_free(v->tree);
-}
-
-int source_build_index(struct source *s, const struct store_filter *f, bool inverted, struct view_data *ret) {
-        _cleanup_(view_data_done) struct view_data v = {};
-        int r;
-
-        r = source_load_tree(s, f, NULL, &v.tree);
-        if (r >= 0 && inverted)
-                r = sample_tree_invert(v.tree, &v.inverted);
-        if (r >= 0)
-                r = tree_index_build(inverted ? v.inverted : v.tree, &v.index);
-        if (r < 0)
-                return r;
-        *ret = v;
-        v = (struct view_data) {};
-        return 0;
-}
-
 int source_load_index(struct source *s, const struct store_filter *f, bool inverted, struct view_data *ret) {
         if (s->ops->load_index)
                 return s->ops->load_index(s, f, inverted, ret);
-        return source_build_index(s, f, inverted, ret);
+        return view_data_build(s, f, inverted, ret);
 }
 
 int source_function_names(struct source *s, int (*each)(void *userdata, const char *name), void *userdata) {

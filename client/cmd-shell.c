@@ -55,6 +55,7 @@ static const char *const filter_keys[] = {
 #define FILTER_KEYS "unit pid comm exe since until host run by inline focus ignore hide demangle"
 
 struct shell {
+        const struct verb *verbs; /* the command table whose views it runs */
         char *db;
         char *resource; /* one name or A,B,...; NULL: the command's default */
         char *root;
@@ -182,7 +183,7 @@ static int run_view(struct shell *s, const char *name, char **extra, int n_extra
         if (pid == 0) {
                 signal(SIGINT, SIG_DFL);
                 sigprocmask(SIG_SETMASK, &saved, NULL);
-                status = cppctl_run(name, argc, (char **) argv);
+                status = verb_run(s->verbs, name, argc, (char **) argv);
                 fflush(stdout);
                 _exit(status);
         }
@@ -765,7 +766,7 @@ int cmd_shell(int argc, char **argv, const struct verb *verb) {
                                                  { "replay", required_argument, NULL, 'R' },
                                                  { "credentials", required_argument, NULL, 'K' },
                                                  {} };
-        _cleanup_(shell_done) struct shell s = {};
+        _cleanup_(shell_done) struct shell s = { .verbs = verb->verbs };
         const char *db = NULL, *replay = NULL, *credentials = NULL;
         int c;
 

@@ -13,7 +13,17 @@ struct verb {
         int kind;            /* for a shared function: which one it is (a profile kind) */
         const char *summary; /* its line of cppctl --help */
         const char *usage;   /* for a shared function: its --help description; NULL: its own */
+        /* the shell's: the table whose verbs it runs, handed down rather than called up, so that
+         * the table and the shell do not call each other */
+        const struct verb *verbs;
 };
+
+/* The verb named NAME in TABLE (which ends with an entry of NULL name), or NULL (verb.c). */
+const struct verb *verb_find(const struct verb *table, const char *name);
+
+/* Runs verb NAME of TABLE (as "cppctl NAME ARGV[1..]"; ARGV[0] is NAME). Returns its exit
+ * status, or EXIT_USAGE after saying there is no such verb. */
+int verb_run(const struct verb *table, const char *name, int argc, char **argv);
 
 int cmd_attach(int argc, char **argv, const struct verb *verb);
 int cmd_detach(int argc, char **argv, const struct verb *verb);
@@ -31,7 +41,3 @@ int cmd_top(int argc, char **argv, const struct verb *verb);
 int cmd_tree(int argc, char **argv, const struct verb *verb);
 /* down, up, functions and body (cmd-view.c): KIND is the profile's */
 int cmd_view(int argc, char **argv, const struct verb *verb);
-
-/* Runs cppctl command NAME (as "cppctl NAME ARGV[1..]"; ARGV[0] is NAME). Returns its exit
- * status. For the shell. */
-int cppctl_run(const char *name, int argc, char **argv);

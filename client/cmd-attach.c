@@ -163,7 +163,7 @@ static int attach_via_daemon(const struct recording_args *a, pid_t pid, int pidf
         return EXIT_OK;
 }
 
-int cmd_attach(int argc, char **argv) {
+int cmd_attach(int argc, char **argv, const struct verb *verb) {
         _cleanup_(recording_freep) struct recording *rec = NULL;
         _cleanup_close_ int pidfd = -1;
         struct recording_args a;

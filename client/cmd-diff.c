@@ -38,8 +38,6 @@
 /* |z| at or above this rejects "no change" at 95%, two-sided. */
 #define DIFF_Z_95 1.96
 
-#define RULE "-----------------------------------------------------"
-
 /* The filters the base side may set apart: selections of samples and the store, never how paths
  * are labelled (--by, --inline), or the two sides' paths would not compare. */
 static const char *const base_names[] = {
@@ -179,33 +177,17 @@ static double samples_per_hit(const struct sample_tree *t) {
         return 1.0 / profile_tree_weight(t);
 }
 
-struct diff_row {
-        size_t row;       /* in the join */
-        uint64_t hits[2]; /* base, new */
-        double fraction[2];
-        double change, z;
-        /* |change| × both totals, exactly: equal changes sort by path, not by rounding. */
-        unsigned __int128 size;
-};
-
-struct diff {
-        const struct query_args *sides[2]; /* base, new */
-        const struct profile_join *join;
-        const struct sample_tree *trees[2];
-        struct diff_row *rows; /* those shown, in order */
-        size_t n_rows, n_omitted;
-};
-
 static int row_cmp(const void *a, const void *b, void *userdata) {
-        const struct diff *d = userdata;
-        const struct diff_row *x = a, *y = b;
+        const struct render_diff *d = userdata;
+        const struct render_diff_row *x = a, *y = b;
         const struct profile_join_row *rx = &d->join->rows[x->row], *ry = &d->join->rows[y->row];
         const uint32_t *px = profile_join_path(d->join, rx), *py = profile_join_path(d->join, ry);
 
         if (x->size != y->size)
                 return x->size > y->size ? -1 : 1;
         for (uint32_t i = 0; i < rx->len && i < ry->len; i++) {
-                int k = strcmp(sample_tree_name(d->trees[0], px[i]), sample_tree_name(d->trees[0], py[i]));
+                int k = strcmp(sample_tree_name(d->sides[0].tree, px[i]),
+                               sample_tree_name(d->sides[0].tree, py[i]));
 
                 if (k)
                         return k;
@@ -214,21 +196,21 @@ static int row_cmp(const void *a, const void *b, void *userdata) {
 }
 
 /* Fills D's rows from its join: those where either side reaches THRESHOLD, sorted. */
-static int diff_compute(struct diff *d, double threshold) {
-        double scale[2] = { samples_per_hit(d->trees[0]), samples_per_hit(d->trees[1]) };
+static int diff_compute(struct render_diff *d, double threshold) {
+        double scale[2] = { samples_per_hit(d->sides[0].tree), samples_per_hit(d->sides[1].tree) };
         const struct profile_join *j = d->join;
 
         d->rows = calloc(j->n_rows + 1, sizeof *d->rows);
         if (!d->rows)
                 return -ENOMEM;
         for (size_t i = 0; i < j->n_rows; i++) {
-                struct diff_row r = { .row = i };
+                struct render_diff_row r = { .row = i };
                 unsigned __int128 up, down;
 
                 for (size_t side = 0; side < 2; side++) {
                         r.hits[side] = profile_join_hits(j, i, side);
-                        r.fraction[side] = d->trees[side]->total ?
-                                (double) r.hits[side] / (double) d->trees[side]->total :
+                        r.fraction[side] = d->sides[side].tree->total ?
+                                (double) r.hits[side] / (double) d->sides[side].tree->total :
                                 0.0;
                 }
                 if ((r.fraction[0] < threshold && r.fraction[1] < threshold) || r.hits[0] + r.hits[1] == 0) {
@@ -236,213 +218,44 @@ static int diff_compute(struct diff *d, double threshold) {
                         continue;
                 }
                 r.change = r.fraction[1] - r.fraction[0];
-                up = (unsigned __int128) r.hits[1] * d->trees[0]->total;
-                down = (unsigned __int128) r.hits[0] * d->trees[1]->total;
+                up = (unsigned __int128) r.hits[1] * d->sides[0].tree->total;
+                down = (unsigned __int128) r.hits[0] * d->sides[1].tree->total;
                 r.size = up > down ? up - down : down - up;
-                r.z = diff_z(r.hits[0] * scale[0], d->trees[0]->total * scale[0], r.hits[1] * scale[1],
-                             d->trees[1]->total * scale[1]);
+                r.z = diff_z(r.hits[0] * scale[0], d->sides[0].tree->total * scale[0], r.hits[1] * scale[1],
+                             d->sides[1].tree->total * scale[1]);
+                r.significant = fabs(r.z) >= DIFF_Z_95;
                 d->rows[d->n_rows++] = r;
         }
         qsort_r(d->rows, d->n_rows, sizeof *d->rows, row_cmp, d);
         return 0;
 }
 
-static bool significant(const struct diff_row *r) {
-        return fabs(r->z) >= DIFF_Z_95;
-}
+/* A side as the renderers show it: Q's store and selection, and its tree T. */
+static struct render_diff_side diff_side(const struct query_args *q, const struct sample_tree *t) {
+        const struct store_filter *f = &q->filter;
 
-static void fprint_time(FILE *f, int64_t t) {
-        time_t tt = (time_t) t;
-        struct tm tm;
-        char buf[64];
-
-        if (gmtime_r(&tt, &tm) && strftime(buf, sizeof buf, "%Y-%m-%d %H:%M:%S UTC", &tm) > 0)
-                fputs(buf, f);
-        else
-                fprintf(f, "@%" PRId64, t);
-}
-
-/* A side's store and selection: "a.db, host web1, since ...". */
-static void text_selection(FILE *f, const struct query_args *q) {
-        const struct store_filter *s = &q->filter;
-
-        fputs(q->db, f);
-        if (s->run_id)
-                fprintf(f, ", run %" PRId64, s->run_id);
-        if (s->host)
-                fprintf(f, ", host %s", s->host);
-        if (s->unit)
-                fprintf(f, ", unit %s", s->unit);
-        if (s->pid)
-                fprintf(f, ", pid %" PRId64, s->pid);
-        if (s->comm)
-                fprintf(f, ", comm %s", s->comm);
-        if (s->exe)
-                fprintf(f, ", exe %s", s->exe);
-        if (s->has_since) {
-                fputs(", since ", f);
-                fprint_time(f, s->since);
-        }
-        if (s->has_until) {
-                fputs(", until ", f);
-                fprint_time(f, s->until);
-        }
-}
-
-static void text_side(FILE *f, const char *label, const struct query_args *q, const struct sample_tree *t) {
-        fprintf(f, "%s (", label);
-        text_selection(f, q);
-        fputs("): ", f);
-        render_text_facts(f, t);
-}
-
-static void text_path(FILE *f, const struct diff *d, const struct diff_row *r) {
-        const struct profile_join_row *row = &d->join->rows[r->row];
-        const uint32_t *names = profile_join_path(d->join, row);
-        enum profile_kind kind = d->join->columns[0]->kind;
-        bool paths = kind == PROFILE_DOWN || kind == PROFILE_UP;
-
-        fputs(paths ? "(" : "", f);
-        for (uint32_t i = 0; i < row->len; i++)
-                fprintf(f, "%s%s", i ? " " : "", sample_tree_name(d->trees[0], names[i]));
-        fputs(paths ? ")" : "", f);
-}
-
-static int render_text_diff(FILE *f, const struct diff *d, double threshold) {
-        enum profile_kind kind = d->join->columns[0]->kind;
-        bool paths = kind == PROFILE_DOWN || kind == PROFILE_UP;
-        const char *rb = d->trees[0]->info.resource, *rn = d->trees[1]->info.resource;
-
-        fprintf(f, "%s difference", render_view_title(kind));
-        if (d->sides[1]->root)
-                fprintf(f, " at %s", d->sides[1]->root);
-        if (streq(rb, rn))
-                fprintf(f, " for resource: %s\n", rn);
-        else
-                fprintf(f, " for resources: %s (base), %s (new)\n", rb, rn);
-        text_side(f, "base", d->sides[0], d->trees[0]);
-        text_side(f, "new", d->sides[1], d->trees[1]);
-        fprintf(f,
-                "test: two-proportion z on the samples, pooled; * where |z| >= %.2f (significant at 95%%)\n"
-                "format: change base_fraction new_fraction z [%s base → new] %s\n%s\n",
-                DIFF_Z_95,
-                streq(render_count_label(d->trees[0]), "#hits") ? "#hits" : render_count_label(d->trees[1]),
-                paths ? "(call_path)" : "function_name", RULE);
-        for (size_t i = 0; i < d->n_rows; i++) {
-                const struct diff_row *r = &d->rows[i];
-
-                fprintf(f, "%+.4f %.4f %.4f %+6.2f %s [%" PRIu64 " → %" PRIu64 "] ", r->change,
-                        r->fraction[0], r->fraction[1], r->z, significant(r) ? "*" : " ", r->hits[0],
-                        r->hits[1]);
-                text_path(f, d, r);
-                fputc('\n', f);
-        }
-        return render_text_finish(f, d->n_omitted, false, threshold, paths ? "call path" : "function");
-}
-
-/* ", KEY: VALUE" where VALUE is set. */
-static void json_field(FILE *f, const char *key, const char *value) {
-        if (!value)
-                return;
-        fprintf(f, ", \"%s\": ", key);
-        json_write_string(f, value);
-}
-
-static void json_side(FILE *f, const struct query_args *q, const struct sample_tree *t) {
-        const struct store_filter *s = &q->filter;
-
-        fputs("{\"store\": ", f);
-        json_write_string(f, q->db);
-        if (s->run_id)
-                fprintf(f, ", \"run\": %" PRId64, s->run_id);
-        if (s->pid)
-                fprintf(f, ", \"pid\": %" PRId64, s->pid);
-        json_field(f, "host", s->host);
-        json_field(f, "unit", s->unit);
-        json_field(f, "comm", s->comm);
-        json_field(f, "exe", s->exe);
-        if (s->has_since)
-                fprintf(f, ", \"since\": %" PRId64, s->since);
-        if (s->has_until)
-                fprintf(f, ", \"until\": %" PRId64, s->until);
-        fputs(", \"resource\": ", f);
-        json_write_string(f, t->info.resource ?: "");
-        fputs(", \"unit\": ", f);
-        json_write_string(f, t->info.unit ?: "");
-        fprintf(f,
-                ", \"period\": %" PRIu64 ", \"samples\": %" PRIu64 ", \"hits\": %" PRIu64
-                ", \"lost\": %" PRIu64 "}",
-                t->info.period, t->info.samples, t->total, t->info.lost);
-}
-
-static int render_json_diff(FILE *f, const struct diff *d, double threshold) {
-        fprintf(f, "{\"diff\": \"%s\"", render_view_name(d->join->columns[0]->kind));
-        json_field(f, "root", d->sides[1]->root);
-        fprintf(f,
-                ", \"threshold\": %g, \"test\": {\"name\": \"two-proportion z, pooled\", \"confidence\": 0.95, "
-                "\"critical_z\": %.2f},\n \"base\": ",
-                threshold, DIFF_Z_95);
-        json_side(f, d->sides[0], d->trees[0]);
-        fputs(",\n \"new\": ", f);
-        json_side(f, d->sides[1], d->trees[1]);
-        fputs(",\n \"entries\": [", f);
-        for (size_t i = 0; i < d->n_rows; i++) {
-                const struct diff_row *r = &d->rows[i];
-                const struct profile_join_row *row = &d->join->rows[r->row];
-                const uint32_t *names = profile_join_path(d->join, row);
-
-                fprintf(f,
-                        "%s\n  {\"change\": %.6f, \"base\": {\"fraction\": %.6f, \"hits\": %" PRIu64 "}, "
-                        "\"new\": {\"fraction\": %.6f, \"hits\": %" PRIu64
-                        "}, \"z\": %.4f, \"significant\": %s, "
-                        "\"path\": [",
-                        i ? "," : "", r->change, r->fraction[0], r->hits[0], r->fraction[1], r->hits[1], r->z,
-                        significant(r) ? "true" : "false");
-                for (uint32_t k = 0; k < row->len; k++) {
-                        if (k)
-                                fputs(", ", f);
-                        json_write_string(f, sample_tree_name(d->trees[0], names[k]));
-                }
-                fputs("]}", f);
-        }
-        fprintf(f, "\n], \"omitted\": %zu}\n", d->n_omitted);
-        return ferror(f) ? -EIO : 0;
-}
-
-static int render_csv_diff(FILE *f, const struct diff *d) {
-        fputs("change,base_fraction,new_fraction,z,significant,base_hits,new_hits,path\r\n", f);
-        for (size_t i = 0; i < d->n_rows; i++) {
-                const struct diff_row *r = &d->rows[i];
-                const struct profile_join_row *row = &d->join->rows[r->row];
-
-                fprintf(f, "%.6f,%.6f,%.6f,%.4f,%d,%" PRIu64 ",%" PRIu64 ",", r->change, r->fraction[0],
-                        r->fraction[1], r->z, significant(r), r->hits[0], r->hits[1]);
-                csv_write_path(f, d->trees[0], profile_join_path(d->join, row), row->len);
-                fputs("\r\n", f);
-        }
-        return ferror(f) ? -EIO : 0;
+        return (struct render_diff_side) {
+                .store = q->db,
+                .run = f->run_id,
+                .pid = f->pid,
+                .host = f->host,
+                .unit = f->unit,
+                .comm = f->comm,
+                .exe = f->exe,
+                .has_since = f->has_since,
+                .has_until = f->has_until,
+                .since = f->since,
+                .until = f->until,
+                .tree = t,
+        };
 }
 
 /* KIND's profile of T with every entry; a root in no sample of T gives an empty profile, and
  * *ret_found false. */
 static int diff_profile(struct sample_tree *t, enum profile_kind kind, const char *root, bool *ret_found,
                         struct profile **ret) {
-        int r = -EINVAL;
+        int r = profile_compute(t, kind, root, 0, ret);
 
-        switch (kind) {
-        case PROFILE_DOWN:
-                r = profile_down(t, root, 0, ret);
-                break;
-        case PROFILE_UP:
-                r = profile_up(t, root, 0, ret);
-                break;
-        case PROFILE_FUNCTION:
-                r = profile_function(t, 0, ret);
-                break;
-        case PROFILE_BODY:
-                r = profile_body(t, 0, ret);
-                break;
-        }
         *ret_found = r != -ENOENT;
         if (r == -ENOENT) {
                 *ret = profile_new(kind, t, NAME_NONE);
@@ -508,10 +321,7 @@ static int parse_sides(struct sides *s, struct query_args *base, struct query_ar
                                        d->view == PROFILE_DOWN ? "down" : "up");
         if (!rooted && new->root)
                 return log_error_errno(EINVAL, "diff: --root %s is for --view down or up", new->root);
-        return query_check_format(new, "diff",
-                                  (1u << RENDER_TEXT) | (1u << RENDER_JSON) | (1u << RENDER_CSV)) < 0 ?
-                -EINVAL :
-                1;
+        return query_check_format(new, "diff", RENDER_DIFF) < 0 ? -EINVAL : 1;
 }
 
 /* Loads Q's tree, saying which side (LABEL) it is when it is empty. */
@@ -527,14 +337,16 @@ static int load_side(struct query_args *q, const char *label, struct name_table 
                 return r;
         f = open_memstream(&selection, &size);
         if (f) {
-                text_selection(f, q);
+                struct render_diff_side side = diff_side(q, NULL);
+
+                render_diff_selection(f, &side);
                 fclose(f);
         }
         log_error("diff: the %s side (%s) has no samples to compare", label, selection ?: q->db);
         return r;
 }
 
-int cmd_diff(int argc, char **argv) {
+int cmd_diff(int argc, char **argv, const struct verb *verb) {
         _cleanup_(sides_done) struct sides s = {};
         _cleanup_(query_args_done) struct query_args base = {};
         _cleanup_(query_args_done) struct query_args new = {};
@@ -543,7 +355,7 @@ int cmd_diff(int argc, char **argv) {
         _cleanup_(profile_freep) struct profile *pb = NULL, *pn = NULL;
         _cleanup_(profile_join_freep) struct profile_join *j = NULL;
         const struct profile *columns[2];
-        struct diff d = {};
+        struct render_diff d = {};
         struct diff_args a;
         bool found_b, found_n;
         FILE *out;
@@ -591,7 +403,12 @@ int cmd_diff(int argc, char **argv) {
                 log_error_errno(r, "Cannot join the profiles: %m");
                 return EXIT_FAILURE_;
         }
-        d = (struct diff) { .sides = { &base, &new }, .join = j, .trees = { tb, tn } };
+        d = (struct render_diff) {
+                .sides = { diff_side(&base, tb), diff_side(&new, tn) },
+                .root = new.root,
+                .critical_z = DIFF_Z_95,
+                .join = j,
+        };
         r = diff_compute(&d, new.threshold);
         if (r < 0) {
                 free(d.rows);
@@ -604,9 +421,7 @@ int cmd_diff(int argc, char **argv) {
                 free(d.rows);
                 return EXIT_FAILURE_;
         }
-        r = new.format == RENDER_JSON    ? render_json_diff(out, &d, new.threshold) :
-                new.format == RENDER_CSV ? render_csv_diff(out, &d) :
-                                           render_text_diff(out, &d, new.threshold);
+        r = new.format->diff(out, &d, new.threshold);
         free(d.rows);
         return query_output_close(&new, out, r);
 }

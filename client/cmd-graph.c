@@ -10,7 +10,7 @@
 #include "log.h"
 #include "strv.h"
 
-int cmd_graph(int argc, char **argv) {
+int cmd_graph(int argc, char **argv, const struct verb *verb) {
         _cleanup_(query_args_done) struct query_args q = {};
         _cleanup_(sample_tree_freep) struct sample_tree *t = NULL;
         _cleanup_(call_graph_freep) struct call_graph *g = NULL;
@@ -28,7 +28,7 @@ int cmd_graph(int argc, char **argv) {
                 QUERY_TAKES_ROOT);
         if (r <= 0)
                 return exit_status(r);
-        r = query_check_format(&q, "graph", (1u << RENDER_TEXT) | (1u << RENDER_JSON) | (1u << RENDER_DOT));
+        r = query_check_format(&q, "graph", RENDER_GRAPH);
         if (r < 0)
                 return exit_status(r);
         r = query_load(&q, &t);
@@ -55,8 +55,6 @@ int cmd_graph(int argc, char **argv) {
         out = query_output(&q);
         if (!out)
                 return EXIT_FAILURE_;
-        r = q.format == RENDER_JSON    ? render_json_graph(out, g, roots, q.threshold) :
-                q.format == RENDER_DOT ? render_dot(out, t, q.threshold) :
-                                         render_text_graph(out, g, roots, q.threshold);
+        r = q.format->graph(out, g, t, roots, q.threshold);
         return query_output_close(&q, out, r);
 }

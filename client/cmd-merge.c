@@ -1,7 +1,5 @@
 /* cppctl merge --db FLEET.db HOST1.db HOST2.db ...: one store from many, so that one profile spans
- * a fleet (and --host picks a machine back out). Each input is copied in a transaction of its
- * own (common/store/store-write.c, store_merge()): an input that fails leaves the output as the inputs
- * before it made it, and the merge stops there.
+ * a fleet (and --host picks a machine back out); the copying is import/merge.c's.
  *
  * Merging one input twice is refused, not counted twice: a run is known by its host, kind,
  * start, command, source, kernel, cppd version and unwinder, which together no second run
@@ -11,26 +9,17 @@
  *
  * The output may also be a ClickHouse fleet store, clickhouse://HOST:PORT/DB, given as --db or
  * as -o (the one place -o names a store: a URL is never a report's file). Its inputs are loaded
- * batch by batch (client/fleet.c), and loading one twice counts it once. */
+ * batch by batch (import/fleet-load.c), and loading one twice counts it once. */
 #include "cppctl.h"
 
 #include <errno.h>
 #include <getopt.h>
-#include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
-#include <sys/stat.h>
 
 #include "ch-client.h"
-#include "fleet.h"
 #include "log.h"
-
-struct merge_args {
-        const char *db;          /* the store merged into, or a clickhouse:// URL */
-        const char *credentials; /* --credentials FILE, for a URL */
-        char **inputs;           /* borrowed from argv */
-        size_t n_inputs;
-};
+#include "merge.h"
 
 static int parse_args(struct merge_args *a, int argc, char **argv) {
         static const struct option options[] = { { "help", no_argument, NULL, 'h' },
@@ -70,15 +59,9 @@ static int parse_args(struct merge_args *a, int argc, char **argv) {
                         a->credentials = optarg;
                         break;
                 case 'o':
-                        if (ch_url_is(optarg)) {
-                                a->db = optarg;
-                                break;
-                        }
-                        return log_error_errno(
-                                EINVAL,
-                                "merge: -o names a report's file in every cppctl command, "
-                                "never a store (unless a clickhouse:// URL); the store to merge into is --db %s",
-                                optarg);
+                        /* a clickhouse:// URL only: merge_stores() refuses a file */
+                        a->db = a->output = optarg;
+                        break;
                 default:
                         return log_error_errno(EINVAL, "try 'cppctl merge --help'");
                 }
@@ -94,121 +77,12 @@ static int parse_args(struct merge_args *a, int argc, char **argv) {
         return 1;
 }
 
-static bool same_file(const struct stat *x, const struct stat *y) {
-        return x->st_dev == y->st_dev && x->st_ino == y->st_ino;
-}
-
-/* Refuses an input that is the output (through any name) or is named twice, before anything is
- * written. A missing input is left for store_open() to report. */
-static int check_inputs(const struct merge_args *a) {
-        _cleanup_free_ struct stat *st = calloc(a->n_inputs, sizeof *st);
-        _cleanup_free_ bool *exists = calloc(a->n_inputs, sizeof *exists);
-        struct stat out;
-        bool have_out;
-
-        if (!st || !exists)
-                return log_error_errno(ENOMEM, "Out of memory");
-        have_out = stat(a->db, &out) == 0;
-        for (size_t i = 0; i < a->n_inputs; i++) {
-                exists[i] = stat(a->inputs[i], &st[i]) == 0;
-                if (!exists[i])
-                        continue;
-                if (have_out && same_file(&st[i], &out))
-                        return log_error_errno(EINVAL,
-                                               "%s is the output store: a store cannot be merged into itself",
-                                               a->inputs[i]);
-                for (size_t k = 0; k < i; k++)
-                        if (exists[k] && same_file(&st[k], &st[i]))
-                                return log_error_errno(EINVAL, "%s and %s are the same store: name it once",
-                                                       a->inputs[k], a->inputs[i]);
-        }
-        return 0;
-}
-
-/* Merges input PATH into OUT, reporting what happened. Returns 0 or a negative errno after
- * reporting. */
-static int merge_one(struct store *out, const char *out_path, const char *path) {
-        _cleanup_(store_closep) struct store *in = NULL;
-        struct store_merge_stats stats;
-        int64_t run = 0;
-        int r;
-
-        /* Open it as any reader would: that names a missing file, a foreign one or a version. */
-        r = store_open(path, STORE_READ, &in);
-        if (r < 0)
-                return log_store_error(r, path, in);
-        in = store_close(in);
-
-        r = store_merge(out, path, &stats, &run);
-        if (r == -EEXIST)
-                return log_error_errno(EEXIST,
-                                       "%s: its run %" PRId64 " is already in %s (same host, start and "
-                                       "command): merged before; nothing of it was merged again",
-                                       path, run, out_path);
-        if (r == -EOVERFLOW)
-                return log_error_errno(EOVERFLOW,
-                                       "%s: with it, %s would hold more than 2^62 gticks of %s, past what "
-                                       "views can sum; nothing of it was merged",
-                                       path, out_path, store_error(out));
-        if (r == -EBADMSG || r == -EPROTO || r == -EPROTONOSUPPORT)
-                return log_error_errno(EBADMSG,
-                                       "%s: damaged, or not a cppd store of this version: %s; nothing of "
-                                       "it was merged and %s is as it was",
-                                       path, store_error(out), out_path);
-        if (r < 0) {
-                log_store_error(r, out_path, out);
-                return log_error_errno(r, "Nothing of %s was merged into %s.", path, out_path);
-        }
-        printf("Merged %s into %s: %" PRIu64 " run%s, %" PRIu64 " sample rows, %" PRIu64 " new stacks.\n",
-               path, out_path, stats.runs, stats.runs == 1 ? "" : "s", stats.samples, stats.stacks_new);
-        return 0;
-}
-
-/* Loads each input into the ClickHouse store at A->db. */
-static int merge_into_clickhouse(const struct merge_args *a) {
-        _cleanup_(ch_client_freep) struct ch_client *c = NULL;
-        int r;
-
-        r = fleet_open(a->db, fleet_credentials(a->credentials), true, &c);
-        if (r < 0)
-                return EXIT_FAILURE_;
-        for (size_t i = 0; i < a->n_inputs; i++) {
-                r = fleet_load_store(c, a->inputs[i]);
-                if (r < 0) {
-                        if (i > 0)
-                                log_error("%zu of %zu inputs were loaded before %s.", i, a->n_inputs,
-                                          a->inputs[i]);
-                        return EXIT_FAILURE_;
-                }
-        }
-        return EXIT_OK;
-}
-
-int cmd_merge(int argc, char **argv) {
-        _cleanup_(store_closep) struct store *out = NULL;
+int cmd_merge(int argc, char **argv, const struct verb *verb) {
         struct merge_args a;
         int r;
 
         r = parse_args(&a, argc, argv);
         if (r <= 0)
                 return exit_status(r);
-        if (ch_url_is(a.db))
-                return merge_into_clickhouse(&a);
-        r = check_inputs(&a);
-        if (r < 0)
-                return exit_status(r);
-
-        r = store_open(a.db, STORE_WRITE, &out);
-        if (r < 0)
-                return exit_status(log_store_error(r, a.db, out));
-        for (size_t i = 0; i < a.n_inputs; i++) {
-                r = merge_one(out, a.db, a.inputs[i]);
-                if (r < 0) {
-                        if (i > 0)
-                                log_error("%zu of %zu inputs were merged into %s before %s.", i, a.n_inputs,
-                                          a.db, a.inputs[i]);
-                        return EXIT_FAILURE_;
-                }
-        }
-        return EXIT_OK;
+        return exit_status(merge_stores(&a));
 }

@@ -61,7 +61,7 @@ static pid_t spawn(char **argv, int *ret_go, int *ret_err) {
         return pid;
 }
 
-int cmd_record(int argc, char **argv) {
+int cmd_record(int argc, char **argv, const struct verb *verb) {
         _cleanup_(recording_freep) struct recording *rec = NULL;
         _cleanup_free_ char *command = NULL;
         _cleanup_close_ int go = -1, err = -1;

@@ -16,8 +16,9 @@
  * cppctl's codes (1 failure, 2 bad usage, 3 nothing matched), or 130 for a view stopped by Ctrl-C.
  *
  * The store may be a ClickHouse fleet store (clickhouse://...): the views read it as they read
- * a file (query.c), the credentials reach them through $CPPD_CLICKHOUSE_CREDENTIALS, and function
- * names for completion are read from the fleet's stacks. */
+ * a file (through source/source.h), the credentials reach them through
+ * $CPPD_CLICKHOUSE_CREDENTIALS, and the function names for completion come from the same
+ * source. */
 #include "cppctl.h"
 
 #include <editline/readline.h>
@@ -26,7 +27,6 @@
 #include <inttypes.h>
 #include <regex.h>
 #include <signal.h>
-#include <sqlite3.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -35,9 +35,9 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "ch-read.h"
+#include "ch-client.h"
 #include "demangle.h"
-#include "fleet.h"
+#include "grow.h"
 #include "log.h"
 #include "parse-util.h"
 #include "pattern.h"
@@ -55,6 +55,7 @@ static const char *const filter_keys[] = {
 #define FILTER_KEYS "unit pid comm exe since until host run by inline focus ignore hide demangle"
 
 struct shell {
+        const struct verb *verbs; /* the command table whose views it runs */
         char *db;
         char *resource; /* one name or A,B,...; NULL: the command's default */
         char *root;
@@ -182,7 +183,7 @@ static int run_view(struct shell *s, const char *name, char **extra, int n_extra
         if (pid == 0) {
                 signal(SIGINT, SIG_DFL);
                 sigprocmask(SIG_SETMASK, &saved, NULL);
-                status = cppctl_run(name, argc, (char **) argv);
+                status = verb_run(s->verbs, name, argc, (char **) argv);
                 fflush(stdout);
                 _exit(status);
         }
@@ -203,28 +204,27 @@ static int run_view(struct shell *s, const char *name, char **extra, int n_extra
 }
 
 static int list_resources(struct shell *s, char ***ret) {
-        _cleanup_(store_closep) struct store *st = NULL;
+        _cleanup_(source_closep) struct source *src = NULL;
         int r;
 
-        if (ch_url_is(s->db)) {
-                _cleanup_(ch_client_freep) struct ch_client *c = NULL;
-
-                r = fleet_open(s->db, fleet_credentials(NULL), false, &c);
-                if (r < 0)
-                        return r;
-                r = ch_list_resources(c, ret);
-                return r < 0 ? log_fleet_error(r, c) : r;
-        }
-        r = store_open(s->db, STORE_READ, &st);
+        r = source_open(s->db, NULL, 0, &src);
         if (r < 0)
-                return log_store_error(r, s->db, st);
-        r = store_list_resources(st, ret);
-        return r < 0 ? log_store_error(r, s->db, st) : r;
+                return r;
+        r = source_list_resources(src, ret);
+        return r < 0 ? source_log_error(src, r, NULL) : r;
 }
 
-/* Adds RAW and, for C++ and Rust, its demangled form to the function names (*N of them, room for
- * *CAP). Returns false on no memory. */
-static bool add_function_name(struct shell *s, const char *raw, size_t *n, size_t *cap) {
+/* The function names as they are read: the list (a strv) and its room. */
+struct function_names {
+        struct shell *shell;
+        size_t n, cap;
+};
+
+/* Adds RAW and, for C++ and Rust, its demangled form to the function names. Returns 0 or
+ * -ENOMEM. */
+static int add_function_name(void *userdata, const char *raw) {
+        struct function_names *a = userdata;
+        struct shell *s = a->shell;
         char readable[DEMANGLE_NAME_MAX * 2];
         const char *names[2] = { raw, NULL };
 
@@ -233,78 +233,32 @@ static bool add_function_name(struct shell *s, const char *raw, size_t *n, size_
         for (size_t k = 0; k < 2 && names[k]; k++) {
                 char *name = strdup(names[k]);
 
-                if (name && *n + 2 > *cap) {
-                        char **a = realloc(s->functions, (*cap = MAX(2 * *cap, 64)) * sizeof *a);
-
-                        if (!a)
-                                name = mfree(name);
-                        else
-                                s->functions = a;
-                }
+                /* Grown by doubling, not strv_extend(), which walks the list per name: a daemon's
+                 * store has a hundred thousand functions. */
+                if (name && GROW(s->functions, a->cap, a->n + 2) < 0)
+                        name = mfree(name);
                 if (!name)
-                        return false;
-                s->functions[(*n)++] = name;
-                s->functions[*n] = NULL;
+                        return -ENOMEM;
+                s->functions[a->n++] = name;
+                s->functions[a->n] = NULL;
         }
-        return true;
-}
-
-/* The function names of a fleet store, from its stacks' arrays. */
-static void fleet_function_names(struct shell *s, size_t *n, size_t *cap) {
-        _cleanup_(ch_client_freep) struct ch_client *c = NULL;
-        _cleanup_free_ char *out = NULL;
-        size_t len = 0;
-        char *p, *end;
-
-        if (ch_client_open(s->db, fleet_credentials(NULL), &c, NULL) < 0 ||
-            ch_query(c,
-                     "SELECT DISTINCT arrayJoin(functions) AS f FROM stacks ORDER BY f FORMAT TabSeparated",
-                     NULL, 0, CH_QUERY_READONLY, &out, &len) < 0)
-                return;
-        for (p = out, end = out + len; p < end;) {
-                char *nl = memchr(p, '\n', end - p);
-
-                if (!nl || ch_tsv_unescape(p, nl - p) < 0)
-                        break;
-                if (!add_function_name(s, p, n, cap)) {
-                        s->functions = strv_free(s->functions);
-                        return;
-                }
-                p = nl + 1;
-        }
+        return 0;
 }
 
 /* Reads the store's function names once, for completion and to check a root, each as stored and,
- * for C++ and Rust, demangled as the views show it. There is no store call for them, and a store
- * we cannot read this way only costs those two conveniences (the views say what is wrong with
- * it), so failures are quiet: the list stays empty. */
+ * for C++ and Rust, demangled as the views show it. A store we cannot read this way only costs
+ * those two conveniences (the views say what is wrong with it), so failures are quiet: the list
+ * stays empty. */
 static char **function_names(struct shell *s) {
-        sqlite3 *c = NULL;
-        sqlite3_stmt *st = NULL;
-        size_t n = 0, cap = 0;
+        _cleanup_(source_closep) struct source *src = NULL;
+        struct function_names a = { .shell = s };
 
         if (s->functions_read)
                 return s->functions;
         s->functions_read = true;
-        if (ch_url_is(s->db)) {
-                fleet_function_names(s, &n, &cap);
-                return s->functions;
-        }
-        /* Grown by doubling, not strv_extend(), which walks the list per name: a daemon's store
-         * has a hundred thousand functions. */
-        if (store_sqlite_open_read(s->db, 0, &c) == SQLITE_OK &&
-            sqlite3_prepare_v2(c, "SELECT DISTINCT name FROM function ORDER BY name", -1, &st, NULL) ==
-                    SQLITE_OK)
-                while (sqlite3_step(st) == SQLITE_ROW) {
-                        const char *raw = (const char *) sqlite3_column_text(st, 0);
-
-                        if (raw && !add_function_name(s, raw, &n, &cap)) {
-                                s->functions = strv_free(s->functions);
-                                break;
-                        }
-                }
-        sqlite3_finalize(st);
-        sqlite3_close(c);
+        if (source_open(s->db, NULL, SOURCE_QUIET, &src) >= 0 &&
+            source_function_names(src, add_function_name, &a) == -ENOMEM)
+                s->functions = strv_free(s->functions);
         return s->functions;
 }
 
@@ -806,14 +760,14 @@ static void interact(struct shell *s) {
         completing = NULL;
 }
 
-int cmd_shell(int argc, char **argv) {
+int cmd_shell(int argc, char **argv, const struct verb *verb) {
         static const struct option options[] = { { "help", no_argument, NULL, 'h' },
                                                  { "db", required_argument, NULL, 'd' },
                                                  { "replay", required_argument, NULL, 'R' },
                                                  { "credentials", required_argument, NULL, 'K' },
                                                  {} };
-        _cleanup_(shell_done) struct shell s = {};
-        const char *db = getenv("CPPD_DB"), *replay = NULL, *credentials = NULL;
+        _cleanup_(shell_done) struct shell s = { .verbs = verb->verbs };
+        const char *db = NULL, *replay = NULL, *credentials = NULL;
         int c;
 
         optind = 0;
@@ -827,7 +781,7 @@ int cmd_shell(int argc, char **argv) {
                                "Exit status: 0, or that of the last failed command, as cppctl's: 1 failure,\n"
                                "2 bad usage, 3 nothing matched (a root in no sample); 130 for a view stopped by\n"
                                "Ctrl-C.\n\n"
-                               "  -d, --db FILE          the store (default: $CPPD_DB, ./" CPPCTL_DEFAULT_DB
+                               "  -d, --db FILE          the store (default: $CPPD_DB, ./" SOURCE_DEFAULT_DB
                                ", or the daemon's),\n"
                                "                         or a fleet store: clickhouse://[USER@]HOST[:PORT]/DB\n"
                                "      --credentials FILE for clickhouse://: the user (first line) and password\n"
@@ -855,22 +809,13 @@ int cmd_shell(int argc, char **argv) {
                 return EXIT_USAGE;
         }
         if (!db)
-                db = access(CPPCTL_DEFAULT_DB, F_OK) < 0 && access(CPPCTL_DAEMON_DB, F_OK) == 0 ?
-                        CPPCTL_DAEMON_DB :
-                        CPPCTL_DEFAULT_DB;
+                db = source_default_db();
         if (credentials && setenv(CH_CREDENTIALS_ENV, credentials, 1) < 0) {
                 log_error_errno(errno, "Cannot pass on the credentials: %m");
                 return EXIT_FAILURE_;
         }
-        if (ch_url_is(db)) {
-                _cleanup_(ch_client_freep) struct ch_client *ch = NULL;
-
-                if (fleet_open(db, fleet_credentials(NULL), false, &ch) < 0)
-                        return EXIT_FAILURE_;
-        } else if (access(db, R_OK) < 0) {
-                log_error_errno(errno, "%s: %m (make a store with 'cppctl record' or 'cppctl import')", db);
+        if (source_check(db, NULL) < 0)
                 return EXIT_FAILURE_;
-        }
         if (set_string(&s.db, db) < 0)
                 return EXIT_FAILURE_;
 

@@ -164,7 +164,7 @@ static void print_pushes(const struct control_reply *reply) {
         }
 }
 
-int cmd_status(int argc, char **argv) {
+int cmd_status(int argc, char **argv, const struct verb *verb) {
         _cleanup_(control_reply_done) struct control_reply reply = {};
         const char *socket;
         int r;
@@ -222,7 +222,7 @@ int cmd_status(int argc, char **argv) {
         return EXIT_OK;
 }
 
-int cmd_sessions(int argc, char **argv) {
+int cmd_sessions(int argc, char **argv, const struct verb *verb) {
         _cleanup_(control_reply_done) struct control_reply reply = {};
         const char *socket;
         int r;
@@ -241,7 +241,7 @@ int cmd_sessions(int argc, char **argv) {
         return EXIT_OK;
 }
 
-int cmd_detach(int argc, char **argv) {
+int cmd_detach(int argc, char **argv, const struct verb *verb) {
         _cleanup_(control_reply_done) struct control_reply reply = {};
         const char *socket;
         uint64_t id;

@@ -135,18 +135,17 @@ static int refresh(struct query_args *q, const struct top_args *a, FILE *f, bool
         }
         if (r < 0)
                 return r;
-        r = query_compute_profile(t, a->view, q->root, profile_min_hits(t->total, q->threshold), &p);
+        r = profile_compute(t, a->view, q->root, profile_min_hits(t->total, q->threshold), &p);
         if (r == -ENOENT) {
                 fprintf(f, "(%s is in no sample of the window)\n", q->root);
                 return 0;
         }
         if (r < 0)
                 return log_error_errno(r, "Cannot compute the profile: %m");
-        return q->format == RENDER_JSON ? render_json_profile(f, p, q->threshold) :
-                                          render_text_profile(f, p, q->threshold);
+        return q->format->profile(f, p, q->threshold);
 }
 
-int cmd_top(int argc, char **argv) {
+int cmd_top(int argc, char **argv, const struct verb *verb) {
         _cleanup_(query_args_done) struct query_args q = {};
         struct top_args a;
         bool help = false, warned = false;
@@ -171,7 +170,7 @@ int cmd_top(int argc, char **argv) {
                 return exit_status(r);
         if (help)
                 return EXIT_OK;
-        r = query_check_format(&q, "top", (1u << RENDER_TEXT) | (1u << RENDER_JSON));
+        r = query_check_format(&q, "top", RENDER_PROFILE | RENDER_LIVE);
         if (r < 0)
                 return exit_status(r);
         if ((a.view == PROFILE_DOWN || a.view == PROFILE_UP) && !q.root)

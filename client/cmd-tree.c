@@ -11,39 +11,10 @@
 
 #include "log.h"
 
-/* The formats that hold one tree per resource in one file. */
-#define FORMATS_MANY ((1u << RENDER_HTML) | (1u << RENDER_PPROF) | (1u << RENDER_SPEEDSCOPE))
-
-static int render_trees(const struct query_args *q, struct sample_tree **trees, size_t n, FILE *out) {
-        _cleanup_(sample_tree_freep) struct sample_tree *inverted = NULL;
-        int r;
-
-        switch (q->format) {
-        case RENDER_TEXT:
-                return render_text_tree(out, trees[0], q->threshold);
-        case RENDER_JSON:
-                return render_json_tree(out, trees[0], q->threshold);
-        case RENDER_FOLDED:
-                return render_folded(out, trees[0]);
-        case RENDER_DOT:
-                return render_dot(out, trees[0], q->threshold);
-        case RENDER_FLAME:
-                return render_flame_svg(out, trees[0], false, q->threshold, NULL);
-        case RENDER_ICICLE:
-                r = sample_tree_invert(trees[0], &inverted);
-                return r < 0 ? r : render_flame_svg(out, inverted, true, q->threshold, NULL);
-        case RENDER_HTML:
-                return render_html_report(out, trees, n, NULL);
-        case RENDER_PPROF:
-                return render_pprof(out, trees, n);
-        case RENDER_SPEEDSCOPE:
-                return render_speedscope(out, trees, n);
-        default:
-                return -EINVAL;
-        }
-}
-
-int tree_command(int argc, char **argv, const char *name, const char *usage, enum render_format format) {
+/* The whole of tree and export: NAME renders the sample tree in FORMAT (NULL: text, at the
+ * threshold; else with everything) unless --format says. */
+static int tree_command(int argc, char **argv, const char *name, const char *usage,
+                        const struct render_format *format) {
         _cleanup_(query_args_done) struct query_args q = {};
         _cleanup_(name_table_freep) struct name_table *names = NULL;
         _cleanup_free_ struct sample_tree **trees = NULL;
@@ -54,11 +25,11 @@ int tree_command(int argc, char **argv, const char *name, const char *usage, enu
         r = query_args_parse(&q, argc, argv, name, usage, QUERY_MANY_RESOURCES);
         if (r <= 0)
                 return exit_status(r);
-        if (format != RENDER_TEXT && !q.format_set)
+        if (format && !q.format_set)
                 q.format = format;
-        if (format != RENDER_TEXT && !q.threshold_set)
+        if (format && !q.threshold_set)
                 q.threshold = 0; /* export: everything */
-        r = query_check_format(&q, name, FORMATS_TREE);
+        r = query_check_format(&q, name, RENDER_TREE);
         if (r < 0)
                 return exit_status(r);
         if (q.ratio)
@@ -66,20 +37,23 @@ int tree_command(int argc, char **argv, const char *name, const char *usage, enu
                                                    "%s: --ratio is a view of paths: use it with "
                                                    "down, up, functions or body",
                                                    name));
-        if (q.resources && q.resources[1] && !((1u << q.format) & FORMATS_MANY))
+        if (q.resources && q.resources[1] && !render_format_draws(q.format, RENDER_TREES)) {
+                _cleanup_free_ char *several = render_format_list(RENDER_TREES, " and ");
+
                 return exit_status(log_error_errno(EINVAL,
-                                                   "%s --format %s shows one resource; html, pprof and "
-                                                   "speedscope hold several",
-                                                   name, render_format_name(q.format)));
-        if (q.format == RENDER_PPROF && !q.output && isatty(STDOUT_FILENO))
+                                                   "%s --format %s shows one resource; %s hold several", name,
+                                                   q.format->name, several ?: ""));
+        }
+        if (q.format->binary && !q.output && isatty(STDOUT_FILENO))
                 return exit_status(log_error_errno(EINVAL,
-                                                   "pprof's format is gzipped binary: write it to a "
-                                                   "file with -o FILE (or redirect)"));
+                                                   "%s's format is %s: write it to a file with -o FILE "
+                                                   "(or redirect)",
+                                                   q.format->name, q.format->binary));
         r = query_load_many(&q, &names, &trees, &n);
         if (r < 0)
                 return exit_status(r);
         out = query_output(&q);
-        r = out ? render_trees(&q, trees, n, out) : -EIO;
+        r = out ? render_format_trees(q.format, out, trees, n, q.threshold) : -EIO;
         if (out)
                 r = query_output_close(&q, out, r);
         else
@@ -89,21 +63,21 @@ int tree_command(int argc, char **argv, const char *name, const char *usage, enu
         return r;
 }
 
-int cmd_tree(int argc, char **argv) {
+int cmd_tree(int argc, char **argv, const struct verb *verb) {
         return tree_command(argc, argv, "tree",
                             "Sample tree profile (paper §7.2): every distinct stack as an indented tree,\n"
                             "each node with the fraction and hits at or below it. --format draws it as a\n"
                             "flame graph, an icicle graph, a dot graph, an HTML report, or writes it for\n"
                             "other tools (folded, pprof, speedscope).",
-                            RENDER_TEXT);
+                            NULL);
 }
 
-int cmd_export(int argc, char **argv) {
+int cmd_export(int argc, char **argv, const struct verb *verb) {
         return tree_command(argc, argv, "export",
                             "The sample tree of the filtered samples for other tools: --format pprof (the\n"
                             "default: gzipped profile.proto for pprof, Pyroscope, Parca), speedscope,\n"
                             "folded (flamegraph.pl, inferno), json, flame or icicle (SVG), dot, html.\n"
                             "Every filter option applies; -r A,B puts several resources in one pprof,\n"
                             "speedscope or html file. The threshold defaults to 0 here: everything.",
-                            RENDER_PPROF);
+                            render_format_find("pprof"));
 }

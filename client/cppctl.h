@@ -1,189 +1,43 @@
-/* What cppctl's subcommands share: the command table's entry points, the exit codes, and the
- * options of the report commands. */
+/* cppctl's verbs: the command table's entry (struct verb) and the functions it names, each in
+ * its cmd-*.c. */
 #pragma once
 
-#include <stdbool.h>
-#include <stdint.h>
+#include "report.h"
 
-#include "profile.h"
-#include "render.h"
-#include "sample-tree.h"
-#include "store.h"
-
-/* Exit codes, documented in cppctl --help and the README. */
-enum {
-        EXIT_OK = 0,
-        EXIT_FAILURE_ = 1, /* an error, reported on stderr */
-        EXIT_USAGE = 2,    /* bad options or arguments */
-        EXIT_EMPTY = 3,    /* the request was valid but matched nothing (a root in no sample) */
+/* A verb of the command table (cppctl.c), as git's cmd_struct and systemd's verbs[]: verbs
+ * that differ only by a kind share one function, which reads its kind and usage here. */
+struct verb {
+        const char *name;
+        /* Runs the verb on ARGV (ARGV[0] is its name). Returns an exit status. */
+        int (*run)(int argc, char **argv, const struct verb *verb);
+        int kind;            /* for a shared function: which one it is (a profile kind) */
+        const char *summary; /* its line of cppctl --help */
+        const char *usage;   /* for a shared function: its --help description; NULL: its own */
+        /* the shell's: the table whose verbs it runs, handed down rather than called up, so that
+         * the table and the shell do not call each other */
+        const struct verb *verbs;
 };
 
-/* The default store when neither --db nor $CPPD_DB names one; reports fall back to the
- * daemon's when there is none here. */
-#define CPPCTL_DEFAULT_DB "cppd.db"
-#define CPPCTL_DAEMON_DB "/var/lib/cppd/cppd.db"
+/* The verb named NAME in TABLE (which ends with an entry of NULL name), or NULL (verb.c). */
+const struct verb *verb_find(const struct verb *table, const char *name);
 
-/* Subcommands return an exit status. */
-int cmd_attach(int argc, char **argv);
-int cmd_detach(int argc, char **argv);
-int cmd_sessions(int argc, char **argv);
-int cmd_status(int argc, char **argv);
-int cmd_import(int argc, char **argv);
-int cmd_record(int argc, char **argv);
-int cmd_tree(int argc, char **argv);
-int cmd_graph(int argc, char **argv);
-int cmd_export(int argc, char **argv);
-int cmd_top(int argc, char **argv);
-int cmd_shell(int argc, char **argv);
-int cmd_sql(int argc, char **argv);
+/* Runs verb NAME of TABLE (as "cppctl NAME ARGV[1..]"; ARGV[0] is NAME). Returns its exit
+ * status, or EXIT_USAGE after saying there is no such verb. */
+int verb_run(const struct verb *table, const char *name, int argc, char **argv);
 
-/* cppctl import perf.data (import-perf-data.c): PATH into store DB, as one run; KERNEL keeps
- * kernel frames; LINES keeps call sites, not functions; HOST overrides the recording's host name.
- * Returns an exit status. */
-int import_perf_data(const char *path, const char *db, bool kernel, bool lines, const char *host);
-
-/* Runs cppctl command NAME (as "cppctl NAME ARGV[1..]"; ARGV[0] is NAME). Returns its exit
- * status. For the shell. */
-int cppctl_run(const char *name, int argc, char **argv);
-int cmd_diff(int argc, char **argv);
-int cmd_merge(int argc, char **argv);
-
-/* Options common to the report commands. */
-struct query_args {
-        const char *db;              /* a SQLite store, or a clickhouse:// URL */
-        const char *credentials;     /* --credentials FILE, for a clickhouse:// URL */
-        const char *resource;        /* NULL: the store's only resource, or cpu-time */
-        char **resources;            /* -r A,B or --ratio A/B: every resource named, in order
-                                         * (NULL without -r); resource is the first */
-        char *resource_owned;        /* the store's only resource when none was named */
-        bool ratio;                  /* --ratio: resources[0] per resources[1] */
-        const char *output;          /* -o FILE; NULL: stdout */
-        const char *root;            /* down and up only */
-        double threshold;            /* fraction of the total */
-        struct store_filter filter;  /* run, unit, pid, comm, exe, time window, granularity */
-        regex_t focus, ignore, hide; /* compiled when the filter points at them */
-        enum render_format format;
-        bool format_set;    /* --format or --json given */
-        bool threshold_set; /* --threshold given */
-};
-
-#define QUERY_THRESHOLD_DEFAULT 0.01
-
-enum {
-        QUERY_NEEDS_ROOT = 1 << 0,     /* --root F or an argument, required */
-        QUERY_TAKES_ROOT = 1 << 1,     /* --root F or an argument, optional */
-        QUERY_MANY_RESOURCES = 1 << 2, /* -r A,B and --ratio A/B */
-};
-
-/* The --format values each command renders. */
-#define FORMATS_PROFILE ((1u << RENDER_TEXT) | (1u << RENDER_JSON) | (1u << RENDER_CSV))
-#define FORMATS_TREE \
-        ((1u << RENDER_TEXT) | (1u << RENDER_JSON) | (1u << RENDER_FOLDED) | (1u << RENDER_FLAME) | \
-         (1u << RENDER_ICICLE) | (1u << RENDER_DOT) | (1u << RENDER_HTML) | (1u << RENDER_PPROF) | \
-         (1u << RENDER_SPEEDSCOPE))
-
-/* Refuses Q's format unless it is in the mask FORMATS (of 1 << enum render_format), naming
- * those that are. Returns 0 or -EINVAL after reporting. */
-int query_check_format(const struct query_args *q, const char *name, unsigned formats);
-
-/* Opens PATH to write a report into (made if missing, emptied if not; symbolic links followed),
- * unless it is a store: a file that starts as an SQLite database or its write-ahead log does, or
- * the file STORE (may be NULL) names. -o means one thing in every command: a report's file; no
- * report is ever written over a store. Returns 0 and sets *ret; -EEXIST for a store, left as it
- * was; or the negative errno of open(). */
-int output_open(const char *path, const char *store, FILE **ret);
-/* Reports output_open()'s error R for PATH. Returns R. */
-int log_output_error(int r, const char *path);
-
-/* Opens Q's output (-o FILE, or stdout) for writing, through output_open() with Q's store.
- * Returns a stream or NULL after reporting. */
-FILE *query_output(const struct query_args *q);
-/* Flushes and closes OUT (unless stdout), reporting a write error R or one at closing. Returns
- * an exit status. */
-int query_output_close(const struct query_args *q, FILE *out, int r);
-
-/* Parses the report options of ARGV for command NAME (USAGE: its synopsis and description).
- * Returns 1 to go on, 0 if --help was printed, or a negative errno after reporting the error. */
-int query_args_parse(struct query_args *q, int argc, char **argv, const char *name, const char *usage,
-                     unsigned flags);
-
-/* A command's own options and arguments beside the report options (cppctl diff's --view and its
- * two stores). Each getopt_long() entry's val is QUERY_EXTRA_OPTION or above. */
-struct query_extra {
-        const struct option *options; /* ends with an entry of NULL name */
-        const char *help;             /* their lines of --help, each ending in a newline */
-        bool arguments;               /* hand PARSE the arguments after the options too */
-        /* Called with an option's val and argument, or with val 0 and each argument. Returns 0, or
-         * a negative errno after reporting. */
-        int (*parse)(void *userdata, int val, const char *arg);
-        void *userdata;
-};
-#define QUERY_EXTRA_OPTION 0x100
-
-/* As query_args_parse(), with EXTRA's options and arguments (EXTRA may be NULL). */
-int query_args_parse_extra(struct query_args *q, int argc, char **argv, const char *name, const char *usage,
-                           unsigned flags, const struct query_extra *extra);
-
-/* Frees what query_args_parse() allocated in Q (which must be zeroed or parsed). For
- * _cleanup_(query_args_done). */
-void query_args_done(struct query_args *q);
-
-/* Opens Q's store, picks the resource and loads its sample tree, reporting any error in words
- * a user can act on. Returns 0 and sets *ret, or a negative errno after reporting (-ENODATA: no
- * sample matches the filters). */
-int query_load(struct query_args *q, struct sample_tree **ret);
-
-/* What a view reads: a tree index, and the trees it was built from when it was not mapped from
- * the cache (its header is one of them). */
-struct view_data {
-        struct sample_tree *tree, *inverted;
-        struct tree_index *index;
-};
-void view_data_done(struct view_data *v);
-
-/* The index of the tree Q selects (of its INVERTED tree, for upward views): from the cache of
- * big stores' indexes when Q has no filter (index-cache.c), else built from the tree loaded.
- * Errors are logged as query_load()'s; returns 0 or a negative errno. */
-int query_load_index(struct query_args *q, bool inverted, struct view_data *ret);
-
-/* The index of S's tree for filter F, which must select a resource and nothing else: mapped
- * from the cache directory when it is current, else built from the store (and kept there if the
- * tree is big). Returns 0 and sets *ret, or store_load_tree()'s errors. */
-int index_cache_load(struct store *s, const struct store_filter *f, bool inverted, struct view_data *ret);
-
-/* As query_load(), with the labels interned in NAMES (see store_load_tree_shared()), so that
- * trees of two stores compare by name id. */
-int query_load_shared(struct query_args *q, struct name_table *names, struct sample_tree **ret);
-
-/* As query_load(), for every resource of Q->resources, with one shared name table (*ret_names,
- * freed after the trees) so that paths compare by id. -ENODATA only if no resource has samples
- * matching the filters; a resource without is an empty tree. */
-int query_load_many(struct query_args *q, struct name_table **ret_names, struct sample_tree ***ret_trees,
-                    size_t *ret_n);
-
-/* Reports a failure to open store PATH (R from store_open()). Returns R. */
-int log_store_error(int r, const char *path, const struct store *s);
-
-/* The exit status for a negative errno R from the helpers above: EXIT_USAGE for -EINVAL (they
- * use it only for bad options), EXIT_EMPTY for -ENODATA (no sample matches the filters), else
- * EXIT_FAILURE_; EXIT_OK for R >= 0. */
-int exit_status(int r);
-
-/* Renders P in Q's format and threshold to stdout. Returns an exit status. */
-int query_render_profile(const struct query_args *q, const struct profile *p);
-
-/* For a root that labels no sample: renders KIND's empty profile of T, says so on stderr with
- * the names of T's nodes (or, with X, of the index X's) that contain ROOT, and returns EXIT_EMPTY. */
-int query_missing_root(const struct query_args *q, enum profile_kind kind, struct sample_tree *t,
-                       const struct tree_index *x);
-
-/* KIND's profile of T from ROOT (down and up), keeping entries of MIN_HITS or more (0: all).
- * Returns 0, -ENOENT when ROOT is in no sample, or -ENOMEM. */
-int query_compute_profile(struct sample_tree *t, enum profile_kind kind, const char *root, uint64_t min_hits,
-                          struct profile **ret);
-
-/* The whole of tree and export: NAME renders the sample tree in FORMAT unless --format says. */
-int tree_command(int argc, char **argv, const char *name, const char *usage, enum render_format format);
-
-/* The whole of a down/up/functions/body command. */
-int query_profile_command(int argc, char **argv, const char *name, const char *usage, enum profile_kind kind);
+int cmd_attach(int argc, char **argv, const struct verb *verb);
+int cmd_detach(int argc, char **argv, const struct verb *verb);
+int cmd_diff(int argc, char **argv, const struct verb *verb);
+int cmd_export(int argc, char **argv, const struct verb *verb);
+int cmd_graph(int argc, char **argv, const struct verb *verb);
+int cmd_import(int argc, char **argv, const struct verb *verb);
+int cmd_merge(int argc, char **argv, const struct verb *verb);
+int cmd_record(int argc, char **argv, const struct verb *verb);
+int cmd_sessions(int argc, char **argv, const struct verb *verb);
+int cmd_shell(int argc, char **argv, const struct verb *verb);
+int cmd_sql(int argc, char **argv, const struct verb *verb);
+int cmd_status(int argc, char **argv, const struct verb *verb);
+int cmd_top(int argc, char **argv, const struct verb *verb);
+int cmd_tree(int argc, char **argv, const struct verb *verb);
+/* down, up, functions and body (cmd-view.c): KIND is the profile's */
+int cmd_view(int argc, char **argv, const struct verb *verb);

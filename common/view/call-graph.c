@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "grow.h"
 #include "idmap.h"
 
 struct edge_state {
@@ -80,15 +81,8 @@ int call_graph_build(struct sample_tree *t, struct call_graph **ret) {
                         if (idmap_put(edges, idmap_pair(t->nodes[parent].name, name), n_states, &slot) < 0)
                                 return -ENOMEM;
                         if (*slot == n_states) {
-                                if (n_states == cap_states) {
-                                        size_t cap = cap_states ? cap_states * 2 : 256;
-                                        struct edge_state *a = realloc(states, cap * sizeof *a);
-
-                                        if (!a)
-                                                return -ENOMEM;
-                                        states = a;
-                                        cap_states = cap;
-                                }
+                                if (GROW(states, cap_states, n_states + 1) < 0)
+                                        return -ENOMEM;
                                 states[n_states++] = (struct edge_state) {};
                         }
                         e = &states[*slot];

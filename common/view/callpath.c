@@ -30,6 +30,7 @@
 #include <errno.h>
 #include <stdlib.h>
 
+#include "grow.h"
 #include "idmap.h"
 
 #define NONE UINT32_MAX
@@ -90,15 +91,8 @@ static int64_t record_get(struct cp_state *s, uint32_t parent, uint32_t name) {
                 return r;
         if (r == 0)
                 return *slot;
-        if (s->n == s->cap) {
-                size_t cap = s->cap * 2;
-                struct cp_record *a = realloc(s->records, cap * sizeof *a);
-
-                if (!a)
-                        return -ENOMEM;
-                s->records = a;
-                s->cap = cap;
-        }
+        if (GROW(s->records, s->cap, s->n + 1) < 0)
+                return -ENOMEM;
         s->records[s->n] = (struct cp_record) {
                 .parent = parent,
                 .name = name,
@@ -167,15 +161,8 @@ static int defer(struct cp_state *s, uint32_t parent, uint32_t c) {
         rec->hits += n->weight;
         if (tree_index_size(s->t, c) == 1)
                 return 1; /* a leaf: nothing below it */
-        if (s->n_later == s->cap_later) {
-                size_t cap = s->cap_later ? 2 * s->cap_later : 1024;
-                struct cp_later *a = realloc(s->later, cap * sizeof *a);
-
-                if (!a)
-                        return -ENOMEM;
-                s->later = a;
-                s->cap_later = cap;
-        }
+        if (GROW(s->later, s->cap_later, s->n_later + 1) < 0)
+                return -ENOMEM;
         s->later[s->n_later] = (struct cp_later) { .node = c, .next = rec->deferred };
         rec->deferred = s->n_later++;
         if (!rec->queued) {

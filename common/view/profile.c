@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "grow.h"
 #include "strv.h"
 
 struct profile *profile_new(enum profile_kind kind, const struct sample_tree *t, uint32_t root) {
@@ -30,22 +31,6 @@ struct profile *profile_free(struct profile *p) {
         return NULL;
 }
 
-static int grow(void **array, size_t *cap, size_t need, size_t size) {
-        size_t n = *cap ? *cap : 64;
-        void *a;
-
-        if (need <= *cap)
-                return 0;
-        while (n < need)
-                n *= 2;
-        a = realloc(*array, n * size);
-        if (!a)
-                return -ENOMEM;
-        *array = a;
-        *cap = n;
-        return 0;
-}
-
 int profile_add(struct profile *p, const uint32_t *path, size_t len, uint64_t hits) {
         if (hits < p->min_hits) {
                 p->n_omitted++;
@@ -53,8 +38,8 @@ int profile_add(struct profile *p, const uint32_t *path, size_t len, uint64_t hi
         }
         if (p->n_names + len > UINT32_MAX)
                 return -E2BIG;
-        if (grow((void **) &p->entries, &p->cap_entries, p->n_entries + 1, sizeof *p->entries) < 0 ||
-            grow((void **) &p->names, &p->cap_names, p->n_names + len, sizeof *p->names) < 0)
+        if (GROW(p->entries, p->cap_entries, p->n_entries + 1) < 0 ||
+            GROW(p->names, p->cap_names, p->n_names + len) < 0)
                 return -ENOMEM;
         memcpy(p->names + p->n_names, path, len * sizeof *path);
         p->entries[p->n_entries++] = (struct profile_entry) {

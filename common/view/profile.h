@@ -103,6 +103,15 @@ int profile_up_index(const struct tree_index *inverted, const char *root, uint64
 int profile_function_index(const struct tree_index *x, uint64_t min_hits, struct profile **ret);
 int profile_body_index(const struct tree_index *x, uint64_t min_hits, struct profile **ret);
 
+/* KIND's view of T (profile-compute.c), ROOT for down and up (ignored by the others): the one
+ * mapping from a kind to its function above. Returns what that function returns, or -EINVAL
+ * for a kind that is none. profile_compute_index() likewise of a tree index (upward: of the
+ * inverted tree's). */
+int profile_compute(struct sample_tree *t, enum profile_kind kind, const char *root, uint64_t min_hits,
+                    struct profile **ret);
+int profile_compute_index(const struct tree_index *x, enum profile_kind kind, const char *root,
+                          uint64_t min_hits, struct profile **ret);
+
 /* Runs the appendix's algorithm on T from the names marked in ROOTS (indexed by name id; one
  * name, or the call sites of one function) and adds one entry per canonical call path with at
  * least MIN_HITS hits to P, in T's order (root first) or REVERSEd, counting the others in

@@ -1,4 +1,4 @@
-/* Fuzz target: the arguments of the SQL functions (client/sql-ext.c), which come from whoever
+/* Fuzz target: the arguments of the SQL functions (client/source/sql-ext.c), which come from whoever
  * writes the query. The input is lines: the first picks the view (its first byte, modulo 4), each
  * further line is one argument in order (root, resource, threshold, unit, pid, ... hide; a line
  * "\N" is NULL; a newline at the very end starts no empty argument). They are bound as text to a

@@ -1,4 +1,4 @@
-/* Fuzz target: a tree index file from the cache directory (client/index-cache.c), which a
+/* Fuzz target: a tree index file from the cache directory (client/source/index-cache.c), which a
  * damaged disk, a killed writer or another program may have left as anything. tree_index_open()
  * checks the checksum and the sizes; the views check each node they use. Each input is tried
  * twice: as it is (the checksum must refuse what it does not match), and sealed with its own

@@ -1,5 +1,5 @@
 #!/bin/bash
-# Tree indexes of big stores, kept in the cache directory (client/index-cache.c): views read from
+# Tree indexes of big stores, kept in the cache directory (client/source/index-cache.c): views read from
 # one say exactly what views built from the store say; an index is written only for a big tree,
 # mode 0600; it is used while the store is unchanged and built again when the store changes, is
 # copied, or the index is damaged; filtered views do without.

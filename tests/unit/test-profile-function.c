@@ -1,4 +1,8 @@
-/* Function (body + descendants) and body profiles worked by hand. */
+/* Function (body + descendants) and body profiles worked by hand, and profile_compute()'s
+ * mapping of each kind to its function. */
+#include <errno.h>
+#include <string.h>
+
 #include "folded-tree.h"
 #include "paper-examples.h"
 #include "profile.h"
@@ -60,7 +64,54 @@ static void test_empty(void) {
         ok(profile_body(t, 0, &b) == 0 && profile_n_paths(b) == 0, "empty input: empty body profile");
 }
 
+/* profile_compute() picks each kind's function: the same entries as calling it directly. */
+static void test_compute(void) {
+        static const struct {
+                enum profile_kind kind;
+                const char *name;
+        } kinds[] = {
+                { PROFILE_DOWN, "down" },
+                { PROFILE_UP, "up" },
+                { PROFILE_FUNCTION, "function" },
+                { PROFILE_BODY, "body" },
+        };
+        _cleanup_(sample_tree_freep) struct sample_tree *t = tree_from_folded("main;f;f;g 2\n"
+                                                                              "main;g;f 1\n"
+                                                                              "main 4\n");
+        struct profile *p = NULL;
+
+        for (size_t i = 0; i < ELEMENTSOF(kinds); i++) {
+                _cleanup_(profile_freep) struct profile *direct = NULL, *computed = NULL;
+                int r = -1;
+
+                switch (kinds[i].kind) {
+                case PROFILE_DOWN:
+                        r = profile_down(t, "f", 0, &direct);
+                        break;
+                case PROFILE_UP:
+                        r = profile_up(t, "f", 0, &direct);
+                        break;
+                case PROFILE_FUNCTION:
+                        r = profile_function(t, 0, &direct);
+                        break;
+                case PROFILE_BODY:
+                        r = profile_body(t, 0, &direct);
+                        break;
+                }
+                ok(r == 0 && profile_compute(t, kinds[i].kind, "f", 0, &computed) == 0 &&
+                           computed->kind == kinds[i].kind &&
+                           profile_n_paths(computed) == profile_n_paths(direct) &&
+                           memcmp(computed->entries, direct->entries,
+                                  direct->n_entries * sizeof *direct->entries) == 0,
+                   "profile_compute(%s) is that kind's function", kinds[i].name);
+        }
+        is_int(profile_compute(t, PROFILE_DOWN, "nowhere", 0, &p), -ENOENT, "a root in no sample: -ENOENT");
+        is_int(profile_compute(t, (enum profile_kind) 42, NULL, 0, &p), -EINVAL, "no such kind: -EINVAL");
+        ok(!p, "and nothing is set");
+}
+
 int main(void) {
+        test_compute();
         test_forms();
         test_recursion_once_per_sample();
         test_empty();

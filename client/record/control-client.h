@@ -16,9 +16,9 @@
 
 struct control_reply {
         struct protocol_message *lines; /* the lines before OK */
-        size_t n_lines;
-        int error;         /* the ERROR line's errno, negative; 0 for OK */
-        char message[512]; /* the ERROR line's message */
+        size_t n_lines, cap_lines;      /* lines held, and room for */
+        int error;                      /* the ERROR line's errno, negative; 0 for OK */
+        char message[512];              /* the ERROR line's message */
 };
 
 /* The socket: $CPPD_SOCKET, else the default. */

@@ -18,6 +18,7 @@
 #include <unistd.h>
 
 #include "cleanup.h"
+#include "grow.h"
 #include "time-util.h"
 
 /* Most reply lines taken: a status of every session fits. */
@@ -59,10 +60,8 @@ static int take_line(const char *line, size_t len, struct control_reply *ret) {
 
         if (ret->n_lines >= CONTROL_CLIENT_MAX_LINES)
                 return -EBADMSG;
-        m = realloc(ret->lines, (ret->n_lines + 1) * sizeof *m);
-        if (!m)
+        if (GROW(ret->lines, ret->cap_lines, ret->n_lines + 1) < 0)
                 return -ENOMEM;
-        ret->lines = m;
         m = &ret->lines[ret->n_lines];
         if (protocol_parse(line, len, m) < 0)
                 return -EBADMSG;

@@ -13,7 +13,7 @@
  * Where: $CPPD_INDEX_DIR, else $XDG_CACHE_HOME/cppd, else ~/.cache/cppd; files
  * "<uuid>-<dev>-<ino>-<resource id>.down" and ".up" (the inverted tree, for upward views),
  * mode 0600: profiles show what runs on a host. */
-#include "cppctl.h"
+#include "index-cache.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -28,12 +28,6 @@
 
 /* Trees at least this big are worth an index file (about 3 MiB at 16 bytes a node). */
 #define INDEX_MIN_NODES 200000
-
-void view_data_done(struct view_data *v) {
-        v->index = tree_index_free(v->index);
-        v->inverted = sample_tree_free(v->inverted);
-        v->tree = sample_tree_free(v->tree);
-}
 
 /* The cache directory, made if missing, into BUF. Returns 0, or a negative errno if there is
  * none to use. */

@@ -22,6 +22,20 @@ static bool path_needs_quotes(const struct sample_tree *t, const uint32_t *names
         return false;
 }
 
+void csv_write_field(FILE *f, const char *s) {
+        if (!strpbrk(s, ",\"\r\n")) {
+                fputs(s, f);
+                return;
+        }
+        fputc('"', f);
+        for (; *s; s++) {
+                if (*s == '"')
+                        fputc('"', f);
+                fputc(*s, f);
+        }
+        fputc('"', f);
+}
+
 void csv_write_path(FILE *f, const struct sample_tree *t, const uint32_t *names, uint32_t len) {
         bool quote = path_needs_quotes(t, names, len);
 

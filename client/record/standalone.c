@@ -19,13 +19,14 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "cppctl.h"
 #include "log.h"
 #include "parse-util.h"
 #include "perf-event.h"
 #include "proc-util.h"
 #include "profile.h"
+#include "report.h"
 #include "resource.h"
+#include "store-error.h"
 #include "time-util.h"
 
 #define FLUSH_INTERVAL_NS (5ULL * 1000000000ULL)
@@ -111,7 +112,7 @@ int recording_parse(struct recording_args *a, int argc, char **argv, const char 
         int c, r;
 
         *a = (struct recording_args) {
-                .db = getenv("CPPD_DB") ?: CPPCTL_DEFAULT_DB,
+                .db = getenv("CPPD_DB") ?: SOURCE_DEFAULT_DB,
                 .config = COLLECTOR_CONFIG_DEFAULT,
         };
         a->config.max_rate = RECORDING_MAX_RATE;
@@ -142,7 +143,7 @@ int recording_parse(struct recording_args *a, int argc, char **argv, const char 
                                "      --lines            keep each frame's call site (address, file:line), which\n"
                                "                         views show with '--by line'; by default frames are\n"
                                "                         stored as functions\n"
-                               "  -d, --db FILE          the store (default: $CPPD_DB or ./" CPPCTL_DEFAULT_DB
+                               "  -d, --db FILE          the store (default: $CPPD_DB or ./" SOURCE_DEFAULT_DB
                                ");\n"
                                "                         -o is a report's file in cppctl, never a store\n"
                                "%s"

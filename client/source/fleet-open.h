@@ -1,5 +1,6 @@
-/* cppctl's side of the fleet store: opening a clickhouse:// URL with its credentials, loading
- * SQLite stores into it (cppctl merge), with errors logged in words. */
+/* Opening a ClickHouse fleet store from the command line: the credentials file, the client
+ * with its schema checked, and the client's errors in words. Readers (source-clickhouse.c)
+ * and writers (cppctl merge's fleet loader) share it. */
 #pragma once
 
 #include <stdbool.h>
@@ -17,8 +18,3 @@ int fleet_open(const char *url, const char *credentials, bool create, struct ch_
 
 /* Logs the client's last error R. Returns R. */
 int log_fleet_error(int r, struct ch_client *c);
-
-/* Loads every run and bucket of the SQLite store PATH into C as batches (ch-write.c): a batch
- * already there is left alone, so loading a store twice counts it once. Prints what it did.
- * Returns 0 or a negative errno after logging. */
-int fleet_load_store(struct ch_client *c, const char *path);

@@ -312,20 +312,7 @@ static int load(struct vtab *t, struct cursor *c) {
         if (rc == SQLITE_OK) {
                 uint64_t min_hits = profile_min_hits(c->tree->total, threshold);
 
-                switch (v->kind) {
-                case PROFILE_DOWN:
-                        r = profile_down(c->tree, root, min_hits, &c->profile);
-                        break;
-                case PROFILE_UP:
-                        r = profile_up(c->tree, root, min_hits, &c->profile);
-                        break;
-                case PROFILE_FUNCTION:
-                        r = profile_function(c->tree, min_hits, &c->profile);
-                        break;
-                case PROFILE_BODY:
-                        r = profile_body(c->tree, min_hits, &c->profile);
-                        break;
-                }
+                r = profile_compute(c->tree, v->kind, root, min_hits, &c->profile);
                 if (r == -ENOENT)
                         r = 0; /* a root in no sample: no rows, as in SQL */
                 if (r < 0)

@@ -22,7 +22,7 @@
  * each event's own lost counter. Each event's loss is the larger of the two sums (a file of
  * syscallstorm under -m 1: 6,084 in LOST records, 6,244 in LOST_SAMPLES), charged to its
  * resource, so every header says how many samples the file does not hold. */
-#include "cppctl.h"
+#include "import-perf-data.h"
 
 #include <errno.h>
 #include <inttypes.h>
@@ -32,10 +32,13 @@
 #include <time.h>
 
 #include "collector.h"
+#include "grow.h"
 #include "log.h"
 #include "perf-data.h"
 #include "perf-record.h"
+#include "report.h"
 #include "resource.h"
+#include "store-error.h"
 #include "unwind.h"
 
 #define PERF_RECORD_FINISHED_ROUND 68
@@ -357,15 +360,8 @@ int import_perf_data(const char *path, const char *db, bool kernel, bool lines, 
                         perf_data_hold(d, offset);
                         continue;
                 }
-                if (n_items == cap_items) {
-                        size_t cap = cap_items ? 2 * cap_items : 4096;
-                        struct item *a = realloc(items, cap * sizeof *a);
-
-                        if (!a)
-                                return exit_status(log_error_errno(ENOMEM, "Out of memory"));
-                        items = a;
-                        cap_items = cap;
-                }
+                if (GROW(items, cap_items, n_items + 1) < 0)
+                        return exit_status(log_error_errno(ENOMEM, "Out of memory"));
                 items[n_items++] = (struct item) { perf_data_record_time(d, h), at };
         }
         if (r >= 0)

@@ -1,0 +1,129 @@
+/* The output formats, as --format names them: one table of what each draws, so that a command
+ * asks the table whether a format draws what it has and calls the entry's operation, and the
+ * help and the errors print the table's names. The order is the one they are listed in. */
+#include "render.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+static int text_graph(FILE *f, const struct call_graph *g, struct sample_tree *t, const bool *roots,
+                      double threshold) {
+        return render_text_graph(f, g, roots, threshold);
+}
+
+static int json_graph(FILE *f, const struct call_graph *g, struct sample_tree *t, const bool *roots,
+                      double threshold) {
+        return render_json_graph(f, g, roots, threshold);
+}
+
+/* dot draws the whole call graph of the tree, whatever the roots. */
+static int dot_graph(FILE *f, const struct call_graph *g, struct sample_tree *t, const bool *roots,
+                     double threshold) {
+        return render_dot(f, t, threshold);
+}
+
+static int folded_tree(FILE *f, struct sample_tree *t, double threshold) {
+        return render_folded(f, t);
+}
+
+static int flame_tree(FILE *f, struct sample_tree *t, double threshold) {
+        return render_flame_svg(f, t, false, threshold, NULL);
+}
+
+/* The icicle graph is drawn from the inverted tree: who calls what. */
+static int icicle_tree(FILE *f, struct sample_tree *t, double threshold) {
+        _cleanup_(sample_tree_freep) struct sample_tree *inverted = NULL;
+        int r;
+
+        r = sample_tree_invert(t, &inverted);
+        return r < 0 ? r : render_flame_svg(f, inverted, true, threshold, NULL);
+}
+
+static int html_trees(FILE *f, struct sample_tree *const *trees, size_t n) {
+        return render_html_report(f, trees, n, NULL);
+}
+
+const struct render_format render_formats[] = {
+        {
+                .name = "text",
+                .note = "the paper's",
+                .live = true,
+                .profile = render_text_profile,
+                .tree = render_text_tree,
+                .graph = text_graph,
+                .table = render_text_table,
+                .diff = render_text_diff,
+        },
+        {
+                .name = "json",
+                .live = true,
+                .profile = render_json_profile,
+                .tree = render_json_tree,
+                .graph = json_graph,
+                .table = render_json_table,
+                .diff = render_json_diff,
+        },
+        {
+                .name = "csv",
+                .profile = render_csv_profile,
+                .table = render_csv_table,
+                .diff = render_csv_diff,
+        },
+        { .name = "folded", .tree = folded_tree },
+        { .name = "flame", .tree = flame_tree },
+        { .name = "icicle", .tree = icicle_tree },
+        { .name = "dot", .tree = render_dot, .graph = dot_graph },
+        { .name = "html", .trees = html_trees },
+        { .name = "pprof", .binary = "gzipped binary", .trees = render_pprof },
+        { .name = "speedscope", .trees = render_speedscope },
+        {},
+};
+
+const struct render_format *render_format_find(const char *name) {
+        if (strcmp(name, "svg") == 0)
+                name = "flame";
+        for (const struct render_format *f = render_formats; f->name; f++)
+                if (strcmp(f->name, name) == 0)
+                        return f;
+        return NULL;
+}
+
+bool render_format_draws(const struct render_format *f, unsigned what) {
+        return (!(what & RENDER_PROFILE) || f->profile) && (!(what & RENDER_TREE) || f->tree || f->trees) &&
+                (!(what & RENDER_TREES) || f->trees) && (!(what & RENDER_GRAPH) || f->graph) &&
+                (!(what & RENDER_TABLE) || f->table) && (!(what & RENDER_DIFF) || f->diff) &&
+                (!(what & RENDER_LIVE) || f->live);
+}
+
+char *render_format_list(unsigned what, const char *last) {
+        _cleanup_free_ char *list = NULL;
+        const char *prev = NULL;
+        size_t size = 0;
+        FILE *f;
+
+        f = open_memstream(&list, &size);
+        if (!f)
+                return NULL;
+        for (const struct render_format *x = render_formats; x->name; x++) {
+                if (!render_format_draws(x, what))
+                        continue;
+                if (prev)
+                        fprintf(f, "%s%s", ftell(f) > 0 ? ", " : "", prev);
+                prev = x->name;
+        }
+        if (prev)
+                fprintf(f, "%s%s", ftell(f) > 0 ? last : "", prev);
+        if (fclose(f) != 0)
+                return NULL;
+        return take_ptr(&list);
+}
+
+int render_format_trees(const struct render_format *f, FILE *out, struct sample_tree *const *trees, size_t n,
+                        double threshold) {
+        if (f->trees)
+                return f->trees(out, trees, n);
+        if (f->tree)
+                return f->tree(out, trees[0], threshold);
+        return -EINVAL;
+}

@@ -1,0 +1,13 @@
+/* The cache of big trees' indexes, kept between views (index-cache.c): part of the SQLite
+ * source, as a store file's identity is its key. */
+#pragma once
+
+#include <stdbool.h>
+
+#include "source.h"
+#include "store.h"
+
+/* The index of S's tree for filter F, which must select a resource and nothing else: mapped
+ * from the cache directory when it is current, else built from the store (and kept there if the
+ * tree is big). Returns 0 and sets *ret, or store_load_tree()'s errors. */
+int index_cache_load(struct store *s, const struct store_filter *f, bool inverted, struct view_data *ret);

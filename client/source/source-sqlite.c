@@ -1,0 +1,117 @@
+/* The SQLite source: a store file (common/store), read as the views read it, with the cache of
+ * big trees' indexes (index-cache.c), which is keyed by the store file's identity. */
+#include "source-internal.h"
+
+#include <errno.h>
+#include <sqlite3.h>
+#include <stdlib.h>
+#include <unistd.h>
+
+#include "index-cache.h"
+#include "log.h"
+#include "store-error.h"
+
+struct source_sqlite {
+        struct source source; /* first: a struct source * is one of these */
+        struct store *store;
+};
+
+static struct source_sqlite *of(struct source *s) {
+        return (struct source_sqlite *) s;
+}
+
+static struct source *sqlite_close(struct source *s) {
+        store_close(of(s)->store);
+        free(s);
+        return NULL;
+}
+
+static int sqlite_list_resources(struct source *s, char ***ret) {
+        return store_list_resources(of(s)->store, ret);
+}
+
+static int sqlite_has_call_sites(struct source *s) {
+        return store_has_call_sites(of(s)->store);
+}
+
+static int sqlite_load_tree(struct source *s, const struct store_filter *f, struct name_table *names,
+                            struct sample_tree **ret) {
+        return store_load_tree_shared(of(s)->store, f, names, ret);
+}
+
+/* Whether F selects a resource's whole tree, as the cached indexes hold it (names demangled). */
+static bool unfiltered(const struct store_filter *f) {
+        return f->run_id == 0 && !f->unit && f->pid == 0 && !f->no_idle && !f->comm && !f->exe && !f->host &&
+                !f->has_since && !f->has_until && f->by == STORE_BY_FUNCTION && !f->fold_inline &&
+                !f->focus && !f->ignore && !f->hide && !f->raw_names;
+}
+
+static int sqlite_load_index(struct source *s, const struct store_filter *f, bool inverted,
+                             struct view_data *ret) {
+        if (unfiltered(f))
+                return index_cache_load(of(s)->store, f, inverted, ret);
+        return view_data_build(s, f, inverted, ret);
+}
+
+/* There is no store call for the names: they are read from its function table directly, as
+ * the views open a store (read-only, immutable where a -shm cannot be made). */
+static int sqlite_function_names(struct source *s, int (*each)(void *userdata, const char *name),
+                                 void *userdata) {
+        sqlite3 *c = NULL;
+        sqlite3_stmt *st = NULL;
+        int r = 0;
+
+        if (store_sqlite_open_read(s->db, 0, &c) != SQLITE_OK ||
+            sqlite3_prepare_v2(c, "SELECT DISTINCT name FROM function ORDER BY name", -1, &st, NULL) !=
+                    SQLITE_OK)
+                r = -EIO;
+        while (r >= 0 && sqlite3_step(st) == SQLITE_ROW) {
+                const char *raw = (const char *) sqlite3_column_text(st, 0);
+
+                if (raw)
+                        r = each(userdata, raw);
+        }
+        sqlite3_finalize(st);
+        sqlite3_close(c);
+        return r;
+}
+
+static int sqlite_log_error(struct source *s, int r, const char *resource) {
+        return log_store_error(r, s->db, of(s)->store);
+}
+
+static const struct source_ops sqlite_ops = {
+        .close = sqlite_close,
+        .list_resources = sqlite_list_resources,
+        .has_call_sites = sqlite_has_call_sites,
+        .load_tree = sqlite_load_tree,
+        .load_index = sqlite_load_index,
+        .function_names = sqlite_function_names,
+        .log_error = sqlite_log_error,
+};
+
+int source_sqlite_open(const char *db, const char *credentials, unsigned flags, struct source **ret) {
+        _cleanup_(store_closep) struct store *store = NULL;
+        struct source_sqlite *s;
+        int r;
+
+        r = store_open(db, STORE_READ, &store);
+        if (r < 0)
+                return flags & SOURCE_QUIET ? r : log_store_error(r, db, store);
+        s = malloc(sizeof *s);
+        if (!s)
+                return flags & SOURCE_QUIET ? -ENOMEM : log_error_errno(ENOMEM, "Out of memory");
+        *s = (struct source_sqlite) {
+                .source = { .ops = &sqlite_ops, .db = db },
+                .store = take_ptr(&store),
+        };
+        *ret = &s->source;
+        return 0;
+}
+
+int source_sqlite_check(const char *db, const char *credentials) {
+        if (access(db, R_OK) < 0)
+                return log_error_errno(errno, "%s: %m (make a store with 'cppctl record' or 'cppctl import')",
+                                       db);
+        return 0;
+}

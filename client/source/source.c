@@ -1,0 +1,85 @@
+/* The data-source interface (source.h): the table of kinds of store, whose kind_of() is the one
+ * place that tells a ClickHouse URL from a store file (a third kind is one more entry and one
+ * more file), the default-store rule, and the dispatch to an open source's operations. */
+#include "source.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <unistd.h>
+
+#include "ch-client.h"
+#include "source-internal.h"
+
+const char *source_default_db(void) {
+        const char *db = getenv("CPPD_DB");
+
+        if (db)
+                return db;
+        return access(SOURCE_DEFAULT_DB, F_OK) < 0 && access(SOURCE_DAEMON_DB, F_OK) == 0 ? SOURCE_DAEMON_DB :
+                                                                                            SOURCE_DEFAULT_DB;
+}
+
+/* A kind of store: how to tell its --db, and its constructor and checks. */
+static const struct source_kind {
+        bool (*is)(const char *db);
+        int (*open)(const char *db, const char *credentials, unsigned flags, struct source **ret);
+        int (*check)(const char *db, const char *credentials);
+        int (*sql)(const char *db, const char *credentials, const char *sql, enum render_rows_format format,
+                   FILE *out);
+} kinds[] = {
+        { ch_url_is, source_clickhouse_open, source_clickhouse_check, source_clickhouse_sql },
+        { NULL, source_sqlite_open, source_sqlite_check, source_sqlite_sql }, /* any other --db: a file */
+};
+
+/* The kind of DB: the one place that asks. */
+static const struct source_kind *kind_of(const char *db) {
+        const struct source_kind *k = kinds;
+
+        while (k->is && !k->is(db))
+                k++;
+        return k;
+}
+
+int source_open(const char *db, const char *credentials, unsigned flags, struct source **ret) {
+        return kind_of(db)->open(db, credentials, flags, ret);
+}
+
+int source_check(const char *db, const char *credentials) {
+        return kind_of(db)->check(db, credentials);
+}
+
+int source_sql(const char *db, const char *credentials, const char *sql, enum render_rows_format format,
+               FILE *out) {
+        return kind_of(db)->sql(db, credentials, sql, format, out);
+}
+
+struct source *source_close(struct source *s) {
+        return s ? s->ops->close(s) : NULL;
+}
+
+int source_list_resources(struct source *s, char ***ret) {
+        return s->ops->list_resources(s, ret);
+}
+
+int source_has_call_sites(struct source *s) {
+        return s->ops->has_call_sites(s);
+}
+
+int source_load_tree(struct source *s, const struct store_filter *f, struct name_table *names,
+                     struct sample_tree **ret) {
+        return s->ops->load_tree(s, f, names, ret);
+}
+
+int source_load_index(struct source *s, const struct store_filter *f, bool inverted, struct view_data *ret) {
+        if (s->ops->load_index)
+                return s->ops->load_index(s, f, inverted, ret);
+        return view_data_build(s, f, inverted, ret);
+}
+
+int source_function_names(struct source *s, int (*each)(void *userdata, const char *name), void *userdata) {
+        return s->ops->function_names(s, each, userdata);
+}
+
+int source_log_error(struct source *s, int r, const char *resource) {
+        return s->ops->log_error(s, r, resource);
+}

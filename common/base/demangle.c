@@ -76,15 +76,10 @@ static bool huge_binder(const char *name) {
         return false;
 }
 
-size_t demangle(const char *name, char *buf, size_t size) {
+/* demangle() of a name without a suffix of ours. */
+static size_t demangle_symbol(const char *name, char *buf, size_t size) {
         struct output o = { .buf = buf, .size = size };
         size_t n;
-
-        /* Every C++ and Rust name starts so; the rest (C, most of any profile) cost two compares. */
-        if (name[0] != '_' || (name[1] != 'Z' && name[1] != 'R') || size == 0)
-                return 0;
-        if (strnlen(name, DEMANGLE_NAME_MAX + 1) > DEMANGLE_NAME_MAX)
-                return 0;
 
         if (name[1] == 'R' && huge_binder(name))
                 return 0;
@@ -92,4 +87,28 @@ size_t demangle(const char *name, char *buf, size_t size) {
         if (n == 0)
                 n = run(cplus_demangle_v3_callback, name, &o);
         return n;
+}
+
+size_t demangle(const char *name, char *buf, size_t size) {
+        static const char plt[] = "@plt";
+        char base[DEMANGLE_NAME_MAX + 1];
+        size_t len, n;
+
+        /* Every C++ and Rust name starts so; the rest (C, most of any profile) cost two compares. */
+        if (name[0] != '_' || (name[1] != 'Z' && name[1] != 'R') || size == 0)
+                return 0;
+        len = strnlen(name, DEMANGLE_NAME_MAX + 1);
+        if (len > DEMANGLE_NAME_MAX)
+                return 0;
+        /* A PLT stub (plt.c: "_Z...@plt"): its function's name, then the suffix, as perf shows. */
+        if (len > sizeof plt - 1 && memcmp(name + len - (sizeof plt - 1), plt, sizeof plt - 1) == 0) {
+                memcpy(base, name, len - (sizeof plt - 1));
+                base[len - (sizeof plt - 1)] = '\0';
+                n = demangle_symbol(base, buf, size);
+                if (n == 0 || n + sizeof plt > size)
+                        return 0;
+                memcpy(buf + n, plt, sizeof plt);
+                return n + sizeof plt - 1;
+        }
+        return demangle_symbol(name, buf, size);
 }

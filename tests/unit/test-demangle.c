@@ -38,6 +38,10 @@ static void test_cpp(void) {
         is("_ZN12_GLOBAL__N_14workEv", "(anonymous namespace)::work()", "an anonymous namespace");
         is("_Z3fooi.cold", "foo(int) [clone .cold]", "gcc's cold clone");
         is("_ZTV1A", "vtable for A", "a vtable");
+        is("_ZNSt8ios_baseD2Ev@plt", "std::ios_base::~ios_base()@plt",
+           "a PLT stub (plt.c), as perf names it");
+        unchanged("_Z@plt", "a PLT stub of no mangled name");
+        unchanged("qsort@plt", "a PLT stub of a C function");
 }
 
 static void test_rust(void) {

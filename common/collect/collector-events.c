@@ -630,13 +630,14 @@ uint64_t redraw_weight(struct collector *c, uint64_t id, uint64_t time) {
 }
 
 /* Sets resource R's thinning to 1 in FACTOR: in its BPF program, or in a redrawn clock's
- * periods. Returns 0 or a negative errno. */
-static int set_thinning(struct cresource *r, uint64_t factor) {
+ * periods (at most REDRAW_MAX_NS long). Returns the factor set, or 0 if it could not be. */
+static uint64_t set_thinning(struct cresource *r, uint64_t factor) {
         if (r->redraw) {
+                factor = MIN(factor, MAX(REDRAW_MAX_NS / r->redraw_period, 1u));
                 __atomic_store_n(&r->redraw_factor, factor, __ATOMIC_RELAXED);
-                return 0;
+                return factor;
         }
-        return sampling_bpf_set_keep(r->bpf, r->keep_base * factor);
+        return sampling_bpf_set_keep(r->bpf, r->keep_base * factor) == 0 ? factor : 0;
 }
 
 /* Doubles resource RES's thinning (a loss, or the consumer behind), at most once per
@@ -650,7 +651,7 @@ void thin_pressure(struct collector *c, unsigned res) {
         r = &c->resources[res];
         pthread_mutex_lock(&c->thin_lock);
         factor = thinning_pressure(&r->thin, now);
-        if (factor && set_thinning(r, factor) == 0)
+        if (factor && (factor = set_thinning(r, factor)))
                 thinning_changed(&r->thin, factor, now);
         pthread_mutex_unlock(&c->thin_lock);
 }
@@ -687,7 +688,7 @@ void thin_note(struct collector *c, unsigned res, uint64_t time_ns, uint64_t los
                 return;
         pthread_mutex_lock(&c->thin_lock);
         factor = thinning_note(&r->thin, time_ns, lost);
-        if (factor && set_thinning(r, factor) == 0)
+        if (factor && (factor = set_thinning(r, factor)))
                 thinning_changed(&r->thin, factor, now_ns(CLOCK_MONOTONIC));
         pthread_mutex_unlock(&c->thin_lock);
 }

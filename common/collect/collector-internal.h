@@ -53,6 +53,9 @@
 /* The shortest clock period redrawn from user space (redraw_clock()): the reader wakes at
  * each sample, at most 200 times a second per CPU. */
 #define REDRAW_MIN_NS 5000000ULL
+/* The longest mean interval a redrawn clock's thinning draws: thinning relaxes at samples, so
+ * a clock thinned past this (a stalled consumer doubles it every few ms) would hardly come back. */
+#define REDRAW_MAX_NS 1000000000ULL
 /* Thinning changes a redrawn clock's log holds until the consumer passes them. */
 #define REDRAW_LOG 8
 /* The resource of events that count none (the side band's dummy). */

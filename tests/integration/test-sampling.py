@@ -145,10 +145,14 @@ def daemon_slices(jitter):
         if not ok(d.ready(), 'daemon slices: cppd starts with cpu-time/10, jitter = %s' % jitter, d.log_text()):
             return None
         w = subprocess.Popen([CYCLES, 'slices10', '800'])
-        w.wait()
-        if d.request('flush\n').strip() != 'ok':
+        if not ok(w.wait() == 0, 'daemon slices: cycles slices10 ran'):
+            return None
+        if not ok(d.request('flush\n').strip() == 'ok', 'daemon slices: flushed', d.log_text()):
             return None
         p = run([cppctl, 'functions', '--db', d.store, '--pid', str(w.pid), '-t', '0'])
+        # 3: no sample of it (a fixed tick may keep the idle phase of the cycle).
+        if not ok(p.returncode in (0, 3), 'daemon slices: its function profile', p.stderr + d.log_text()):
+            return None
         out = {}
         for line in p.stdout.splitlines():
             f = line.split()
@@ -157,7 +161,7 @@ def daemon_slices(jitter):
         a, b = out.get('slice_a', 0), out.get('slice_b', 0)
         n = a + b
         s = a / n if n else 0.0
-        return s, 1.96 * math.sqrt(s * (1 - s) / max(n, 1)), n, p.stdout.splitlines()[1:2]
+        return s, 1.96 * math.sqrt(s * (1 - s) / max(n, 1)), n, p.stdout.splitlines()[1:2] + [p.stderr]
     finally:
         d.stop()
         d.close_notify()
@@ -252,15 +256,22 @@ def check_others_see_everything():
            'beside perf: perf stat counts all %d system calls of the workload (100,000 preads and its '
            'start), thinned by nobody' % counted)
         con = sqlite3.connect(db)
-        hits = con.execute("SELECT sum(s.hits) FROM sample AS s JOIN thread AS t ON t.id = s.thread_id "
-                           "JOIN process AS p ON p.id = t.process_id WHERE p.comm LIKE 'cycles%'").fetchone()[0] or 0
+        hits, squares = con.execute(
+            "SELECT ifnull(sum(s.hits), 0), ifnull(sum(s.hits_squared), 0) FROM sample AS s "
+            "JOIN thread AS t ON t.id = s.thread_id JOIN process AS p ON p.id = t.process_id "
+            "WHERE p.comm LIKE 'cycles%'").fetchone()
         # Samples a full ring refused are counted lost, not hidden (a reader kept from running on
-        # a loaded machine): each stood for at most the largest thinning of the run.
+        # a loaded machine): each stood for at most the largest thinning of the run. Thinned to
+        # 1 in K, the estimate is a sum of weights: its standard deviation is about the square
+        # root of their squares' sum (K 512 on a loaded machine: some 7,000 calls of 100,000),
+        # so the bars are 4 of those and 2% beside.
         lost, thinned = con.execute("SELECT sum(lost), max(thinned) FROM run_resource").fetchone()
         lost_hits = (lost or 0) * max(thinned or 1, 1)
-        ok(hits <= 1.1 * counted and hits + lost_hits >= 0.9 * counted,
-           'beside perf: the recording of the same threads (children of perf) estimates %d calls, '
-           '%d more at most in the %d samples counted lost' % (hits, lost_hits, lost or 0))
+        bar = 4 * math.sqrt(squares) + 0.02 * counted
+        ok(hits <= counted + bar and hits + lost_hits >= counted - bar,
+           'beside perf: the recording of the same threads (children of perf) estimates %d calls ±%d (4 standard '
+           'deviations, thinned to 1 in %d at most), %d more at most in the %d samples counted lost' %
+           (hits, bar, thinned or 1, lost_hits, lost or 0))
 
 
 def check_storm():

@@ -97,9 +97,21 @@ static int write_rows(sqlite3_stmt *st, enum render_rows_format format, FILE *ou
         for (; rc == SQLITE_ROW; rc = sqlite3_step(st)) {
                 for (int i = 0; i < n; i++) {
                         struct render_cell *c = &cells[i];
+                        int type;
 
-                        *c = (struct render_cell) { .type = RENDER_CELL_TEXT, .text = text_of(st, i) };
-                        switch (sqlite3_column_type(st, i)) {
+                        /* Table and CSV write every cell as its text. */
+                        if (format != RENDER_ROWS_JSON) {
+                                c->type = RENDER_CELL_TEXT;
+                                c->text = text_of(st, i);
+                                continue;
+                        }
+                        /* The type first: SQLite's is undefined once the value was converted to
+                         * text. JSON writes numbers as numbers, so only its strings need text. */
+                        type = sqlite3_column_type(st, i);
+                        *c = (struct render_cell) { .type = RENDER_CELL_TEXT };
+                        if (type == SQLITE_TEXT || type == SQLITE_BLOB)
+                                c->text = text_of(st, i);
+                        switch (type) {
                         case SQLITE_NULL:
                                 c->type = RENDER_CELL_NULL;
                                 break;

@@ -593,6 +593,19 @@ static uint64_t raw_field(const struct record_sample *s, const struct cevent *e,
         return (uint64_t) (int64_t) v32;
 }
 
+/* A random sample of resource RES worth HITS periods, taken at TIME: the header's largest
+ * thinning, the time of the resource's latest sample, and its rate for overload thinning. */
+static void note_weighed(struct collector *c, unsigned res, uint64_t hits, uint64_t time) {
+        struct cresource *r = &c->resources[res];
+
+        pthread_mutex_lock(&c->thin_lock);
+        if (hits > r->thin.max_factor)
+                r->thin.max_factor = hits;
+        pthread_mutex_unlock(&c->thin_lock);
+        r->last_time = time;
+        thin_note(c, res, time, 0);
+}
+
 /* Sample S of event E: its thread, its stack, and its hits into the bucket. */
 static int handle_parsed_sample(struct collector *c, const struct cevent *e, const struct record_sample *s) {
         struct thread *t;
@@ -619,25 +632,13 @@ static int handle_parsed_sample(struct collector *c, const struct cevent *e, con
                         return -EBADMSG;
                 memcpy(&k, s->raw + SAMPLING_BPF_RAW_FACTOR, 8);
                 hits = MAX((k + res->keep_base / 2) / res->keep_base, 1u);
-                pthread_mutex_lock(&c->thin_lock);
-                if (hits > res->thin.max_factor)
-                        res->thin.max_factor = hits;
-                pthread_mutex_unlock(&c->thin_lock);
-                res->last_time = s->time;
-                thin_note(c, e->resource, s->time, 0);
+                note_weighed(c, e->resource, hits, s->time);
         } else if (e->bpf)
                 return 0; /* the program writes its samples itself; none come here */
         else if (e->redraw) {
                 /* Worth the thinning factor its interval was drawn with (redraw_clock()). */
-                struct cresource *res = &c->resources[e->resource];
-
                 hits = redraw_weight(c, s->id, s->time);
-                pthread_mutex_lock(&c->thin_lock);
-                if (hits > res->thin.max_factor)
-                        res->thin.max_factor = hits;
-                pthread_mutex_unlock(&c->thin_lock);
-                res->last_time = s->time;
-                thin_note(c, e->resource, s->time, 0);
+                note_weighed(c, e->resource, hits, s->time);
         }
 
         switch (e->role) {

@@ -99,14 +99,16 @@ def check_cycle(mode, resource, a, b, truth, n, args=(), must_alias=True, events
                     squares += sq
             want = events * n / period
             # Samples a full ring refused (a recorder kept from running on a loaded machine) are
-            # counted lost, not hidden: each stood for at most the run's largest thinning.
+            # counted lost, not hidden: each stood for at most the run's largest thinning, which
+            # the store keeps as a factor of the period (1 in 2: a sample worth 2 periods).
             lost, thinned = con.execute("SELECT sum(lost), max(thinned) FROM run_resource").fetchone()
-            lost_hits = (lost or 0) * max(thinned or 1, period) / period
+            lost_hits = (lost or 0) * max(thinned or 1, 1)
             bar = 4 * math.sqrt(squares) + 2
             ok(hits <= want + bar and hits + lost_hits >= want - bar,
                '%s: the loop\'s %d events estimated at %d (%d hits of %d), within 4 sd (%.0f), %d more at most in '
-               'the %d samples counted lost' % (what, events * n, hits * period, hits, period, bar * period,
-                                                lost_hits * period, lost or 0))
+               'the %d samples counted lost (thinned to 1 in %d at most)' %
+               (what, events * n, hits * period, hits, period, bar * period, lost_hits * period, lost or 0,
+                thinned or 1))
         if args:
             return
         db2 = os.path.join(d, 'f.db')

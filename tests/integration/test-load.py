@@ -68,6 +68,19 @@ def storm(seconds):
     return p.returncode, n, rate
 
 
+def forgotten(d, st, key, base):
+    """The daemon's count KEY (live_processes, live_threads) once within 50 of BASE, flushing every
+    2 flush intervals for up to 24 tries while it is not (ST: its status now)."""
+    live = int(st['state'][key])
+    for _ in range(24):
+        if live <= base + 50:
+            break
+        time.sleep(2 * FLUSH)
+        d.flush_all()
+        live = int(d.status_lines()['state'][key])
+    return live
+
+
 def fork_storm(d, unprofiled):
     st0 = d.status_lines()
     base_processes = int(st0['state']['live_processes'])
@@ -88,13 +101,7 @@ def fork_storm(d, unprofiled):
     ok(followed >= 0.9 * n, 'it followed them (%d new processes seen, %d forked)' % (followed, n))
     # Processes whose exits were still on their way at that flush go with a later one; those
     # whose exits were never seen, within the daemon's check for gone tasks (10 s).
-    live = int(st['state']['live_processes'])
-    for _ in range(24):
-        if live <= base_processes + 50:
-            break
-        time.sleep(2 * FLUSH)
-        d.flush_all()
-        live = int(d.status_lines()['state']['live_processes'])
+    live = forgotten(d, st, 'live_processes', base_processes)
     ok(live <= base_processes + 50, 'and forgot them once stored: %d processes in memory, %d before'
        % (live, base_processes))
     memory_ok('fork storm', sizes)
@@ -145,13 +152,7 @@ def many_threads(d):
        'and thinning to 1 in %.1f)' % (tids, threads * rounds, expected, 100 * share_lost, kmax))
     # As for the processes above: threads whose exits were still on their way at that flush (a
     # daemon behind, 60% of its samples lost on a loaded machine) go with a later one.
-    live = int(st['state']['live_threads'])
-    for _ in range(24):
-        if live <= base_threads + 50:
-            break
-        time.sleep(2 * FLUSH)
-        d.flush_all()
-        live = int(d.status_lines()['state']['live_threads'])
+    live = forgotten(d, st, 'live_threads', base_threads)
     ok(live <= base_threads + 50, 'and forgot them once stored: %d threads in memory, %d before' % (live, base_threads))
     memory_ok('many threads', sizes)
 

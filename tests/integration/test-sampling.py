@@ -177,7 +177,9 @@ def check_daemon_slices():
     if r is None:
         return
     s, e, n, header = r
-    ok(n >= 100 and abs(s - 0.6) <= 2 * e + 0.02,
+    # About 400 samples; a sanitizer build's slow daemon thins and loses some (75 seen in CI).
+    # A clock that is not redrawn keeps one phase of the cycle: a dozen samples, or none.
+    ok(n >= 40 and abs(s - 0.6) <= 2 * e + 0.02,
        'daemon slices: 10 ms slices at cpu-time/10: slice_a = %.4f ±%.4f of %d samples, truth 0.60' % (s, e, n),
        header)
     r = daemon_slices('no')

@@ -100,6 +100,12 @@ static void prepare_attr(struct collector *c, struct cevent *e, bool side_band, 
                 a->sample_type |= PERF_SAMPLE_CALLCHAIN;
         if (a->type == PERF_TYPE_TRACEPOINT || e->output)
                 a->sample_type |= PERF_SAMPLE_RAW;
+        if (e->gated && e->output) {
+                /* A gate's notices: what redraw_clock() reads, and no stack. */
+                a->sample_type = PERF_SAMPLE_IDENTIFIER | PERF_SAMPLE_IP | PERF_SAMPLE_TID | PERF_SAMPLE_TIME |
+                        PERF_SAMPLE_RAW;
+                dwarf = false;
+        }
         if (dwarf) {
                 a->sample_type |= PERF_SAMPLE_REGS_USER | PERF_SAMPLE_STACK_USER;
                 a->sample_regs_user = UNWIND_REGS_MASK;
@@ -107,7 +113,7 @@ static void prepare_attr(struct collector *c, struct cevent *e, bool side_band, 
                 a->exclude_callchain_user = 1;
         }
         /* Not exclude_kernel: every context switch happens in the kernel (env-probe.md). */
-        a->exclude_callchain_kernel = !c->config.kernel;
+        a->exclude_callchain_kernel = !c->config.kernel || (e->gated && e->output);
         a->exclude_hv = 1;
         a->sample_id_all = 1;
         a->inherit = inherit;
@@ -120,7 +126,7 @@ static void prepare_attr(struct collector *c, struct cevent *e, bool side_band, 
          * (thinning.c) while the ring still has room. A redrawn clock's wakes it at each sample,
          * whose hook draws the next interval. */
         a->wakeup_watermark = ring_size(c, side_band) / (side_band ? 2 : 8);
-        if (e->redraw) {
+        if (e->redraw || e->gated) {
                 a->watermark = 0;
                 a->wakeup_events = 1;
         }
@@ -141,18 +147,23 @@ static int add_fd(struct collector *c, int fd, unsigned event) {
         return 0;
 }
 
-/* Keeps a log for redrawn clock event ID (file FD, resource RES). Returns 0 or -ENOMEM. */
-static int add_redraw_log(struct collector *c, uint64_t id, int fd, unsigned res) {
+/* Keeps a log for redrawn clock event ID (file FD, resource RES); a gated clock's also under the
+ * id of NOTICES, its CPU's output event, whose notices of other tasks' overflows redraw it too.
+ * Returns 0 or a negative errno. */
+static int add_redraw_log(struct collector *c, uint64_t id, int fd, unsigned res, int notices) {
         _cleanup_free_ struct redraw_log *l = calloc(1, sizeof *l);
-        uint64_t *slot;
+        uint64_t notices_id = 0, *slot;
         int r = -ENOMEM;
 
         if (!l)
                 return -ENOMEM;
+        if (notices >= 0 && ioctl(notices, PERF_EVENT_IOC_ID, &notices_id) < 0)
+                return -errno;
         *l = (struct redraw_log) { .fd = fd, .resource = res, .last = 1 };
         pthread_mutex_lock(&c->redraw_lock);
         if (GROW(c->redraw_logs, c->cap_redraw_logs, c->n_redraw_logs + 1) == 0 &&
-            (r = idmap_put(c->redraw_ids, id, c->n_redraw_logs, &slot)) >= 0) {
+            (r = idmap_put(c->redraw_ids, id, c->n_redraw_logs, &slot)) >= 0 &&
+            (notices < 0 || (r = idmap_put(c->redraw_ids, notices_id, c->n_redraw_logs, &slot)) >= 0)) {
                 c->redraw_logs[c->n_redraw_logs++] = take_ptr(&l);
                 r = 0;
         }
@@ -160,14 +171,31 @@ static int add_redraw_log(struct collector *c, uint64_t id, int fd, unsigned res
         return r;
 }
 
+/* The output event that carries resource RES's gate notices on CPU (opened by open_bpf(), CPU
+ * by CPU), or -1. */
+static int notices_fd(const struct collector *c, unsigned res, int cpu) {
+        int n = 0;
+
+        for (size_t f = 0; f < c->n_fds; f++) {
+                const struct cevent *e = &c->events[c->fds[f].event];
+
+                if (e->resource == res && e->gated && e->output && n++ == cpu)
+                        return c->fds[f].fd;
+        }
+        return -1;
+}
+
 /* Opens event EV on target ID, CPU, into that CPU's sample ring or, for the SIDE_BAND, its side
- * band ring: the first event opened into a ring maps it (the dummy events of open_rings()).
- * Returns 0 or a negative errno. */
+ * band ring: the first event opened into a ring maps it (the dummy events of open_rings()). A
+ * gate's notices (plan_redraw()) have a small ring of their own per CPU: lost there, a notice
+ * costs one interval not redrawn, and no sample; in the samples' ring, its loss could not be
+ * told from a sample's. Returns 0 or a negative errno. */
 int open_one(struct collector *c, unsigned ev, const struct targets *t, pid_t id_, int cpu, bool side_band) {
         struct cevent *e = &c->events[ev];
-        int k = side_band                  ? c->n_cpus + cpu :
-                e->resource == NO_RESOURCE ? cpu :
-                                             (2 + (int) e->resource) * c->n_cpus + cpu;
+        bool notices = e->gated && e->output;
+        int k = side_band                              ? c->n_cpus + cpu :
+                e->resource == NO_RESOURCE || notices ? cpu :
+                                                         (2 + (int) e->resource) * c->n_cpus + cpu;
         struct ring_buffer **ring = &c->rings[k];
         _cleanup_close_ int fd = -1;
         uint64_t id, *slot;
@@ -180,8 +208,9 @@ int open_one(struct collector *c, unsigned ev, const struct targets *t, pid_t id
         if (e->filter && ioctl(fd, PERF_EVENT_IOC_SET_FILTER, e->filter) < 0)
                 return -errno;
         c->bpf_failed = false;
-        if (e->bpf && !e->output) {
-                r = sampling_bpf_attach(c->resources[e->resource].bpf, fd);
+        if ((e->bpf || e->gated) && !e->output) {
+                r = e->gated ? sampling_bpf_gate(c->resources[e->resource].bpf, fd) :
+                               sampling_bpf_attach(c->resources[e->resource].bpf, fd);
                 if (r < 0) {
                         c->bpf_failed = true;
                         return r;
@@ -190,7 +219,7 @@ int open_one(struct collector *c, unsigned ev, const struct targets *t, pid_t id
         if (ioctl(fd, PERF_EVENT_IOC_ID, &id) < 0)
                 return -errno;
         if (!*ring) {
-                size_t size = ring_size(c, side_band);
+                size_t size = notices ? 65536 : ring_size(c, side_band);
 
                 /* Without CAP_IPC_LOCK the locked-memory budget may be small: halve until the
                  * ring fits, down to 64 KiB. */
@@ -202,7 +231,9 @@ int open_one(struct collector *c, unsigned ev, const struct targets *t, pid_t id
                 }
                 if (r < 0)
                         return r;
-                c->ring_resource[c->n_ring_list] = side_band ? NO_RESOURCE : e->resource;
+                c->ring_resource[c->n_ring_list] = notices   ? RING_READER_HOOK_ONLY :
+                                                   side_band ? NO_RESOURCE :
+                                                               e->resource;
                 c->ring_list[c->n_ring_list++] = *ring;
         } else if (ioctl(fd, PERF_EVENT_IOC_SET_OUTPUT, (*ring)->fd) < 0)
                 return -errno;
@@ -210,7 +241,7 @@ int open_one(struct collector *c, unsigned ev, const struct targets *t, pid_t id
         if (r < 0)
                 return r;
         if (e->redraw) {
-                r = add_redraw_log(c, id, fd, e->resource);
+                r = add_redraw_log(c, id, fd, e->resource, e->gated ? notices_fd(c, e->resource, cpu) : -1);
                 if (r < 0)
                         return r;
         }
@@ -277,14 +308,14 @@ static bool is_clock(const struct cevent *e) {
 /* A resource back to fixed periods: BPF could not be used (no CAP_BPF, an old kernel). */
 void drop_bpf(struct collector *c, unsigned res) {
         for (unsigned ev = 0; ev < c->n_events; ev++)
-                if (c->events[ev].resource == res && c->events[ev].bpf) {
-                        c->events[ev].bpf = false;
+                if (c->events[ev].resource == res && (c->events[ev].bpf || c->events[ev].gated)) {
+                        c->events[ev].bpf = c->events[ev].gated = c->events[ev].redraw = false;
                         c->events[ev].count = NULL;
                         c->events[ev].attr.exclude_user = 0;
                         c->events[ev].period = c->events[ev].fixed_period;
                 }
         c->resources[res].bpf = sampling_bpf_free(c->resources[res].bpf);
-        c->resources[res].random = false;
+        c->resources[res].random = c->resources[res].redraw = false;
         thinning_init(&c->resources[res].thin, 0);
 }
 
@@ -354,17 +385,21 @@ static bool countable(const struct collector *c, unsigned res) {
 }
 
 /* Whether resource RES is a clock that can be redrawn (redraw_clock()): every event of it a
- * sampling clock, opened per CPU for every task, whose count is then the CPU's time. Sets it up
- * if so. Not per task (attach, record): an inherited event cannot be redrawn (the ioctl reaches
- * the parent only), and a task's clock stops while it is off the CPU, so a sample's interval
- * would not be the time between its wakeup and the redraw. Not a cgroup's: its clock stops while
- * the cgroup is off the CPU likewise. Not below REDRAW_MIN_NS: the reader would wake thousands of
- * times a second per CPU, at more cost than the finer ticks of a program's coin. */
+ * sampling clock, of period REDRAW_MIN_NS or more. Sets it up if so. The clock must be one CPU's,
+ * opened for every task there, so that it runs all the time and a sample's interval is the time
+ * between its sample and the redraw: an inherited per-task event cannot be redrawn (the ioctl
+ * reaches the parent only), and a task's clock, or a cgroup's, stops while it is off the CPU.
+ * So the clock of some threads (record, attach) is one CPU's too, gated: a program at each
+ * overflow lets the sample through for the threads followed and what they start
+ * (sampling_bpf_gate()), and the other tasks' time passes unsampled, as on an idle CPU. Without
+ * the gate (no BPF), such a clock is not redrawn. Not a cgroup's: a gate by cgroup is left for
+ * when a unit's clock needs it. */
 static bool plan_redraw(struct collector *c, unsigned res, const struct targets *t) {
         struct cresource *r = &c->resources[res];
-        bool any = false;
+        bool any = false, gated = t->ids[0] != -1;
+        struct cevent *out = NULL;
 
-        if (c->config.every_event || t->n != 1 || t->ids[0] != -1 || (t->flags & PERF_FLAG_PID_CGROUP))
+        if (c->config.every_event || t->n < 1 || (t->flags & PERF_FLAG_PID_CGROUP))
                 return false;
         for (unsigned ev = 0; ev < c->n_events; ev++) {
                 const struct cevent *e = &c->events[ev];
@@ -377,17 +412,29 @@ static bool plan_redraw(struct collector *c, unsigned res, const struct targets 
         }
         if (!any)
                 return false;
+        /* The gate's notices of other tasks' overflows come through an output event per CPU,
+         * the first event of the resource's ring there (open_bpf()). */
+        if (gated && (sampling_bpf_new(c->n_cpus, &r->bpf) < 0 || sampling_bpf_filter_threads(r->bpf) < 0 ||
+                      add_event(c, res, ROLE_SAMPLE, PERF_TYPE_SOFTWARE, PERF_COUNT_SW_BPF_OUTPUT, 1, &out) < 0)) {
+                r->bpf = sampling_bpf_free(r->bpf);
+                return false;
+        }
+        if (gated)
+                out->output = true;
         for (unsigned ev = 0; ev < c->n_events; ev++) {
                 struct cevent *e = &c->events[ev];
 
-                if (e->resource != res || e->shared)
+                if (e->resource != res || e->shared || e->output)
                         continue;
                 /* The first interval is P itself, then each is drawn at a sample: should the
                  * draws stop, a loop of period P aliases, which test-sampling sees. */
                 e->redraw = true;
+                e->gated = gated;
                 e->fixed_period = e->period;
                 r->redraw_period = e->period;
         }
+        if (out)
+                out->gated = true; /* a notice's layout: no stack (prepare_attr()) */
         r->redraw = r->random = true;
         r->redraw_factor = 1;
         /* The kernel does not thin a clock by itself: what it would let through is the budget. */
@@ -399,8 +446,8 @@ static bool plan_redraw(struct collector *c, unsigned res, const struct targets 
 /* How each resource's intervals are drawn (see the top of collector.c): an event raw tracepoints
  * see (page faults, context switches, system calls) by a counting program there, a geometric
  * countdown per CPU, unless every_event asks for a coin at each; other counted events at
- * kernel period 1, the program keeping 1 in P; a clock of every task on a CPU, of period
- * REDRAW_MIN_NS or more, redrawn at each sample from user space (plan_redraw()); another clock
+ * kernel period 1, the program keeping 1 in P; a clock of period REDRAW_MIN_NS or more, one
+ * CPU's, redrawn at each sample from user space (plan_redraw()); another clock
  * at P / CLOCK_SPLIT (not under the kernel's floor), keeping 1 in CLOCK_SPLIT; a hardware event likewise at P / 16. Resources
  * counted in user space (bytes, context switches shared with real-time) draw their own
  * intervals per sample. Without BPF, periods stay fixed (rejitter() redraws them now and then).
@@ -512,8 +559,9 @@ static int filter_targets(struct collector *c, unsigned res, const struct target
 
 /* A BPF resource's own parts, opened before its events: an output event per CPU for every task
  * (the first event of the resource's ring there), and its programs at tracepoints (counting
- * ones, or a tracepoint's every-event one), kept to T's tasks unless T is every task. Returns 0
- * or a negative errno (with bpf_failed set). */
+ * ones, or a tracepoint's every-event one), kept to T's tasks unless T is every task; for a
+ * gated clock, only its gate's map of T's threads. Returns 0 or a negative errno (with
+ * bpf_failed set). */
 int open_bpf(struct collector *c, unsigned res, const struct targets *t) {
         static const pid_t all = -1;
         const struct targets every = { .ids = &all, .n = 1 };
@@ -531,6 +579,12 @@ int open_bpf(struct collector *c, unsigned res, const struct targets *t) {
                         if (r >= 0)
                                 r = sampling_bpf_set_output(bpf, (unsigned) cpu, c->fds[c->n_fds - 1].fd);
                 }
+        }
+        if (r >= 0 && c->resources[res].redraw) {
+                /* A gated clock's: the threads its gate lets through. */
+                r = filter_targets(c, res, t);
+                c->bpf_failed = r < 0;
+                return r;
         }
         for (unsigned ev = 0; r >= 0 && ev < c->n_events; ev++) {
                 const struct cevent *e = &c->events[ev];
@@ -565,11 +619,18 @@ int open_bpf(struct collector *c, unsigned res, const struct targets *t) {
  * Each sample is worth the thinning factor its interval was drawn with, which may have changed
  * by the time the consumer sees it: the draws' factors are logged where they change
  * (redraw_weight()). */
+/* An interval uniform in [MEAN/2, 3 MEAN/2]: the reader's own generator. */
+static uint64_t redraw_draw(struct collector *c, uint64_t mean) {
+        c->redraw_rng ^= c->redraw_rng >> 12;
+        c->redraw_rng ^= c->redraw_rng << 25;
+        c->redraw_rng ^= c->redraw_rng >> 27;
+        return mean / 2 + c->redraw_rng * 2685821657736338717ULL % (mean + 1);
+}
+
 void redraw_clock(void *userdata, const struct perf_event_header *h) {
         struct collector *c = userdata;
-        uint64_t id, time, factor, mean = 0, now, p, *slot;
+        uint64_t id, time, factor = 1, mean, now, p, *slot;
         struct redraw_log *l = NULL;
-        int fd = -1;
 
         if (h->size < sizeof *h + 32)
                 return;
@@ -579,32 +640,42 @@ void redraw_clock(void *userdata, const struct perf_event_header *h) {
         slot = idmap_get(c->redraw_ids, id);
         if (slot) {
                 l = c->redraw_logs[*slot];
-                fd = l->fd;
                 factor = __atomic_load_n(&c->resources[l->resource].redraw_factor, __ATOMIC_RELAXED);
-                if (factor != l->last) {
-                        if (l->n == REDRAW_LOG) {
-                                memmove(l->time, l->time + 1, (REDRAW_LOG - 1) * sizeof *l->time);
-                                memmove(l->factor, l->factor + 1, (REDRAW_LOG - 1) * sizeof *l->factor);
-                                l->n--;
-                        }
-                        l->time[l->n] = time;
-                        l->factor[l->n++] = factor;
-                        l->last = factor;
-                }
-                mean = c->resources[l->resource].redraw_period * factor;
         }
         pthread_mutex_unlock(&c->redraw_lock);
-        if (!l)
+        /* The clock's overflows come in order, but a gate's notices and the samples through
+         * two rings, which the reader may meet out of order: a record older than one already
+         * drawn for would bring the next overflow forward. */
+        if (!l || time <= l->seen)
                 return;
+        l->seen = time;
 
-        c->redraw_rng ^= c->redraw_rng >> 12;
-        c->redraw_rng ^= c->redraw_rng << 25;
-        c->redraw_rng ^= c->redraw_rng >> 27;
-        p = mean / 2 + c->redraw_rng * 2685821657736338717ULL % (mean + 1);
         now = now_ns(CLOCK_MONOTONIC); /* the events' clock (use_clockid) */
+        mean = c->resources[l->resource].redraw_period * factor;
+        p = redraw_draw(c, mean);
+        /* The next overflow where the interval drawn ends: the time since the sample is part
+         * of it. But never sooner than half the mean: the kernel repeats the period until the
+         * next redraw, and a reader away for a while (a loaded machine) would come back to a
+         * burst of samples a few microseconds apart, and be later still for them. A reader
+         * later than that makes the interval longer (by its lateness less half the mean). */
         p = now > time && now - time < p ? p - (now - time) : p;
-        p = MAX(p, CLOCK_MIN_NS);
-        (void) ioctl(fd, PERF_EVENT_IOC_PERIOD, &p);
+        p = MAX(p, MAX(mean / 2, CLOCK_MIN_NS));
+        (void) ioctl(l->fd, PERF_EVENT_IOC_PERIOD, &p);
+        if (factor == l->last)
+                return;
+        /* From the ioctl on: samples the kernel took before it (a reader late by more than an
+         * interval finds several) ended intervals of the factor before. */
+        now = now_ns(CLOCK_MONOTONIC);
+        pthread_mutex_lock(&c->redraw_lock);
+        if (l->n == REDRAW_LOG) {
+                memmove(l->time, l->time + 1, (REDRAW_LOG - 1) * sizeof *l->time);
+                memmove(l->factor, l->factor + 1, (REDRAW_LOG - 1) * sizeof *l->factor);
+                l->n--;
+        }
+        l->time[l->n] = now;
+        l->factor[l->n++] = factor;
+        l->last = factor;
+        pthread_mutex_unlock(&c->redraw_lock);
 }
 
 uint64_t redraw_weight(struct collector *c, uint64_t id, uint64_t time) {

@@ -51,8 +51,10 @@
 /* The kernel's shortest cpu-clock period (perf_swevent_init_hrtimer()). */
 #define CLOCK_MIN_NS 10000ULL
 /* The shortest clock period redrawn from user space (redraw_clock()): the reader wakes at
- * each sample, at most 200 times a second per CPU. */
-#define REDRAW_MIN_NS 5000000ULL
+ * each sample, at most 1,000 times a second per CPU; a wake and an ioctl a sample cost the
+ * sampled program less than the nine more ticks a sample of a program's coin (CLOCK_SPLIT)
+ * take (BENCHMARKS.md, "The redrawn clock"). */
+#define REDRAW_MIN_NS 1000000ULL
 /* The longest mean interval a redrawn clock's thinning draws: thinning relaxes at samples, so
  * a clock thinned past this (a stalled consumer doubles it every few ms) would hardly come back. */
 #define REDRAW_MAX_NS 1000000000ULL
@@ -99,8 +101,8 @@ struct cresource {
 };
 
 /* One redrawn clock's event (one CPU): its fd and resource, and the thinning factors its
- * intervals were drawn with, as the reader drew them (redraw_clock()): from the sample at
- * TIME[i] on, FACTOR[i]; before the first, 1. The consumer reads the factor of each sample's
+ * intervals were drawn with, as the reader drew them (redraw_clock()): for the samples taken
+ * after TIME[i] (the redraw that first drew with it), FACTOR[i]; before the first, 1. The consumer reads the factor of each sample's
  * interval here, since it may have changed since; under redraw_lock. */
 struct redraw_log {
         int fd;
@@ -108,6 +110,7 @@ struct redraw_log {
         uint64_t time[REDRAW_LOG], factor[REDRAW_LOG];
         unsigned n;
         uint64_t last; /* the factor of the latest draw */
+        uint64_t seen; /* the time of the latest overflow drawn for (the reader's) */
 };
 
 struct cevent {
@@ -121,6 +124,8 @@ struct cevent {
         uint64_t fixed_period;           /* the period without BPF (plan_sampling()) */
         bool bpf;                        /* its resource's program decides which overflows stay */
         bool redraw;                     /* a clock redrawn at each sample (redraw_clock()) */
+        bool gated;                      /* redraw, of some threads: opened per CPU for every task,
+                                          * its resource's gate keeps their samples (plan_redraw()) */
         const struct count_point *count; /* not opened: a program at these raw tracepoints
                                           * counts its events down (plan_sampling()) */
         bool output;                     /* the BPF output event the programs write kept samples to, each
@@ -245,6 +250,8 @@ struct collector {
         struct redraw_log **redraw_logs;
         size_t n_redraw_logs, cap_redraw_logs;
         uint64_t redraw_rng;
+        pid_t before_exec; /* a command not yet started (record): a gated clock's samples of
+                            * it until its exec are cppctl's, not the command's; 0: none */
         unsigned switches_via_offcpu; /* context-switches counted from real-time's switch
                                          * samples, or NO_RESOURCE */
 

@@ -355,6 +355,8 @@ int handle_comm(struct collector *c, const struct perf_event_header *h) {
         if (m.exec || m.pid == m.tid)
                 snprintf(t->process->comm, sizeof t->process->comm, "%s", m.comm);
         if (m.exec) {
+                if (m.pid == (uint32_t) c->before_exec)
+                        c->before_exec = 0;
                 /* A new program: the old mappings are gone, its own MMAP2s follow; a new stack
                  * (the reader forgot its top at the same record). */
                 proc_maps_clear(t->process->maps);

@@ -376,6 +376,8 @@ static bool owns_ring(const struct collector *c, int fd) {
  * collector_attach() for the results. */
 static int open_events(struct collector *c, const struct targets *t, uint32_t *ret_unsupported,
                        const char **ret_failed) {
+        static const pid_t all = -1;
+        const struct targets every = { .ids = &all, .n = 1 };
         uint32_t unsupported_mask = 0;
         unsigned n_resource_events;
         int n_active = 0, r;
@@ -409,9 +411,11 @@ static int open_events(struct collector *c, const struct targets *t, uint32_t *r
                              ((e->count && !e->count->kernel_mode) ||
                               (!e->count && e->attr.type == PERF_TYPE_TRACEPOINT))))
                                 continue;
-                        for (int i = 0; r >= 0 && i < t->n; i++)
+                        /* A gated clock once per CPU, for every task (plan_redraw()). */
+                        for (int i = 0; r >= 0 && i < (e->gated ? 1 : t->n); i++)
                                 for (int cpu = 0; r >= 0 && cpu < c->n_cpus; cpu++) {
-                                        r = open_one(c, ev, t, t->ids[i], cpu, false);
+                                        r = e->gated ? open_one(c, ev, &every, -1, cpu, false) :
+                                                       open_one(c, ev, t, t->ids[i], cpu, false);
                                         if (r == -ESRCH && i > 0) {
                                                 r = 0; /* a thread exited meanwhile */
                                                 break;
@@ -473,6 +477,9 @@ int collector_attach(struct collector *c, pid_t pid, bool enable_on_exec, uint32
                         return -ENOMEM;
                 tids[0] = pid;
                 t.n = 1;
+                /* Events per task start at the exec (enable_on_exec); a gated clock, one
+                 * CPU's, at once: its samples before the exec are dropped. */
+                c->before_exec = pid;
         } else {
                 /* Each existing thread needs its own events: inheritance only reaches threads
                  * created after the open. */
@@ -617,6 +624,8 @@ static int handle_parsed_sample(struct collector *c, const struct cevent *e, con
         r = flush_before(c, s->time);
         if (r < 0)
                 return r;
+        if (c->before_exec && s->pid == (uint32_t) c->before_exec)
+                return 0; /* a gated clock's, before the command's exec: cppctl's own fork */
         t = thread_get(c, s->pid, s->tid);
         if (!t)
                 return -ENOMEM;
@@ -791,6 +800,8 @@ static int handle_lost(struct collector *c, const struct perf_event_header *h) {
         /* The id is the event whose record did not fit. Losses of the side band are charged to
          * the first resource: samples were surely lost with them. */
         slot = idmap_get(c->event_ids, id);
+        if (slot && c->events[*slot].gated && c->events[*slot].output)
+                return 0; /* notices (open_one()): a clock redrawn one interval late, no sample */
         if (slot && c->events[*slot].resource != NO_RESOURCE)
                 res = c->events[*slot].resource;
         if (res < c->n_resources) {
@@ -1114,9 +1125,9 @@ void collector_resource_stats(const struct collector *c, unsigned i, struct coll
                 .lost = r->lost,
                 .sampling = r->random ? "random" : "fixed",
                 .thinned = r->thin.max_factor ? r->thin.max_factor : 1,
-                .keep_one_in = r->bpf ? r->keep_base * r->thin.factor :
-                        r->redraw     ? r->thin.factor :
-                                        1,
+                .keep_one_in = r->redraw ? r->thin.factor :
+                        r->bpf       ? r->keep_base * r->thin.factor :
+                                       1,
         };
         for (unsigned ev = 0; ev < c->n_events; ev++)
                 if (c->events[ev].resource == i && !c->events[ev].shared &&

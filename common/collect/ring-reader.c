@@ -248,6 +248,27 @@ static unsigned class_of(const struct ring_reader *r, int i) {
         return r->classes && r->classes[i] < r->n_classes ? r->classes[i] : RING_READER_NO_CLASS;
 }
 
+static bool hook_only(const struct ring_reader *r, int i) {
+        return r->classes && r->classes[i] == RING_READER_HOOK_ONLY;
+}
+
+/* The hooks of ring I's records not yet hooked, in ring order: a held ring's records wait for
+ * the consumer, but a clock's next interval (the sample hook) must not. */
+static void hook_held(struct ring_reader *r, int i) {
+        struct ring_buffer *ring = r->rings[i];
+        const struct perf_event_header *h;
+        uint64_t pos, next;
+
+        ring_buffer_peek(ring);
+        for (pos = MAX(ring->tail, r->hooked[i]); ring_buffer_at(ring, pos, &h, &next) > 0; pos = next) {
+                if (h->type == PERF_RECORD_SAMPLE && r->sample_hook)
+                        r->sample_hook(r->sample_hook_userdata, h);
+                else if (h->type != PERF_RECORD_SAMPLE && r->hook)
+                        r->hook(r->hook_userdata, h);
+                r->hooked[i] = next;
+        }
+}
+
 /* Whether ring I's class is held (called with the lock held). */
 static bool ring_held(const struct ring_reader *r, int i) {
         unsigned c = class_of(r, i);
@@ -361,6 +382,7 @@ static size_t pass(struct ring_reader *r, bool final, bool *ret_more, bool *ret_
                         r->left[i] = UINT64_MAX;
                 if (held) {
                         r->reached[i] = ring->tail; /* left in the ring for the kernel to count */
+                        hook_held(r, i);
                         continue;
                 }
                 ring_buffer_peek(ring);
@@ -416,6 +438,8 @@ static size_t pass(struct ring_reader *r, bool final, bool *ret_more, bool *ret_
 
                 if (r->left && r->left[r->entries[i].ring] != UINT64_MAX)
                         continue; /* its class is held: this ring's later records stay too */
+                if (hook_only(r, (int) r->entries[i].ring))
+                        continue; /* hooked above, and consumed */
                 if (ring_buffer_at(r->rings[r->entries[i].ring], r->entries[i].pos, &h, &next) <= 0)
                         continue;
                 /* One class (a resource) may fill at most half the queue, so that a flood of

@@ -55,11 +55,13 @@ typedef void (*ring_reader_pressure)(void *userdata, unsigned class);
 void ring_reader_set_pressure(struct ring_reader *r, ring_reader_pressure pressure, void *userdata);
 
 /* Groups the rings into N_CLASSES classes (CLASSES, borrowed, by ring: a class below N_CLASSES,
- * or RING_READER_NO_CLASS, never held back): while the consumer is behind, one class may hold at
- * most half of the queue; past that its rings keep their records (and the kernel counts what
- * they then drop) until the consumer takes the queue, and the others go on. For a ring per
- * resource, one resource's flood costs the others nothing. Before ring_reader_start() only.
- * Returns 0 or -ENOMEM. */
+ * or RING_READER_NO_CLASS, never held back, or RING_READER_HOOK_ONLY, whose records the hooks
+ * see and the consumer never): while the consumer is behind, one class may hold at most half of
+ * the queue; past that its rings keep their records (and the kernel counts what they then drop)
+ * until the consumer takes the queue, and the others go on; the hooks still see each record as
+ * it arrives. For a ring per resource, one resource's flood costs the others nothing. Before
+ * ring_reader_start() only. Returns 0 or -ENOMEM. */
+#define RING_READER_HOOK_ONLY (UINT32_MAX - 1)
 int ring_reader_set_classes(struct ring_reader *r, const unsigned *classes, unsigned n_classes);
 
 /* Starts the thread, and lowers the calling thread's priority below it (it is the one that

@@ -122,6 +122,7 @@ enum prog {
         PROG_FORK,
         PROG_COUNT,           /* counting, at a raw tracepoint */
         PROG_COUNT_USER_ADDR, /* the same, for hits whose first argument is a user address */
+        PROG_GATE,            /* at a redrawn clock's overflow: lets its sample through for our threads */
         _PROG_MAX
 };
 
@@ -200,7 +201,7 @@ int sampling_bpf_new(unsigned n_cpus, struct sampling_bpf **ret) {
                 .tids_fd = -1,
                 .cgroup_fd = -1,
                 .quantiles_fd = -1,
-                .prog_fd = { -1, -1, -1, -1, -1 },
+                .prog_fd = { -1, -1, -1, -1, -1, -1 },
                 .field_arg = -1,
                 .ctl = { .k_min = 1, .k_max = 1, .period = 1 },
         };
@@ -643,6 +644,29 @@ static void build_sampling(const struct sampling_bpf *s, bool tracepoint, struct
         EXIT();
 }
 
+/* The gate (sampling_bpf_gate()): 1, the event writes its own sample, for a thread in the map;
+ * for any other task 0, no sample, and a notice of 16 zero bytes to this CPU's output event
+ * instead (a full ring loses it: the clock then keeps its period one interval more). */
+static void build_gate(const struct sampling_bpf *s, struct asm_prog *p) {
+        MOV_X(BPF_REG_6, BPF_REG_1); /* r6 = ctx */
+        emit_thread_filter(s, p);
+        MOV_K(BPF_REG_0, 1);
+        EXIT();
+        place(p, L_PASS); /* not ours */
+        ST(BPF_DW, BPF_REG_10, SLOT_RAW, 0);
+        ST(BPF_DW, BPF_REG_10, SLOT_RAW + 8, 0);
+        MOV_X(BPF_REG_1, BPF_REG_6);
+        load_map(p, BPF_REG_2, s->out_fd);
+        emit(p, BPF_LD | BPF_DW | BPF_IMM, BPF_REG_3, 0, 0, (int32_t) BPF_F_CURRENT_CPU);
+        emit(p, 0, 0, 0, 0, 0);
+        MOV_X(BPF_REG_4, BPF_REG_10);
+        ADD_K(BPF_REG_4, SLOT_RAW);
+        MOV_K(BPF_REG_5, 16);
+        call(p, BPF_FUNC_perf_event_output);
+        MOV_K(BPF_REG_0, 0);
+        EXIT();
+}
+
 /* r0 = the next interval, in events (at least 1): u uniform in 32 bits, its top QUANTILE_BITS
  * pick a bucket of the quantile table and the rest a point linearly within it; the last bucket
  * adds its start and draws again (at most MAX_TAIL_DRAWS times). Uses r7 and r9. */
@@ -817,6 +841,24 @@ int sampling_bpf_attach(struct sampling_bpf *s, int perf_fd) {
                 s->prog_fd[PROG_PERF_EVENT] = fd;
         }
         return ioctl(perf_fd, PERF_EVENT_IOC_SET_BPF, s->prog_fd[PROG_PERF_EVENT]) < 0 ? -errno : 0;
+}
+
+int sampling_bpf_gate(struct sampling_bpf *s, int perf_fd) {
+        if (s->tids_fd < 0)
+                return -EINVAL; /* sampling_bpf_filter_threads() first */
+        if (s->prog_fd[PROG_GATE] < 0) {
+                _cleanup_free_ struct asm_prog *p = asm_new();
+                int fd;
+
+                if (!p)
+                        return -ENOMEM;
+                build_gate(s, p);
+                fd = load(p, BPF_PROG_TYPE_PERF_EVENT);
+                if (fd < 0)
+                        return fd;
+                s->prog_fd[PROG_GATE] = fd;
+        }
+        return ioctl(perf_fd, PERF_EVENT_IOC_SET_BPF, s->prog_fd[PROG_GATE]) < 0 ? -errno : 0;
 }
 
 int sampling_bpf_hold_tracepoint(struct sampling_bpf *s, uint64_t id, unsigned field_offset,

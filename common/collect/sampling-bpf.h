@@ -52,6 +52,13 @@ void sampling_bpf_remove_tid(struct sampling_bpf *s, pid_t tid);
  * event's own sample. Returns 0, or a negative errno (-EPERM, -EINVAL from an old kernel). */
 int sampling_bpf_attach(struct sampling_bpf *s, int perf_fd);
 
+/* Attaches a gate to perf software event PERF_FD (a clock opened per CPU for every task, whose
+ * period the collector redraws at each overflow): at each overflow the event writes its own
+ * sample for the threads of the map (sampling_bpf_filter_threads(), first); for any other task
+ * none, and the output event of the CPU gets a notice instead (raw data: 16 zero bytes), so that
+ * the collector redraws the period all the same. No coin. Returns 0 or a negative errno. */
+int sampling_bpf_gate(struct sampling_bpf *s, int perf_fd);
+
 /* Runs the resource's BPF_PROG_TYPE_TRACEPOINT program at each hit of tracepoint ID (through a
  * holder event of our own): it decides, copies the 4- or 8-byte field at FIELD_OFFSET (if
  * FIELD_SIZE is not 0) into the raw data, writes a kept sample to the output event, and lets

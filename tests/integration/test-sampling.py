@@ -11,6 +11,8 @@
 - A loop of 4 context switches (3:1) at the daemon's context-switches/64: within its bars. A
   thread's switches are not exact enough to alias reliably at fixed periods (any preemption
   shifts the phase), so --no-jitter is only printed there.
+- record's clock: the hits of a program in 1 ms timer slices (half on a CPU) are its CPU time,
+  beside a CPU-bound process that is not recorded and gets none.
 - CPU work in 1 ms timer slices (0.3 ms in slice_a, 0.2 ms in slice_b) at cpu-time/1; and in
   10 ms slices in the daemon at cpu-time/10, whose clock is redrawn from user space at each
   sample (with jitter = no only printed: a fixed tick keeps one phase, or no sample at all).
@@ -32,6 +34,7 @@ Needs root (or perf_event_paranoid <= 1) and BPF (CAP_BPF); skipped otherwise.
 import json
 import math
 import os
+import re
 import shutil
 import sqlite3
 import subprocess
@@ -135,6 +138,44 @@ def check_slices():
         record(db2, ['--no-jitter', '-e', 'cpu-time/1'], [CYCLES, 'slices', '1500'])
         s2, e2, _ = share(db2, 'cpu-time', 'slice_a', 'slice_b')
         print('# slices --no-jitter: slice_a = %.4f ±%.4f (a fixed 1 ms timer against a 1 ms cycle)' % (s2, e2))
+
+
+def check_record_clock():
+    """record's clock, one CPU's for every task, gated to the recorded threads and redrawn at
+    each overflow: the hits of a program that runs and sleeps by turns (1 ms slices, half of it
+    on a CPU) are its CPU time. A clock not redrawn at other tasks' overflows (or in bursts,
+    after the reader was away) samples it more often than its mean period; one that lets other
+    tasks through, more still."""
+    wrapper = ('import resource, subprocess, sys; subprocess.run(sys.argv[1:]); '
+               'r = resource.getrusage(resource.RUSAGE_CHILDREN); '
+               'print("cpu-ms %.1f" % ((r.ru_utime + r.ru_stime) * 1000), file=sys.stderr)')
+    with tempfile.TemporaryDirectory() as d:
+        db = os.path.join(d, 'r.db')
+        # A CPU-bound neighbour that is not recorded: its time must not be counted.
+        spin = subprocess.Popen([CYCLES, 'spin', '2500'])
+        try:
+            p = record(db, ['-e', 'cpu-time/1'], [sys.executable, '-c', wrapper, CYCLES, 'slices', '2000'])
+        finally:
+            spin.wait()
+        m = re.search(r'cpu-ms ([0-9.]+)', p.stderr)
+        if not ok(p.returncode == 0 and m, 'record clock: record -e cpu-time/1 of 1 ms slices beside a spin',
+                  p.stderr):
+            return
+        cpu = float(m.group(1))
+        con = sqlite3.connect(db)
+        hits, sq, comms = con.execute(
+            "SELECT sum(s.hits), sum(s.hits_squared), group_concat(DISTINCT p.comm) FROM sample AS s "
+            "JOIN thread AS t ON t.id = s.thread_id JOIN process AS p ON p.id = t.process_id "
+            "WHERE p.comm LIKE 'cycles%'").fetchone()
+        spun = con.execute("SELECT count(*) FROM function WHERE name = 'spin_a'").fetchone()[0]
+        hits, sq = hits or 0, sq or 0
+        # 4 standard deviations of the weights, and 5% for the time the kernel spends on the
+        # program's behalf (interrupts, the exec) that its rusage and the clock share out
+        # differently.
+        bar = 4 * math.sqrt(sq) + 0.05 * cpu
+        ok(abs(hits - cpu) <= bar and not spun,
+           'record clock: %d hits of 1 ms for the slices\' %.0f ms of CPU (bar %.0f); the neighbour\'s spin_a %s' %
+           (hits, cpu, bar, 'counted' if spun else 'not counted'), comms)
 
 
 def daemon_slices(jitter):
@@ -366,6 +407,7 @@ def main():
     check_cycle('faults', 'page-faults', 'fault_a', 'fault_b', 0.75, 20000, args=['--every-event'], events=4)
     check_cycle('switches', 'context-switches/64', 'switch_a', 'switch_b', 0.75, 16000, must_alias=False)
     check_slices()
+    check_record_clock()
     check_daemon_slices()
     check_coverage(0, 'unthinned', 800, 5000)
     # Thinned by the kernel to about 200 samples a run (weights 1 to 16): the printed bars, a

@@ -148,6 +148,38 @@ static void test_order_across_rings(void) {
         fake_ring_free(rings[1]);
 }
 
+/* A ring of RING_READER_HOOK_ONLY (a gate's notices): the sample hook sees each of its records,
+ * the consumer none, and the ring is emptied all the same. */
+static void test_hook_only(void) {
+        struct ring_buffer *rings[2] = { fake_ring(), fake_ring() };
+        static const unsigned classes[2] = { 0, RING_READER_HOOK_ONLY };
+        struct ring_reader *r = ring_reader_new(rings, 2, 64 * SAMPLE_BYTES);
+        unsigned samples, comms;
+        bool ordered;
+        const uint8_t *q;
+        size_t size;
+
+        hooks = hooks_samples = 0;
+        hook_times = 0;
+        ok(ring_reader_set_classes(r, classes, 1) == 0, "classes set");
+        ring_reader_set_sample_hook(r, count_hook, NULL);
+        for (uint64_t k = 0; k < 10; k++)
+                put_sample(rings[0], 1, 10 + 10 * k);
+        for (uint64_t k = 0; k < 12; k++)
+                put_sample(rings[1], 2, 15 + 10 * k);
+        ring_reader_take(r, &q, &size);
+        walk(q, size, &samples, &comms, &ordered);
+        is_int(samples, 10, "the consumer gets the 10 samples, none of the 12 notices");
+        is_int(hooks_samples, 22, "the sample hook saw all 22");
+        ok(rings[1]->meta->data_tail == rings[1]->meta->data_head, "the notices' ring is emptied");
+        ring_reader_take(r, &q, &size);
+        is_int(hooks_samples, 22, "and a later pass hooks none again");
+
+        ring_reader_free(r);
+        fake_ring_free(rings[0]);
+        fake_ring_free(rings[1]);
+}
+
 /* With the thread running (it polls every 50 ms; a fake ring never wakes it): after a sync a
  * take holds every record put before it. Past the bound the sync says so, and taking and
  * syncing again gets the rest. */
@@ -301,6 +333,7 @@ static void test_stack_tops(void) {
 
 int main(void) {
         test_order_across_rings();
+        test_hook_only();
         test_sync();
         test_stack_tops();
         return tap_done();

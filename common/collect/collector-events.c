@@ -202,12 +202,16 @@ int open_one(struct collector *c, unsigned ev, const struct targets *t, pid_t id
         int r;
 
         prepare_attr(c, e, side_band, t->inherit, t->enable_on_exec);
+        c->bpf_failed = false;
         fd = perf_event_open_fd(&e->attr, id_, cpu, -1, t->flags);
-        if (fd < 0)
+        if (fd < 0) {
+                /* A CPU's clock for every task needs CAP_PERFMON (or perf_event_paranoid <= 0),
+                 * a task's does not: without it, the task's own clock at fixed periods. */
+                c->bpf_failed = e->gated && (fd == -EACCES || fd == -EPERM);
                 return fd;
+        }
         if (e->filter && ioctl(fd, PERF_EVENT_IOC_SET_FILTER, e->filter) < 0)
                 return -errno;
-        c->bpf_failed = false;
         if ((e->bpf || e->gated) && !e->output) {
                 r = e->gated ? sampling_bpf_gate(c->resources[e->resource].bpf, fd) :
                                sampling_bpf_attach(c->resources[e->resource].bpf, fd);

@@ -42,8 +42,9 @@ void drop_bpf(struct collector *c, unsigned res);
 
 /* How each resource's intervals are drawn: page faults, context switches and system calls by a
  * counting program at raw tracepoints (a geometric countdown per CPU; unless every_event), other
- * counted events at kernel period 1, the program keeping 1 in P; a clock at P / CLOCK_SPLIT,
- * keeping 1 in CLOCK_SPLIT; a hardware event at P / 16; a resource's kept samples come through
+ * counted events at kernel period 1, the program keeping 1 in P; a clock of REDRAW_MIN_NS or
+ * more redrawn at each sample (one CPU's, gated to T's threads unless T is every task), another
+ * at P / CLOCK_SPLIT, keeping 1 in CLOCK_SPLIT; a hardware event at P / 16; a resource's kept samples come through
  * an output event per CPU. A tracepoint's every-event program cannot keep to a cgroup T: fixed
  * periods there. Without BPF, periods stay fixed. Also sizes the resources' rings. */
 void plan_sampling(struct collector *c, const struct targets *t);

@@ -16,11 +16,13 @@
  * raw tracepoints, which draws each next countdown from a geometric distribution of mean P;
  * other counted events are counted at kernel period 1 and a program keeps each hit with
  * probability 1/P (as all of them with every_event); either way each event is sampled with
- * probability 1/P independently and no loop can lock on. A clock of every task on a CPU (the
- * daemon's) is redrawn instead: one tick a sample, whose arrival wakes the reader thread, which
- * gives the clock its next interval, drawn at random (redraw_clock()); other clocks (per task:
- * record, attach) tick at a tenth of their period (CLOCK_SPLIT) and the program keeps 1 tick
- * in 10. Each resource has its own sample ring per CPU and its own thinning, so one
+ * probability 1/P independently and no loop can lock on. A clock is redrawn instead: one CPU's
+ * for every task (the daemon's), or gated to the threads followed (record, attach: a program
+ * lets their samples through and writes a notice for any other task's overflow), one tick a
+ * sample, whose arrival wakes the reader thread, which gives the clock its next interval, drawn
+ * at random (redraw_clock()); a clock under REDRAW_MIN_NS or of a cgroup ticks at a tenth of
+ * its period (CLOCK_SPLIT) and the program keeps 1 tick in 10. Each resource has its own
+ * sample ring per CPU and its own thinning, so one
  * resource's storm fills its own ring and is thinned while the others keep their samples.
  *
  * Reading. A thread (ring-reader.c) empties the rings into memory in time order across CPUs, so

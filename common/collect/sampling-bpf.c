@@ -38,6 +38,13 @@
  *     ourselves, never inherited (an inherited event's exit takes the program off the tracepoint
  *     on 6.18).
  *
+ * The gate (a clock redrawn from user space, the collector's redraw_clock(), opened per CPU for
+ * every task but following some threads): a BPF_PROG_TYPE_PERF_EVENT program at each overflow
+ * that returns 1, the event writing its own sample, for a thread in the thread map below, and
+ * for any other task 0 and a 16-byte notice to the CPU's output event, so that the collector
+ * redraws the clock at every overflow, ours or not. No coin: the clock's intervals are drawn in
+ * user space.
+ *
  * Tracepoint programs run for every task on the machine, so a collector of some threads filters
  * by thread id in a hash map, which a program on sched:sched_process_fork extends to the
  * children of the threads in it, at their birth; a collector of a cgroup (counting programs

@@ -9,7 +9,8 @@ cost is 1/tps), and three loops whose time per event is printed: a toucher of fr
 (`cycles faults`: ns a page fault), a ping-pong of two threads (`pingpong`: ns a round), a loop
 of preads (`cycles syscalls`: ns a call). Profiled by cppd at its defaults (`cpu-time/10,
 page-faults/256, context-switches/64`), with `jitter = no`, with `every_event = yes`, by `cppctl
-record` at its defaults, and with --before BUILD by another build's cppd at its defaults.
+record` at its defaults, and with --before BUILD by another build's cppd and cppctl record at
+their defaults (--modes picks some of these columns).
 Each run is measured in CPU time of the workload and of every process it started (tests/bench/timed
 -c: the cost a profiler adds in the kernel is charged to the program, and CPU time is what other
 load on a shared machine moves least) and in wall time. Printed: each workload's unprofiled
@@ -27,7 +28,7 @@ perf report's to get the same profiles), and cppd's resident memory.
 Never fails on speed.
 
 Usage: sudo tests/bench/bench-daemon.py [BUILD_DIR] [--rounds 5] [--workloads compile,make,...]
-                                        [--before OTHER_BUILD] [--quick]
+                                        [--before OTHER_BUILD] [--modes A,B] [--quick]
        sudo tests/bench/bench-daemon.py [BUILD_DIR] --busy [--repeat 3] [--quick]"""
 import argparse
 import glob
@@ -188,9 +189,12 @@ def cost_at_defaults(a):
         os.chmod(tmp, 0o755)
         works = workloads(a, a.build, tmp)
         modes = [('defaults', cppd, ''), ('jitter = no', cppd, 'jitter = no'),
-                 ('every_event = yes', cppd, 'every_event = yes'), ('cppctl record', None, None)]
+                 ('every_event = yes', cppd, 'every_event = yes'), ('cppctl record', None, cppctl)]
         if a.before:
             modes.append(('before', os.path.join(a.before, 'daemon', 'cppd'), ''))
+            modes.append(('record before', None, os.path.join(a.before, 'client', 'cppctl')))
+        if a.modes:
+            modes = [m for m in modes if m[0] in a.modes.split(',')]
         load_before = os.getloadavg()
         off = {w.name: [] for w in works}
         on = {(m[0], w.name, k): [] for m in modes for w in works for k in (0, 1)}
@@ -208,7 +212,7 @@ def cost_at_defaults(a):
                     d.stop()
                 else:
                     db = os.path.join(tmp, 'record.db')
-                    got = block([cppctl, 'record', '-q', '--db', db, '--'])
+                    got = block([extra, 'record', '-q', '--db', db, '--'])
                     os.unlink(db)
                 nxt = block()
                 for w in works:
@@ -381,6 +385,7 @@ def main():
     ap.add_argument('--rounds', type=int, default=5, help='rounds of interleaved pairs (default 5)')
     ap.add_argument('--workloads', default='compile,make,pgbench,toucher,events')
     ap.add_argument('--before', help='another build directory whose cppd is measured at its defaults too')
+    ap.add_argument('--modes', help='only these profilers, by their column names (e.g. "cppctl record,record before")')
     ap.add_argument('--repeat', type=int, default=3, help='--busy: repetitions')
     ap.add_argument('--quick', action='store_true', help='one short round: a smoke test')
     ap.add_argument('--perf-limit', type=int, default=600,

@@ -159,7 +159,8 @@ static int add_redraw_log(struct collector *c, uint64_t id, int fd, unsigned res
                 return -ENOMEM;
         if (notices >= 0 && ioctl(notices, PERF_EVENT_IOC_ID, &notices_id) < 0)
                 return -errno;
-        *l = (struct redraw_log) { .fd = fd, .resource = res, .last = 1 };
+        *l = (struct redraw_log) { .id = id, .fd = fd, .resource = res, .last = 1,
+                                   .period = c->resources[res].redraw_period };
         pthread_mutex_lock(&c->redraw_lock);
         if (GROW(c->redraw_logs, c->cap_redraw_logs, c->n_redraw_logs + 1) == 0 &&
             (r = idmap_put(c->redraw_ids, id, c->n_redraw_logs, &slot)) >= 0 &&
@@ -631,9 +632,24 @@ static uint64_t redraw_draw(struct collector *c, uint64_t mean) {
         return mean / 2 + c->redraw_rng * 2685821657736338717ULL % (mean + 1);
 }
 
+/* Log L's sample at TIME stands for MISSED more intervals (redraw_clock()). */
+static void add_missed(struct collector *c, struct redraw_log *l, uint64_t time, uint64_t missed) {
+        bool full;
+
+        pthread_mutex_lock(&c->redraw_lock);
+        full = l->n_missed == REDRAW_LOG;
+        if (!full) {
+                l->missed_time[l->n_missed] = time;
+                l->missed[l->n_missed++] = missed;
+        }
+        pthread_mutex_unlock(&c->redraw_lock);
+        if (full)
+                __atomic_add_fetch(&c->resources[l->resource].redraw_missed, missed, __ATOMIC_RELAXED);
+}
+
 void redraw_clock(void *userdata, const struct perf_event_header *h) {
         struct collector *c = userdata;
-        uint64_t id, time, factor = 1, mean, now, p, *slot;
+        uint64_t id, time, factor = 1, mean, now, late, p, missed = 0, *slot;
         struct redraw_log *l = NULL;
 
         if (h->size < sizeof *h + 32)
@@ -655,15 +671,33 @@ void redraw_clock(void *userdata, const struct perf_event_header *h) {
         l->seen = time;
 
         now = now_ns(CLOCK_MONOTONIC); /* the events' clock (use_clockid) */
+        late = now > time ? now - time : 0;
         mean = c->resources[l->resource].redraw_period * factor;
         p = redraw_draw(c, mean);
         /* The next overflow where the interval drawn ends: the time since the sample is part
-         * of it. But never sooner than half the mean: the kernel repeats the period until the
-         * next redraw, and a reader away for a while (a loaded machine) would come back to a
-         * burst of samples a few microseconds apart, and be later still for them. A reader
-         * later than that makes the interval longer (by its lateness less half the mean). */
-        p = now > time && now - time < p ? p - (now - time) : p;
+         * of it. A reader later than that (a loaded machine) missed the interval's end, and
+         * maybe more: the clock goes on where the intervals that fit in its lateness would
+         * have ended, and this sample stands for them too, as a thinned one stands for those
+         * not kept: it is worth 1 + MISSED intervals (what ran meanwhile is most likely what
+         * it caught running, the reader having been kept from the CPU). Unless the period in
+         * force ran out meanwhile (the kernel took the next overflow itself, which the reader
+         * meets next), or this was a gate's notice (another task's time: not ours to count).
+         * A log too full to say so counts them as lost. */
+        if (late >= p && late < l->period) {
+                while (late >= p && missed < REDRAW_MAX_MISSED) {
+                        late -= p;
+                        missed++;
+                        p = redraw_draw(c, mean);
+                }
+                if (id == l->id)
+                        add_missed(c, l, time, missed);
+        }
+        p = late < p ? p - late : p;
+        /* But never sooner than half the mean: the kernel repeats the period until the next
+         * redraw, and a reader away for a while would come back to a burst of samples a few
+         * microseconds apart, and be later still for them. */
         p = MAX(p, MAX(mean / 2, CLOCK_MIN_NS));
+        l->period = p;
         (void) ioctl(l->fd, PERF_EVENT_IOC_PERIOD, &p);
         if (factor == l->last)
                 return;
@@ -683,9 +717,9 @@ void redraw_clock(void *userdata, const struct perf_event_header *h) {
 }
 
 uint64_t redraw_weight(struct collector *c, uint64_t id, uint64_t time) {
-        uint64_t factor = 1, *slot;
+        uint64_t factor = 1, intervals = 1, *slot;
         struct redraw_log *l;
-        unsigned i = 0;
+        unsigned i = 0, k = 0;
 
         pthread_mutex_lock(&c->redraw_lock);
         slot = idmap_get(c->redraw_ids, id);
@@ -699,9 +733,18 @@ uint64_t redraw_weight(struct collector *c, uint64_t id, uint64_t time) {
                         memmove(l->factor, l->factor + i - 1, (l->n - i + 1) * sizeof *l->factor);
                         l->n -= i - 1;
                 }
+                /* Intervals missed after this sample; older entries' samples were lost. */
+                while (k < l->n_missed && l->missed_time[k] <= time) {
+                        if (l->missed_time[k] == time)
+                                intervals += l->missed[k];
+                        k++;
+                }
+                memmove(l->missed_time, l->missed_time + k, (l->n_missed - k) * sizeof *l->missed_time);
+                memmove(l->missed, l->missed + k, (l->n_missed - k) * sizeof *l->missed);
+                l->n_missed -= k;
         }
         pthread_mutex_unlock(&c->redraw_lock);
-        return factor;
+        return factor * intervals;
 }
 
 /* Sets resource R's thinning to 1 in FACTOR: in its BPF program, or in a redrawn clock's

@@ -60,7 +60,8 @@ void thin_pressure(struct collector *c, unsigned res);
  * when its sample arrives; other samples pass. */
 void redraw_clock(void *userdata, const struct perf_event_header *h);
 /* The weight of redrawn clock event ID's sample at TIME: the thinning factor its interval was
- * drawn with (the consumer's, in sample order). */
+ * drawn with, times the intervals it stands for (1, and those a late reader missed after it)
+ * (the consumer's, in sample order). */
 uint64_t redraw_weight(struct collector *c, uint64_t id, uint64_t time);
 
 /* The reader thread's pressure hook (ring_reader_set_pressure()): resource CLASS holds half the

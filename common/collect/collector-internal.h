@@ -58,6 +58,9 @@
 /* The longest mean interval a redrawn clock's thinning draws: thinning relaxes at samples, so
  * a clock thinned past this (a stalled consumer doubles it every few ms) would hardly come back. */
 #define REDRAW_MAX_NS 1000000000ULL
+/* The most intervals one late redraw counts as missed: a reader stopped for seconds does not
+ * draw for each. */
+#define REDRAW_MAX_MISSED 100000
 /* Thinning changes a redrawn clock's log holds until the consumer passes them. */
 #define REDRAW_LOG 8
 /* The resource of events that count none (the side band's dummy). */
@@ -96,6 +99,8 @@ struct cresource {
         bool redraw;              /* a clock whose next period the reader draws at each sample */
         uint64_t redraw_period;   /* redraw: the mean period, ns */
         uint64_t redraw_factor;   /* redraw: its thinning, periods this many times as long (atomic) */
+        uint64_t redraw_missed;   /* redraw: intervals whose end the reader was too late for that
+                                   * no sample could stand for, not yet counted as lost (atomic) */
         struct thinning thin;
         uint64_t last_time; /* of its latest sample, for losses (which carry none) */
 };
@@ -105,12 +110,17 @@ struct cresource {
  * after TIME[i] (the redraw that first drew with it), FACTOR[i]; before the first, 1. The consumer reads the factor of each sample's
  * interval here, since it may have changed since; under redraw_lock. */
 struct redraw_log {
+        uint64_t id; /* the clock's own (a gate's notices come under another) */
         int fd;
         unsigned resource;
         uint64_t time[REDRAW_LOG], factor[REDRAW_LOG];
         unsigned n;
         uint64_t last; /* the factor of the latest draw */
-        uint64_t seen; /* the time of the latest overflow drawn for (the reader's) */
+        uint64_t missed_time[REDRAW_LOG], missed[REDRAW_LOG]; /* the sample at MISSED_TIME[i]
+                                                               * stands for MISSED[i] more */
+        unsigned n_missed;
+        uint64_t seen;   /* the time of the latest overflow drawn for (the reader's) */
+        uint64_t period; /* the period in force since then (the reader's) */
 };
 
 struct cevent {

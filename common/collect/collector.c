@@ -826,8 +826,14 @@ static int handle_lost(struct collector *c, const struct perf_event_header *h) {
 static void count_unreported(struct collector *c) {
         for (unsigned i = 0; i < c->n_resources; i++) {
                 struct cresource *r = &c->resources[i];
-                uint64_t failed;
+                uint64_t failed, missed = __atomic_exchange_n(&r->redraw_missed, 0, __ATOMIC_RELAXED);
 
+                /* A redrawn clock's intervals the reader was too late for (redraw_clock()). */
+                if (missed) {
+                        r->lost += missed;
+                        c->stats.lost += missed;
+                        thin_note(c, i, r->last_time, missed);
+                }
                 if (!r->bpf)
                         continue;
                 failed = sampling_bpf_failed(r->bpf);

@@ -395,6 +395,8 @@ def main():
                     help="--busy: seconds perf report may take per repetition before it is stopped (its CPU time "
                     "is then at least that)")
     a = ap.parse_args()
+    a.build = os.path.abspath(a.build)  # workloads run from elsewhere
+    a.before = a.before and os.path.abspath(a.before)
     if os.geteuid() != 0:
         print('bench-daemon: needs root for system-wide perf events; skipped')
         return

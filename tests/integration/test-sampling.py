@@ -332,7 +332,12 @@ def check_storm():
             "JOIN resource AS r ON r.id = rr.resource_id")}
         ok(rr['syscalls'][2] > 1, 'storm: syscalls thinned to 1 in %d under load' % rr['syscalls'][2], rr)
         ok(rr['cpu-time'][0] == 0, 'storm: cpu-time lost %d samples to the storm' % rr['cpu-time'][0], rr)
-        ok(rr['cpu-time'][2] == 1, 'storm: cpu-time not thinned', rr)
+        # The clock is redrawn by cppctl's reader, which the storm keeps busy: a sample whose
+        # interval it was late for stands for those it missed too (doc/sampling.md). What the
+        # storm must not do is take cpu-time's samples, or be thinned less than it.
+        ok(rr['cpu-time'][2] < rr['syscalls'][2],
+           'storm: the storm is the one thinned: syscalls 1 in %d, cpu-time 1 in %d' %
+           (rr['syscalls'][2], rr['cpu-time'][2]), rr)
         f, header = functions(db, 'cpu-time')
         spun = f.get('spin_a', (0, 0))[0]
         ok(abs(spun - 1000) <= 3 * math.sqrt(1000) + 50,

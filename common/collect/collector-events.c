@@ -102,8 +102,8 @@ static void prepare_attr(struct collector *c, struct cevent *e, bool side_band, 
                 a->sample_type |= PERF_SAMPLE_RAW;
         if (e->gated && e->output) {
                 /* A gate's notices: what redraw_clock() reads, and no stack. */
-                a->sample_type = PERF_SAMPLE_IDENTIFIER | PERF_SAMPLE_IP | PERF_SAMPLE_TID | PERF_SAMPLE_TIME |
-                        PERF_SAMPLE_RAW;
+                a->sample_type = PERF_SAMPLE_IDENTIFIER | PERF_SAMPLE_IP | PERF_SAMPLE_TID |
+                        PERF_SAMPLE_TIME | PERF_SAMPLE_RAW;
                 dwarf = false;
         }
         if (dwarf) {
@@ -159,8 +159,9 @@ static int add_redraw_log(struct collector *c, uint64_t id, int fd, unsigned res
                 return -ENOMEM;
         if (notices >= 0 && ioctl(notices, PERF_EVENT_IOC_ID, &notices_id) < 0)
                 return -errno;
-        *l = (struct redraw_log) { .id = id, .fd = fd, .resource = res, .last = 1,
-                                   .period = c->resources[res].redraw_period };
+        *l = (struct redraw_log) {
+                .id = id, .fd = fd, .resource = res, .last = 1, .period = c->resources[res].redraw_period
+        };
         pthread_mutex_lock(&c->redraw_lock);
         if (GROW(c->redraw_logs, c->cap_redraw_logs, c->n_redraw_logs + 1) == 0 &&
             (r = idmap_put(c->redraw_ids, id, c->n_redraw_logs, &slot)) >= 0 &&
@@ -194,9 +195,9 @@ static int notices_fd(const struct collector *c, unsigned res, int cpu) {
 int open_one(struct collector *c, unsigned ev, const struct targets *t, pid_t id_, int cpu, bool side_band) {
         struct cevent *e = &c->events[ev];
         bool notices = e->gated && e->output;
-        int k = side_band                              ? c->n_cpus + cpu :
+        int k = side_band                             ? c->n_cpus + cpu :
                 e->resource == NO_RESOURCE || notices ? cpu :
-                                                         (2 + (int) e->resource) * c->n_cpus + cpu;
+                                                        (2 + (int) e->resource) * c->n_cpus + cpu;
         struct ring_buffer **ring = &c->rings[k];
         _cleanup_close_ int fd = -1;
         uint64_t id, *slot;
@@ -236,9 +237,9 @@ int open_one(struct collector *c, unsigned ev, const struct targets *t, pid_t id
                 }
                 if (r < 0)
                         return r;
-                c->ring_resource[c->n_ring_list] = notices   ? RING_READER_HOOK_ONLY :
-                                                   side_band ? NO_RESOURCE :
-                                                               e->resource;
+                c->ring_resource[c->n_ring_list] = notices ? RING_READER_HOOK_ONLY :
+                        side_band                          ? NO_RESOURCE :
+                                                             e->resource;
                 c->ring_list[c->n_ring_list++] = *ring;
         } else if (ioctl(fd, PERF_EVENT_IOC_SET_OUTPUT, (*ring)->fd) < 0)
                 return -errno;
@@ -419,8 +420,9 @@ static bool plan_redraw(struct collector *c, unsigned res, const struct targets 
                 return false;
         /* The gate's notices of other tasks' overflows come through an output event per CPU,
          * the first event of the resource's ring there (open_bpf()). */
-        if (gated && (sampling_bpf_new(c->n_cpus, &r->bpf) < 0 || sampling_bpf_filter_threads(r->bpf) < 0 ||
-                      add_event(c, res, ROLE_SAMPLE, PERF_TYPE_SOFTWARE, PERF_COUNT_SW_BPF_OUTPUT, 1, &out) < 0)) {
+        if (gated &&
+            (sampling_bpf_new(c->n_cpus, &r->bpf) < 0 || sampling_bpf_filter_threads(r->bpf) < 0 ||
+             add_event(c, res, ROLE_SAMPLE, PERF_TYPE_SOFTWARE, PERF_COUNT_SW_BPF_OUTPUT, 1, &out) < 0)) {
                 r->bpf = sampling_bpf_free(r->bpf);
                 return false;
         }

@@ -115,7 +115,7 @@ struct redraw_log {
         unsigned resource;
         uint64_t time[REDRAW_LOG], factor[REDRAW_LOG];
         unsigned n;
-        uint64_t last; /* the factor of the latest draw */
+        uint64_t last;                                        /* the factor of the latest draw */
         uint64_t missed_time[REDRAW_LOG], missed[REDRAW_LOG]; /* the sample at MISSED_TIME[i]
                                                                * stands for MISSED[i] more */
         unsigned n_missed;
@@ -260,7 +260,7 @@ struct collector {
         struct redraw_log **redraw_logs;
         size_t n_redraw_logs, cap_redraw_logs;
         uint64_t redraw_rng;
-        pid_t before_exec; /* a command not yet started (record): a gated clock's samples of
+        pid_t before_exec;            /* a command not yet started (record): a gated clock's samples of
                             * it until its exec are cppctl's, not the command's; 0: none */
         unsigned switches_via_offcpu; /* context-switches counted from real-time's switch
                                          * samples, or NO_RESOURCE */

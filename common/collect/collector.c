@@ -1134,8 +1134,8 @@ void collector_resource_stats(const struct collector *c, unsigned i, struct coll
                 .sampling = r->random ? "random" : "fixed",
                 .thinned = r->thin.max_factor ? r->thin.max_factor : 1,
                 .keep_one_in = r->redraw ? r->thin.factor :
-                        r->bpf       ? r->keep_base * r->thin.factor :
-                                       1,
+                        r->bpf           ? r->keep_base * r->thin.factor :
+                                           1,
         };
         for (unsigned ev = 0; ev < c->n_events; ev++)
                 if (c->events[ev].resource == i && !c->events[ev].shared &&

@@ -597,6 +597,19 @@ struct field {
         unsigned offset, size; /* RECORD: bytes; ARG: the argument's index */
 };
 
+/* Writes the 16 bytes at SLOT_RAW as a sample to this CPU's output event (ctx in r6); r0 = the
+ * helper's result, negative if the ring had no room. */
+static void emit_write_raw(const struct sampling_bpf *s, struct asm_prog *p) {
+        MOV_X(BPF_REG_1, BPF_REG_6);
+        load_map(p, BPF_REG_2, s->out_fd);
+        emit(p, BPF_LD | BPF_DW | BPF_IMM, BPF_REG_3, 0, 0, (int32_t) BPF_F_CURRENT_CPU);
+        emit(p, 0, 0, 0, 0, 0);
+        MOV_X(BPF_REG_4, BPF_REG_10);
+        ADD_K(BPF_REG_4, SLOT_RAW);
+        MOV_K(BPF_REG_5, 16);
+        call(p, BPF_FUNC_perf_event_output);
+}
+
 /* Writes raw = { k, field } as a sample to this CPU's output event (ctx in r6, k in r9). A
  * full ring loses the sample, counted so (sampling_bpf_failed()); not thinned further here: a
  * ring full for a while would raise k at every sample, and a few samples of huge weight would
@@ -614,14 +627,7 @@ static void emit_output(const struct sampling_bpf *s, struct field f, struct asm
                 LDX(BPF_DW, BPF_REG_1, BPF_REG_6, (int16_t) (8 * f.offset));
                 STX(BPF_DW, BPF_REG_10, BPF_REG_1, SLOT_RAW + 8);
         }
-        MOV_X(BPF_REG_1, BPF_REG_6);
-        load_map(p, BPF_REG_2, s->out_fd);
-        emit(p, BPF_LD | BPF_DW | BPF_IMM, BPF_REG_3, 0, 0, (int32_t) BPF_F_CURRENT_CPU);
-        emit(p, 0, 0, 0, 0, 0);
-        MOV_X(BPF_REG_4, BPF_REG_10);
-        ADD_K(BPF_REG_4, SLOT_RAW);
-        MOV_K(BPF_REG_5, 16);
-        call(p, BPF_FUNC_perf_event_output);
+        emit_write_raw(s, p);
         jump(p, BPF_JSGE | BPF_K, BPF_REG_0, 0, 0, L_DROP);
         LDX(BPF_DW, BPF_REG_3, BPF_REG_8, offsetof(struct state, failed));
         ADD_K(BPF_REG_3, 1);
@@ -662,14 +668,7 @@ static void build_gate(const struct sampling_bpf *s, struct asm_prog *p) {
         place(p, L_PASS); /* not ours */
         ST(BPF_DW, BPF_REG_10, SLOT_RAW, 0);
         ST(BPF_DW, BPF_REG_10, SLOT_RAW + 8, 0);
-        MOV_X(BPF_REG_1, BPF_REG_6);
-        load_map(p, BPF_REG_2, s->out_fd);
-        emit(p, BPF_LD | BPF_DW | BPF_IMM, BPF_REG_3, 0, 0, (int32_t) BPF_F_CURRENT_CPU);
-        emit(p, 0, 0, 0, 0, 0);
-        MOV_X(BPF_REG_4, BPF_REG_10);
-        ADD_K(BPF_REG_4, SLOT_RAW);
-        MOV_K(BPF_REG_5, 16);
-        call(p, BPF_FUNC_perf_event_output);
+        emit_write_raw(s, p);
         MOV_K(BPF_REG_0, 0);
         EXIT();
 }

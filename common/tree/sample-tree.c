@@ -258,6 +258,8 @@ int sample_tree_invert(struct sample_tree *t, struct sample_tree **ret) {
         inv->info.thinned = t->info.thinned;
         inv->info.frames = t->info.frames;
         inv->info.frames_unsymbolized = t->info.frames_unsymbolized;
+        inv->info.frames_named_later = t->info.frames_named_later;
+        inv->info.modules_named_later = t->info.modules_named_later;
         sample_tree_weigh(inv);
         *ret = take_ptr(&inv);
         return 0;

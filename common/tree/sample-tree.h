@@ -37,6 +37,9 @@ struct sample_tree_info {
         uint64_t thinned;             /* the most a run thinned under load (1 in N); 0, 1: never */
         uint64_t frames;              /* frames in all samples, weighted by hits */
         uint64_t frames_unsymbolized; /* of which no symbol was found */
+        /* distinct stored frames that samples reach which were named after the fact (stored as
+         * addresses, named from debug info found later: cppctl symbolize), and their modules */
+        uint64_t frames_named_later, modules_named_later;
 };
 
 /* A binary whose code labels lie in, for exports that name binaries (pprof's Mapping rows). */

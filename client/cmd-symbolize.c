@@ -46,11 +46,12 @@ static void report_missing(struct late_names *ln) {
 
         for (size_t i = 0; i < ln->n_modules; i++) {
                 const struct late_names_module *m = &ln->modules[i];
+                char status[32];
 
                 if (m->module)
                         continue;
-                log_warning("%s%s%s: %s", m->path, m->build_id[0] ? " build id " : "", m->build_id,
-                            late_names_strerror(m));
+                log_warning("%s%s%s: %s%s", m->path, m->build_id[0] ? " build id " : "", m->build_id,
+                            late_names_strerror(m), late_names_http(m, status, sizeof status));
                 if (m->error == -ENOKEY)
                         no_id++;
                 else if (m->server_error)

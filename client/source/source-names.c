@@ -70,6 +70,7 @@ void source_names_report(struct late_names *ln) {
                 return;
         for (size_t i = 0; i < ln->n_modules; i++) {
                 struct late_names_module *m = &ln->modules[i];
+                char status[32];
                 const char *why;
 
                 if (m->reported || m->module)
@@ -78,8 +79,9 @@ void source_names_report(struct late_names *ln) {
                 why = late_names_strerror(m);
                 if (m->error == -ENOENT || m->error == -ENOKEY || m->error == -ESTALE ||
                     m->error == -EBADMSG || m->server_error)
-                        log_warning("%s%s%s: frames left as addresses: %s", m->path,
-                                    m->build_id[0] ? " build id " : "", m->build_id, why);
+                        log_warning("%s%s%s: frames left as addresses: %s%s", m->path,
+                                    m->build_id[0] ? " build id " : "", m->build_id, why,
+                                    late_names_http(m, status, sizeof status));
                 else
                         log_warning("%s build id %s: frames left as addresses: %s (%s)", m->path, m->build_id,
                                     why, strerror(-m->error));

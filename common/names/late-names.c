@@ -190,7 +190,8 @@ static int try_servers(struct late_names *ln, struct late_names_module *lm, cons
         lm->asked_servers = true;
         r = debuginfod_fetch_debuginfo(ln->fetch, lm->build_id, &file);
         if (r < 0) {
-                if (debuginfod_fetch_server_error(r) || r == -EFBIG) {
+                lm->http_status = debuginfod_fetch_http_status(ln->fetch);
+                if (debuginfod_fetch_server_error(r) || r == -EFBIG || r == -EREMOTEIO) {
                         lm->server_error = true;
                         if (r != -EFBIG)
                                 ln->servers_down = r;
@@ -397,4 +398,12 @@ const char *late_names_strerror(const struct late_names_module *m) {
         default:
                 return debuginfod_fetch_strerror(m->error);
         }
+}
+
+const char *late_names_http(const struct late_names_module *m, char *buf, size_t size) {
+        if (m->http_status)
+                snprintf(buf, size, " (HTTP %d)", m->http_status);
+        else if (size > 0)
+                buf[0] = '\0';
+        return buf;
 }

@@ -33,6 +33,7 @@ struct late_names_module {
         bool path_replaced; /* the file at the path has another build id */
         bool server_error;  /* ERROR is the servers' (down, slow, too big): see debuginfod_fetch_strerror() */
         bool asked_servers; /* a debuginfod server was asked */
+        int http_status;    /* the HTTP error a server answered (-EREMOTEIO), e.g. 500; 0: none */
         bool reported;      /* the caller said it (one warning per module) */
         struct module *module; /* loaded, when found */
 };
@@ -73,3 +74,7 @@ int late_names_apply(struct late_names *ln, struct store *s, bool write, struct 
 /* Words for why module M was not found ("no build id in the store", "not on any debuginfod
  * server", ...): a string constant. */
 const char *late_names_strerror(const struct late_names_module *m);
+
+/* " (HTTP 500)" for a module a server answered with an HTTP error, in BUF (SIZE bytes); "" if
+ * none. Returns BUF. */
+const char *late_names_http(const struct late_names_module *m, char *buf, size_t size);

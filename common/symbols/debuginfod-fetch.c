@@ -6,7 +6,11 @@
  * bytes holds a fetch for as long as it likes, so defaults are put in the environment, and the
  * progress callback, which libdebuginfod calls about once a second during a transfer, cuts off
  * any fetch past DEBUGINFOD_FETCH_MAXTIME_S or DEBUGINFOD_FETCH_MAXSIZE (or the user's bounds,
- * when set lower) whatever the server announced: a body of no length, a redirect loop. */
+ * when set lower) whatever the server announced: a body of no length, a redirect loop.
+ *
+ * libdebuginfod says -ENOENT for every HTTP error, a 500 as a 404; its verbose log, which it
+ * writes to a descriptor of ours (a memfd, emptied before each fetch), has libcurl's words
+ * "returned error: NNN", from which a status other than 404 is told apart: -EREMOTEIO. */
 #include "debuginfod-fetch.h"
 
 #include <errno.h>
@@ -15,6 +19,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -26,6 +31,8 @@ struct debuginfod_fetch {
         double max_seconds;
         double started; /* CLOCK_MONOTONIC seconds at the start of the fetch under way */
         bool too_big, too_slow;
+        int log_fd;      /* libdebuginfod's verbose log of the last fetch; -1: none */
+        int http_status; /* of the last failed fetch, when its log says; 0: unknown */
 };
 
 static double now(void) {
@@ -73,6 +80,7 @@ int debuginfod_fetch_new(struct debuginfod_fetch **ret) {
         f = calloc(1, sizeof *f);
         if (!f)
                 return -ENOMEM;
+        f->log_fd = memfd_create("debuginfod-log", MFD_CLOEXEC);
         (void) env_bound(DEBUGINFOD_TIMEOUT_ENV_VAR, DEBUGINFOD_FETCH_TIMEOUT_S);
         f->max_seconds = (double) env_bound(DEBUGINFOD_MAXTIME_ENV_VAR, DEBUGINFOD_FETCH_MAXTIME_S);
         f->max_bytes = env_bound(DEBUGINFOD_MAXSIZE_ENV_VAR, DEBUGINFOD_FETCH_MAXSIZE);
@@ -85,6 +93,8 @@ int debuginfod_fetch_new(struct debuginfod_fetch **ret) {
         }
         debuginfod_set_user_data(f->client, f);
         debuginfod_set_progressfn(f->client, progress);
+        if (f->log_fd >= 0)
+                debuginfod_set_verbose_fd(f->client, f->log_fd);
         *ret = f;
         return 0;
 }
@@ -93,8 +103,30 @@ struct debuginfod_fetch *debuginfod_fetch_free(struct debuginfod_fetch *f) {
         if (!f)
                 return NULL;
         debuginfod_end(f->client);
+        if (f->log_fd >= 0)
+                close(f->log_fd);
         free(f);
         return NULL;
+}
+
+/* The HTTP status of the last fetch's error, from libdebuginfod's log: 0 if it says none. */
+static int logged_status(struct debuginfod_fetch *f) {
+        static const char key[] = "returned error: ";
+        char buf[16384];
+        ssize_t n;
+        int status = 0;
+
+        if (f->log_fd < 0 || (n = pread(f->log_fd, buf, sizeof buf - 1, 0)) <= 0)
+                return 0;
+        buf[n] = '\0';
+        for (const char *p = buf; (p = strstr(p, key)); p += sizeof key - 1)
+                if (sscanf(p + sizeof key - 1, "%d", &status) == 1 && status != 404)
+                        return status; /* one server's error beyond "not here" */
+        return 0;
+}
+
+int debuginfod_fetch_http_status(const struct debuginfod_fetch *f) {
+        return f->http_status;
 }
 
 int debuginfod_fetch_debuginfo(struct debuginfod_fetch *f, const char *build_id, char **ret) {
@@ -107,6 +139,9 @@ int debuginfod_fetch_debuginfo(struct debuginfod_fetch *f, const char *build_id,
                 return -EINVAL;
         f->started = now();
         f->too_big = f->too_slow = false;
+        f->http_status = 0;
+        if (f->log_fd >= 0 && ftruncate(f->log_fd, 0) == 0)
+                (void) lseek(f->log_fd, 0, SEEK_SET);
         fd = debuginfod_find_debuginfo(f->client, (const unsigned char *) build_id, 0, &path);
         if (fd < 0) {
                 free(path);
@@ -114,6 +149,11 @@ int debuginfod_fetch_debuginfo(struct debuginfod_fetch *f, const char *build_id,
                         return -EFBIG;
                 if (f->too_slow)
                         return -ETIMEDOUT;
+                if (fd == -ENOENT) {
+                        f->http_status = logged_status(f);
+                        if (f->http_status)
+                                return -EREMOTEIO;
+                }
                 return fd;
         }
         close(fd);
@@ -157,6 +197,8 @@ const char *debuginfod_fetch_strerror(int r) {
                 return "debuginfod server down or unreachable";
         case -EINVAL:
                 return "no usable build id";
+        case -EREMOTEIO:
+                return "the debuginfod server answered with an HTTP error";
         default:
                 return "debuginfod fetch failed";
         }

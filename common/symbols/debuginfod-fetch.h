@@ -28,9 +28,13 @@ DEFINE_CLEANUP(struct debuginfod_fetch *, debuginfod_fetch_free);
 /* Fetches the debug file of BUILD_ID (lowercase hex) into the cache. Returns 0 and sets *ret to
  * its path (malloc'd); or -ENOENT (no server has it), -ETIMEDOUT (too slow: the bounds above),
  * -EFBIG (larger than the bound), -ECONNREFUSED, -EHOSTUNREACH and the like (server down or
- * unreachable), -EINVAL (not a build id), another negative errno from libdebuginfod. The file is
+ * unreachable), -EREMOTEIO (an HTTP error other than 404: debuginfod_fetch_http_status() says
+ * which), -EINVAL (not a build id), another negative errno from libdebuginfod. The file is
  * the server's word only: the caller checks that it is an ELF file of that build id. */
 int debuginfod_fetch_debuginfo(struct debuginfod_fetch *f, const char *build_id, char **ret);
+
+/* The HTTP status behind the last -EREMOTEIO, e.g. 500; 0 otherwise. */
+int debuginfod_fetch_http_status(const struct debuginfod_fetch *f);
 
 /* Whether error R of debuginfod_fetch_debuginfo() says the servers are down or too slow (not
  * that a file is missing): a caller stops asking them for further modules. */

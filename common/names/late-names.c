@@ -127,6 +127,8 @@ static int try_file(struct late_names *ln, struct late_names_module *lm, const c
         int r;
 
         r = file_build_id(file, found);
+        if (r == -ENOKEY)
+                return -EBADMSG; /* an ELF file without a build id is no debug file of one */
         if (r < 0)
                 return r;
         if (!streq(found, lm->build_id))
@@ -199,7 +201,7 @@ static int try_servers(struct late_names *ln, struct late_names_module *lm, cons
                 return r;
         }
         r = try_file(ln, lm, file, addresses, n);
-        if (r == -ESTALE || r == -EBADMSG || r == -ENOKEY)
+        if (r == -ESTALE || r == -EBADMSG)
                 (void) unlink(file); /* the server's bad answer: not kept for the next command */
         if (r == 0)
                 r = -ENOENT; /* a debug file that names nothing there */
@@ -224,7 +226,7 @@ static int find_module(struct late_names *ln, struct late_names_module *lm, cons
                 lm->source = LATE_NAMES_FILE;
                 return lm->error = 0;
         }
-        lm->path_replaced = r == -ESTALE || r == -ENOKEY;
+        lm->path_replaced = r == -ESTALE || r == -EBADMSG;
         r = try_roots(ln, lm, addresses, n);
         if (r == -ENOMEM)
                 return r;
@@ -394,7 +396,7 @@ const char *late_names_strerror(const struct late_names_module *m) {
                                           "info of the recorded one was found" :
                                           "the debug file found has another build id";
         case -EBADMSG:
-                return "the debug file found is not a valid ELF file";
+                return "the debug file found is not a valid ELF file with a build id";
         default:
                 return debuginfod_fetch_strerror(m->error);
         }

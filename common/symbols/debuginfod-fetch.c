@@ -166,6 +166,7 @@ int debuginfod_fetch_debuginfo(struct debuginfod_fetch *f, const char *build_id,
 int debuginfod_fetch_server_error(int r) {
         switch (r) {
         case -ETIMEDOUT:
+        case -ETIME: /* libdebuginfod's own DEBUGINFOD_MAXTIME */
         case -ECONNREFUSED:
         case -ECONNRESET:
         case -EHOSTUNREACH:
@@ -184,6 +185,7 @@ const char *debuginfod_fetch_strerror(int r) {
         case -ENOENT:
                 return "not on any debuginfod server";
         case -ETIMEDOUT:
+        case -ETIME:
         case -ECANCELED:
                 return "debuginfod server too slow (DEBUGINFOD_TIMEOUT, DEBUGINFOD_MAXTIME)";
         case -EFBIG:

@@ -26,7 +26,7 @@ struct debuginfod_fetch *debuginfod_fetch_free(struct debuginfod_fetch *f);
 DEFINE_CLEANUP(struct debuginfod_fetch *, debuginfod_fetch_free);
 
 /* Fetches the debug file of BUILD_ID (lowercase hex) into the cache. Returns 0 and sets *ret to
- * its path (malloc'd); or -ENOENT (no server has it), -ETIMEDOUT (too slow: the bounds above),
+ * its path (malloc'd); or -ENOENT (no server has it), -ETIMEDOUT or -ETIME (too slow: the bounds above),
  * -EFBIG (larger than the bound), -ECONNREFUSED, -EHOSTUNREACH and the like (server down or
  * unreachable), -EREMOTEIO (an HTTP error other than 404: debuginfod_fetch_http_status() says
  * which), -EINVAL (not a build id), another negative errno from libdebuginfod. The file is

@@ -190,8 +190,8 @@ class Hostile:
         self.server.server_close()
 
 
-def record(db, exe, *args):
-    p = run([cppctl, 'record', '-q', '--db', db, '-e', 'cpu-time'] + list(args) + ['--', exe, '600'])
+def record(db, exe, *args, env=None):
+    p = run([cppctl, 'record', '-q', '--db', db, '-e', 'cpu-time'] + list(args) + ['--', exe, '600'], env)
     return ok(p.returncode == 0, 'record %s%s' % (os.path.basename(db), ' ' + ' '.join(args) if args else ''),
               p.stderr)
 
@@ -390,6 +390,13 @@ def main():
             shutil.copy(stripped, sym)
             test_symbolize(sym, {'DEBUGINFOD_URLS': server.url,
                                  'DEBUGINFOD_CACHE_PATH': os.path.join(tmp, 'cache-symbolize')})
+            # record with a server: sampling looks on this machine only, the fetch comes after
+            rec = os.path.join(tmp, 'recorded-named.db')
+            if record(rec, exe, env={'DEBUGINFOD_URLS': server.url,
+                                     'DEBUGINFOD_CACHE_PATH': os.path.join(tmp, 'cache-record')}):
+                j, p = functions(rec)
+                ok(j is not None and not addresses(j) and ENERGY in shares(j) and j.get('frames_named_later'),
+                   'record with DEBUGINFOD_URLS: named at the end of the run, into the store', p.stderr)
         finally:
             server.stop()
         test_debug_dir(tmp, stripped, debug, dbid)

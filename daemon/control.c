@@ -38,6 +38,7 @@
 #include "grow.h"
 #include "log.h"
 #include "manager.h"
+#include "namer.h"
 #include "parse-util.h"
 #include "proc-util.h"
 #include "protocol.h"
@@ -413,8 +414,12 @@ static void handle(struct connection *c, const struct protocol_message *req) {
                 else if (r == -ETIMEDOUT)
                         /* Stored what was handled: the client may ask again for the rest. */
                         reply(c, "ok", "partial", "yes", NULL);
-                else
+                else {
+                        /* a client wants what was stored: name it soon (cppctl record's end) */
+                        if (m->namer)
+                                namer_wake(m->namer);
                         reply(c, "ok", NULL);
+                }
         } else if (streq(req->word, "reload")) {
                 if (c->peer.uid != 0)
                         reply_error(c, EACCES, "only root may reload");

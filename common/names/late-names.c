@@ -182,6 +182,8 @@ static int try_servers(struct late_names *ln, struct late_names_module *lm, cons
                 r = debuginfod_fetch_new(&ln->fetch);
                 if (r < 0 && r != -ENOENT)
                         return r;
+                if (ln->fetch)
+                        debuginfod_fetch_set_cancel(ln->fetch, ln->cancel);
         }
         if (!ln->fetch)
                 return -ENOENT;
@@ -324,6 +326,31 @@ static int add_renames(struct late_names *ln, struct late_names_module *lm,
         return named;
 }
 
+/* Looks for the debug info of the modules of U[0..n) that are files, into STATS (modules,
+ * frames, modules_missing). Returns how many were found, or -ENOMEM. */
+static int find_modules(struct late_names *ln, const struct store_unnamed_module *u, int n,
+                        struct late_names_stats *stats) {
+        int found = 0;
+
+        for (int i = 0; i < n; i++) {
+                struct late_names_module *lm;
+
+                /* [kernel.kallsyms], [vdso], [jit]: not files a debug file is looked for */
+                if (u[i].path[0] == '[')
+                        continue;
+                stats->modules++;
+                stats->frames += u[i].n_frames;
+                lm = module_of(ln, &u[i]);
+                if (!lm)
+                        return -ENOMEM;
+                if (lm->module)
+                        found++;
+                else
+                        stats->modules_missing++;
+        }
+        return found;
+}
+
 int late_names_apply(struct late_names *ln, struct store *s, bool write, struct late_names_stats *ret) {
         _cleanup_(renames_done) struct renames x = {};
         struct store_unnamed_module *u = NULL;
@@ -331,7 +358,23 @@ int late_names_apply(struct late_names *ln, struct store *s, bool write, struct 
         struct store_rename_stats written = {};
         int n, r = 0;
 
-        n = store_unnamed_modules(s, &u);
+        /* First every frame stored as an address, from the function and frame tables: where no
+         * module's debug info is found (most stores, most of the time), that is all it costs. */
+        n = store_unnamed_modules(s, false, &u);
+        if (n < 0)
+                return n;
+        r = find_modules(ln, u, n, &stats);
+        store_unnamed_modules_free(u, (size_t) n);
+        u = NULL;
+        if (r <= 0) {
+                if (r == 0)
+                        *ret = stats;
+                return r;
+        }
+        /* Then those that samples reach, which a rename rewrites. */
+        stats = (struct late_names_stats) {};
+        r = 0;
+        n = store_unnamed_modules(s, true, &u);
         if (n < 0)
                 return n;
         for (int i = 0; i < n && r >= 0; i++) {

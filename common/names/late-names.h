@@ -44,8 +44,9 @@ struct late_names {
         size_t n_modules, cap_modules;
         struct debuginfod_fetch *fetch; /* NULL: no server named, or not allowed */
         bool fetch_tried;
-        bool network;     /* may ask debuginfod servers ($DEBUGINFOD_URLS) */
-        int servers_down; /* a server error seen: no module asks again */
+        bool network;       /* may ask debuginfod servers ($DEBUGINFOD_URLS) */
+        const bool *cancel; /* when set and true, a fetch under way stops (the daemon's stop) */
+        int servers_down;   /* a server error seen: no module asks again */
 };
 
 /* Makes an empty cache. NETWORK: modules not found on this machine are asked of the servers of

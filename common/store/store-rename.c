@@ -140,7 +140,7 @@ static int64_t name_address(const char *name) {
         return (int64_t) v;
 }
 
-static int unnamed_modules(struct store *s, struct store_unnamed_module **ret) {
+static int unnamed_modules(struct store *s, bool reached_only, struct store_unnamed_module **ret) {
         _cleanup_(trie_done) struct trie t = {};
         _cleanup_free_ uint8_t *frame_reached = NULL;
         struct store_unnamed_module *modules = NULL;
@@ -149,9 +149,6 @@ static int unnamed_modules(struct store *s, struct store_unnamed_module **ret) {
         int64_t max_frame;
         int rc, r;
 
-        r = trie_load(s, &t);
-        if (r < 0)
-                return r;
         r = store_query_int(s, "SELECT ifnull(max(id), 0) FROM frame", &max_frame);
         if (r < 0)
                 return r;
@@ -160,9 +157,15 @@ static int unnamed_modules(struct store *s, struct store_unnamed_module **ret) {
         frame_reached = calloc((size_t) max_frame + 1, 1);
         if (!frame_reached)
                 return -ENOMEM;
-        for (size_t i = 1; i < t.n; i++)
-                if (t.reached[i] && t.frame[i] <= max_frame)
-                        frame_reached[t.frame[i]] = 1;
+        if (reached_only) {
+                r = trie_load(s, &t);
+                if (r < 0)
+                        return r;
+                for (size_t i = 1; i < t.n; i++)
+                        if (t.reached[i] && t.frame[i] <= max_frame)
+                                frame_reached[t.frame[i]] = 1;
+        } else
+                memset(frame_reached, 1, (size_t) max_frame + 1);
 
         rc = sqlite3_prepare_v2(s->db,
                                 "SELECT m.id, m.path, m.build_id, fr.id, ifnull(fr.address, -1), f.name "
@@ -215,10 +218,10 @@ static int unnamed_modules(struct store *s, struct store_unnamed_module **ret) {
 }
 
 /* As store_load_tree_shared(): one snapshot for the several statements, unless the caller's. */
-int store_unnamed_modules(struct store *s, struct store_unnamed_module **ret) {
+int store_unnamed_modules(struct store *s, bool reached_only, struct store_unnamed_module **ret) {
         bool own =
                 sqlite3_get_autocommit(s->db) && sqlite3_exec(s->db, "BEGIN", NULL, NULL, NULL) == SQLITE_OK;
-        int r = unnamed_modules(s, ret);
+        int r = unnamed_modules(s, reached_only, ret);
 
         if (own)
                 (void) sqlite3_exec(s->db, "COMMIT", NULL, NULL, NULL);

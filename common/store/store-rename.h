@@ -22,11 +22,13 @@ struct store_unnamed_module {
         size_t n_frames;
 };
 
-/* Lists the modules with frames stored as addresses (an address kept, or "+0x" in the name) that the stacks of
- * samples reach, in module id order, each with those frames. Reads in one snapshot (the caller's
- * transaction, or its own). Returns the number of modules and sets *ret (free with
+/* Lists the modules with frames stored as addresses (an address kept, or "+0x" in the name), in
+ * module id order, each with those frames: with REACHED_ONLY, only frames that the stacks of
+ * samples reach (a read of the whole stack table), else every one (the function and frame
+ * tables only: enough to tell whether some module can be named at all). Reads in one snapshot
+ * (the caller's transaction, or its own). Returns the number of modules and sets *ret (free with
  * store_unnamed_modules_free(); NULL when none), or a negative errno. */
-int store_unnamed_modules(struct store *s, struct store_unnamed_module **ret);
+int store_unnamed_modules(struct store *s, bool reached_only, struct store_unnamed_module **ret);
 void store_unnamed_modules_free(struct store_unnamed_module *m, size_t n);
 
 /* One frame of the chain that replaces a frame stored as an address, outermost first: a

@@ -31,8 +31,9 @@ struct debuginfod_fetch {
         double max_seconds;
         double started; /* CLOCK_MONOTONIC seconds at the start of the fetch under way */
         bool too_big, too_slow;
-        int log_fd;      /* libdebuginfod's verbose log of the last fetch; -1: none */
-        int http_status; /* of the last failed fetch, when its log says; 0: unknown */
+        const bool *cancel; /* stop the fetch under way when true; NULL: never */
+        int log_fd;         /* libdebuginfod's verbose log of the last fetch; -1: none */
+        int http_status;    /* of the last failed fetch, when its log says; 0: unknown */
 };
 
 static double now(void) {
@@ -68,7 +69,18 @@ static int progress(debuginfod_client *c, long a, long b) {
                 f->too_big = true;
         if (now() - f->started > f->max_seconds)
                 f->too_slow = true;
-        return f->too_big || f->too_slow;
+        return f->too_big || f->too_slow || (f->cancel && __atomic_load_n(f->cancel, __ATOMIC_RELAXED));
+}
+
+void debuginfod_fetch_set_cancel(struct debuginfod_fetch *f, const bool *cancel) {
+        f->cancel = cancel;
+}
+
+int debuginfod_fetch_setup_env(void) {
+        (void) env_bound(DEBUGINFOD_TIMEOUT_ENV_VAR, DEBUGINFOD_FETCH_TIMEOUT_S);
+        (void) env_bound(DEBUGINFOD_MAXTIME_ENV_VAR, DEBUGINFOD_FETCH_MAXTIME_S);
+        (void) env_bound(DEBUGINFOD_MAXSIZE_ENV_VAR, DEBUGINFOD_FETCH_MAXSIZE);
+        return setenv(DEBUGINFOD_RETRY_LIMIT_ENV_VAR, "1", 0) < 0 ? -ENOMEM : 0;
 }
 
 int debuginfod_fetch_new(struct debuginfod_fetch **ret) {

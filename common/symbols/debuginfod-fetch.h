@@ -4,6 +4,7 @@
  * machine (debuginfo-find.c). */
 #pragma once
 
+#include <stdbool.h>
 #include <stdint.h>
 
 #include "cleanup.h"
@@ -35,6 +36,14 @@ int debuginfod_fetch_debuginfo(struct debuginfod_fetch *f, const char *build_id,
 
 /* The HTTP status behind the last -EREMOTEIO, e.g. 500; 0 otherwise. */
 int debuginfod_fetch_http_status(const struct debuginfod_fetch *f);
+
+/* Sets the bounds' defaults in the environment where unset (as debuginfod_fetch_new() does), for a
+ * program that makes clients in threads: call it before them. Returns 0 or -ENOMEM. */
+int debuginfod_fetch_setup_env(void);
+
+/* Makes a fetch under way stop at its next progress report once *CANCEL (read atomically; NULL:
+ * never) is true: it then fails with -ECANCELED. */
+void debuginfod_fetch_set_cancel(struct debuginfod_fetch *f, const bool *cancel);
 
 /* Whether error R of debuginfod_fetch_debuginfo() says the servers are down or too slow (not
  * that a file is missing): a caller stops asking them for further modules. */

@@ -13,7 +13,11 @@ gives one warning for the module, the frames stay addresses, the view succeeds, 
 past the size bound is kept. Needs perf events (root); skipped without debuginfod or g++'s
 workload. TAP output.
 
-Usage: test-late-names.py CPPCTL WORKLOADS_DIR
+The daemon with `[symbols] debuginfod` set names what it stored as addresses from the server,
+off its sampling path, and with a server that never answers it keeps recording, loses no
+sample, and stops when asked.
+
+Usage: test-late-names.py CPPD CPPCTL WORKLOADS_DIR
 
 Robustness: recordings are compared by their printed bars (each share within the sum of the two
 half-widths of 95% intervals, widened 1.5x as two independent runs are compared), never by
@@ -34,7 +38,7 @@ import urllib.request
 
 from tap import done, ok, skip_all
 
-cppctl, workloads = sys.argv[1], sys.argv[2]
+cppd, cppctl, workloads = sys.argv[1], sys.argv[2], sys.argv[3]
 
 ENERGY = 'geo::Field::energy(int) const'
 INTEGRATE = 'double geo::detail::integrate<double>(geo::Vec<double> const&, unsigned long)'
@@ -342,6 +346,79 @@ def test_hostile(tmp, stripped_db, other_debug, dbid):
         ok(not big, '%s server: nothing past DEBUGINFOD_MAXSIZE kept' % mode, big)
 
 
+def daemon_run(tmp, name, exe, url, cache):
+    """Runs EXE under a cppd naming from URL; returns (daemon, flush reply, lost samples), the
+    daemon still running (the caller stops it)."""
+    from daemon import Daemon
+    saved = dict(os.environ)
+    try:
+        os.environ['DEBUGINFOD_CACHE_PATH'] = cache
+        for k in ('DEBUGINFOD_URLS', 'DEBUGINFOD_TIMEOUT', 'DEBUGINFOD_MAXTIME'):
+            os.environ.pop(k, None)
+        if name == 'daemon-slow':
+            os.environ.update(DEBUGINFOD_TIMEOUT='3', DEBUGINFOD_MAXTIME='8')
+        # As test-debuginfod-offpath.py runs it, so that a sample lost is one naming cost: half
+        # the default rate, frame-pointer stacks, big rings and queue, a raised priority.
+        d = Daemon(cppd, tmp, name=name, resources='cpu-time/2',
+                   extra='unwind = fp\nring_size = 4M\nqueue_size = 64M\n\n[symbols]\ndebuginfod = %s\n' % url,
+                   wrapper=('nice', '-n', '-10'))
+    finally:
+        os.environ.clear()
+        os.environ.update(saved)
+    if not ok(d.ready(), '%s starts' % name, d.log_text()[-2000:]):
+        return d, None, None
+    p = run([exe, '600'])
+    ok(p.returncode == 0, '%s: the stripped workload ran beside it' % name, p.stderr)
+    reply = d.flush_all()
+    st = d.status_lines()
+    lost = int(st.get('resource:cpu-time', {}).get('lost', -1))
+    return d, reply, lost
+
+
+def named_later_in(db):
+    p = run([cppctl, 'sql', '--db', db, 'SELECT count(*) FROM frame WHERE named_later = 1'],
+            {'CPPD_NO_LATE_NAMES': '1'})
+    digits = [l.strip() for l in p.stdout.splitlines() if l.strip().isdigit()]
+    return int(digits[0]) if digits else -1
+
+
+def test_daemon(tmp, exe, url):
+    if os.geteuid() != 0:
+        ok(True, '# SKIP the daemon: needs root (system-wide perf events)')
+        return
+    d, reply, lost = daemon_run(tmp, 'daemon-named', exe, url, os.path.join(tmp, 'cache-daemon'))
+    try:
+        if reply is None:
+            return
+        ok(reply == 'ok' and lost == 0, 'daemon: flushed, no sample lost (%s)' % lost, reply)
+        # The flush asked for wakes the naming thread: wait for its pass, with a generous bound.
+        deadline, n = time.monotonic() + 180, 0
+        while time.monotonic() < deadline and (n := named_later_in(d.store)) <= 0 and not d.exited():
+            time.sleep(0.5)
+        ok(n > 0, 'daemon: its naming thread wrote names into the store (%d frames)' % n, d.log_text()[-2000:])
+        j, p = functions(d.store, {'CPPD_NO_LATE_NAMES': '1'}, '--exe', 'cxxnames')
+        ok(j is not None and ENERGY in shares(j), 'daemon: the workload\'s functions read named from the store',
+           p.stderr)
+    finally:
+        status = d.stop()
+    ok(status is not None and os.WIFEXITED(status) and os.WEXITSTATUS(status) == 0, 'daemon: stops cleanly',
+       d.log_text()[-2000:])
+
+    server = Hostile('slow')
+    d, reply, lost = daemon_run(tmp, 'daemon-slow', exe, server.url, os.path.join(tmp, 'cache-daemon-slow'))
+    try:
+        if reply is None:
+            return
+        ok(reply == 'ok' and lost == 0, 'daemon, a server that never answers: flushed, no sample lost (%s)' % lost,
+           reply)
+        ok(named_later_in(d.store) == 0, 'and nothing named')
+    finally:
+        status = d.stop()
+        server.stop()
+    ok(status is not None and os.WIFEXITED(status) and os.WEXITSTATUS(status) == 0,
+       'daemon, a server that never answers: stops cleanly, its fetch cut off', d.log_text()[-2000:])
+
+
 def main():
     if not shutil.which('debuginfod'):
         skip_all('debuginfod is not installed (apt install debuginfod; packaging/install-deps does)')
@@ -397,6 +474,7 @@ def main():
                 j, p = functions(rec)
                 ok(j is not None and not addresses(j) and ENERGY in shares(j) and j.get('frames_named_later'),
                    'record with DEBUGINFOD_URLS: named at the end of the run, into the store', p.stderr)
+            test_daemon(tmp, exe, server.url)
         finally:
             server.stop()
         test_debug_dir(tmp, stripped, debug, dbid)

@@ -127,7 +127,7 @@ int main(void) {
         ok(store_open(db, STORE_WRITE, &s) == 0 && fill(s, &x) == 0,
            "a store with frames stored as addresses");
 
-        n = store_unnamed_modules(s, &u);
+        n = store_unnamed_modules(s, true, &u);
         is_int(n, 1, "one module holds unnamed frames that samples reach");
         if (n == 1) {
                 ok(streq(u[0].path, "/usr/bin/app") && streq(u[0].build_id, "aabbccdd"),
@@ -160,7 +160,7 @@ int main(void) {
            t ? t->info.frames_named_later : 0, t ? t->info.modules_named_later : 0);
         t = sample_tree_free(t);
 
-        n = store_unnamed_modules(s, &u);
+        n = store_unnamed_modules(s, true, &u);
         is_int(n, 0, "nothing left to name");
         store_unnamed_modules_free(u, n > 0 ? (size_t) n : 0);
 
@@ -169,7 +169,7 @@ int main(void) {
                    store_commit(s) == 0,
            "a writer adds 4 hits to the old stack app+0x10");
         is_int(down(s, "main", "main", NULL), 15, "counted once");
-        n = store_unnamed_modules(s, &u);
+        n = store_unnamed_modules(s, true, &u);
         is_int(n, 1, "its frame is unnamed again");
         store_unnamed_modules_free(u, n > 0 ? (size_t) n : 0);
         is_int(rename_all(s, &x, &st), 0, "rename again");

@@ -58,6 +58,8 @@ static bool wait_for_pass(struct namer *n) {
         return go;
 }
 
+/* Each module not found, once per cache, at debug level (a host runs hundreds of stripped
+ * binaries that no server has); what the servers did wrong, at notice level, once per cache. */
 static void log_missing(struct late_names *ln) {
         for (size_t i = 0; i < ln->n_modules; i++) {
                 struct late_names_module *m = &ln->modules[i];
@@ -66,8 +68,10 @@ static void log_missing(struct late_names *ln) {
                 if (m->reported || m->module)
                         continue;
                 m->reported = true;
-                log_notice("%s%s%s: frames stay addresses: %s%s", m->path, m->build_id[0] ? " build id " : "",
-                           m->build_id, late_names_strerror(m), late_names_http(m, status, sizeof status));
+                log_full_errno(m->server_error && m->asked_servers ? LOG_NOTICE : LOG_DEBUG, 0,
+                               "%s%s%s: frames stay addresses: %s%s", m->path,
+                               m->build_id[0] ? " build id " : "", m->build_id, late_names_strerror(m),
+                               late_names_http(m, status, sizeof status));
         }
 }
 
@@ -87,8 +91,11 @@ static void *run(void *userdata) {
                 if (r >= 0 && (!ln || now_sec() - made >= NAMER_FORGET_SEC)) {
                         ln = late_names_free(ln);
                         r = late_names_new(true, &ln);
-                        if (r >= 0)
+                        if (r >= 0) {
                                 ln->cancel = &n->stop;
+                                ln->max_fetches = NAMER_MAX_FETCHES;
+                                ln->max_fetch_bytes = NAMER_MAX_FETCH_BYTES;
+                        }
                         made = now_sec();
                 }
                 if (r >= 0) {

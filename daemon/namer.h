@@ -11,6 +11,10 @@
  * debug package installed since: asked again after). */
 #define NAMER_INTERVAL_SEC 60
 #define NAMER_FORGET_SEC 3600
+/* Fetches, and bytes of debug files, per NAMER_FORGET_SEC: a host running thousands of stripped
+ * binaries fetches a few each hour rather than all at once. */
+#define NAMER_MAX_FETCHES 256
+#define NAMER_MAX_FETCH_BYTES (UINT64_C(4) << 30)
 
 struct namer;
 

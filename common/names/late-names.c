@@ -173,6 +173,7 @@ static int try_roots(struct late_names *ln, struct late_names_module *lm, const 
 static int try_servers(struct late_names *ln, struct late_names_module *lm, const int64_t *addresses,
                        size_t n) {
         _cleanup_free_ char *file = NULL;
+        struct stat st;
         int r;
 
         if (!ln->network)
@@ -191,7 +192,11 @@ static int try_servers(struct late_names *ln, struct late_names_module *lm, cons
                 lm->server_error = true;
                 return ln->servers_down;
         }
+        if ((ln->max_fetches && ln->fetches >= ln->max_fetches) ||
+            (ln->max_fetch_bytes && ln->fetch_bytes >= ln->max_fetch_bytes))
+                return -EDQUOT;
         lm->asked_servers = true;
+        ln->fetches++;
         r = debuginfod_fetch_debuginfo(ln->fetch, lm->build_id, &file);
         if (r < 0) {
                 lm->http_status = debuginfod_fetch_http_status(ln->fetch);
@@ -202,6 +207,8 @@ static int try_servers(struct late_names *ln, struct late_names_module *lm, cons
                 }
                 return r;
         }
+        if (stat(file, &st) == 0)
+                ln->fetch_bytes += (uint64_t) st.st_size;
         r = try_file(ln, lm, file, addresses, n);
         if (r == -ESTALE || r == -EBADMSG)
                 (void) unlink(file); /* the server's bad answer: not kept for the next command */
@@ -440,6 +447,8 @@ const char *late_names_strerror(const struct late_names_module *m) {
                                           "the debug file found has another build id";
         case -EBADMSG:
                 return "the debug file found is not a valid ELF file with a build id";
+        case -EDQUOT:
+                return "not asked of the debuginfod servers: the bounds on fetches were reached";
         default:
                 return debuginfod_fetch_strerror(m->error);
         }

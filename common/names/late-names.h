@@ -26,8 +26,9 @@ struct late_names_module {
         char *build_id; /* lowercase hex; "" when unknown */
         /* 0: found, from SOURCE; else why not: -ENOKEY no build id, -ENOENT no debug info found
          * anywhere asked, -ESTALE only files of another build id (the path holds another version
-         * now, or a server sent another module's file), -EBADMSG a file found was not ELF, or
-         * a debuginfod_fetch_debuginfo() error */
+         * now, or a server sent another module's file), -EBADMSG a file found was not ELF,
+         * -EDQUOT not asked: the cache's fetch bounds were spent, or a
+         * debuginfod_fetch_debuginfo() error */
         int error;
         enum late_names_source source;
         bool path_replaced; /* the file at the path has another build id */
@@ -46,7 +47,11 @@ struct late_names {
         bool fetch_tried;
         bool network;       /* may ask debuginfod servers ($DEBUGINFOD_URLS) */
         const bool *cancel; /* when set and true, a fetch under way stops (the daemon's stop) */
-        int servers_down;   /* a server error seen: no module asks again */
+        /* bounds over the cache's life (0: none): fetches asked, and bytes of debug files got;
+         * past them modules are not asked for (-EDQUOT) */
+        uint64_t max_fetches, max_fetch_bytes;
+        uint64_t fetches, fetch_bytes;
+        int servers_down; /* a server error seen: no module asks again */
 };
 
 /* Makes an empty cache. NETWORK: modules not found on this machine are asked of the servers of

@@ -10,7 +10,11 @@
  *
  * libdebuginfod says -ENOENT for every HTTP error, a 500 as a 404; its verbose log, which it
  * writes to a descriptor of ours (a memfd, emptied before each fetch), has libcurl's words
- * "returned error: NNN", from which a status other than 404 is told apart: -EREMOTEIO. */
+ * "returned error: NNN", from which a status other than 404 is told apart: -EREMOTEIO. And a
+ * transfer that a server began and did not finish sometimes comes back as -ENOENT too (0.188,
+ * seen built with AddressSanitizer after its DEBUGINFOD_TIMEOUT: no retry, no -ETIME): the
+ * progress reports say bytes of a body came, and the log no HTTP error (a 404 is not found), so
+ * it is told as a timeout, or a broken connection. */
 #include "debuginfod-fetch.h"
 
 #include <errno.h>
@@ -29,7 +33,9 @@ struct debuginfod_fetch {
         debuginfod_client *client;
         uint64_t max_bytes;
         double max_seconds;
-        double started; /* CLOCK_MONOTONIC seconds at the start of the fetch under way */
+        double timeout_s; /* DEBUGINFOD_TIMEOUT */
+        bool body_seen;   /* the fetch under way received bytes of a body */
+        double started;   /* CLOCK_MONOTONIC seconds at the start of the fetch under way */
         bool too_big, too_slow;
         const bool *cancel; /* stop the fetch under way when true; NULL: never */
         int log_fd;         /* libdebuginfod's verbose log of the last fetch; -1: none */
@@ -65,6 +71,8 @@ static uint64_t env_bound(const char *name, uint64_t fallback) {
 static int progress(debuginfod_client *c, long a, long b) {
         struct debuginfod_fetch *f = debuginfod_get_user_data(c);
 
+        if (a > 0)
+                f->body_seen = true;
         if ((a > 0 && (uint64_t) a > f->max_bytes) || (b > 0 && (uint64_t) b > f->max_bytes))
                 f->too_big = true;
         if (now() - f->started > f->max_seconds)
@@ -93,7 +101,7 @@ int debuginfod_fetch_new(struct debuginfod_fetch **ret) {
         if (!f)
                 return -ENOMEM;
         f->log_fd = memfd_create("debuginfod-log", MFD_CLOEXEC);
-        (void) env_bound(DEBUGINFOD_TIMEOUT_ENV_VAR, DEBUGINFOD_FETCH_TIMEOUT_S);
+        f->timeout_s = (double) env_bound(DEBUGINFOD_TIMEOUT_ENV_VAR, DEBUGINFOD_FETCH_TIMEOUT_S);
         f->max_seconds = (double) env_bound(DEBUGINFOD_MAXTIME_ENV_VAR, DEBUGINFOD_FETCH_MAXTIME_S);
         f->max_bytes = env_bound(DEBUGINFOD_MAXSIZE_ENV_VAR, DEBUGINFOD_FETCH_MAXSIZE);
         /* one try per server: a fetch that failed once is said so, not repeated */
@@ -121,7 +129,8 @@ struct debuginfod_fetch *debuginfod_fetch_free(struct debuginfod_fetch *f) {
         return NULL;
 }
 
-/* The HTTP status of the last fetch's error, from libdebuginfod's log: 0 if it says none. */
+/* The HTTP status of the last fetch's error, from libdebuginfod's log: of one server, the first
+ * other than 404 if any, else 404; 0 if the log says none. */
 static int logged_status(struct debuginfod_fetch *f) {
         static const char key[] = "returned error: ";
         char buf[16384];
@@ -131,10 +140,16 @@ static int logged_status(struct debuginfod_fetch *f) {
         if (f->log_fd < 0 || (n = pread(f->log_fd, buf, sizeof buf - 1, 0)) <= 0)
                 return 0;
         buf[n] = '\0';
-        for (const char *p = buf; (p = strstr(p, key)); p += sizeof key - 1)
-                if (sscanf(p + sizeof key - 1, "%d", &status) == 1 && status != 404)
-                        return status; /* one server's error beyond "not here" */
-        return 0;
+        for (const char *p = buf; (p = strstr(p, key)); p += sizeof key - 1) {
+                int s;
+
+                if (sscanf(p + sizeof key - 1, "%d", &s) != 1)
+                        continue;
+                if (s != 404)
+                        return s; /* one server's error beyond "not here" */
+                status = s;
+        }
+        return status;
 }
 
 int debuginfod_fetch_http_status(const struct debuginfod_fetch *f) {
@@ -150,7 +165,7 @@ int debuginfod_fetch_debuginfo(struct debuginfod_fetch *f, const char *build_id,
         if (len < 4 || len > 128 || len % 2 || strspn(build_id, "0123456789abcdef") != len)
                 return -EINVAL;
         f->started = now();
-        f->too_big = f->too_slow = false;
+        f->too_big = f->too_slow = f->body_seen = false;
         f->http_status = 0;
         if (f->log_fd >= 0 && ftruncate(f->log_fd, 0) == 0)
                 (void) lseek(f->log_fd, 0, SEEK_SET);
@@ -162,9 +177,15 @@ int debuginfod_fetch_debuginfo(struct debuginfod_fetch *f, const char *build_id,
                 if (f->too_slow)
                         return -ETIMEDOUT;
                 if (fd == -ENOENT) {
-                        f->http_status = logged_status(f);
-                        if (f->http_status)
+                        int status = logged_status(f);
+
+                        if (status == 404)
+                                return -ENOENT;
+                        f->http_status = status;
+                        if (status)
                                 return -EREMOTEIO;
+                        if (f->body_seen)
+                                return now() - f->started >= f->timeout_s ? -ETIMEDOUT : -ECONNRESET;
                 }
                 return fd;
         }

@@ -55,6 +55,11 @@ static void html_facts(FILE *f, const struct sample_tree *t) {
                 fprintf(f,
                         "<tr><th>Named later</th><td>%" PRIu64 " frames from %" PRIu64 " modules</td></tr>\n",
                         i->frames_named_later, i->modules_named_later);
+        if (i->names_note) {
+                fputs("<tr><th>Names</th><td>", f);
+                xml_write_escaped(f, i->names_note);
+                fputs("</td></tr>\n", f);
+        }
         fputs("</table>\n", f);
 }
 

@@ -46,6 +46,10 @@ void render_json_header(FILE *f, const char *view, const struct sample_tree *t, 
         if (i->frames_named_later)
                 fprintf(f, ", \"frames_named_later\": %" PRIu64 ", \"modules_named_later\": %" PRIu64,
                         i->frames_named_later, i->modules_named_later);
+        if (i->names_note) {
+                fputs(", \"names_note\": ", f);
+                json_write_string(f, i->names_note);
+        }
 }
 
 int render_json_profile(FILE *f, const struct profile *p, double threshold) {

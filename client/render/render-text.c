@@ -66,6 +66,8 @@ void render_text_facts(FILE *f, const struct sample_tree *t) {
                         i->frames_named_later, i->frames_named_later == 1 ? "" : "s", i->modules_named_later,
                         i->modules_named_later == 1 ? "" : "s");
         fputc('\n', f);
+        if (i->names_note)
+                fprintf(f, "%s\n", i->names_note);
 }
 
 void render_text_header(FILE *f, const char *title, const struct sample_tree *t, const char *format) {

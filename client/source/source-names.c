@@ -88,6 +88,30 @@ void source_names_report(struct late_names *ln) {
         }
 }
 
+const char *source_names_note(void) {
+        static char note[512];
+        const struct late_names_module *first = NULL;
+        size_t more = 0;
+
+        for (size_t i = 0; cache && i < cache->n_modules; i++) {
+                const struct late_names_module *m = &cache->modules[i];
+
+                if (m->module || !m->path_replaced)
+                        continue;
+                if (first)
+                        more++;
+                else
+                        first = m;
+        }
+        if (!first)
+                return NULL;
+        snprintf(note, sizeof note,
+                 "frames of %s left as addresses: the file there now has another build than the one recorded "
+                 "(%.12s...)%s",
+                 first->path, first->build_id, more ? " and more modules likewise" : "");
+        return note;
+}
+
 void source_names_remove_copy(const char *path) {
         char other[4096];
 

@@ -33,5 +33,10 @@ void source_names_report(struct late_names *ln);
  * why (the caller then reads DB as it is). */
 int source_names_copy(const char *db, struct store *s, char **ret);
 
+/* What a header says of names after the fact in this command, when a user would not guess it:
+ * the modules whose path now holds another build, their frames left as addresses. NULL: nothing.
+ * Valid until the next call. */
+const char *source_names_note(void);
+
 /* Removes the copy at PATH with its -wal and -shm files. */
 void source_names_remove_copy(const char *path);

@@ -292,6 +292,15 @@ def test_debug_dir(tmp, stripped_db, debug, dbid):
        p.stderr)
     j, p = functions(db)
     ok(j is not None and addresses(j), 'without it: addresses (the store is unchanged)', p.stderr)
+    # the recorded file deleted since: named by build id alone
+    exe = os.path.join(tmp, 'bin', 'cxxnames')
+    os.rename(exe, exe + '.away')
+    try:
+        j, p = functions(db, None, '--debug-dir', root)
+        ok(j is not None and not addresses(j) and ENERGY in shares(j),
+           '--debug-dir, the recorded file deleted: named by its build id', p.stderr)
+    finally:
+        os.rename(exe + '.away', exe)
 
 
 def test_replaced(tmp, stripped_db, exe, other_exe, dbid):
@@ -306,6 +315,13 @@ def test_replaced(tmp, stripped_db, exe, other_exe, dbid):
         ok(j is not None and addresses(j), 'a path holding another build: frames stay addresses', p.stderr)
         ok(p.stderr.count(dbid) == 1 and 'another build id' in p.stderr,
            'and one warning says the file has another build id', p.stderr)
+        j, p = functions(stripped_db)
+        ok(j is not None and 'another build' in j.get('names_note', ''),
+           'with nothing asked for, no warning, and the header says why',
+           {k: v for k, v in (j or {}).items() if k != 'entries'})
+        p = run([cppctl, 'functions', '--db', stripped_db, '-t', '0.1'])
+        ok(p.returncode == 0 and 'left as addresses: the file there now has another build' in p.stdout,
+           'the text header too', p.stdout)
     finally:
         os.replace(saved, exe)
 

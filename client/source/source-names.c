@@ -11,6 +11,7 @@
 #include "source-names.h"
 
 #include <errno.h>
+#include <inttypes.h>
 #include <sqlite3.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -38,10 +39,16 @@ int source_names_add_debug_dir(const char *dir) {
         return 0;
 }
 
+static bool disabled;
+
+void source_names_disable(void) {
+        disabled = true;
+}
+
 bool source_names_enabled(void) {
         const char *off = getenv("CPPD_NO_LATE_NAMES");
 
-        return !off || !streq(off, "1");
+        return !disabled && (!off || !streq(off, "1"));
 }
 
 int source_names_cache(struct late_names **ret) {
@@ -152,6 +159,7 @@ int source_names_copy(const char *db, struct store *s, char **ret) {
         _cleanup_free_ char *path = NULL;
         struct late_names_stats stats;
         struct late_names *ln;
+        uint64_t live, file;
         const char *tmp = getenv("TMPDIR");
         int fd, r;
 
@@ -189,6 +197,11 @@ int source_names_copy(const char *db, struct store *s, char **ret) {
                 source_names_remove_copy(path);
                 return r;
         }
+        /* Big stores are copied at every view until the names are in them: say how to stop it. */
+        if (store_size(w, &live, &file) >= 0 && file >= SOURCE_NAMES_HINT_BYTES)
+                log_notice("%s: %" PRIu64 " frames named from debug info found now, in a copy of the store; "
+                           "'cppctl symbolize --db %s' writes them into it, and views then read it as it is",
+                           db, stats.frames_named, db);
         *ret = take_ptr(&path);
         return 0;
 }

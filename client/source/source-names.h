@@ -6,6 +6,7 @@
 #pragma once
 
 #include <stdbool.h>
+#include <stdint.h>
 
 #include "late-names.h"
 
@@ -15,8 +16,11 @@
 int source_names_add_debug_dir(const char *dir);
 
 /* Whether views name frames after the fact: true unless turned off ($CPPD_NO_LATE_NAMES=1, for
- * the tests of stores as recorded). */
+ * the tests of stores as recorded; source_names_disable()). */
 bool source_names_enabled(void);
+
+/* Turns naming after the fact off for this process (cppctl top, which reads every second). */
+void source_names_disable(void);
 
 /* The process's cache of modules, made on first use with debuginfod servers allowed. Returns 0
  * and sets *ret (borrowed), or -ENOMEM. */
@@ -25,6 +29,9 @@ int source_names_cache(struct late_names **ret);
 /* Warns once per module of LN that was not found, with why, when the user asked for debug info
  * from somewhere (--debug-dir, $DEBUGINFOD_URLS). */
 void source_names_report(struct late_names *ln);
+
+/* A named copy of a store of this size or more says how to stop copying it (cppctl symbolize). */
+#define SOURCE_NAMES_HINT_BYTES (UINT64_C(64) << 20)
 
 /* If debug info found now names frames that the store at DB (open as S, read-only) holds as
  * addresses: copies the store to a temporary file, writes the names into the copy and sets *ret

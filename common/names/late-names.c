@@ -104,19 +104,20 @@ static size_t id_bytes(const char *build_id, uint8_t out[static 20]) {
         return n / 2;
 }
 
-/* How many of ADDRESSES[0..n) module M names. */
-static size_t count_named(struct late_names *ln, struct module *m, const int64_t *addresses, size_t n) {
+/* Whether module M names any of ADDRESSES[0..n): the first it names ends the probe (the
+ * renames symbolize them all afterwards). */
+static bool names_any(struct late_names *ln, struct module *m, const int64_t *addresses, size_t n) {
         struct module_location loc[MODULE_MAX_INLINE];
-        size_t named = 0;
 
         for (size_t i = 0; i < n; i++)
-                named += module_symbolize(m, (uint64_t) addresses[i], false, ln->names, loc) > 0;
-        return named;
+                if (module_symbolize(m, (uint64_t) addresses[i], false, ln->names, loc) > 0)
+                        return true;
+        return false;
 }
 
 /* Tries FILE as LM's debug info: the file must have LM's build id and name some of ADDRESSES.
- * Returns 1 and sets lm->module, 0 if it names none, or a negative errno: -ENOENT, -EBADMSG,
- * -ESTALE (another build id), -ENOKEY (none), -ENOMEM. */
+ * Returns 1 and sets lm->module, 0 if it names none, or a negative errno: -ENOENT, -EBADMSG (not
+ * ELF, or without a build id), -ESTALE (another build id), -ENOMEM. */
 static int try_file(struct late_names *ln, struct late_names_module *lm, const char *file,
                     const int64_t *addresses, size_t n) {
         _cleanup_(module_freep) struct module *m = NULL;
@@ -139,7 +140,7 @@ static int try_file(struct late_names *ln, struct late_names_module *lm, const c
         r = module_load(m, candidates, ln->names);
         if (r < 0)
                 return r;
-        if (count_named(ln, m, addresses, n) == 0)
+        if (!names_any(ln, m, addresses, n))
                 return 0;
         lm->module = take_ptr(&m);
         return 1;

@@ -141,6 +141,10 @@ int main(void) {
                    "app+0x20: the address kept in the frame");
         }
         store_unnamed_modules_free(u, n > 0 ? (size_t) n : 0);
+        n = store_unnamed_modules(s, false, &u);
+        ok(n == 1 && u[0].n_frames == 3 && u[0].frames[2] == x.at30,
+           "without reaching: all three, app+0x30 too (a probe of the tables alone)");
+        store_unnamed_modules_free(u, n > 0 ? (size_t) n : 0);
 
         is_int(rename_all(s, &x, &st), 0, "rename");
         is_int(st.frames, 2, "two frames renamed");

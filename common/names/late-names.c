@@ -282,16 +282,18 @@ static struct late_names_module *module_of(struct late_names *ln, const struct s
         return lm;
 }
 
-/* The renames of the store's unnamed frames: chains in CHAINS (by rename, MODULE_MAX_INLINE
- * each). */
+/* The renames of the store's unnamed frames, their chains one after the other in CHAINS, rename
+ * I's from FIRST[I] (a million frames of one module take tens of MiB, not one chain's room each). */
 struct renames {
         struct store_rename *r;
+        size_t *first;
         struct store_name *chains;
-        size_t n, cap, cap_chains;
+        size_t n, cap, cap_first, n_chains, cap_chains;
 };
 
 static void renames_done(struct renames *x) {
         free(x->r);
+        free(x->first);
         free(x->chains);
 }
 
@@ -310,10 +312,12 @@ static int add_renames(struct late_names *ln, struct late_names_module *lm,
                         return n;
                 if (n == 0)
                         continue;
-                if (GROW(x->r, x->cap, x->n + 1) < 0 ||
-                    GROW(x->chains, x->cap_chains, (x->n + 1) * MODULE_MAX_INLINE) < 0)
+                if (GROW(x->r, x->cap, x->n + 1) < 0 || GROW(x->first, x->cap_first, x->n + 1) < 0 ||
+                    GROW(x->chains, x->cap_chains, x->n_chains + (size_t) n) < 0)
                         return -ENOMEM;
-                chain = &x->chains[x->n * MODULE_MAX_INLINE];
+                x->first[x->n] = x->n_chains;
+                chain = &x->chains[x->n_chains];
+                x->n_chains += (size_t) n;
                 for (int j = 0; j < n; j++)
                         chain[j] = (struct store_name) {
                                 .function = name_table_get(ln->names, loc[j].function),
@@ -410,7 +414,7 @@ int late_names_apply(struct late_names *ln, struct store *s, bool write, struct 
         }
         /* the chains move no more: point the renames at them */
         for (size_t i = 0; r >= 0 && i < x.n; i++)
-                x.r[i].chain = &x.chains[i * MODULE_MAX_INLINE];
+                x.r[i].chain = &x.chains[x.first[i]];
         if (r >= 0 && write && x.n > 0) {
                 r = store_begin(s);
                 if (r >= 0)

@@ -415,6 +415,20 @@ def test_daemon(tmp, exe, url):
         j, p = functions(d.store, {'CPPD_NO_LATE_NAMES': '1'}, '--exe', 'cxxnames')
         ok(j is not None and ENERGY in shares(j), 'daemon: the workload\'s functions read named from the store',
            p.stderr)
+        # cppctl symbolize over the daemon's store while it writes: both take the write lock
+        # in turn; the store stays whole, every sample row on a stack, the daemon flushing.
+        work = subprocess.Popen([exe, '600'], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        p = run([cppctl, 'symbolize', '--db', d.store], {'DEBUGINFOD_URLS': url,
+                                                          'DEBUGINFOD_CACHE_PATH': os.path.join(tmp, 'cache-sym-d')})
+        work.wait(timeout=COMMAND_TIMEOUT)
+        ok(p.returncode == 0 and (p.stdout.startswith('named ') or 'nothing to name' in p.stdout),
+           'daemon: cppctl symbolize over its store while it writes', p.stdout + p.stderr)
+        ok(d.flush_all() == 'ok', 'daemon: flushes after it')
+        from daemon import store_query
+        check = store_query(d.store, 'PRAGMA quick_check')
+        orphans = store_query(d.store, 'SELECT count(*) FROM sample WHERE stack_id NOT IN (SELECT id FROM stack)')
+        ok(check == [('ok',)] and orphans == [(0,)], 'daemon: the store is whole, every sample on a stack',
+           (check, orphans))
     finally:
         status = d.stop()
     ok(status is not None and os.WIFEXITED(status) and os.WEXITSTATUS(status) == 0, 'daemon: stops cleanly',

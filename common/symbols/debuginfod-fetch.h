@@ -27,8 +27,8 @@ struct debuginfod_fetch *debuginfod_fetch_free(struct debuginfod_fetch *f);
 DEFINE_CLEANUP(struct debuginfod_fetch *, debuginfod_fetch_free);
 
 /* Fetches the debug file of BUILD_ID (lowercase hex) into the cache. Returns 0 and sets *ret to
- * its path (malloc'd); or -ENOENT (no server has it), -ETIMEDOUT or -ETIME (too slow: the bounds above),
- * -EFBIG (larger than the bound), -ECONNREFUSED, -EHOSTUNREACH and the like (server down or
+ * its path (malloc'd); or -ENOENT (no server has it), -ETIMEDOUT or -ETIME (too slow: the
+ * bounds above), -EFBIG (larger than the bound), -ECONNREFUSED, -EHOSTUNREACH and the like (server down or
  * unreachable), -EREMOTEIO (an HTTP error other than 404: debuginfod_fetch_http_status() says
  * which), -EINVAL (not a build id), another negative errno from libdebuginfod. The file is
  * the server's word only: the caller checks that it is an ELF file of that build id. */

@@ -466,3 +466,39 @@ const char *late_names_http(const struct late_names_module *m, char *buf, size_t
                 buf[0] = '\0';
         return buf;
 }
+
+int late_names_name(void *userdata, const char *path, const char *build_id, int64_t address, bool located,
+                    struct store_name *ret, size_t max) {
+        struct late_names *ln = userdata;
+        struct module_location loc[MODULE_MAX_INLINE];
+        int64_t addresses[1] = { address };
+        struct store_unnamed_module u = {
+                .path = (char *) path,
+                .build_id = (char *) build_id,
+                .addresses = addresses,
+                .n_frames = 1,
+        };
+        struct late_names_module *lm;
+        int n;
+
+        if (path[0] == '[' || address < 0)
+                return 0;
+        lm = module_of(ln, &u);
+        if (!lm)
+                return -ENOMEM;
+        if (!lm->module)
+                return 0;
+        n = module_symbolize(lm->module, (uint64_t) address, located, ln->names, loc);
+        if (n <= 0)
+                return n;
+        if ((size_t) n > max)
+                n = (int) max; /* the outermost levels, as module_symbolize() keeps them */
+        for (int j = 0; j < n; j++)
+                ret[j] = (struct store_name) {
+                        .function = name_table_get(ln->names, loc[j].function),
+                        .file = loc[j].file != NAME_NONE ? name_table_get(ln->names, loc[j].file) : NULL,
+                        .line = loc[j].line,
+                        .inlined = loc[j].inlined,
+                };
+        return n;
+}

@@ -10,6 +10,7 @@
 #include <stdint.h>
 
 #include "cleanup.h"
+#include "store-rename.h"
 #include "store.h"
 
 /* Where a module's names came from, or could not. */
@@ -76,6 +77,13 @@ struct late_names_stats {
  * 0 and fills *ret, or a negative errno (S as it was). Modules not found are in LN's modules
  * with their reasons, for the caller to report once each. */
 int late_names_apply(struct late_names *ln, struct store *s, bool write, struct late_names_stats *ret);
+
+/* For a loader with no store to write (the fleet store's): the chain of ADDRESS in module (PATH,
+ * BUILD_ID), found now, into RET[0..n) (at most MAX), with files and lines if LOCATED, its strings
+ * valid while LN lives. A module is looked for once, at its first address, which its debug info
+ * must name. Returns n, 0 when not named, or -ENOMEM. A store_namer's operation (userdata: LN). */
+int late_names_name(void *ln, const char *path, const char *build_id, int64_t address, bool located,
+                    struct store_name *ret, size_t max);
 
 /* Words for why module M was not found ("no build id in the store", "not on any debuginfod
  * server", ...): a string constant. */

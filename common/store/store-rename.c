@@ -127,9 +127,7 @@ static int module_add_frame(struct store_unnamed_module *m, size_t *cap, int64_t
         return 0;
 }
 
-/* The address in an unknown function's NAME, "module+0xoffset" (symbolize.c's unknown_name()):
- * the offset, or -1 when the name has none. */
-static int64_t name_address(const char *name) {
+int64_t store_name_address(const char *name) {
         const char *plus = name ? strrchr(name, '+') : NULL;
         uint64_t v = 0;
         int n = 0;
@@ -183,7 +181,7 @@ static int unnamed_modules(struct store *s, bool reached_only, struct store_unna
                 bool located = address >= 0;
 
                 if (!located)
-                        address = name_address((const char *) sqlite3_column_text(st, 5));
+                        address = store_name_address((const char *) sqlite3_column_text(st, 5));
                 if (frame <= 0 || frame > max_frame || !frame_reached[frame] || address < 0)
                         continue;
                 if (n == 0 || modules[n - 1].id != module) {

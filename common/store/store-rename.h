@@ -40,6 +40,20 @@ struct store_name {
         bool inlined;         /* inlined into the frame before it */
 };
 
+/* A namer for loaders that read frames stored as addresses and cannot write (the fleet store's):
+ * NAME sets RET[0..n) (at most MAX) to the chain of ADDRESS in module (PATH, BUILD_ID), with
+ * files and lines if LOCATED, its strings valid while the namer lives. Returns n, 0 when not
+ * named, or a negative errno. */
+struct store_namer {
+        int (*name)(void *userdata, const char *path, const char *build_id, int64_t address, bool located,
+                    struct store_name *ret, size_t max);
+        void *userdata;
+};
+
+/* The address in an unknown function's NAME, "module+0xoffset" (symbolize.c's unknown_name()):
+ * the offset, or -1 when the name has none. */
+int64_t store_name_address(const char *name);
+
 /* Frame FRAME_ID (at ADDRESS in module MODULE_ID) is CHAIN[0..n_chain). The named frames
  * keep ADDRESS and their source lines if LOCATED, else neither (frames stored as functions). */
 struct store_rename {

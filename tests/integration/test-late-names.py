@@ -398,6 +398,41 @@ def named_later_in(db):
     return int(digits[0]) if digits else -1
 
 
+def test_clickhouse(tmp, full, stripped_db, url):
+    """The fleet view names what the hosts could not: the stripped recording loaded into a
+    private ClickHouse, views over it with the server."""
+    import clickhouse
+    if not clickhouse.installed():
+        ok(True, '# SKIP the fleet store: clickhouse-server is not installed')
+        return
+    try:
+        ch = clickhouse.ClickHouse(tmp)
+        ch.start()
+    except RuntimeError as e:
+        ok(False, 'start clickhouse-server', str(e))
+        return
+    try:
+        cred = ['--credentials', ch.credentials]
+        p = run([cppctl, 'merge', '-o', ch.url('fleet')] + cred + [stripped_db])
+        if not ok(p.returncode == 0, 'fleet: the stripped recording loaded into ClickHouse', p.stderr):
+            return
+        j, p = functions(ch.url('fleet'), None, *cred)
+        ok(j is not None and addresses(j) and ENERGY not in shares(j), 'fleet, no server: addresses', p.stderr)
+        env = {'DEBUGINFOD_URLS': url, 'DEBUGINFOD_CACHE_PATH': os.path.join(tmp, 'cache-fleet')}
+        j, p = functions(ch.url('fleet'), env, *cred)
+        ref, _ = functions(full)
+        s, r = shares(j), shares(ref)
+        ok(j is not None and not addresses(j) and all(n in s and within_bars(s[n], r[n]) for n in HOT) and
+           INLINED in s and j.get('frames_named_later', 0) > 0,
+           'fleet, with the server: named as the unstripped recording, counted as named later',
+           {k: v for k, v in (j or {}).items() if k != 'entries'})
+        p = run([cppctl, 'down', 'main', '-t', '0.1', '--db', ch.url('fleet')] + cred, env)
+        ok(p.returncode == 0 and '(main %s %s)' % (ENERGY, INLINED) in p.stdout, 'fleet: down names the path',
+           p.stdout + p.stderr)
+    finally:
+        ch.stop()
+
+
 def test_daemon(tmp, exe, url):
     if os.geteuid() != 0:
         ok(True, '# SKIP the daemon: needs root (system-wide perf events)')
@@ -504,6 +539,7 @@ def main():
                 j, p = functions(rec)
                 ok(j is not None and not addresses(j) and ENERGY in shares(j) and j.get('frames_named_later'),
                    'record with DEBUGINFOD_URLS: named at the end of the run, into the store', p.stderr)
+            test_clickhouse(tmp, full, stripped, server.url)
             test_daemon(tmp, exe, server.url)
         finally:
             server.stop()

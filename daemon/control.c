@@ -239,6 +239,16 @@ static void do_status(struct connection *c) {
                       num(&nb, fs.set_aside_bytes), "spool_error_time", num(&nb, fs.spool_error_time),
                       "spool_error", fs.spool_error, NULL);
         }
+        if (m->namer) {
+                struct namer_stats ns;
+
+                namer_get_stats(m->namer, &ns);
+                nb.n = 0;
+                reply(c, "symbols", "servers", m->config.debuginfod, "passes", num(&nb, ns.passes),
+                      "frames_named", num(&nb, ns.frames_named), "modules_missing",
+                      num(&nb, ns.modules_missing), "error",
+                      ns.last_error < 0 ? strerror(-ns.last_error) : NULL, NULL);
+        }
         for (unsigned i = 0; i < m->n_sessions; i++)
                 session_line(c, m->sessions[i]);
         reply(c, "ok", NULL);

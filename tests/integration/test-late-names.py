@@ -447,6 +447,9 @@ def test_daemon(tmp, exe, url):
         while time.monotonic() < deadline and (n := named_later_in(d.store)) <= 0 and not d.exited():
             time.sleep(0.5)
         ok(n > 0, 'daemon: its naming thread wrote names into the store (%d frames)' % n, d.log_text()[-2000:])
+        sym = d.status_lines().get('symbols', {})
+        ok(sym.get('servers') == url and int(sym.get('frames_named', 0)) > 0 and 'error' not in sym,
+           'daemon: status says what it named', sym)
         j, p = functions(d.store, {'CPPD_NO_LATE_NAMES': '1'}, '--exe', 'cxxnames')
         ok(j is not None and ENERGY in shares(j), 'daemon: the workload\'s functions read named from the store',
            p.stderr)

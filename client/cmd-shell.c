@@ -42,6 +42,7 @@
 #include "parse-util.h"
 #include "pattern.h"
 #include "read-line.h"
+#include "source-names.h"
 #include "strv.h"
 
 #define MAX_WORDS 64
@@ -765,6 +766,7 @@ int cmd_shell(int argc, char **argv, const struct verb *verb) {
                                                  { "db", required_argument, NULL, 'd' },
                                                  { "replay", required_argument, NULL, 'R' },
                                                  { "credentials", required_argument, NULL, 'K' },
+                                                 { "debug-dir", required_argument, NULL, 'X' },
                                                  {} };
         _cleanup_(shell_done) struct shell s = { .verbs = verb->verbs };
         const char *db = NULL, *replay = NULL, *credentials = NULL;
@@ -788,6 +790,8 @@ int cmd_shell(int argc, char **argv, const struct verb *verb) {
                                "                         (second line); default $" CH_CREDENTIALS_ENV "\n"
                                "      --replay FILE      run a session written by 'save FILE' first; then leave,\n"
                                "                         unless standard input is a terminal\n"
+                               "      --debug-dir DIR    name frames stored as addresses from debug files in DIR\n"
+                               "                         too, in every view (as the views' --debug-dir)\n"
                                "  -h, --help             this help\n");
                         return EXIT_OK;
                 case 'd':
@@ -795,6 +799,10 @@ int cmd_shell(int argc, char **argv, const struct verb *verb) {
                         break;
                 case 'R':
                         replay = optarg;
+                        break;
+                case 'X':
+                        if (source_names_add_debug_dir(optarg) < 0)
+                                return EXIT_USAGE;
                         break;
                 case 'K':
                         credentials = optarg;

@@ -13,12 +13,14 @@
 
 #include "ch-client.h"
 #include "log.h"
+#include "source-names.h"
 
 int cmd_sql(int argc, char **argv, const struct verb *verb) {
         static const struct option options[] = { { "help", no_argument, NULL, 'h' },
                                                  { "db", required_argument, NULL, 'd' },
                                                  { "format", required_argument, NULL, 'f' },
                                                  { "credentials", required_argument, NULL, 'K' },
+                                                 { "debug-dir", required_argument, NULL, 'X' },
                                                  {} };
         enum render_rows_format format = RENDER_ROWS_TABLE;
         const char *db = NULL, *sql, *credentials = NULL;
@@ -42,13 +44,21 @@ int cmd_sql(int argc, char **argv, const struct verb *verb) {
                                "statement (one, without a FORMAT clause) runs there with readonly=1, over the\n"
                                "tables of schemas/README.md's fleet section (KILL and SYSTEM, which readonly=1\n"
                                "lets through, are refused); --credentials FILE (default\n"
-                               "$" CH_CREDENTIALS_ENV ") holds the user and the password.\n");
+                               "$" CH_CREDENTIALS_ENV ") holds the user and the password.\n\n"
+                               "Frames a store holds as addresses are named from debug info found now, as in\n"
+                               "the views: --debug-dir DIR (repeatable) and $DEBUGINFOD_URLS say where else to\n"
+                               "look; the statements then run over a named copy of the store ('cppctl symbolize'\n"
+                               "writes the names into the store itself).\n");
                         return EXIT_OK;
                 case 'd':
                         db = optarg;
                         break;
                 case 'K':
                         credentials = optarg;
+                        break;
+                case 'X':
+                        if (source_names_add_debug_dir(optarg) < 0)
+                                return EXIT_USAGE;
                         break;
                 case 'f':
                         r = render_rows_format_from_name(optarg);

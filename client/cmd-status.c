@@ -215,6 +215,13 @@ int cmd_status(int argc, char **argv, const struct verb *verb) {
                                        get(m, "period"));
                 } else if (streq(m->word, "fleet"))
                         print_fleet(m);
+                else if (streq(m->word, "symbols")) {
+                        const char *error = protocol_get(m, "error");
+
+                        printf("\nnames from %s: %s passes, %s frames named later, %s modules not found%s%s\n",
+                               get(m, "servers"), get(m, "passes"), get(m, "frames_named"),
+                               get(m, "modules_missing"), error ? "; last pass failed: " : "", error ?: "");
+                }
         }
         print_pushes(&reply);
         printf("\n");

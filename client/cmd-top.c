@@ -19,6 +19,7 @@
 #include "control-client.h"
 #include "log.h"
 #include "parse-util.h"
+#include "source-names.h"
 
 static volatile sig_atomic_t stop;
 
@@ -155,6 +156,9 @@ int cmd_top(int argc, char **argv, const struct verb *verb) {
         if (r < 0)
                 return exit_status(r);
         argc = r;
+        /* A live view reads the store every second: no named copy of it each time (the daemon's
+         * naming thread, or cppctl symbolize, names frames stored as addresses). */
+        source_names_disable();
         r = query_args_parse(
                 &q, argc, argv, "top",
                 "What cppd collects now: the function profile (or --view body, down, up with\n"

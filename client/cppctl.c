@@ -73,6 +73,9 @@ static const struct verb verbs[] = {
         { .name = "merge",
           .run = cmd_merge,
           .summary = "copy the runs of several stores into one: cppctl merge --db OUT IN..." },
+        { .name = "symbolize",
+          .run = cmd_symbolize,
+          .summary = "name frames stored as addresses from debug info found now, into the store" },
         {},
 };
 

@@ -37,6 +37,7 @@ int cmd_sessions(int argc, char **argv, const struct verb *verb);
 int cmd_shell(int argc, char **argv, const struct verb *verb);
 int cmd_sql(int argc, char **argv, const struct verb *verb);
 int cmd_status(int argc, char **argv, const struct verb *verb);
+int cmd_symbolize(int argc, char **argv, const struct verb *verb);
 int cmd_top(int argc, char **argv, const struct verb *verb);
 int cmd_tree(int argc, char **argv, const struct verb *verb);
 /* down, up, functions and body (cmd-view.c): KIND is the profile's */

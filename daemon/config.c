@@ -318,13 +318,30 @@ static int set(struct config *c, const char *section, const char *key, char *val
                 c->fleet_spool_max = u;
                 return 0;
         }
+        /* ---- [symbols] ---- */
+        if (KEY("symbols", "debuginfod")) {
+                _cleanup_free_ char *copy = strdup(value);
+                char *save = NULL;
+
+                if (!copy)
+                        return fail(error, size, "out of memory");
+                if (strlen(value) >= sizeof c->debuginfod)
+                        return fail(error, size, "debuginfod longer than %zu bytes",
+                                    sizeof c->debuginfod - 1);
+                for (char *w = strtok_r(copy, " \t", &save); w; w = strtok_r(NULL, " \t", &save))
+                        if ((!startswith(w, "http://") && !startswith(w, "https://")) || strlen(w) <= 8)
+                                return fail(error, size, "debuginfod '%s': expected http:// or https:// URLs",
+                                            w);
+                strcpy(c->debuginfod, value);
+                return 0;
+        }
 #undef KEY
         return fail(error, size, "unknown key '%s' in [%s]", key, section);
 }
 
 int config_parse(const char *text, size_t size, struct config *ret, unsigned *ret_line, char *error,
                  size_t error_size) {
-        static const char *const sections[] = { "collect", "store", "control", "fleet" };
+        static const char *const sections[] = { "collect", "store", "control", "fleet", "symbols" };
         char section[32] = "", line[CONFIG_MAX_LINE + 1];
         struct config c;
         unsigned n = 0;

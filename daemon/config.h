@@ -58,6 +58,9 @@ struct config {
         char fleet_credentials[4096]; /* a file: user, then password; "" for none */
         char fleet_spool[4096];       /* "": "spool" beside the store */
         uint64_t fleet_spool_max;     /* bytes of batches waiting in the spool */
+        /* [symbols]: debuginfod servers the naming thread asks (daemon/namer.c), space-separated
+         * as $DEBUGINFOD_URLS; "" (the default): none, no network */
+        char debuginfod[1024];
 };
 
 /* Whether C pushes to any fleet profiler. */

@@ -38,6 +38,7 @@
 #include "grow.h"
 #include "log.h"
 #include "manager.h"
+#include "namer.h"
 #include "parse-util.h"
 #include "proc-util.h"
 #include "protocol.h"
@@ -238,6 +239,16 @@ static void do_status(struct connection *c) {
                       num(&nb, fs.set_aside_bytes), "spool_error_time", num(&nb, fs.spool_error_time),
                       "spool_error", fs.spool_error, NULL);
         }
+        if (m->namer) {
+                struct namer_stats ns;
+
+                namer_get_stats(m->namer, &ns);
+                nb.n = 0;
+                reply(c, "symbols", "servers", m->config.debuginfod, "passes", num(&nb, ns.passes),
+                      "frames_named", num(&nb, ns.frames_named), "modules_missing",
+                      num(&nb, ns.modules_missing), "error",
+                      ns.last_error < 0 ? strerror(-ns.last_error) : NULL, NULL);
+        }
         for (unsigned i = 0; i < m->n_sessions; i++)
                 session_line(c, m->sessions[i]);
         reply(c, "ok", NULL);
@@ -413,8 +424,12 @@ static void handle(struct connection *c, const struct protocol_message *req) {
                 else if (r == -ETIMEDOUT)
                         /* Stored what was handled: the client may ask again for the rest. */
                         reply(c, "ok", "partial", "yes", NULL);
-                else
+                else {
+                        /* a client wants what was stored: name it soon (cppctl record's end) */
+                        if (m->namer)
+                                namer_wake(m->namer);
                         reply(c, "ok", NULL);
+                }
         } else if (streq(req->word, "reload")) {
                 if (c->peer.uid != 0)
                         reply_error(c, EACCES, "only root may reload");

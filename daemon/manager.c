@@ -29,6 +29,7 @@
 #include <systemd/sd-daemon.h>
 
 #include "log.h"
+#include "namer.h"
 #include "perf-event.h"
 #include "read-line.h"
 #include "session.h"
@@ -520,6 +521,12 @@ bool manager_stop_pending(void) {
 int manager_start(struct manager *m) {
         int r;
 
+        /* First: it sets the environment libdebuginfod reads, before any other thread runs. */
+        if (m->config.debuginfod[0]) {
+                r = namer_new(m->config.store_path, m->config.debuginfod, &m->namer);
+                if (r < 0)
+                        return log_error_errno(r, "Cannot start naming from %s: %m", m->config.debuginfod);
+        }
         r = shipper_start(m->shipper);
         if (r < 0)
                 return r;
@@ -605,6 +612,7 @@ struct manager *manager_free(struct manager *m) {
         if (!m)
                 return NULL;
         pusher_free(m->pusher); /* before the store it reads */
+        namer_free(m->namer);
         for (unsigned i = m->n_sessions; i > 0; i--)
                 session_end(m->sessions[i - 1]);
         sd_event_source_disable_unref(m->collector_source);

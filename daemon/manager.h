@@ -57,6 +57,7 @@ struct manager {
         double samples_per_second;
         uint64_t last_resource_samples[COLLECTOR_MAX_RESOURCES];
         double resource_rate[COLLECTOR_MAX_RESOURCES]; /* samples/s per resource */
+        struct namer *namer; /* [symbols] debuginfod: names frames stored as addresses; NULL: off */
 };
 
 /* Whether a SIGTERM or SIGINT waits. main() blocks them (and SIGHUP) before anything else, so

@@ -60,7 +60,9 @@ CREATE TABLE frame (
     address      INTEGER,               -- module-relative address of the instruction; NULL if unknown
     file         TEXT,                  -- source file of that instruction (a call site for callers)
     line         INTEGER,               -- source line
-    inlined      INTEGER NOT NULL DEFAULT 0 CHECK (inlined IN (0, 1))  -- 1: inlined into its caller
+    inlined      INTEGER NOT NULL DEFAULT 0 CHECK (inlined IN (0, 1)),  -- 1: inlined into its caller
+    -- 1: added by naming a frame stored as an address after the fact (cppctl symbolize)
+    named_later  INTEGER NOT NULL DEFAULT 0 CHECK (named_later IN (0, 1))
 );
 CREATE UNIQUE INDEX frame_key ON frame (function_id, ifnull(address, -1), ifnull(file, ''),
                                         ifnull(line, -1), inlined);

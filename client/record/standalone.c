@@ -26,6 +26,7 @@
 #include "profile.h"
 #include "report.h"
 #include "resource.h"
+#include "source-names.h"
 #include "store-error.h"
 #include "time-util.h"
 
@@ -427,6 +428,36 @@ static int flush(struct recording *rec, bool final) {
         return r;
 }
 
+/* With $DEBUGINFOD_URLS set, names the frames the run stored as addresses from the servers, now
+ * that sampling is over: the collector looks on this machine only, so that no sample waits on a
+ * server (debuginfo-find.c); what it could not name is fetched here, bounded, and written into
+ * the store (late-names.c). The run is stored already: a failure only leaves addresses. */
+static void name_later(struct recording *rec) {
+        const char *urls = getenv("DEBUGINFOD_URLS");
+        struct late_names_stats st;
+        struct late_names *ln;
+        int r;
+
+        if (!urls || urls[strspn(urls, " \t")] == '\0' || !source_names_enabled())
+                return;
+        r = source_names_cache(&ln);
+        if (r < 0) {
+                log_warning_errno(r, "Out of memory: frames stored as addresses stay so");
+                return;
+        }
+        r = late_names_apply(ln, rec->store, true, &st);
+        source_names_report(ln);
+        if (r < 0) {
+                log_warning_errno(r, "Cannot name the frames stored as addresses: %s (they stay so)",
+                                  store_error(rec->store)[0] ? store_error(rec->store) : strerror(-r));
+                return;
+        }
+        if (st.frames_named > 0 && !rec->args.quiet)
+                printf("Named after sampling, from debuginfod: %" PRIu64 " frames from %" PRIu64
+                       " module%s\n",
+                       st.frames_named, st.modules_named, st.modules_named == 1 ? "" : "s");
+}
+
 int recording_run(struct recording *rec, pid_t child, int pidfd, int *ret_status) {
         _cleanup_close_ int sfd = -1;
         struct pollfd pfd[3];
@@ -518,6 +549,7 @@ int recording_run(struct recording *rec, pid_t child, int pidfd, int *ret_status
                           rec->args.db);
                 return EXIT_FAILURE_;
         }
+        name_later(rec);
         return EXIT_OK;
 }
 

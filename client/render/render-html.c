@@ -51,6 +51,15 @@ static void html_facts(FILE *f, const struct sample_tree *t) {
         if (i->frames)
                 fprintf(f, "<tr><th>Frames unsymbolized</th><td>%.1f%%</td></tr>\n",
                         100.0 * (double) i->frames_unsymbolized / (double) i->frames);
+        if (i->frames_named_later)
+                fprintf(f,
+                        "<tr><th>Named later</th><td>%" PRIu64 " frames from %" PRIu64 " modules</td></tr>\n",
+                        i->frames_named_later, i->modules_named_later);
+        if (i->names_note) {
+                fputs("<tr><th>Names</th><td>", f);
+                xml_write_escaped(f, i->names_note);
+                fputs("</td></tr>\n", f);
+        }
         fputs("</table>\n", f);
 }
 

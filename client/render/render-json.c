@@ -42,6 +42,14 @@ void render_json_header(FILE *f, const char *view, const struct sample_tree *t, 
                 ", \"lost\": %" PRIu64 ", \"frames_unsymbolized\": %.6f, \"threshold\": %g",
                 i->period, i->samples, t->total, i->lost,
                 i->frames ? (double) i->frames_unsymbolized / (double) i->frames : 0.0, threshold);
+        /* only when there are, so that profiles of stores named at record time read as before */
+        if (i->frames_named_later)
+                fprintf(f, ", \"frames_named_later\": %" PRIu64 ", \"modules_named_later\": %" PRIu64,
+                        i->frames_named_later, i->modules_named_later);
+        if (i->names_note) {
+                fputs(", \"names_note\": ", f);
+                json_write_string(f, i->names_note);
+        }
 }
 
 int render_json_profile(FILE *f, const struct profile *p, double threshold) {

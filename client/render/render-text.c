@@ -61,7 +61,13 @@ void render_text_facts(FILE *f, const struct sample_tree *t) {
         if (i->frames)
                 fprintf(f, "; %.1f%% of frames unsymbolized",
                         100.0 * (double) i->frames_unsymbolized / (double) i->frames);
+        if (i->frames_named_later)
+                fprintf(f, "; named later: %" PRIu64 " frame%s from %" PRIu64 " module%s",
+                        i->frames_named_later, i->frames_named_later == 1 ? "" : "s", i->modules_named_later,
+                        i->modules_named_later == 1 ? "" : "s");
         fputc('\n', f);
+        if (i->names_note)
+                fprintf(f, "%s\n", i->names_note);
 }
 
 void render_text_header(FILE *f, const char *title, const struct sample_tree *t, const char *format) {

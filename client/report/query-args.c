@@ -14,6 +14,7 @@
 #include "log.h"
 #include "parse-util.h"
 #include "pattern.h"
+#include "source-names.h"
 #include "strv.h"
 
 /* -r A,B,... or --ratio A/B into Q's resources; one name stays q->resource alone. */
@@ -118,6 +119,7 @@ int query_args_parse_extra(struct query_args *q, int argc, char **argv, const ch
                                                  { "ratio", required_argument, NULL, 'A' },
                                                  { "no-idle", no_argument, NULL, 'D' },
                                                  { "credentials", required_argument, NULL, 'K' },
+                                                 { "debug-dir", required_argument, NULL, 'X' },
                                                  {} };
         _cleanup_free_ struct option *all = options_with(options, extra);
         const char *resources = NULL;
@@ -161,7 +163,10 @@ int query_args_parse_extra(struct query_args *q, int argc, char **argv, const ch
                                "      --focus RE         only stacks with a frame matching RE (POSIX extended)\n"
                                "      --ignore RE        no stacks with a frame matching RE\n"
                                "      --hide RE          leave frames matching RE out of the stacks\n"
-                               "      --no-demangle      C++ and Rust names as the symbol table has them\n",
+                               "      --no-demangle      C++ and Rust names as the symbol table has them\n"
+                               "      --debug-dir DIR    name frames stored as addresses from debug files in DIR\n"
+                               "                         too (laid out as /usr/lib/debug: .build-id/xx/yyyy.debug);\n"
+                               "                         repeatable. $DEBUGINFOD_URLS: from debuginfod servers too\n",
                                name,
                                flags & QUERY_NEEDS_ROOT         ? " --root FUNCTION" :
                                        flags & QUERY_TAKES_ROOT ? " [--root FUNCTION]" :
@@ -240,6 +245,11 @@ int query_args_parse_extra(struct query_args *q, int argc, char **argv, const ch
                         break;
                 case 'K':
                         q->credentials = optarg;
+                        break;
+                case 'X':
+                        r = source_names_add_debug_dir(optarg);
+                        if (r < 0)
+                                return r;
                         break;
                 case 'C':
                         q->filter.comm = optarg;

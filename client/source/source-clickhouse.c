@@ -11,6 +11,7 @@
 #include "ch-read.h"
 #include "fleet-open.h"
 #include "log.h"
+#include "source-names.h"
 
 struct source_clickhouse {
         struct source source; /* first: a struct source * is one of these */
@@ -35,9 +36,23 @@ static int clickhouse_has_call_sites(struct source *s) {
         return ch_has_call_sites(of(s)->ch);
 }
 
+/* Frames the hosts stored as addresses are named as the tree is loaded, from debug info found
+ * here now (late-names.c): there is no store to write them into, and the fleet store is read. */
 static int clickhouse_load_tree(struct source *s, const struct store_filter *f, struct name_table *names,
                                 struct sample_tree **ret) {
-        return ch_load_tree_shared(of(s)->ch, f, names, ret);
+        struct store_filter named = *f;
+        struct store_namer namer;
+        struct late_names *ln = NULL;
+        int r;
+
+        if (source_names_enabled() && source_names_cache(&ln) >= 0) {
+                namer = (struct store_namer) { .name = late_names_name, .userdata = ln };
+                named.namer = &namer;
+        }
+        r = ch_load_tree_shared(of(s)->ch, &named, names, ret);
+        if (ln)
+                source_names_report(ln);
+        return r;
 }
 
 /* The names in the fleet's stacks' arrays, one TabSeparated line each. */

@@ -1,5 +1,7 @@
 /* The SQLite source: a store file (common/store), read as the views read it, with the cache of
- * big trees' indexes (index-cache.c), which is keyed by the store file's identity. */
+ * big trees' indexes (index-cache.c), which is keyed by the store file's identity; or, where
+ * debug info found now names frames the store holds as addresses, a named copy of it
+ * (source-names.c), read without that cache (each copy is a new file). */
 #include "source-internal.h"
 
 #include <errno.h>
@@ -9,11 +11,13 @@
 
 #include "index-cache.h"
 #include "log.h"
+#include "source-names.h"
 #include "store-error.h"
 
 struct source_sqlite {
         struct source source; /* first: a struct source * is one of these */
         struct store *store;
+        char *named_copy; /* the named copy read instead of the store; NULL: the store */
 };
 
 static struct source_sqlite *of(struct source *s) {
@@ -22,6 +26,8 @@ static struct source_sqlite *of(struct source *s) {
 
 static struct source *sqlite_close(struct source *s) {
         store_close(of(s)->store);
+        source_names_remove_copy(of(s)->named_copy);
+        free(of(s)->named_copy);
         free(s);
         return NULL;
 }
@@ -48,7 +54,7 @@ static bool unfiltered(const struct store_filter *f) {
 
 static int sqlite_load_index(struct source *s, const struct store_filter *f, bool inverted,
                              struct view_data *ret) {
-        if (unfiltered(f))
+        if (unfiltered(f) && !of(s)->named_copy)
                 return index_cache_load(of(s)->store, f, inverted, ret);
         return view_data_build(s, f, inverted, ret);
 }
@@ -61,7 +67,7 @@ static int sqlite_function_names(struct source *s, int (*each)(void *userdata, c
         sqlite3_stmt *st = NULL;
         int r = 0;
 
-        if (store_sqlite_open_read(s->db, 0, &c) != SQLITE_OK ||
+        if (store_sqlite_open_read(of(s)->named_copy ?: s->db, 0, &c) != SQLITE_OK ||
             sqlite3_prepare_v2(c, "SELECT DISTINCT name FROM function ORDER BY name", -1, &st, NULL) !=
                     SQLITE_OK)
                 r = -EIO;
@@ -92,18 +98,31 @@ static const struct source_ops sqlite_ops = {
 
 int source_sqlite_open(const char *db, const char *credentials, unsigned flags, struct source **ret) {
         _cleanup_(store_closep) struct store *store = NULL;
+        _cleanup_free_ char *copy = NULL;
         struct source_sqlite *s;
         int r;
 
         r = store_open(db, STORE_READ, &store);
         if (r < 0)
                 return flags & SOURCE_QUIET ? r : log_store_error(r, db, store);
+        /* a failure was said, and the store is read as it is */
+        if (!(flags & SOURCE_QUIET) && source_names_copy(db, store, &copy) >= 0 && copy) {
+                store = store_close(store);
+                r = store_open(copy, STORE_READ, &store);
+                if (r < 0) {
+                        source_names_remove_copy(copy);
+                        return log_store_error(r, copy, store);
+                }
+        }
         s = malloc(sizeof *s);
-        if (!s)
+        if (!s) {
+                source_names_remove_copy(copy);
                 return flags & SOURCE_QUIET ? -ENOMEM : log_error_errno(ENOMEM, "Out of memory");
+        }
         *s = (struct source_sqlite) {
                 .source = { .ops = &sqlite_ops, .db = db },
                 .store = take_ptr(&store),
+                .named_copy = take_ptr(&copy),
         };
         *ret = &s->source;
         return 0;

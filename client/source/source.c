@@ -9,6 +9,7 @@
 
 #include "ch-client.h"
 #include "source-internal.h"
+#include "source-names.h"
 
 const char *source_default_db(void) {
         const char *db = getenv("CPPD_DB");
@@ -65,15 +66,28 @@ int source_has_call_sites(struct source *s) {
         return s->ops->has_call_sites(s);
 }
 
+/* Puts what naming after the fact has to say (source-names.c) in T's header. */
+static int add_names_note(struct sample_tree *t) {
+        const char *note = source_names_note();
+
+        return note && t ? sample_tree_set_names_note(t, note) : 0;
+}
+
 int source_load_tree(struct source *s, const struct store_filter *f, struct name_table *names,
                      struct sample_tree **ret) {
-        return s->ops->load_tree(s, f, names, ret);
+        int r = s->ops->load_tree(s, f, names, ret);
+
+        return r < 0 ? r : add_names_note(*ret);
 }
 
 int source_load_index(struct source *s, const struct store_filter *f, bool inverted, struct view_data *ret) {
+        int r;
+
         if (s->ops->load_index)
-                return s->ops->load_index(s, f, inverted, ret);
-        return view_data_build(s, f, inverted, ret);
+                r = s->ops->load_index(s, f, inverted, ret);
+        else
+                r = view_data_build(s, f, inverted, ret);
+        return r < 0 ? r : add_names_note(ret->index ? ret->index->header : NULL);
 }
 
 int source_function_names(struct source *s, int (*each)(void *userdata, const char *name), void *userdata) {

@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "log.h"
+#include "source-names.h"
 #include "sql-ext.h"
 
 /* What the authorizer refused, for the message. */
@@ -141,17 +142,30 @@ static int report_failure(sqlite3 *c) {
         return log_error_errno(EIO, "%s", sqlite3_errmsg(c));
 }
 
+/* The file to run SQL over: DB, or its named copy when debug info found now names frames it
+ * holds as addresses (source-names.c), into *ret (NULL: DB itself). A store that cannot be
+ * opened as one is left to SQLite's own words. */
+static void named_copy(const char *db, char **ret) {
+        _cleanup_(store_closep) struct store *s = NULL;
+
+        *ret = NULL;
+        if (store_open(db, STORE_READ, &s) >= 0)
+                (void) source_names_copy(db, s, ret);
+}
+
 int source_sqlite_sql(const char *db, const char *credentials, const char *sql,
                       enum render_rows_format format, FILE *out) {
+        _cleanup_free_ char *copy = NULL;
         sqlite3 *c = NULL;
         const char *tail;
         int rc, r = 0;
 
         if (access(db, R_OK) < 0)
                 return log_error_errno(errno, "%s: %m", db);
+        named_copy(db, &copy);
 
         /* As the views open a store: read-only, immutable where a -shm cannot be made. */
-        rc = store_sqlite_open_read(db, 0, &c);
+        rc = store_sqlite_open_read(copy ?: db, 0, &c);
         if (rc == SQLITE_OK)
                 rc = sql_ext_register(c);
         /* Connecting an eponymous table for the first time declares it in the schema, which the
@@ -171,6 +185,7 @@ int source_sqlite_sql(const char *db, const char *credentials, const char *sql,
         if (rc != SQLITE_OK) {
                 r = log_error_errno(EIO, "%s: %s", db, c ? sqlite3_errmsg(c) : sqlite3_errstr(rc));
                 sqlite3_close(c);
+                source_names_remove_copy(copy);
                 return r;
         }
         sqlite3_busy_timeout(c, 5000);
@@ -194,5 +209,6 @@ int source_sqlite_sql(const char *db, const char *credentials, const char *sql,
                         break;
         }
         sqlite3_close(c);
+        source_names_remove_copy(copy);
         return r;
 }

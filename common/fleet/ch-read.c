@@ -21,6 +21,7 @@
 #include "grow.h"
 #include "idmap.h"
 #include "math-util.h"
+#include "store-rename.h"
 #include "strv.h"
 #include "tree-load.h"
 
@@ -221,6 +222,18 @@ struct load {
         struct ch_buf key; /* scratch for a frame's key */
         struct tree_load_label *infos;
         size_t n_infos, cap_infos;
+        /* frames stored as addresses that the filter's namer names (after the fact: what the
+         * hosts could not): by frame index, its chain's labels in chain_labels from FIRST, N of
+         * them (0: none, the frame is its info); and the tree's modules counted as named later */
+        struct frame_chain {
+                uint32_t first;
+                uint8_t n;
+        } * chains;
+        size_t cap_chains;
+        struct tree_load_label *chain_labels;
+        size_t n_chain_labels, cap_chain_labels;
+        uint8_t *late_module; /* by tree module index: counted */
+        size_t cap_late_module;
         /* modules: key "path\x1f build id" -> index in the tree's modules */
         struct name_table *module_keys;
         uint32_t *modules;
@@ -241,6 +254,9 @@ static void load_done(struct load *l) {
         l->frame_keys = name_table_free(l->frame_keys);
         ch_buf_done(&l->key);
         l->infos = mfree(l->infos);
+        l->chains = mfree(l->chains);
+        l->chain_labels = mfree(l->chain_labels);
+        l->late_module = mfree(l->late_module);
         l->module_keys = name_table_free(l->module_keys);
         l->modules = mfree(l->modules);
         l->by_hash = idmap_free(l->by_hash);
@@ -322,10 +338,64 @@ static int64_t module_of(struct load *l, const char *path, const char *build_id)
         return i;
 }
 
-/* The label of the frame in FIELDS (function, module, build id, file, line, address, inlined,
- * unknown), made at its first sight. The key is the fields as ClickHouse wrote them, joined: no
+/* The most frames one frame stored as an address becomes (module.h's MODULE_MAX_INLINE). */
+#define CH_MAX_CHAIN 16
+
+/* Names frame FR (stored as an address, of the module with BUILD_ID) through the filter's namer:
+ * labels its chain into chain_labels and sets *ret. Returns 0 (ret->n 0: not named) or a negative
+ * errno. */
+static int name_later(struct load *l, const struct tree_load_frame *fr, const char *build_id,
+                      struct frame_chain *ret) {
+        struct store_name chain[CH_MAX_CHAIN];
+        bool located = fr->address >= 0;
+        int64_t address = located ? fr->address : store_name_address(fr->name);
+        int n, r;
+
+        *ret = (struct frame_chain) {};
+        if (!l->f->namer || !fr->unknown || !fr->module || !build_id[0] || address < 0)
+                return 0;
+        n = l->f->namer->name(l->f->namer->userdata, fr->module, build_id, address, located, chain,
+                              CH_MAX_CHAIN);
+        if (n <= 0)
+                return n;
+        if (GROW(l->chain_labels, l->cap_chain_labels, l->n_chain_labels + (size_t) n) < 0)
+                return -ENOMEM;
+        for (int j = 0; j < n; j++) {
+                struct tree_load_frame named = {
+                        .name = chain[j].function,
+                        .function = UINT32_MAX,
+                        .file = located ? chain[j].file : NULL,
+                        .line = located ? chain[j].line : 0,
+                        .address = located ? address : -1,
+                        .module = fr->module,
+                        .module_index = fr->module_index,
+                        .inlined = chain[j].inlined,
+                };
+
+                r = tree_load_label(&l->tl, &named, &l->chain_labels[l->n_chain_labels + j]);
+                if (r < 0)
+                        return r;
+        }
+        *ret = (struct frame_chain) { .first = l->n_chain_labels, .n = (uint8_t) n };
+        l->n_chain_labels += (size_t) n;
+        /* named later: each distinct frame once, and its module */
+        l->tree->info.frames_named_later++;
+        if (fr->module_index != SAMPLE_TREE_NONE) {
+                if (GROW(l->late_module, l->cap_late_module, (size_t) fr->module_index + 1) < 0)
+                        return -ENOMEM;
+                if (!l->late_module[fr->module_index]) {
+                        l->late_module[fr->module_index] = 1;
+                        l->tree->info.modules_named_later++;
+                }
+        }
+        return 0;
+}
+
+/* The labels of the frame in FIELDS (function, module, build id, file, line, address, inlined,
+ * unknown), made at its first sight: one, or the chain a namer gave a frame stored as an
+ * address, into *ret and *ret_n. The key is the fields as ClickHouse wrote them, joined: no
  * number is parsed or printed for a frame seen before (most are). */
-static int frame_of(struct load *l, char **fields, const struct tree_load_label **ret) {
+static int frame_of(struct load *l, char **fields, const struct tree_load_label **ret, size_t *ret_n) {
         struct tree_load_frame fr = {
                 .name = fields[1],
                 .function = UINT32_MAX, /* no ids here: each distinct frame is demangled */
@@ -357,7 +427,10 @@ static int frame_of(struct load *l, char **fields, const struct tree_load_label 
         if (id < 0)
                 return id == -EINVAL ? -EBADMSG : (int) id;
         if ((size_t) id < l->n_infos) {
-                *ret = &l->infos[id];
+                const struct frame_chain *c = &l->chains[id];
+
+                *ret = c->n ? &l->chain_labels[c->first] : &l->infos[id];
+                *ret_n = c->n ? c->n : 1;
                 return 0;
         }
         if (parse_u64(fields[5], &line) < 0 || parse_i64(fields[6], &fr.address) < 0)
@@ -373,11 +446,17 @@ static int frame_of(struct load *l, char **fields, const struct tree_load_label 
         r = GROW(l->infos, l->cap_infos, (size_t) id + 1);
         if (r < 0)
                 return r;
+        r = GROW(l->chains, l->cap_chains, (size_t) id + 1);
+        if (r < 0)
+                return r;
         r = tree_load_label(&l->tl, &fr, &l->infos[id]);
+        if (r >= 0)
+                r = name_later(l, &fr, fields[3], &l->chains[id]);
         if (r < 0)
                 return r;
         l->n_infos = id + 1;
-        *ret = &l->infos[id];
+        *ret = l->chains[id].n ? &l->chain_labels[l->chains[id].first] : &l->infos[id];
+        *ret_n = l->chains[id].n ? l->chains[id].n : 1;
         return 0;
 }
 
@@ -401,6 +480,7 @@ static int frame_line(char **fields, void *userdata) {
         struct load *l = userdata;
         const struct tree_load_label *fi = NULL;
         uint64_t hash, k;
+        size_t n = 0;
         int r;
 
         if (parse_u64(fields[0], &hash) < 0 || hash == UINT64_MAX || parse_u64(fields[9], &k) < 0 || k == 0)
@@ -422,10 +502,10 @@ static int frame_line(char **fields, void *userdata) {
         if (!l->have_cur || hash != l->cur_hash || k != l->cur_k + 1)
                 return -EBADMSG; /* frames out of order */
         l->cur_k = k;
-        r = frame_of(l, fields, &fi);
-        if (r < 0)
-                return r;
-        return tree_load_push(&l->tl, &l->cur, fi, &l->cur);
+        r = frame_of(l, fields, &fi, &n);
+        for (size_t i = 0; r >= 0 && i < n; i++)
+                r = tree_load_push(&l->tl, &l->cur, &fi[i], &l->cur);
+        return r;
 }
 
 static int load_stacks(struct load *l) {

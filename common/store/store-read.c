@@ -34,6 +34,12 @@ struct stack_table {
         size_t n;                      /* max id + 1 */
         struct tree_load_label *info;  /* by frame id; label NAME_NONE for an id not in use */
         size_t n_frames;
+        /* by frame id: its module's id + 1 if the frame was named later (frame.named_later), 0
+         * if not or counted already; by module id: whether counted. For the header's "named
+         * later: N frames from M modules", each distinct frame that a sample's stack reaches. */
+        uint32_t *late_module;
+        uint8_t *late_module_counted;
+        size_t n_modules;
 };
 
 static void stack_table_done(struct stack_table *t) {
@@ -41,6 +47,8 @@ static void stack_table_done(struct stack_table *t) {
         free(t->frame);
         free(t->stack);
         free(t->info);
+        free(t->late_module);
+        free(t->late_module_counted);
 }
 
 /* Runs SQL, which selects the largest id of a table, and checks that arrays indexed by id can
@@ -88,7 +96,8 @@ static int load_frames(struct store *s, struct tree_load *l, struct stack_table 
                 return r;
         t->n_frames = max_id + 1;
         t->info = calloc(t->n_frames, sizeof *t->info);
-        if (!t->info)
+        t->late_module = calloc(t->n_frames, sizeof *t->late_module);
+        if (!t->info || !t->late_module)
                 return -ENOMEM;
         for (size_t i = 0; i < t->n_frames; i++)
                 t->info[i].label = NAME_NONE;
@@ -97,14 +106,16 @@ static int load_frames(struct store *s, struct tree_load *l, struct stack_table 
         if (r < 0)
                 return r;
         modules = malloc((max_module + 1) * sizeof *modules);
-        if (!modules)
+        t->n_modules = max_module + 1;
+        t->late_module_counted = calloc(t->n_modules, 1);
+        if (!modules || !t->late_module_counted)
                 return -ENOMEM;
         for (int64_t i = 0; i <= max_module; i++)
                 modules[i] = SAMPLE_TREE_NONE;
 
         rc = sqlite3_prepare_v2(s->db,
                                 "SELECT fr.id, fn.name, fr.file, ifnull(fr.line, 0), ifnull(fr.address, -1), "
-                                "fr.inlined, fn.unknown, m.path, fn.id, m.id, m.build_id "
+                                "fr.inlined, fn.unknown, m.path, fn.id, m.id, m.build_id, fr.named_later "
                                 "FROM frame AS fr JOIN function AS fn ON fn.id = fr.function_id "
                                 "LEFT JOIN module AS m ON m.id = fn.module_id",
                                 -1, &st, NULL);
@@ -128,6 +139,9 @@ static int load_frames(struct store *s, struct tree_load *l, struct stack_table 
                         sqlite3_finalize(st);
                         return -EBADMSG;
                 }
+                if (sqlite3_column_int(st, 11) && sqlite3_column_int64(st, 9) > 0 &&
+                    sqlite3_column_int64(st, 9) <= max_module)
+                        t->late_module[id] = (uint32_t) sqlite3_column_int64(st, 9) + 1;
                 r = frame_module(l->tree, sqlite3_column_int64(st, 9), max_module, modules, fr.module,
                                  (const char *) sqlite3_column_text(st, 10), &fr.module_index);
                 if (r >= 0)
@@ -201,8 +215,16 @@ static const struct tree_load_stack *stack_of(struct tree_load *l, struct stack_
                 scratch[n++] = i; /* depth is bounded by id, as parents have lower ids */
         }
         while (n > 0) {
-                uint32_t i = scratch[--n];
+                uint32_t i = scratch[--n], late = t->late_module[t->frame[i]];
 
+                if (late) {
+                        l->tree->info.frames_named_later++;
+                        if (!t->late_module_counted[late - 1]) {
+                                t->late_module_counted[late - 1] = 1;
+                                l->tree->info.modules_named_later++;
+                        }
+                        t->late_module[t->frame[i]] = 0; /* counted */
+                }
                 *ret_error = tree_load_push(l, &t->stack[t->parent[i]], &t->info[t->frame[i]], &t->stack[i]);
                 if (*ret_error < 0)
                         return NULL;

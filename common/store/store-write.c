@@ -652,8 +652,9 @@ static int merge_rows(struct merge *m, struct store_merge_stats *stats) {
                   "JOIN main.function AS o ON o.name = s.name AND ifnull(o.module_id, 0) = ifnull(mm.new, 0) "
                   "WHERE s.module_id IS NULL OR mm.new IS NOT NULL",
                   "function" },
-                { "INSERT OR IGNORE INTO main.frame (function_id, address, file, line, inlined) "
-                  "SELECT mf.new, s.address, s.file, s.line, s.inlined FROM " MERGE_SRC ".frame AS s "
+                { "INSERT OR IGNORE INTO main.frame (function_id, address, file, line, inlined, named_later) "
+                  "SELECT mf.new, s.address, s.file, s.line, s.inlined, s.named_later FROM " MERGE_SRC
+                  ".frame AS s "
                   "JOIN temp.merge_function AS mf ON mf.old = s.function_id ORDER BY s.id",
                   NULL },
                 { "INSERT INTO temp.merge_frame SELECT s.id, o.id FROM " MERGE_SRC ".frame AS s "

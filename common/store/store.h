@@ -117,6 +117,8 @@ int store_add_samples(struct store *s, int64_t resource_id, int64_t bucket, int6
 
 /* ---- reading (store-read.c) ---- */
 
+struct store_namer; /* store-rename.h */
+
 enum store_granularity {
         STORE_BY_FUNCTION, /* frames labelled by function name */
         STORE_BY_LINE,     /* by call site: "name (file.c:42)" (paper §7.1's wish) */
@@ -143,6 +145,9 @@ struct store_filter {
         const regex_t *focus;  /* keep only stacks with a frame matching (pprof's -focus) */
         const regex_t *ignore; /* drop stacks with a frame matching (-ignore) */
         const regex_t *hide;   /* drop matching frames, keep the samples (-hide) */
+        /* names frames stored as addresses from debug info found now, for loaders that have no
+         * store to write them into (the fleet store's, common/fleet/ch-read.c); NULL: none */
+        const struct store_namer *namer;
 };
 
 /* Loads the samples of F into a sample tree of function names with its header info. Returns 0

@@ -18,7 +18,8 @@
  *     and ROOT followed by the module's directory. A candidate is taken when its build id is the
  *     module's; a module without one has only the link's CRC to go by, which costs a read of the
  *     whole candidate, so that is checked only then (libdwfl's rule too).
- * ROOT is each directory of debug_roots. MiniDebugInfo (.gnu_debugdata) needs no file: libdwfl
+ * ROOT is each directory of debug_roots: /usr/lib/debug, then those debuginfo_find_add_root()
+ * added (cppctl's --debug-dir). MiniDebugInfo (.gnu_debugdata) needs no file: libdwfl
  * reads it from the module when no debug file has a symbol table. */
 #include "debuginfo-find.h"
 
@@ -27,6 +28,7 @@
 #include <limits.h>
 #include <stdbool.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -41,6 +43,36 @@
  * (dwfl_build_id_find_debuginfo takes its build-id directories from here). */
 static char debug_roots_text[] = "/usr/lib/debug";
 static char *debug_roots = debug_roots_text;
+
+int debuginfo_find_add_root(const char *dir) {
+        _cleanup_free_ char *real = realpath(dir, NULL);
+        struct stat st;
+        char *roots;
+
+        if (!real)
+                return -errno;
+        if (stat(real, &st) < 0)
+                return -errno;
+        if (!S_ISDIR(st.st_mode))
+                return -ENOTDIR;
+        if (strchr(real, ':'))
+                return -EINVAL; /* the list's separator */
+        for (const char *root = debug_roots, *end; *root; root = *end ? end + 1 : end) {
+                end = root + strcspn(root, ":");
+                if ((size_t) (end - root) == strlen(real) && strncmp(root, real, end - root) == 0)
+                        return 0; /* there already */
+        }
+        if (asprintf(&roots, "%s:%s", debug_roots, real) < 0)
+                return -ENOMEM;
+        if (debug_roots != debug_roots_text)
+                free(debug_roots);
+        debug_roots = roots;
+        return 0;
+}
+
+const char *debuginfo_find_roots(void) {
+        return debug_roots;
+}
 
 /* Whether the ELF file FD has the build id ID (ID_LEN bytes). */
 static bool has_build_id(int fd, const uint8_t *id, size_t id_len) {

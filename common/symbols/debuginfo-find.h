@@ -10,3 +10,12 @@
  * directory); MiniDebugInfo is read from the module itself by libdwfl. No network client is
  * made, no socket opened, and no lookup waits on anything but the local file system. */
 extern const Dwfl_Callbacks debuginfo_find_callbacks;
+
+/* Adds directory DIR (made absolute) to the roots searched after /usr/lib/debug: its .build-id/
+ * directory, and the module's directory below it for .gnu_debuglink, for every session made
+ * after. For the whole process; not thread-safe (called while parsing a command line). Returns
+ * 0, -ENOENT, -ENOTDIR, -EINVAL (a ':' in the path), -ENOMEM. */
+int debuginfo_find_add_root(const char *dir);
+
+/* The roots searched, ':'-separated, /usr/lib/debug first. */
+const char *debuginfo_find_roots(void);

@@ -37,6 +37,12 @@ struct sample_tree_info {
         uint64_t thinned;             /* the most a run thinned under load (1 in N); 0, 1: never */
         uint64_t frames;              /* frames in all samples, weighted by hits */
         uint64_t frames_unsymbolized; /* of which no symbol was found */
+        /* distinct stored frames that samples reach which were named after the fact (stored as
+         * addresses, named from debug info found later: cppctl symbolize), and their modules */
+        uint64_t frames_named_later, modules_named_later;
+        /* why some frames stay addresses that a user would not guess (a module's path holding
+         * another build now), for the header; NULL: nothing to say */
+        char *names_note;
 };
 
 /* A binary whose code labels lie in, for exports that name binaries (pprof's Mapping rows). */
@@ -98,6 +104,9 @@ int sample_tree_invert(struct sample_tree *t, struct sample_tree **ret);
 /* Fills *ret with the names of NODE's stack, root first; RET must hold NODE's depth entries.
  * Returns the depth. */
 size_t sample_tree_stack(const struct sample_tree *t, uint32_t node, uint32_t *ret);
+
+/* Sets the header's note on names (copied; NULL: none). Returns 0 or -ENOMEM. */
+int sample_tree_set_names_note(struct sample_tree *t, const char *note);
 
 /* Sets the strings of the tree's info (copies them). Returns 0 or -ENOMEM. */
 int sample_tree_set_resource(struct sample_tree *t, const char *resource, const char *unit);

@@ -25,8 +25,8 @@
 
 #define MAGIC "CPPDTIX"
 #define VERSION \
-        4 /* 2: leaves marked in occ; 3: names demangled, the store's token, a checksum; 4: sampling and \
-           * the sum of squared hits in the header */
+        5 /* 2: leaves marked in occ; 3: names demangled, the store's token, a checksum; 4: sampling and \
+           * the sum of squared hits in the header; 5: frames named later */
 
 struct file_header {
         char magic[8];
@@ -39,6 +39,7 @@ struct file_header {
         uint64_t total, period, samples, lost, frames, frames_unsymbolized;
         uint64_t periods_fixed, thinned; /* bit 0: fixed; bit 1: random */
         double hits_squared;
+        uint64_t frames_named_later, modules_named_later;
         uint64_t strings_size; /* bytes, a multiple of 8 */
         char token[24];        /* the key's store_state.token */
         uint64_t checksum;     /* of the whole file, this field read as 0 */
@@ -310,6 +311,8 @@ int tree_index_write(const struct tree_index *x, const struct tree_index_key *ke
                 .periods_fixed = t->info.periods_fixed | (uint64_t) t->info.periods_random << 1,
                 .thinned = t->info.thinned,
                 .hits_squared = t->info.hits_squared,
+                .frames_named_later = t->info.frames_named_later,
+                .modules_named_later = t->info.modules_named_later,
         };
         const char *resource = t->info.resource ?: "", *unit = t->info.unit ?: "";
         size_t size = strlen(resource) + strlen(unit) + 2, at = 0;
@@ -394,6 +397,8 @@ static int read_header(struct tree_index *x, const struct file_header *h, const 
         t->info.periods_random = (h->periods_fixed & 2) != 0;
         t->info.thinned = h->thinned;
         t->info.hits_squared = h->hits_squared;
+        t->info.frames_named_later = h->frames_named_later;
+        t->info.modules_named_later = h->modules_named_later;
         return 0;
 }
 

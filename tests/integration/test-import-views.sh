@@ -9,7 +9,7 @@
 set -u
 here=$(dirname "$0")
 . "$here/tap.sh"
-cppctl=$1
+cppctl=$(realpath "$1")    # the views run in the store's folder, so that messages name it alike
 gen=$2
 expected=$here/expected/import-views
 tmp=$(mktemp -d)

@@ -241,7 +241,8 @@ int stack_sort_add(struct stack_sort *s, const uint32_t *ids, size_t n, uint64_t
 static int reader_fill(struct stack_sort *s, struct reader *d) {
         size_t have = d->end - d->start;
 
-        if (have >= HEADER_WORDS && have >= HEADER_WORDS + d->buf[d->start])
+        if (have >= HEADER_WORDS && d->buf[d->start] <= STACK_SORT_MAX_IDS &&
+            have >= HEADER_WORDS + (size_t) d->buf[d->start])
                 return 1;
         memmove(d->buf, d->buf + d->start, have * sizeof *d->buf);
         d->start = 0;
@@ -265,7 +266,7 @@ static int reader_fill(struct stack_sort *s, struct reader *d) {
         have = d->end;
         if (have == 0)
                 return 0;
-        if (have < HEADER_WORDS || d->buf[0] > STACK_SORT_MAX_IDS || have < HEADER_WORDS + d->buf[0])
+        if (have < HEADER_WORDS || d->buf[0] > STACK_SORT_MAX_IDS || have < HEADER_WORDS + (size_t) d->buf[0])
                 return -EBADMSG;
         return 1;
 }

@@ -413,6 +413,7 @@ static int load_tree(struct store *s, const struct store_filter *f, struct name_
                 return store_errno(s, rc);
 
         sample_tree_weigh(tree);
+        sample_tree_shrink(tree);
         *ret = take_ptr(&tree);
         return 0;
 }

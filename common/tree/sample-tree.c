@@ -136,12 +136,28 @@ const struct sample_tree_module *sample_tree_label_module(const struct sample_tr
         return &t->modules[t->label_module[name]];
 }
 
+/* Makes the map of children again after sample_tree_shrink(). Returns 0 or -ENOMEM. */
+static int children_rebuild(struct sample_tree *t) {
+        _cleanup_(idmap_freep) struct idmap *m = idmap_new();
+        uint64_t *slot;
+
+        if (!m || idmap_reserve(m, t->n_nodes) < 0)
+                return -ENOMEM;
+        for (uint32_t i = 1; i < t->n_nodes; i++)
+                if (idmap_put(m, idmap_pair(t->nodes[i].parent, t->nodes[i].name), i, &slot) < 0)
+                        return -ENOMEM;
+        t->children = take_ptr(&m);
+        return 0;
+}
+
 int64_t sample_tree_child(struct sample_tree *t, uint32_t parent, uint32_t name) {
         struct sample_tree_node *p;
         uint64_t *slot;
         uint32_t id;
         int r;
 
+        if (!t->children && (r = children_rebuild(t)) < 0)
+                return r;
         r = idmap_put(t->children, idmap_pair(parent, name), t->n_nodes, &slot);
         if (r < 0)
                 return r;
@@ -170,8 +186,12 @@ int64_t sample_tree_child(struct sample_tree *t, uint32_t parent, uint32_t name)
 }
 
 int sample_tree_reserve(struct sample_tree *t, size_t n) {
+        int r;
+
         if (n > SAMPLE_TREE_MAX_NODES)
                 return -E2BIG;
+        if (!t->children && (r = children_rebuild(t)) < 0)
+                return r;
         if (n > t->cap) {
                 struct sample_tree_node *nodes = realloc(t->nodes, n * sizeof *nodes);
 
@@ -181,6 +201,16 @@ int sample_tree_reserve(struct sample_tree *t, size_t n) {
                 t->cap = n;
         }
         return idmap_reserve(t->children, n);
+}
+
+void sample_tree_shrink(struct sample_tree *t) {
+        struct sample_tree_node *nodes;
+
+        t->children = idmap_free(t->children);
+        if (t->cap > t->n_nodes && (nodes = realloc(t->nodes, t->n_nodes * sizeof *nodes))) {
+                t->nodes = nodes;
+                t->cap = t->n_nodes;
+        }
 }
 
 int64_t sample_tree_add(struct sample_tree *t, const uint32_t *names, size_t n, uint64_t hits) {
@@ -259,6 +289,7 @@ int sample_tree_invert(struct sample_tree *t, struct sample_tree **ret) {
         inv->info.frames = t->info.frames;
         inv->info.frames_unsymbolized = t->info.frames_unsymbolized;
         sample_tree_weigh(inv);
+        sample_tree_shrink(inv);
         *ret = take_ptr(&inv);
         return 0;
 }

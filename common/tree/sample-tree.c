@@ -150,24 +150,12 @@ static int children_rebuild(struct sample_tree *t) {
         return 0;
 }
 
-int64_t sample_tree_child(struct sample_tree *t, uint32_t parent, uint32_t name) {
+/* Appends node NAME below PARENT, as its first child. Returns 0 or -ENOMEM. */
+static int append_child(struct sample_tree *t, uint32_t parent, uint32_t name) {
         struct sample_tree_node *p;
-        uint64_t *slot;
         uint32_t id;
         int r;
 
-        if (!t->children && (r = children_rebuild(t)) < 0)
-                return r;
-        r = idmap_put(t->children, idmap_pair(parent, name), t->n_nodes, &slot);
-        if (r < 0)
-                return r;
-        if (r == 0)
-                return *slot;
-
-        if (t->n_nodes >= SAMPLE_TREE_MAX_NODES) {
-                *slot = SAMPLE_TREE_NONE; /* never reached in practice; keep the map sane */
-                return -E2BIG;
-        }
         r = GROW(t->nodes, t->cap, t->n_nodes + 1);
         if (r < 0)
                 return r;
@@ -182,15 +170,49 @@ int64_t sample_tree_child(struct sample_tree *t, uint32_t parent, uint32_t name)
         };
         p->first_child = id;
         t->weighed = false;
+        return 0;
+}
+
+int64_t sample_tree_child(struct sample_tree *t, uint32_t parent, uint32_t name) {
+        uint64_t *slot;
+        int64_t id;
+        int r;
+
+        if (!t->children && (r = children_rebuild(t)) < 0)
+                return r;
+        r = idmap_put(t->children, idmap_pair(parent, name), t->n_nodes, &slot);
+        if (r < 0)
+                return r;
+        if (r == 0)
+                return *slot;
+
+        if (t->n_nodes >= SAMPLE_TREE_MAX_NODES) {
+                *slot = SAMPLE_TREE_NONE; /* never reached in practice; keep the map sane */
+                return -E2BIG;
+        }
+        id = t->n_nodes;
+        r = append_child(t, parent, name);
+        if (r < 0)
+                return r;
         return id;
 }
 
-int sample_tree_reserve(struct sample_tree *t, size_t n) {
+int64_t sample_tree_add_child(struct sample_tree *t, uint32_t parent, uint32_t name) {
+        int64_t id = t->n_nodes;
+        int r;
+
+        if (t->n_nodes >= SAMPLE_TREE_MAX_NODES)
+                return -E2BIG;
+        r = append_child(t, parent, name);
+        return r < 0 ? r : id;
+}
+
+int sample_tree_reserve(struct sample_tree *t, size_t n, bool mapped) {
         int r;
 
         if (n > SAMPLE_TREE_MAX_NODES)
                 return -E2BIG;
-        if (!t->children && (r = children_rebuild(t)) < 0)
+        if (mapped && !t->children && (r = children_rebuild(t)) < 0)
                 return r;
         if (n > t->cap) {
                 struct sample_tree_node *nodes = realloc(t->nodes, n * sizeof *nodes);
@@ -200,7 +222,7 @@ int sample_tree_reserve(struct sample_tree *t, size_t n) {
                 t->nodes = nodes;
                 t->cap = n;
         }
-        return idmap_reserve(t->children, n);
+        return mapped ? idmap_reserve(t->children, n) : 0;
 }
 
 void sample_tree_shrink(struct sample_tree *t) {

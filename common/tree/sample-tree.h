@@ -75,9 +75,17 @@ DEFINE_CLEANUP(struct sample_tree *, sample_tree_free);
  * SAMPLE_TREE_MAX_NODES. */
 int64_t sample_tree_child(struct sample_tree *t, uint32_t parent, uint32_t name);
 
-/* Makes room for N nodes in all (the store's stacks bound a tree loaded from it), so that
- * building the tree grows no array or map. Returns 0 or -ENOMEM. */
-int sample_tree_reserve(struct sample_tree *t, size_t n);
+/* Adds a child NAME below PARENT, which the caller knows PARENT does not have, without the map
+ * of children: a loader that knows which of its nodes no other can merge with spares the map
+ * (half a big tree's memory) for them. Until sample_tree_shrink(), sample_tree_child() must
+ * never be asked for (PARENT, NAME): it would not find it. Returns the node id, or -ENOMEM /
+ * -E2BIG. */
+int64_t sample_tree_add_child(struct sample_tree *t, uint32_t parent, uint32_t name);
+
+/* Makes room for N nodes in all (the store's stacks bound a tree loaded from it), and in the map
+ * of children too if MAPPED, so that building the tree grows no array or map. Returns 0 or
+ * -ENOMEM. */
+int sample_tree_reserve(struct sample_tree *t, size_t n, bool mapped);
 
 /* Frees what only adding nodes uses: the map of children (half a big tree's memory) and the
  * room past the last node. For a tree that is complete; a later sample_tree_child() or

@@ -1,9 +1,18 @@
 /* cppctl import --folded FILE: stores a folded-stacks file as one run of one resource. The whole
  * file goes in one transaction, so a bad line (reported with its number) or a full disk leaves
- * the store exactly as it was. Hits are summed per distinct stack in memory first, so a
- * file of a million lines over a hundred thousand stacks writes a hundred thousand rows. */
+ * the store exactly as it was.
+ *
+ * A file may hold millions of distinct stacks, tens of millions of trie nodes: more than memory
+ * should hold, as ids or as text. So the lines are read into stacks of frame ids, the functions
+ * and frames found or added as they come (a few thousand distinct names, cached by the store),
+ * and sorted and summed in bounded memory (stack-sort.c). In that order the trie is written
+ * keeping only the path to the last stack: a stack shares a prefix with the one before it, and
+ * below a node this import added there can be no node it has not added, so only the children of
+ * nodes that were there before are looked up, and a node's children go in one after another,
+ * at the end of the stack table and its index. Each distinct stack is one sample row. */
 #include "import-folded.h"
 
+#include <assert.h>
 #include <errno.h>
 #include <inttypes.h>
 #include <libgen.h>
@@ -13,68 +22,114 @@
 #include <time.h>
 
 #include "folded.h"
-#include "idmap.h"
 #include "log.h"
-#include "name-table.h"
 #include "read-line.h"
 #include "report.h"
 #include "resource.h"
+#include "stack-sort.h"
+#include "store-batch.h"
 #include "store-error.h"
 
 /* Samples are grouped in time buckets of this many seconds (an import is one bucket). */
 #define IMPORT_BUCKET_SECONDS 60
+/* The memory the stacks are sorted in before they are spilled to a temporary file. */
+#define IMPORT_SORT_MEMORY (64u << 20)
+/* The store's pages kept in memory while the transaction writes. */
+#define IMPORT_CACHE_MEMORY (64u << 20)
+
+static_assert(FOLDED_MAX_FRAMES <= STACK_SORT_MAX_IDS, "a folded line is one stack to sort");
 
 struct import_state {
         struct store *store;
-        int64_t resource_id, thread_id;
-        struct idmap *hits;          /* stack id -> hits */
-        struct name_table *texts;    /* the frames text of each distinct line... */
-        struct idmap *stack_of_text; /* ...text id -> its stack id, so a repeat costs one lookup */
-        uint64_t lines, samples;
+        struct stack_sort *sort;
+        struct store_batch *batch;
+        int64_t resource_id, thread_id, bucket;
+        uint64_t lines, samples, stacks;
         uint64_t gticks; /* the resource's in the store, this file's lines included */
         char name[FOLDED_MAX_NAME + 1];
         struct folded_frame frames[FOLDED_MAX_FRAMES];
+        uint32_t ids[FOLDED_MAX_FRAMES]; /* the frame ids of the line */
+        /* Writing: the last stack written, its frame ids and its nodes' ids, and whether each node
+         * was added by this import (so that its children cannot be in the store yet). */
+        uint32_t path_frames[FOLDED_MAX_FRAMES], path[FOLDED_MAX_FRAMES];
+        bool added[FOLDED_MAX_FRAMES];
+        size_t path_n;
 };
 
-/* Adds one parsed line. Returns 0 or a negative errno. */
-static int import_stack(struct import_state *st, size_t n, uint64_t count) {
-        const char *text = st->frames[0].name;
-        size_t len = st->frames[n - 1].name + st->frames[n - 1].len - text;
-        int64_t parent = 0, fn, frame, text_id;
-        uint64_t *slot, *cached;
+/* Adds one parsed line of N frames to the stacks to sort. Returns 0 or a negative errno, logged. */
+static int import_stack(struct import_state *st, const struct import_folded_args *a, size_t n,
+                        uint64_t count) {
+        int64_t fn, frame;
         int r;
 
-        text_id = name_table_intern(st->texts, text, len);
-        if (text_id < 0)
-                return text_id;
-        r = idmap_put(st->stack_of_text, text_id, 0, &cached);
-        if (r < 0)
-                return r;
-        if (r == 0)
-                parent = *cached;
-        for (size_t i = 0; r > 0 && i < n; i++) {
+        for (size_t i = 0; i < n; i++) {
                 memcpy(st->name, st->frames[i].name, st->frames[i].len);
                 st->name[st->frames[i].len] = '\0';
                 r = store_function_id(st->store, st->name, 0, false, &fn);
+                if (r >= 0)
+                        r = store_frame_id(st->store, fn, -1, NULL, 0, false, &frame);
                 if (r < 0)
-                        return r;
-                r = store_frame_id(st->store, fn, -1, NULL, 0, false, &frame);
-                if (r < 0)
-                        return r;
-                r = store_stack_id(st->store, parent, frame, &parent);
-                if (r < 0)
-                        return r;
-                r = 1;
+                        return log_store_error(r, a->db, st->store);
+                st->ids[i] = (uint32_t) frame; /* the store's ids fit in 32 bits */
         }
-        /* The store's caches may have grown: look the slot up again. */
-        cached = idmap_get(st->stack_of_text, text_id);
-        *cached = parent;
-
-        r = idmap_put(st->hits, parent, 0, &slot);
+        r = stack_sort_add(st->sort, st->ids, n, count);
         if (r < 0)
-                return r;
-        *slot += count; /* import_file() bounded the sum */
+                return log_error_errno(
+                        r, "Cannot sort the stacks in a temporary file (in $TMPDIR, else /tmp): %m");
         st->samples += count;
+        return 0;
+}
+
+/* Writes one distinct stack, FRAMES[0..n), and its COUNT (the sorted order's next). */
+static int write_stack(struct import_state *st, const uint32_t *frames, size_t n, uint64_t count) {
+        size_t same = 0;
+        int64_t id;
+        int r;
+
+        while (same < n && same < st->path_n && frames[same] == st->path_frames[same])
+                same++;
+        for (size_t i = same; i < n; i++) {
+                int64_t parent = i > 0 ? st->path[i - 1] : 0;
+
+                r = 0;
+                if (i == 0 || !st->added[i - 1])
+                        r = store_batch_find_stack(st->batch, parent, frames[i], &id);
+                if (r == 0)
+                        r = store_batch_add_stack(st->batch, parent, frames[i], i + 1, &id);
+                if (r < 0)
+                        return r;
+                st->path_frames[i] = frames[i];
+                st->path[i] = (uint32_t) id;
+                st->added[i] = r == 0;
+        }
+        st->path_n = n;
+        st->stacks++;
+        return store_batch_add_samples(st->batch, st->resource_id, st->bucket, st->thread_id, st->path[n - 1],
+                                       count, count, count);
+}
+
+/* Writes the sorted stacks. Returns 0 or a negative errno, logged. */
+static int write_stacks(struct import_state *st, const struct import_folded_args *a) {
+        _cleanup_(store_batch_freep) struct store_batch *batch = NULL;
+        const uint32_t *frames;
+        uint64_t count;
+        size_t n;
+        int r;
+
+        r = store_batch_new(st->store, &batch);
+        if (r < 0)
+                return log_store_error(r, a->db, st->store);
+        st->batch = batch;
+        while ((r = stack_sort_next(st->sort, &frames, &n, &count)) > 0) {
+                r = write_stack(st, frames, n, count);
+                if (r < 0)
+                        return log_store_error(r, a->db, st->store);
+        }
+        if (r < 0)
+                return log_error_errno(r, "Cannot read back the sorted stacks from their temporary file: %m");
+        r = store_batch_flush(batch);
+        if (r < 0)
+                return log_store_error(r, a->db, st->store);
         return 0;
 }
 
@@ -118,9 +173,9 @@ static int import_file(struct import_state *st, const struct import_folded_args 
                                                "the store's own and the lines before)",
                                                a->file, st->lines, a->resource, count, a->period);
                 st->gticks += gticks;
-                r = import_stack(st, n_frames, count);
+                r = import_stack(st, a, n_frames, count);
                 if (r < 0)
-                        return log_store_error(r, a->db, st->store);
+                        return r;
         }
         /* A line past the bound is refused as it is read: a newline-free stream (/dev/zero)
          * must not take all memory before the parser sees it. */
@@ -136,15 +191,12 @@ static int import_file(struct import_state *st, const struct import_folded_args 
 
 int import_folded(const struct import_folded_args *a) {
         _cleanup_(store_closep) struct store *s = NULL;
-        _cleanup_(idmap_freep) struct idmap *hits = NULL, *stack_of_text = NULL;
-        _cleanup_(name_table_freep) struct name_table *texts = NULL;
+        _cleanup_(stack_sort_freep) struct stack_sort *sort = NULL;
         _cleanup_free_ struct import_state *st = NULL;
         _cleanup_free_ char *base = NULL;
         _cleanup_fclose_ FILE *f = NULL;
         const struct resource *known;
         int64_t run, process, now = time(NULL);
-        uint64_t key, value;
-        size_t i = 0;
         int r;
 
         if (a->time > 0)
@@ -168,20 +220,19 @@ int import_folded(const struct import_folded_args *a) {
                 return exit_status(log_store_error(r, a->db, s));
 
         st = calloc(1, sizeof *st);
-        hits = idmap_new();
-        texts = name_table_new();
-        stack_of_text = idmap_new();
+        sort = stack_sort_new(IMPORT_SORT_MEMORY);
         base = strdup(a->file);
-        if (!st || !hits || !texts || !stack_of_text || !base) {
+        if (!st || !sort || !base) {
                 log_error_errno(ENOMEM, "Out of memory");
                 return EXIT_FAILURE_;
         }
         st->store = s;
-        st->hits = hits;
-        st->texts = texts;
-        st->stack_of_text = stack_of_text;
+        st->sort = sort;
+        st->bucket = now - now % IMPORT_BUCKET_SECONDS;
 
-        r = store_begin(s);
+        r = store_set_cache(s, IMPORT_CACHE_MEMORY);
+        if (r >= 0)
+                r = store_begin(s);
         if (r < 0)
                 return exit_status(log_store_error(r, a->db, s));
         r = store_add_run(s,
@@ -215,14 +266,13 @@ int import_folded(const struct import_folded_args *a) {
                 return EXIT_FAILURE_;
         }
 
-        while (idmap_next(hits, &i, &key, &value)) {
-                r = store_add_samples(s, st->resource_id, now - now % IMPORT_BUCKET_SECONDS, st->thread_id,
-                                      key, value, value, value);
-                if (r < 0)
-                        break;
+        r = write_stacks(st, a);
+        if (r < 0) {
+                store_rollback(s);
+                log_error("Nothing was imported.");
+                return EXIT_FAILURE_;
         }
-        if (r >= 0)
-                r = store_end_run(s, run, a->time > 0 ? a->time : time(NULL));
+        r = store_end_run(s, run, a->time > 0 ? a->time : time(NULL));
         if (r >= 0)
                 r = store_commit(s);
         if (r < 0) {
@@ -234,8 +284,8 @@ int import_folded(const struct import_folded_args *a) {
 
         if (st->samples == 0)
                 log_warning("%s: no samples (empty, or only comments and zero counts)", a->file);
-        printf("Imported %" PRIu64 " samples of %s (%zu distinct stacks) from %s into %s as run %" PRId64
-               ".\n",
-               st->samples, a->resource, idmap_size(hits), a->file, a->db, run);
+        printf("Imported %" PRIu64 " samples of %s (%" PRIu64
+               " distinct stacks) from %s into %s as run %" PRId64 ".\n",
+               st->samples, a->resource, st->stacks, a->file, a->db, run);
         return EXIT_OK;
 }

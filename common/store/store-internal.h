@@ -27,6 +27,10 @@ enum store_stmt {
         STMT_ADD_FRAME,
         STMT_FIND_STACK,
         STMT_ADD_STACK,
+        STMT_ADD_NEW_STACK,
+        STMT_ADD_NEW_STACKS,
+        STMT_ADD_SAMPLES_ONE,
+        STMT_ADD_SAMPLES_BATCH,
         STMT_ADD_SAMPLES,
         _STMT_MAX,
 };

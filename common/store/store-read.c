@@ -9,6 +9,12 @@
  * flags carried down the memo. Each (stack, period) row is added by tree_load_add(), weighted
  * by period / gcd_u64(periods).
  *
+ * The stored trie has one node per (parent, frame), so where no two frames share a label and
+ * none is skipped, every stored node is a tree node of its own: those are added without the
+ * tree's map of children (sample_tree_add_child()), which over a million distinct stacks is a
+ * third of a load's memory; the children of a node that two stored stacks may share (a label of
+ * several frames above) are still found through the map.
+ *
  * With unit_roots, the samples come ordered by their process's unit, and each unit's stacks
  * hang below a node of its own under the root: the memo is cleared and based at that node when
  * the unit changes, so the frame and stack tables, most of a load's cost, are read once for all
@@ -153,6 +159,29 @@ static int load_frames(struct store *s, struct tree_load *l, struct stack_table 
         }
         sqlite3_finalize(st);
         return rc == SQLITE_DONE ? 0 : store_errno(s, rc);
+}
+
+/* Marks the frames whose label no other frame has, unless a frame is skipped (--hide, folded
+ * inline frames), which maps two stored stacks to one node. Returns 1 when every frame is
+ * marked, 0 when some are not, or -ENOMEM. */
+static int mark_unique(struct sample_tree *tree, struct stack_table *t) {
+        _cleanup_free_ uint8_t *uses = calloc(name_table_size(tree->names) + 1, 1);
+        bool skip = false, all = true;
+
+        if (!uses)
+                return -ENOMEM;
+        for (size_t i = 0; i < t->n_frames; i++)
+                if (t->info[i].label != NAME_NONE) {
+                        skip |= t->info[i].skip;
+                        if (uses[t->info[i].label] < 2)
+                                uses[t->info[i].label]++;
+                }
+        for (size_t i = 0; i < t->n_frames; i++)
+                if (t->info[i].label != NAME_NONE) {
+                        t->info[i].unique = !skip && uses[t->info[i].label] == 1;
+                        all &= t->info[i].unique;
+                }
+        return all;
 }
 
 static int load_stacks(struct store *s, struct tree_load *l, struct stack_table *t) {
@@ -369,7 +398,9 @@ static int load_tree(struct store *s, const struct store_filter *f, struct name_
         scratch = malloc(t.n * sizeof *scratch);
         if (!scratch)
                 return -ENOMEM;
-        r = sample_tree_reserve(tree, t.n);
+        r = mark_unique(tree, &t);
+        if (r >= 0)
+                r = sample_tree_reserve(tree, t.n, r == 0); /* the map only for frames not unique */
         if (r < 0)
                 return r;
 
@@ -435,6 +466,7 @@ static int load_tree(struct store *s, const struct store_filter *f, struct name_
                 return store_errno(s, rc);
 
         sample_tree_weigh(tree);
+        sample_tree_shrink(tree);
         *ret = take_ptr(&tree);
         return 0;
 }

@@ -98,6 +98,14 @@ int store_stmt(struct store *s, enum store_stmt id, const char *sql, sqlite3_stm
         return 0;
 }
 
+int store_set_cache(struct store *s, size_t bytes) {
+        char sql[128];
+
+        snprintf(sql, sizeof sql, "PRAGMA cache_size = -%zu; PRAGMA temp_store = MEMORY",
+                 bytes / 1024); /* negative: in KiB */
+        return store_exec(s, sql);
+}
+
 int store_step_done(struct store *s, sqlite3_stmt *st) {
         int rc = sqlite3_step(st);
 

@@ -110,6 +110,12 @@ int store_frame_id(struct store *s, int64_t function_id, int64_t address, const 
                    bool inlined, int64_t *ret_id);
 int store_stack_id(struct store *s, int64_t parent_id, int64_t frame_id, int64_t *ret_id);
 
+/* For a writer of transactions of millions of rows: lets S's connection keep up to BYTES of the
+ * store's pages in memory (SQLite's default: 2 MiB), and each statement's undo journal too,
+ * which SQLite would otherwise write to a temporary file, page by page, once it is past 64 KiB.
+ * Returns 0 or a negative errno. */
+int store_set_cache(struct store *s, size_t bytes);
+
 /* Adds HITS, SAMPLES and HITS_SQUARED (the sum of each sample's hits squared; 0: unknown, each
  * sample then weighs hits/samples) to the row (resource, bucket, thread, stack). */
 int store_add_samples(struct store *s, int64_t resource_id, int64_t bucket, int64_t thread_id,

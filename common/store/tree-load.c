@@ -160,11 +160,16 @@ int tree_load_push(struct tree_load *l, const struct tree_load_stack *parent,
         s.focus |= label->focus;
         s.ignore |= label->ignore;
         if (!label->skip) {
-                int64_t node = sample_tree_child(l->tree, s.node, label->label);
+                /* A stored stack is a node of a trie: a child with a label no other frame has,
+                 * below a node no other stored stack maps to, can be no node already made. */
+                int64_t node = !s.shared && label->unique ?
+                        sample_tree_add_child(l->tree, s.node, label->label) :
+                        sample_tree_child(l->tree, s.node, label->label);
 
                 if (node < 0)
                         return (int) node;
                 s.node = node;
+                s.shared |= !label->unique;
                 s.frames++;
                 s.unknown += label->unknown;
         }

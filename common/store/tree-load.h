@@ -33,6 +33,8 @@ struct tree_load_label {
         bool unknown;       /* no symbol */
         bool skip;          /* hidden (--hide), or an inline frame being folded */
         bool focus, ignore; /* matches --focus, --ignore */
+        bool unique;        /* no other frame has the label, and none is skipped: below a node
+                             * no other stored stack maps to, its node is new (the loader says) */
 };
 
 /* A stored stack as mapped onto the tree: its node, and what its frames said. */
@@ -41,6 +43,7 @@ struct tree_load_stack {
         uint32_t frames;    /* frames kept on the stack... */
         uint32_t unknown;   /* ...and how many of them are unknown */
         bool focus, ignore; /* some frame matches --focus, --ignore */
+        bool shared;        /* another stored stack may map to the node: children are looked up */
 };
 
 /* A load under way: the filter, the tree, and what the steps remember across frames and rows. */

@@ -137,22 +137,26 @@ const struct sample_tree_module *sample_tree_label_module(const struct sample_tr
         return &t->modules[t->label_module[name]];
 }
 
-int64_t sample_tree_child(struct sample_tree *t, uint32_t parent, uint32_t name) {
-        struct sample_tree_node *p;
+/* Makes the map of children again after sample_tree_shrink(). Returns 0 or -ENOMEM. */
+static int children_rebuild(struct sample_tree *t) {
+        _cleanup_(idmap_freep) struct idmap *m = idmap_new();
         uint64_t *slot;
+
+        if (!m || idmap_reserve(m, t->n_nodes) < 0)
+                return -ENOMEM;
+        for (uint32_t i = 1; i < t->n_nodes; i++)
+                if (idmap_put(m, idmap_pair(t->nodes[i].parent, t->nodes[i].name), i, &slot) < 0)
+                        return -ENOMEM;
+        t->children = take_ptr(&m);
+        return 0;
+}
+
+/* Appends node NAME below PARENT, as its first child. Returns 0 or -ENOMEM. */
+static int append_child(struct sample_tree *t, uint32_t parent, uint32_t name) {
+        struct sample_tree_node *p;
         uint32_t id;
         int r;
 
-        r = idmap_put(t->children, idmap_pair(parent, name), t->n_nodes, &slot);
-        if (r < 0)
-                return r;
-        if (r == 0)
-                return *slot;
-
-        if (t->n_nodes >= SAMPLE_TREE_MAX_NODES) {
-                *slot = SAMPLE_TREE_NONE; /* never reached in practice; keep the map sane */
-                return -E2BIG;
-        }
         r = GROW(t->nodes, t->cap, t->n_nodes + 1);
         if (r < 0)
                 return r;
@@ -167,12 +171,50 @@ int64_t sample_tree_child(struct sample_tree *t, uint32_t parent, uint32_t name)
         };
         p->first_child = id;
         t->weighed = false;
+        return 0;
+}
+
+int64_t sample_tree_child(struct sample_tree *t, uint32_t parent, uint32_t name) {
+        uint64_t *slot;
+        int64_t id;
+        int r;
+
+        if (!t->children && (r = children_rebuild(t)) < 0)
+                return r;
+        r = idmap_put(t->children, idmap_pair(parent, name), t->n_nodes, &slot);
+        if (r < 0)
+                return r;
+        if (r == 0)
+                return *slot;
+
+        if (t->n_nodes >= SAMPLE_TREE_MAX_NODES) {
+                *slot = SAMPLE_TREE_NONE; /* never reached in practice; keep the map sane */
+                return -E2BIG;
+        }
+        id = t->n_nodes;
+        r = append_child(t, parent, name);
+        if (r < 0)
+                return r;
         return id;
 }
 
-int sample_tree_reserve(struct sample_tree *t, size_t n) {
+int64_t sample_tree_add_child(struct sample_tree *t, uint32_t parent, uint32_t name) {
+        int64_t id = t->n_nodes;
+        int r;
+
+        if (t->n_nodes >= SAMPLE_TREE_MAX_NODES)
+                return -E2BIG;
+        r = append_child(t, parent, name);
+        return r < 0 ? r : id;
+}
+
+int sample_tree_reserve(struct sample_tree *t, size_t n, bool mapped) {
+        int r;
+
         if (n > SAMPLE_TREE_MAX_NODES)
                 return -E2BIG;
+        if (mapped && !t->children && (r = children_rebuild(t)) < 0)
+                return r;
         if (n > t->cap) {
                 struct sample_tree_node *nodes = realloc(t->nodes, n * sizeof *nodes);
 
@@ -181,7 +223,17 @@ int sample_tree_reserve(struct sample_tree *t, size_t n) {
                 t->nodes = nodes;
                 t->cap = n;
         }
-        return idmap_reserve(t->children, n);
+        return mapped ? idmap_reserve(t->children, n) : 0;
+}
+
+void sample_tree_shrink(struct sample_tree *t) {
+        struct sample_tree_node *nodes;
+
+        t->children = idmap_free(t->children);
+        if (t->cap > t->n_nodes && (nodes = realloc(t->nodes, t->n_nodes * sizeof *nodes))) {
+                t->nodes = nodes;
+                t->cap = t->n_nodes;
+        }
 }
 
 int64_t sample_tree_add(struct sample_tree *t, const uint32_t *names, size_t n, uint64_t hits) {
@@ -264,6 +316,7 @@ int sample_tree_invert(struct sample_tree *t, struct sample_tree **ret) {
                 return -ENOMEM;
         inv->info.modules_named_later = t->info.modules_named_later;
         sample_tree_weigh(inv);
+        sample_tree_shrink(inv);
         *ret = take_ptr(&inv);
         return 0;
 }

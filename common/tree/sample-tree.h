@@ -56,7 +56,7 @@ struct sample_tree {
         bool own_names;
         struct sample_tree_node *nodes; /* nodes[0] is the root; a parent's id < its children's */
         size_t n_nodes, cap;
-        struct idmap *children; /* idmap_pair(parent, name) -> node id */
+        struct idmap *children; /* idmap_pair(parent, name) -> node id; NULL once shrunk */
         uint64_t total;         /* hits of all samples: the denominator of fractions */
         bool weighed;
         struct sample_tree_info info;
@@ -81,9 +81,22 @@ DEFINE_CLEANUP(struct sample_tree *, sample_tree_free);
  * SAMPLE_TREE_MAX_NODES. */
 int64_t sample_tree_child(struct sample_tree *t, uint32_t parent, uint32_t name);
 
-/* Makes room for N nodes in all (the store's stacks bound a tree loaded from it), so that
- * building the tree grows no array or map. Returns 0 or -ENOMEM. */
-int sample_tree_reserve(struct sample_tree *t, size_t n);
+/* Adds a child NAME below PARENT, which the caller knows PARENT does not have, without the map
+ * of children: a loader that knows which of its nodes no other can merge with spares the map
+ * (half a big tree's memory) for them. Until sample_tree_shrink(), sample_tree_child() must
+ * never be asked for (PARENT, NAME): it would not find it. Returns the node id, or -ENOMEM /
+ * -E2BIG. */
+int64_t sample_tree_add_child(struct sample_tree *t, uint32_t parent, uint32_t name);
+
+/* Makes room for N nodes in all (the store's stacks bound a tree loaded from it), and in the map
+ * of children too if MAPPED, so that building the tree grows no array or map. Returns 0 or
+ * -ENOMEM. */
+int sample_tree_reserve(struct sample_tree *t, size_t n, bool mapped);
+
+/* Frees what only adding nodes uses: the map of children (half a big tree's memory) and the
+ * room past the last node. For a tree that is complete; a later sample_tree_child() or
+ * sample_tree_reserve() makes the map again. */
+void sample_tree_shrink(struct sample_tree *t);
 
 /* Adds HITS to the node at the end of the root-first stack NAMES[0..n) (the root itself if
  * n == 0). Returns the node id, or -ENOMEM / -E2BIG. */

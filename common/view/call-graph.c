@@ -2,7 +2,14 @@
  * ancestor already carries it (as the function profile does), and per (caller, callee) pair
  * likewise, so that a sample adds its hits to each function and each call edge once: in
  * f -> g -> f -> g the edge (f, g) counts once and (g, f) once. Edge counts live in a hash keyed by
- * the pair of name ids, with a depth counter per edge while the walk is inside it. */
+ * the pair of name ids, with a depth counter per edge while the walk is inside it.
+ *
+ * Racket's times are sums of hits / k, k the occurrences of a name on one stack. Summed as
+ * doubles they would depend on the order of the tree's nodes, which is the order of the store's
+ * stack ids (an import, a merge and the daemon each number them their own way), and so would the
+ * last digit of a time that falls on a half, and the order of two links that tie. So they are
+ * summed exactly, in units of 1 / lcm(1..TIME_EXACT_MAX), and a share of a name found more often
+ * than that on one stack (rare: deep recursion) as a double beside. */
 #include "call-graph.h"
 
 #include <errno.h>
@@ -12,10 +19,34 @@
 #include "grow.h"
 #include "idmap.h"
 
+/* The most occurrences of a name on a stack whose shares are summed exactly; TIME_UNITS is
+ * lcm(1..TIME_EXACT_MAX), the most below 2^64. A sum of shares is at most the tree's total
+ * hits (< 2^63) times TIME_UNITS (< 2^64): it fits in 128 bits. */
+#define TIME_EXACT_MAX 46
+#define TIME_UNITS UINT64_C(9419588158802421600)
+
+struct time_sum {
+        unsigned __int128 units; /* of 1 / TIME_UNITS hits */
+        double rest;             /* shares of names found more than TIME_EXACT_MAX times */
+};
+
+static void time_add(struct time_sum *t, uint64_t hits, uint32_t k) {
+        if (k <= TIME_EXACT_MAX)
+                t->units += (unsigned __int128) hits * (TIME_UNITS / k);
+        else
+                t->rest += (double) hits / k;
+}
+
+/* The sum, the whole hits and the fraction converted apart: a sum of whole hits is exact. */
+static double time_value(const struct time_sum *t) {
+        return (double) (uint64_t) (t->units / TIME_UNITS) +
+                (double) (uint64_t) (t->units % TIME_UNITS) / (double) TIME_UNITS + t->rest;
+}
+
 struct edge_state {
         uint64_t hits;
         uint32_t active; /* occurrences on the current stack */
-        double caller_time, callee_time;
+        struct time_sum caller_time, callee_time;
 };
 
 static _Thread_local const struct call_graph *sorting;
@@ -107,8 +138,8 @@ int call_graph_build(struct sample_tree *t, struct call_graph **ret) {
         /* Racket's times, per distinct stack with self hits: the occurrences of each name on the
          * stack first, then each occurrence's share of its two edges. ACTIVE is all zeros
          * again after the walk, and is left so after each stack. */
-        _cleanup_free_ double *root_time = calloc(n_names + 1, sizeof *root_time);
-        _cleanup_free_ double *leaf_time = calloc(n_names + 1, sizeof *leaf_time);
+        _cleanup_free_ struct time_sum *root_time = calloc(n_names + 1, sizeof *root_time);
+        _cleanup_free_ struct time_sum *leaf_time = calloc(n_names + 1, sizeof *leaf_time);
         _cleanup_free_ uint32_t *path = NULL;
         uint32_t max_depth = 0;
 
@@ -128,19 +159,19 @@ int call_graph_build(struct sample_tree *t, struct call_graph **ret) {
                 for (size_t k = 0; k < n; k++)
                         active[path[k]]++;
                 for (size_t k = 0; k < n; k++) {
-                        double share = (double) hits / active[path[k]];
+                        uint32_t occurrences = active[path[k]];
 
                         if (k == 0)
-                                root_time[path[k]] += share;
+                                time_add(&root_time[path[k]], hits, occurrences);
                         if (k + 1 == n)
-                                leaf_time[path[k]] += share;
+                                time_add(&leaf_time[path[k]], hits, occurrences);
                         if (k > 0) {
                                 slot = idmap_get(edges, idmap_pair(path[k - 1], path[k]));
-                                states[*slot].callee_time += share;
+                                time_add(&states[*slot].callee_time, hits, occurrences);
                         }
                         if (k + 1 < n) {
                                 slot = idmap_get(edges, idmap_pair(path[k], path[k + 1]));
-                                states[*slot].caller_time += share;
+                                time_add(&states[*slot].caller_time, hits, occurrences);
                         }
                 }
                 for (size_t k = 0; k < n; k++)
@@ -160,12 +191,13 @@ int call_graph_build(struct sample_tree *t, struct call_graph **ret) {
                 return -ENOMEM;
         for (uint32_t name = 0; name < n_names; name++)
                 if (active[name])
-                        g->nodes[g->n_nodes++] = (struct call_graph_node) { .name = name,
-                                                                            .total = total[name],
-                                                                            .self = self[name],
-                                                                            .depth = active[name] - 1,
-                                                                            .root_time = root_time[name],
-                                                                            .leaf_time = leaf_time[name] };
+                        g->nodes[g->n_nodes++] =
+                                (struct call_graph_node) { .name = name,
+                                                           .total = total[name],
+                                                           .self = self[name],
+                                                           .depth = active[name] - 1,
+                                                           .root_time = time_value(&root_time[name]),
+                                                           .leaf_time = time_value(&leaf_time[name]) };
         sorting = g;
         qsort(g->nodes, g->n_nodes, sizeof *g->nodes, node_cmp);
         for (size_t n = 0; n < g->n_nodes; n++)
@@ -179,8 +211,8 @@ int call_graph_build(struct sample_tree *t, struct call_graph **ret) {
                         .caller = node_of[key >> 32],
                         .callee = node_of[(uint32_t) key],
                         .hits = states[value].hits,
-                        .caller_time = states[value].caller_time,
-                        .callee_time = states[value].callee_time,
+                        .caller_time = time_value(&states[value].caller_time),
+                        .callee_time = time_value(&states[value].callee_time),
                 };
         qsort(g->edges, g->n_edges, sizeof *g->edges, edge_cmp);
         sorting = NULL;

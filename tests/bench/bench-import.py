@@ -10,6 +10,7 @@ the import target in BENCHMARKS.md, is --seconds 30 --freq 4000.
 Usage: sudo tests/bench/bench-import.py [BUILD_DIR] [--seconds S] [--freq F] [--fp] [--quick]"""
 import argparse
 import os
+import re
 import subprocess
 import sys
 import tempfile
@@ -19,14 +20,18 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from perfcheck import working_perf  # noqa: E402
 
 
-def timed(argv):
+def timed(argv, output=None):
     """Runs ARGV; returns wall seconds, CPU seconds, max RSS MiB of that child alone (wait4: the
-    children's rusage keeps the largest of every child so far, perf record's included)."""
+    children's rusage keeps the largest of every child so far, perf record's included). Its
+    standard output goes to the file OUTPUT, or nowhere."""
     err = tempfile.TemporaryFile()
+    out = open(output, 'w') if output else subprocess.DEVNULL
     t0 = time.monotonic()
-    p = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=err)
+    p = subprocess.Popen(argv, stdout=out, stderr=err)
     _, status, ru = os.wait4(p.pid, 0)
     wall = time.monotonic() - t0
+    if output:
+        out.close()
     if os.waitstatus_to_exitcode(status) != 0:
         err.seek(0)
         sys.exit('bench-import: %s failed: %s' % (' '.join(argv), err.read().decode()[-500:]))
@@ -63,7 +68,10 @@ def main():
         print('perf.data: %.1f MB, %s stacks, recursive workload %d rounds' % (
             size / 1e6, 'frame-pointer' if a.fp else 'DWARF (8 KiB)', rounds))
 
-        imp = timed([cppctl, 'import', data, '--db', db])
+        said = os.path.join(tmp, 'import.txt')
+        imp = timed([cppctl, 'import', data, '--db', db], output=said)
+        # "  cpu-clock   12299 samples, ...": one line per event
+        samples = sum(int(m.group(1)) for m in re.finditer(r'^ +\S+ +(\d+) samples,', open(said).read(), re.M))
         fun = timed([cppctl, 'functions', '--db', db, '-r', 'cpu-clock'])
         rep = timed(['perf', 'report', '-i', data, '--children', '--stdio'])
         ours_wall, ours_cpu = imp[0] + fun[0], imp[1] + fun[1]
@@ -71,6 +79,8 @@ def main():
         print('%-40s %8.2f %8.2f %9.0f' % ('cppctl import', *imp))
         print('%-40s %8.2f %8.2f %9.0f' % ('cppctl functions', *fun))
         print('%-40s %8.2f %8.2f %9.0f' % ('perf report --children --stdio', *rep))
+        print('import rate: %d samples in %.2f s: %.0f samples/s (%.0f per CPU second)' % (
+            samples, imp[0], samples / imp[0], samples / max(imp[1], 1e-3)))
         print('ratio perf report / (cppctl import + functions): %.1fx wall, %.1fx CPU' % (
             rep[0] / ours_wall, rep[1] / ours_cpu))
         print('store: %.1f MB for %.1f MB of perf.data (1/%.0f)' % (

@@ -55,7 +55,7 @@ def main():
         rows = []
         out, wall, cpu, rss = run([cppctl, 'import', '--folded', folded, '--db', db, '--resource', 'cpu-time'])
         rows.append(('import', wall, cpu, rss))
-        rate = a.samples / wall if wall else 0
+        rate, cpu_rate, import_rss = a.samples / max(wall, 1e-3), a.samples / max(cpu, 1e-3), rss
         views = [
             ('functions', ['functions']),
             ('body', ['body']),
@@ -63,6 +63,8 @@ def main():
             ('down main -t 0', ['down', 'main', '-t', '0']),
             ('up util_sort_*', None),
             ('tree', ['tree']),
+            ('graph', ['graph']),
+            ('functions --since @0', ['functions', '--since', '@0']),
         ]
         # A root in the middle of the stacks: the heaviest non-main function.
         fn, _, _, _ = run([cppctl, 'functions', '--db', db, '--json'], keep_output=True)
@@ -92,7 +94,8 @@ def main():
               % (os.path.getsize(db) / 1e6, a.samples, os.path.getsize(db) / a.samples))
         for name, wall, cpu, rss in rows:
             print('%-28s %9.3f s wall %9.3f s CPU %9.1f MiB' % (name, wall, cpu, rss / 1024))
-        print('import rate: %.0f samples/s' % rate)
+        print('import rate: %.0f samples/s (%.0f per CPU second), peak RSS %.0f MiB'
+              % (rate, cpu_rate, import_rss / 1024))
         print('building the indexes: the tree\'s %.2f s (%.0f MiB), the inverted tree\'s %.2f s (%.0f MiB); on disk '
               '%.0f MB' % (build_down, build_down_rss / 1024, build_up, build_up_rss / 1024,
                           sum(os.path.getsize(os.path.join(index, f)) for f in os.listdir(index)) / 1e6))
@@ -101,6 +104,8 @@ def main():
         for name, plain, indexed, rss, rss_indexed in timings:
             print('%-28s %12.3f %12.3f %12.3f %12.1f %12.1f' % (name, plain, min(indexed), indexed[0], rss / 1024,
                                                                 rss_indexed / 1024))
+        print('peak RSS of any view: %.0f MiB without the index, %.0f MiB indexed'
+              % (max(t[3] for t in timings) / 1024, max(t[4] for t in timings) / 1024))
         print("no index: the tree loaded from the store; indexed: the index mapped (tree: never indexed), the\n"
               "best of three runs; first: the first of them, right after the view without the index.\n"
               "MiB: peak RSS, which counts the index's pages the kernel maps around those a view touches.")

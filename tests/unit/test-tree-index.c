@@ -194,8 +194,37 @@ static void test_file(void) {
         close(fd_inv);
 }
 
+/* A shrunk tree (no map of children) takes more stacks as if it had never been shrunk. */
+static void test_shrink(void) {
+        _cleanup_(sample_tree_freep) struct sample_tree *a = tree_from_folded(forms_folded);
+        _cleanup_(sample_tree_freep) struct sample_tree *b = tree_from_folded(forms_folded);
+        uint32_t names[3];
+        int64_t na, nb = 0;
+        size_t n_before = a->n_nodes;
+
+        sample_tree_shrink(b);
+        ok(!b->children && b->n_nodes == n_before, "shrunk: no map of children, the same nodes");
+        names[0] = name_table_intern(a->names, "main", 4);
+        names[1] = name_table_intern(a->names, "db_read_record", 14);
+        names[2] = name_table_intern(a->names, "new_leaf", 8);
+        na = sample_tree_add(a, names, 3, 5);
+        for (size_t i = 0; i < 3; i++)
+                names[i] = name_table_intern(b->names, sample_tree_name(a, names[i]),
+                                             strlen(sample_tree_name(a, names[i])));
+        nb = sample_tree_add(b, names, 3, 5);
+        ok(na > 0 && na == nb && a->n_nodes == b->n_nodes, "then a stack lands on the same node (%lld)",
+           (long long) nb);
+        nb = sample_tree_add(b, names, 2, 1);
+        na = sample_tree_add(a,
+                             (uint32_t[]) { name_table_find(a->names, "main"),
+                                            name_table_find(a->names, "db_read_record") },
+                             2, 1);
+        ok(na == nb && a->n_nodes == b->n_nodes, "and an old path is found, not made again");
+}
+
 int main(void) {
         test_layout();
         test_file();
+        test_shrink();
         return tap_done();
 }

@@ -87,8 +87,9 @@ static struct tree_load_frame stored(const struct frame *fr, uint32_t function, 
         };
 }
 
-/* As store-read.c: modules and labels in frame-table order, function ids cached, a trie of
- * stack ids (parent's below child's) mapped through a memo of parents. */
+/* As store-read.c: modules and labels in frame-table order, function ids cached, labels no other
+ * frame has marked, a trie of stack ids (parent's below child's) mapped through a memo of
+ * parents. */
 static struct sample_tree *load_as_sqlite(const struct store_filter *f) {
         struct sample_tree *tree = sample_tree_new(NULL);
         struct tree_load l;
@@ -113,6 +114,18 @@ static struct sample_tree *load_as_sqlite(const struct store_filter *f) {
                 sf = stored(fr, fr->function, fr->module >= 0 ? tree_module[fr->module] : SAMPLE_TREE_NONE);
                 if (tree_load_label(&l, &sf, &info[i]) < 0)
                         abort();
+        }
+        /* The labels no other frame has, unless a frame is skipped: their nodes are added
+         * without the map of children below nodes no other stack maps to. */
+        for (size_t i = 0; i < sizeof frames / sizeof *frames; i++) {
+                size_t uses = 0;
+                bool skip = false;
+
+                for (size_t j = 0; j < sizeof frames / sizeof *frames; j++) {
+                        uses += info[j].label == info[i].label;
+                        skip |= info[j].skip;
+                }
+                info[i].unique = !skip && uses == 1;
         }
         for (size_t s = 0; s < N_STACKS; s++) {
                 int id = 0;

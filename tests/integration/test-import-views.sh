@@ -1,0 +1,58 @@
+#!/bin/bash
+# Every view of a store of thousands of distinct stacks, imported through the bulk path (sorted
+# stacks, rows in batches: import-folded.c), against the output of the importer before it
+# (commit e1820f6, which kept every stack in memory and added rows one at a time). The store
+# holds a file imported twice, under two resources (the second import finds every node in the
+# store), and a second file of other stacks in a later bucket, under another unit.
+# The expected files were written by this script with --write and the cppctl of e1820f6.
+# Usage: test-import-views.sh CPPCTL GEN-FOLDED [--write]
+set -u
+here=$(dirname "$0")
+. "$here/tap.sh"
+cppctl=$(realpath "$1")    # the views run in the store's folder, so that messages name it alike
+gen=$2
+expected=$here/expected/import-views
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+
+python3 "$gen" "$tmp/a.folded" --samples 20000 --stacks 3000 --seed 1 &&
+python3 "$gen" "$tmp/b.folded" --samples 5000 --stacks 2000 --seed 2
+ok $? "two folded files of 3000 and 2000 distinct stacks"
+(cd "$tmp" &&
+ $cppctl import --folded a.folded --db s.db --resource cpu-time --time @1700000000 --service a.service &&
+ $cppctl import --folded b.folded --db s.db --resource cpu-time --time @1700000600 --service b.service &&
+ $cppctl import --folded a.folded --db s.db --resource page-faults --period 10 --time @1700000000) \
+        > "$tmp/imports.txt"
+ok $? "imported"
+if [ "${3:-}" = "--write" ]; then
+        mkdir -p "$expected"
+        cp "$tmp/imports.txt" "$expected/imports.txt"
+fi
+same_file "$tmp/imports.txt" "$expected/imports.txt" "the samples and distinct stacks each import counted"
+
+# The views, filtered and not; the index cache off, so that every view reads the store.
+i=0
+while IFS= read -r view; do
+        i=$((i + 1))
+        # shellcheck disable=SC2086 # VIEW is words
+        (cd "$tmp" && CPPD_INDEX_DIR=/dev/null/none $cppctl $view --db s.db > "view-$i.txt" 2>&1
+         echo "exit $?" >> "view-$i.txt")
+        [ "${3:-}" = "--write" ] && cp "$tmp/view-$i.txt" "$expected/view-$i.txt"
+        same_file "$tmp/view-$i.txt" "$expected/view-$i.txt" "cppctl $view"
+done <<'VIEWS'
+functions -t 0.002
+body -t 0
+down main -t 0.005
+down ui_emit_3421 -t 0
+up util_parse_1593 -t 0
+up main --resource page-faults
+down main --resource page-faults -t 0.01
+tree -t 0.005
+graph -t 0.02
+functions --unit b.service
+body --since @1700000300 -t 0.002
+functions --focus util --ignore net_read
+down main --by module
+tree --resource page-faults -t 0.002 --format json
+VIEWS
+done_testing

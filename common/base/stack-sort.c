@@ -150,7 +150,8 @@ static int write_all(int fd, const void *p, size_t size, off_t *pos) {
 }
 
 static void sort_buffer(struct stack_sort *s) {
-        qsort_r(s->index, s->n_index, sizeof *s->index, entry_compare, s->buf);
+        if (s->n_index > 0) /* an empty buffer has no index yet: qsort_r() wants one all the same */
+                qsort_r(s->index, s->n_index, sizeof *s->index, entry_compare, s->buf);
 }
 
 /* Sorts the buffer and appends it to the file as a run, equal stacks summed; empties the buffer. */

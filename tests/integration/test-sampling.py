@@ -120,7 +120,12 @@ def check_cycle(mode, resource, a, b, truth, n, args=(), must_alias=True, events
         ok(p.returncode == 0 and 'periods fixed: may alias' in header2,
            '%s --no-jitter: the header warns of aliasing' % mode, header2)
         if must_alias:
-            ok(abs(s2 - truth) > 0.1, '%s --no-jitter aliases: %s = %.4f, truth %.2f' % (mode, a, s2, truth), header2)
+            # Off by more than twice its own printed bar (which random intervals stay within):
+            # a fixed period locks onto the loop. Not a fixed 0.1: on a loaded machine other
+            # faults and calls of the process break the loop's exact cycle now and then, and the
+            # lock loosens (0.844 against 0.75 seen, 4,000 samples: eight times the bar).
+            ok(abs(s2 - truth) > max(2 * e2, 0.03),
+               '%s --no-jitter aliases: %s = %.4f ±%.4f, truth %.2f' % (mode, a, s2, e2, truth), header2)
         else:
             print('# %s --no-jitter: %s = %.4f ±%.4f, truth %.2f' % (mode, a, s2, e2, truth))
 

@@ -391,7 +391,8 @@ static bool countable(const struct collector *c, unsigned res) {
 }
 
 /* Whether resource RES is a clock that can be redrawn (redraw_clock()): every event of it a
- * sampling clock, of period REDRAW_MIN_NS or more. Sets it up if so. The clock must be one CPU's,
+ * sampling clock, of period REDRAW_MIN_NS or more (REDRAW_ALL_MIN_NS for every task's). Sets it
+ * up if so. The clock must be one CPU's,
  * opened for every task there, so that it runs all the time and a sample's interval is the time
  * between its sample and the redraw: an inherited per-task event cannot be redrawn (the ioctl
  * reaches the parent only), and a task's clock, or a cgroup's, stops while it is off the CPU.
@@ -412,7 +413,8 @@ static bool plan_redraw(struct collector *c, unsigned res, const struct targets 
 
                 if (e->resource != res || e->shared)
                         continue;
-                if (e->role != ROLE_SAMPLE || !is_clock(e) || e->period < REDRAW_MIN_NS)
+                if (e->role != ROLE_SAMPLE || !is_clock(e) ||
+                    e->period < (gated ? REDRAW_MIN_NS : REDRAW_ALL_MIN_NS))
                         return false;
                 any = true;
         }
@@ -453,9 +455,10 @@ static bool plan_redraw(struct collector *c, unsigned res, const struct targets 
 /* How each resource's intervals are drawn (see the top of collector.c): an event raw tracepoints
  * see (page faults, context switches, system calls) by a counting program there, a geometric
  * countdown per CPU, unless every_event asks for a coin at each; other counted events at
- * kernel period 1, the program keeping 1 in P; a clock of period REDRAW_MIN_NS or more, one
- * CPU's, redrawn at each sample from user space (plan_redraw()); another clock
- * at P / CLOCK_SPLIT (not under the kernel's floor), keeping 1 in CLOCK_SPLIT; a hardware event likewise at P / 16. Resources
+ * kernel period 1, the program keeping 1 in P; a clock of period REDRAW_MIN_NS or more (every
+ * task's: REDRAW_ALL_MIN_NS), one CPU's, redrawn at each sample from user space (plan_redraw());
+ * another clock at P / CLOCK_SPLIT (not under the kernel's floor), keeping 1 in CLOCK_SPLIT; a
+ * hardware event likewise at P / 16. Resources
  * counted in user space (bytes, context switches shared with real-time) draw their own
  * intervals per sample. Without BPF, periods stay fixed (rejitter() redraws them now and then).
  * Also sizes the resources' rings: each gets an equal share of ring_size. */

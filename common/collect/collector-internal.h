@@ -50,11 +50,15 @@
 #define CLOCK_SPLIT 10
 /* The kernel's shortest cpu-clock period (perf_swevent_init_hrtimer()). */
 #define CLOCK_MIN_NS 10000ULL
-/* The shortest clock period redrawn from user space (redraw_clock()): the reader wakes at
- * each sample, at most 1,000 times a second per CPU; a wake and an ioctl a sample cost the
- * sampled program less than the nine more ticks a sample of a program's coin (CLOCK_SPLIT)
- * take (BENCHMARKS.md, "The redrawn clock"). */
+/* The shortest clock period redrawn from user space (redraw_clock()), gated to some threads
+ * (record, attach): the reader wakes at each overflow, at most 1,000 times a second per CPU; a
+ * wake and an ioctl a sample cost the sampled program less than the nine more ticks a sample of
+ * a program's coin (CLOCK_SPLIT) take (BENCHMARKS.md, "`cppctl record`'s clock redrawn too"). */
 #define REDRAW_MIN_NS 1000000ULL
+/* The same for a clock of every task (the daemon's): there every task's sample, on every CPU,
+ * wakes the reader, and below 5 ms a loaded machine's daemon fell behind (a CI run: 64 of
+ * ripgrep's samples kept against perf's 1,251, the clock thinned for the queue's pressure). */
+#define REDRAW_ALL_MIN_NS 5000000ULL
 /* The longest mean interval a redrawn clock's thinning draws: thinning relaxes at samples, so
  * a clock thinned past this (a stalled consumer doubles it every few ms) would hardly come back. */
 #define REDRAW_MAX_NS 1000000000ULL

@@ -3,8 +3,9 @@
 
 - Loops of k system calls / k page faults per cycle, split 4:1 and 3:1 between two known paths,
   recorded at the default periods (10 and 16, multiples of k): each path's share is within its
-  printed error bars of the truth; with --no-jitter the same recording aliases (the share is off
-  by more than 0.1), so the test fails if the intervals stop being random; and the loop's events
+  printed error bars of the truth; with --no-jitter the system calls' recording aliases (the
+  share is off by more than twice its bar; the page faults' only printed: a loaded machine's
+  other faults can keep it from locking), so the test fails if the intervals stop being random; and the loop's events
   estimated from the hits are the count within 4 standard deviations (sqrt of the sum of squared
   weights), so it fails if the intervals' mean is not the period. Page faults also with
   --every-event (a coin at every event instead of a countdown).
@@ -427,7 +428,11 @@ def main():
         if con.execute("SELECT sampling FROM run_resource").fetchone()[0] != 'random':
             skip_all('BPF sampling is not available here (periods fixed)')
     check_cycle('syscalls', 'syscalls', 'path_a', 'path_b', 0.8, 20000, events=5)
-    check_cycle('faults', 'page-faults', 'fault_a', 'fault_b', 0.75, 20000, events=4)
+    # A fixed period locks onto the fault loop on a quiet machine (fault_a = 1.0), but on a
+    # loaded one the process's other faults shift the phase, at times enough that it does not
+    # lock at all (0.7385, 0.70 and 0.844 seen in CI-loaded runs): only printed, as for the
+    # switches; the system calls' loop shows the aliasing every run.
+    check_cycle('faults', 'page-faults', 'fault_a', 'fault_b', 0.75, 20000, must_alias=False, events=4)
     check_cycle('faults', 'page-faults', 'fault_a', 'fault_b', 0.75, 20000, args=['--every-event'], events=4)
     check_cycle('switches', 'context-switches/64', 'switch_a', 'switch_b', 0.75, 16000, must_alias=False)
     check_slices()

@@ -8,6 +8,7 @@ schema of another version and bad credentials give clear errors.
 
 Usage: test-fleet.py CPPCTL WORKLOADS_DIR"""
 import atexit
+import difflib
 import os
 import shutil
 import sqlite3
@@ -145,7 +146,6 @@ def same(args, url, cred, what, rcs=(0,)):
     good = a.returncode in rcs and a.returncode == b.returncode and sa == sb and sa
     detail = ''
     if not good:
-        import difflib
         detail = 'rc %d %d\n%s%s\n' % (a.returncode, b.returncode, a.stderr.decode(), b.stderr.decode())
         detail += '\n'.join(difflib.unified_diff(sa.decode(errors='replace').splitlines(),
                                                  sb.decode(errors='replace').splitlines(), lineterm='', n=1))
@@ -219,7 +219,9 @@ def check_views(url, cred):
     ok(a.returncode == 0 and a.returncode == b.returncode and
        a.stdout.replace(b'merged.db', b'S') == b.stdout.replace(url.encode(), b'S'),
        'a shell session over clickhouse:// equals the same over the merged store',
-       a.stderr.decode() + b.stderr.decode())
+       a.stderr.decode() + b.stderr.decode() + ''.join(difflib.unified_diff(
+           a.stdout.replace(b'merged.db', b'S').decode().splitlines(True),
+           b.stdout.replace(url.encode(), b'S').decode().splitlines(True), 'merged.db', 'clickhouse://')))
     p = run([cppctl, 'functions', '--db', url] + cred + ['-r', 'nonesuch'])
     ok(p.returncode == 1 and b'has no samples of resource' in p.stderr,
        'a resource the fleet does not hold is named', p.stderr.decode())

@@ -704,3 +704,76 @@ int ch_query_lines(struct ch_client *c, const char *sql, unsigned flags,
                                            c->url.host, c->url.port);
         return 0;
 }
+
+/* ---- rows of TabSeparated answers ---- */
+
+/* Splits the TabSeparated line [P, END) into at most MAX fields, unescaped in place. Returns the
+ * number of fields or -EBADMSG. */
+static int split_line(char *p, char *end, char **fields, int max) {
+        int n = 0;
+
+        for (;;) {
+                char *tab = memchr(p, '\t', end - p);
+                char *stop = tab ?: end;
+                int len;
+
+                if (n == max)
+                        return -EBADMSG;
+                len = ch_tsv_unescape(p, stop - p);
+                if (len < 0)
+                        return len;
+                fields[n++] = p;
+                if (!tab)
+                        return n;
+                p = tab + 1;
+        }
+}
+
+/* A query's rows for ch_query_rows(). */
+struct rows {
+        int n_fields;
+        int (*row)(char **fields, void *userdata);
+        void *userdata;
+};
+
+static int rows_line(char *line, size_t len, void *userdata) {
+        struct rows *rs = userdata;
+        char *fields[16];
+        int n;
+
+        n = split_line(line, line + len, fields, 16);
+        if (n < 0)
+                return n;
+        if (n != rs->n_fields)
+                return -EBADMSG;
+        return rs->row(fields, rs->userdata);
+}
+
+int ch_query_rows(struct ch_client *c, struct ch_buf *q, int n_fields,
+                  int (*row)(char **fields, void *userdata), void *userdata) {
+        struct rows rs = { n_fields, row, userdata };
+
+        if (ch_buf_printf(q, " FORMAT TabSeparated") < 0)
+                return -ENOMEM;
+        return ch_query_lines(c, q->data, CH_QUERY_READONLY, rows_line, &rs);
+}
+
+int ch_parse_u64(const char *s, uint64_t *ret) {
+        char *end;
+
+        if (!*s || *s == '-')
+                return -EBADMSG;
+        errno = 0;
+        *ret = strtoull(s, &end, 10);
+        return errno || *end ? -EBADMSG : 0;
+}
+
+int ch_parse_i64(const char *s, int64_t *ret) {
+        char *end;
+
+        if (!*s)
+                return -EBADMSG;
+        errno = 0;
+        *ret = strtoll(s, &end, 10);
+        return errno || *end ? -EBADMSG : 0;
+}

@@ -108,6 +108,19 @@ int ch_query(struct ch_client *c, const char *sql, const char *body, size_t len,
 int ch_query_lines(struct ch_client *c, const char *sql, unsigned flags,
                    int (*line)(char *line, size_t len, void *userdata), void *userdata);
 
+/* Runs the query Q (read-only; FORMAT TabSeparated added) and calls ROW with each line's
+ * N_FIELDS fields (at most 16), unescaped in place, as the answer streams in: an answer is never
+ * held whole. Returns 0; -EBADMSG for a line of another number of fields or a bad escape; ROW's
+ * error, which stops the transfer; or ch_query_lines()'s errors. */
+struct ch_buf; /* below */
+int ch_query_rows(struct ch_client *c, struct ch_buf *q, int n_fields,
+                  int (*row)(char **fields, void *userdata), void *userdata);
+
+/* A decimal field of an answer into *RET: 0, or -EBADMSG for anything else (a sign, for the
+ * unsigned one; out of range). */
+int ch_parse_u64(const char *s, uint64_t *ret);
+int ch_parse_i64(const char *s, int64_t *ret);
+
 /* ---- the schema (ch-schema.c) ---- */
 
 /* The schema version these sources write and read (schemas/clickhouse/NNNN-*.sql). */

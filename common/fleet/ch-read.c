@@ -18,84 +18,13 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "ch-names.h"
 #include "grow.h"
 #include "idmap.h"
 #include "math-util.h"
 #include "store-rename.h"
 #include "strv.h"
 #include "tree-load.h"
-
-/* Splits the TabSeparated line [P, END) into at most MAX fields, unescaped in place. Returns the
- * number of fields or -EBADMSG. */
-static int split_line(char *p, char *end, char **fields, int max) {
-        int n = 0;
-
-        for (;;) {
-                char *tab = memchr(p, '\t', end - p);
-                char *stop = tab ?: end;
-                int len;
-
-                if (n == max)
-                        return -EBADMSG;
-                len = ch_tsv_unescape(p, stop - p);
-                if (len < 0)
-                        return len;
-                fields[n++] = p;
-                if (!tab)
-                        return n;
-                p = tab + 1;
-        }
-}
-
-/* Runs the query Q (FORMAT TabSeparated added) and calls ROW with each line's N_FIELDS fields as
- * the answer streams in: a tree's answer is never held whole. */
-struct rows {
-        int n_fields;
-        int (*row)(char **fields, void *userdata);
-        void *userdata;
-};
-
-static int rows_line(char *line, size_t len, void *userdata) {
-        struct rows *rs = userdata;
-        char *fields[16];
-        int n;
-
-        n = split_line(line, line + len, fields, 16);
-        if (n < 0)
-                return n;
-        if (n != rs->n_fields)
-                return -EBADMSG;
-        return rs->row(fields, rs->userdata);
-}
-
-static int query_rows(struct ch_client *c, struct ch_buf *q, int n_fields,
-                      int (*row)(char **fields, void *userdata), void *userdata) {
-        struct rows rs = { n_fields, row, userdata };
-
-        if (ch_buf_printf(q, " FORMAT TabSeparated") < 0)
-                return -ENOMEM;
-        return ch_query_lines(c, q->data, CH_QUERY_READONLY, rows_line, &rs);
-}
-
-static int parse_u64(const char *s, uint64_t *ret) {
-        char *end;
-
-        if (!*s || *s == '-')
-                return -EBADMSG;
-        errno = 0;
-        *ret = strtoull(s, &end, 10);
-        return errno || *end ? -EBADMSG : 0;
-}
-
-static int parse_i64(const char *s, int64_t *ret) {
-        char *end;
-
-        if (!*s)
-                return -EBADMSG;
-        errno = 0;
-        *ret = strtoll(s, &end, 10);
-        return errno || *end ? -EBADMSG : 0;
-}
 
 /* Appends the WHERE clause of F's sample filter (column names of `samples`). */
 static int where_samples(struct ch_buf *q, const struct store_filter *f) {
@@ -180,7 +109,7 @@ int ch_list_resources(struct ch_client *c, char ***ret) {
 
         if (ch_buf_printf(&q, "SELECT DISTINCT resource FROM samples ORDER BY resource") < 0)
                 return -ENOMEM;
-        r = query_rows(c, &q, 1, add_resource, &names);
+        r = ch_query_rows(c, &q, 1, add_resource, &names);
         if (r == -EBADMSG && !*ch_client_error(c))
                 return ch_client_set_error(c, r,
                                            "ClickHouse answered a list of resources cppctl cannot parse");
@@ -246,7 +175,8 @@ struct load {
         uint64_t cur_k;    /* its frames so far */
         struct tree_load_stack cur;
         bool have_cur;
-        bool skipping; /* the frames of a copy of a stack already read */
+        bool skipping;         /* the frames of a copy of a stack already read */
+        struct ch_names *kept; /* names `cppctl symbolize` kept in the fleet store; NULL: none */
 };
 
 static void load_done(struct load *l) {
@@ -261,14 +191,15 @@ static void load_done(struct load *l) {
         l->modules = mfree(l->modules);
         l->by_hash = idmap_free(l->by_hash);
         l->stacks = mfree(l->stacks);
+        l->kept = ch_names_free(l->kept);
 }
 
 static int header_line(char **fields, void *userdata) {
         struct load *l = userdata;
         uint64_t period, lost, thinned;
 
-        if (parse_u64(fields[0], &period) < 0 || parse_u64(fields[1], &lost) < 0 || period == 0 ||
-            parse_u64(fields[3], &thinned) < 0)
+        if (ch_parse_u64(fields[0], &period) < 0 || ch_parse_u64(fields[1], &lost) < 0 || period == 0 ||
+            ch_parse_u64(fields[3], &thinned) < 0)
                 return -EBADMSG;
         l->g = gcd_u64(l->g, period);
         l->lost = saturating_add(l->lost, lost);
@@ -303,7 +234,7 @@ static int load_header(struct load *l) {
         if (r >= 0)
                 r = ch_buf_printf(&q, " GROUP BY host, run");
         if (r >= 0)
-                r = query_rows(l->c, &q, 4, header_line, l);
+                r = ch_query_rows(l->c, &q, 4, header_line, l);
         if (r < 0)
                 return r;
         l->tree->info.period = l->g;
@@ -341,7 +272,8 @@ static int64_t module_of(struct load *l, const char *path, const char *build_id)
 /* The most frames one frame stored as an address becomes (module.h's MODULE_MAX_INLINE). */
 #define CH_MAX_CHAIN 16
 
-/* Names frame FR (stored as an address, of the module with BUILD_ID) through the filter's namer:
+/* Names frame FR (stored as an address, of the module with BUILD_ID) from the names the fleet
+ * store keeps, else through the filter's namer:
  * labels its chain into chain_labels and sets *ret. Returns 0 (ret->n 0: not named) or a negative
  * errno. */
 static int name_later(struct load *l, const struct tree_load_frame *fr, const char *build_id,
@@ -352,10 +284,13 @@ static int name_later(struct load *l, const struct tree_load_frame *fr, const ch
         int n, r;
 
         *ret = (struct frame_chain) {};
-        if (!l->f->namer || !fr->unknown || !fr->module || !build_id[0] || address < 0)
+        if (!fr->unknown || !fr->module || !build_id[0] || address < 0)
                 return 0;
-        n = l->f->namer->name(l->f->namer->userdata, fr->module, build_id, address, located, chain,
-                              CH_MAX_CHAIN);
+        /* what symbolize kept first: no debug info looked for again */
+        n = ch_names_find(l->kept, build_id, address, chain, CH_MAX_CHAIN);
+        if (n == 0 && l->f->namer)
+                n = l->f->namer->name(l->f->namer->userdata, fr->module, build_id, address, located, chain,
+                                      CH_MAX_CHAIN);
         if (n <= 0)
                 return n;
         if (GROW(l->chain_labels, l->cap_chain_labels, l->n_chain_labels + (size_t) n) < 0)
@@ -433,7 +368,7 @@ static int frame_of(struct load *l, char **fields, const struct tree_load_label 
                 *ret_n = c->n ? c->n : 1;
                 return 0;
         }
-        if (parse_u64(fields[5], &line) < 0 || parse_i64(fields[6], &fr.address) < 0)
+        if (ch_parse_u64(fields[5], &line) < 0 || ch_parse_i64(fields[6], &fr.address) < 0)
                 return -EBADMSG;
         fr.line = (int64_t) line;
         if (fr.module) {
@@ -483,7 +418,8 @@ static int frame_line(char **fields, void *userdata) {
         size_t n = 0;
         int r;
 
-        if (parse_u64(fields[0], &hash) < 0 || hash == UINT64_MAX || parse_u64(fields[9], &k) < 0 || k == 0)
+        if (ch_parse_u64(fields[0], &hash) < 0 || hash == UINT64_MAX || ch_parse_u64(fields[9], &k) < 0 ||
+            k == 0)
                 return -EBADMSG; /* no writer makes a hash of UINT64_MAX, the maps' empty key */
         if (k == 1) {
                 r = finish_stack(l);
@@ -508,6 +444,27 @@ static int frame_line(char **fields, void *userdata) {
         return r;
 }
 
+/* The names `cppctl symbolize` kept for the modules of the frames stored as addresses in the
+ * stacks F selects, if the fleet store has the table. */
+static int load_kept_names(struct load *l) {
+        _cleanup_(ch_buf_done) struct ch_buf q = {};
+        int r;
+
+        r = ch_names_exists(l->c);
+        if (r <= 0)
+                return r;
+        r = ch_buf_printf(&q,
+                          "SELECT DISTINCT arrayJoin(arrayFilter((b, u) -> u = 1, build_ids, unknown)) "
+                          "FROM stacks WHERE hash IN (SELECT stack FROM samples");
+        if (r >= 0)
+                r = where_samples(&q, l->f);
+        if (r >= 0)
+                r = ch_buf_printf(&q, ")");
+        if (r < 0)
+                return r;
+        return ch_names_load(l->c, q.data, &l->kept);
+}
+
 static int load_stacks(struct load *l) {
         _cleanup_(ch_buf_done) struct ch_buf q = {};
         int r;
@@ -525,7 +482,7 @@ static int load_stacks(struct load *l) {
         if (r >= 0)
                 r = ch_buf_printf(&q, ")");
         if (r >= 0)
-                r = query_rows(l->c, &q, 10, frame_line, l);
+                r = ch_query_rows(l->c, &q, 10, frame_line, l);
         if (r < 0)
                 return r;
         return finish_stack(l);
@@ -539,8 +496,9 @@ static int sample_line(char **fields, void *userdata) {
         char *end;
         int r;
 
-        if (parse_u64(fields[0], &hash) < 0 || hash == UINT64_MAX || parse_u64(fields[1], &period) < 0 ||
-            parse_u64(fields[2], &hits) < 0 || parse_u64(fields[3], &samples) < 0 || period == 0)
+        if (ch_parse_u64(fields[0], &hash) < 0 || hash == UINT64_MAX ||
+            ch_parse_u64(fields[1], &period) < 0 || ch_parse_u64(fields[2], &hits) < 0 ||
+            ch_parse_u64(fields[3], &samples) < 0 || period == 0)
                 return -EBADMSG;
         errno = 0;
         squares = strtod(fields[4], &end);
@@ -573,7 +531,7 @@ static int load_samples(struct load *l) {
                 r = ch_buf_printf(&q, " GROUP BY stack, period");
         if (r < 0)
                 return r;
-        return query_rows(l->c, &q, 5, sample_line, l);
+        return ch_query_rows(l->c, &q, 5, sample_line, l);
 }
 
 static int resource_unit(struct ch_client *c, const char *resource, char **ret) {
@@ -631,6 +589,8 @@ int ch_load_tree_shared(struct ch_client *c, const struct store_filter *f, struc
         if (r < 0)
                 return r;
         r = load_header(&l);
+        if (r >= 0)
+                r = load_kept_names(&l);
         if (r >= 0)
                 r = load_stacks(&l);
         if (r >= 0)

@@ -27,6 +27,7 @@ hang into a failure."""
 import http.server
 import json
 import os
+import re
 import shutil
 import socket
 import subprocess
@@ -429,8 +430,48 @@ def test_clickhouse(tmp, full, stripped_db, url):
         p = run([cppctl, 'down', 'main', '-t', '0.1', '--db', ch.url('fleet')] + cred, env)
         ok(p.returncode == 0 and '(main %s %s)' % (ENERGY, INLINED) in p.stdout, 'fleet: down names the path',
            p.stdout + p.stderr)
+        test_clickhouse_symbolize(ch, cred, env, ref)
     finally:
         ch.stop()
+
+
+def test_clickhouse_symbolize(ch, cred, env, ref):
+    """cppctl symbolize over the fleet store keeps the names in its names table: views read them
+    with no server and no naming of their own; a second run finds nothing new; the hosts' stacks
+    stay as they were."""
+    url = ch.url('fleet')
+    stacks = ch.query('SELECT count(), sum(length(functions)) FROM fleet.stacks')
+    p = run([cppctl, 'symbolize', '--db', url] + cred, env)
+    m = re.search(r'named (\d+) of (\d+) frames stored as addresses, in (\d+) of (\d+) modules \(0 named before',
+                  p.stdout)
+    ok(p.returncode == 0 and m and int(m.group(1)) > 0,
+       'fleet: symbolize names frames and keeps them in the fleet store', p.stdout + p.stderr)
+    kept = int(ch.query('SELECT count() FROM fleet.names') or 0)
+    ok(m and kept == int(m.group(1)), 'fleet: one names row a frame named (%d)' % kept, p.stdout)
+    ok(ch.query('SELECT count(), sum(length(functions)) FROM fleet.stacks') == stacks,
+       'fleet: the stacks the hosts sent are as they were')
+    # No server, and no naming by the view itself: the names come from the table alone.
+    off = {'CPPD_NO_LATE_NAMES': '1'}
+    j, p = functions(url, off, *cred)
+    s, r = shares(j), shares(ref)
+    ok(j is not None and not addresses(j) and all(n in s and within_bars(s[n], r[n]) for n in HOT) and
+       INLINED in s and j.get('frames_named_later', 0) > 0,
+       'fleet, after symbolize, no server: named as the unstripped recording, counted as named later',
+       {k: v for k, v in (j or {}).items() if k != 'entries'})
+    p = run([cppctl, 'down', 'main', '-t', '0.1', '--db', url] + cred, off)
+    ok(p.returncode == 0 and '(main %s %s)' % (ENERGY, INLINED) in p.stdout,
+       'fleet, after symbolize: down names the path with its inlined frame', p.stdout + p.stderr)
+    p = run([cppctl, 'symbolize', '--db', url] + cred, env)
+    ok(p.returncode == 0 and re.search(r'named 0 of 0 frames .*\(%d named before' % kept, p.stdout) and
+       int(ch.query('SELECT count() FROM fleet.names')) == kept,
+       'fleet: symbolize again names nothing new, adds no row', p.stdout + p.stderr)
+    p = run([cppctl, 'sql', url] + cred + ['SELECT count() AS n FROM names'])
+    ok(p.returncode == 0 and p.stdout.split()[-1:] == [str(kept)], 'fleet: cppctl sql reads the names table',
+       p.stdout + p.stderr)
+    # A database that is not there: named, nothing made.
+    p = run([cppctl, 'symbolize', '--db', ch.url('nosuchdb')] + cred, env)
+    ok(p.returncode != 0 and 'nosuchdb' in p.stderr, 'fleet: symbolize over a database that is not there says so',
+       p.stderr)
 
 
 def test_daemon(tmp, exe, url):

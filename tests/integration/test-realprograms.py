@@ -37,6 +37,7 @@ count, and
 --valgrind: cppctl record and the daemon under valgrind (memcheck); 0 errors, no comparison with
 perf (suite realprograms-valgrind, not run by tests/run: tests/README.md)."""
 import json
+import math
 import os
 import re
 import shutil
@@ -50,6 +51,8 @@ import realprograms as rp
 from tap import done, ok, skip_all
 
 TOLERANCE = 0.10
+UNSYMBOLIZED_SDS = 4
+MIN_PLT_SAMPLES = 10
 MIN_SAMPLES = 300                      # each workload runs 1-3 s of CPU: 1,000-3,000 at 1 ms
 SANITIZER = re.compile(r'AddressSanitizer|LeakSanitizer|UndefinedBehaviorSanitizer|runtime error:')
 
@@ -71,16 +74,20 @@ def valgrind_errors(log_pattern_dir, prefix):
 
 
 def function_shares(db, filters=()):
-    """cppd's function profile, inlined functions folded into their callers as perf --no-inline
-    shows them: ({name: fraction}, samples, error), unsymbolized frames left out; and the fraction
-    of its stacks that are broken (realprograms.classify)."""
+    """cppd's profile of a recording: {'shares': {name: fraction} (inlined functions folded into
+    their callers as perf --no-inline shows them, unsymbolized frames left out), 'samples',
+    'lost', 'broken' (the fraction of its stacks that are broken, realprograms.classify),
+    'unsymbolized' (the header's share of frames without a symbol), 'plt' (samples with a PLT
+    frame)}, or {'error': why}."""
     p = rp.run([cppctl, 'functions', '--db', db, '-r', 'cpu-time', '-t', '0', '--json', '--inline', 'fold'] +
                list(filters))
     if p.returncode != 0:
-        return {}, 0, p.stderr, 0.0, 0
+        return {'error': p.stderr}
     j = json.loads(p.stdout)
-    return ({e['path'][0]: e['fraction'] for e in j['entries'] if not rp.UNSYMBOLIZED.search(e['path'][0])},
-            j['samples'], '', broken_fraction(rp.cppd_stacks(cppctl, db, filters)), j['lost'])
+    stacks = rp.cppd_stacks(cppctl, db, filters)
+    return {'shares': {e['path'][0]: e['fraction'] for e in j['entries'] if not rp.UNSYMBOLIZED.search(e['path'][0])},
+            'samples': j['samples'], 'lost': j['lost'], 'broken': broken_fraction(stacks),
+            'unsymbolized': j['frames_unsymbolized'], 'plt': rp.plt_samples(stacks), 'error': ''}
 
 
 def broken_fraction(stacks):
@@ -103,10 +110,11 @@ def judge(rows, ours_broken, theirs_broken):
     return worst or (1.0, ('', 0, 0), TOLERANCE)
 
 
-def check_profile(who, ours, samples, broken, lost, perf):
-    """The checks of one cppd profile OURS ({name: share}, BROKEN the fraction of its stacks
-    that are broken) against perf's (a list of {'shares', 'broken'}, one per perf recording, or
-    None)."""
+def check_profile(who, profile, perf):
+    """The checks of one cppd PROFILE (function_shares) against perf's (a list of record_perf's,
+    one per perf recording, or None)."""
+    ours, samples, broken, lost = profile['shares'], profile['samples'], profile['broken'], profile['lost']
+    recordings = perf
     # Under valgrind the daemon's reader falls far behind and the kernel drops most samples (it
     # counts them): that some arrive is what can be asked.
     ok(samples >= (1 if valgrind else MIN_SAMPLES), '%s: %d samples, %.1f%% of stacks broken'
@@ -144,6 +152,8 @@ def check_profile(who, ours, samples, broken, lost, perf):
             for line in table.splitlines():
                 print('#   ' + line)
         perf = perf[i]['shares']
+    if recordings:
+        check_names(who, profile, recordings)
     mangled = rp.mangled_names(ours)
     ok(not mangled, '%s: no mangled names (%d, e.g. %s)' % (who, len(mangled), mangled[:3]), '\n'.join(mangled[:20]))
     if w.language in ('c++', 'rust') and perf is not None:
@@ -165,6 +175,29 @@ def check_profile(who, ours, samples, broken, lost, perf):
                '\n'.join('%s: %s' % (n, m) for n, m in wrong[:20]))
 
 
+def check_names(who, profile, recordings):
+    """PROFILE (function_shares) has no larger share of unsymbolized frames than one of perf's
+    RECORDINGS of the workload, within UNSYMBOLIZED_SDS standard deviations, and names PLT stubs
+    where perf's samples show enough of them."""
+    p, n = profile['unsymbolized'], profile['samples']
+    best = None
+    for r in (r for r in recordings if r['samples']):
+        q, m = r['unsymbolized'], r['samples']
+        bar = UNSYMBOLIZED_SDS * math.sqrt(p * (1 - p) / max(n, 1) + q * (1 - q) / max(m, 1))
+        if best is None or p - q - bar < best[0]:
+            best = (p - q - bar, q, bar)
+    excess, q, bar = best
+    ok(excess <= 0, '%s: %.1f%% of frames unsymbolized, perf %.1f%% (bound %.1f%%)'
+       % (who, 100 * p, 100 * q, 100 * (q + bar)))
+    most = max(recordings, key=lambda r: r['plt'])
+    if most['plt'] < MIN_PLT_SAMPLES:
+        ok(True, '%s: # SKIP perf saw too few samples in PLT stubs (%d, %d in cppd\'s; the check needs %d)'
+           % (who, most['plt'], profile['plt'], MIN_PLT_SAMPLES))
+    else:
+        ok(profile['plt'] > 0, '%s: PLT stubs named (%d samples in NAME@plt, perf %d)'
+           % (who, profile['plt'], most['plt']))
+
+
 def record_perf(tmp):
     """perf's function profile of the workload, or None where perf does not work here."""
     why = rp.working_perf(tmp)
@@ -180,12 +213,15 @@ def record_perf(tmp):
     stacks = [(s, 1) for s in rp.perf_stacks(data)]
     os.unlink(data)
     shares, n = rp.shares(stacks)
-    print('# perf: %d samples' % n)
-    return {'shares': shares, 'broken': broken_fraction(stacks), 'samples': n} if n else None
+    unsymbolized = rp.unsymbolized_fraction(stacks)
+    plt = rp.plt_samples(stacks)
+    print('# perf: %d samples, %.1f%% of frames unsymbolized, %d in PLT stubs' % (n, 100 * unsymbolized, plt))
+    return {'shares': shares, 'broken': broken_fraction(stacks), 'samples': n, 'unsymbolized': unsymbolized,
+            'plt': plt} if n else None
 
 
 def perf_again():
-    return record_perf(tmp_dir) or {'shares': {}, 'broken': 0.0, 'samples': 0}
+    return record_perf(tmp_dir) or {'shares': {}, 'broken': 0.0, 'samples': 0, 'unsymbolized': 0.0, 'plt': 0}
 
 
 def record_cppctl(tmp, perf):
@@ -203,10 +239,10 @@ def record_cppctl(tmp, perf):
     if valgrind:
         errors = valgrind_errors(tmp, 'vg-record.')
         ok(p.returncode != 99 and not errors, 'valgrind: 0 errors in cppctl record', errors[-3000:])
-    ours, samples, err, broken, lost = function_shares(db)
-    if not ok(not err, 'cppctl functions on the recording', err):
+    profile = function_shares(db)
+    if not ok(not profile['error'], 'cppctl functions on the recording', profile['error']):
         return
-    check_profile('record', ours, samples, broken, lost, perf)
+    check_profile('record', profile, perf)
 
 
 def cgroup_root():
@@ -251,9 +287,9 @@ def record_daemon(tmp, perf):
             reply = 'no reply (%s): the daemon exited? %s' % (e, d.log_text()[-2000:])
         if not ok(reply == 'ok', 'flush', reply):
             return
-        ours, samples, err, broken, lost = function_shares(d.store, ['--unit', unit])
-        if ok(not err, 'cppctl functions --unit on the daemon\'s store', err):
-            check_profile('daemon', ours, samples, broken, lost, perf)
+        profile = function_shares(d.store, ['--unit', unit])
+        if ok(not profile['error'], 'cppctl functions --unit on the daemon\'s store', profile['error']):
+            check_profile('daemon', profile, perf)
     finally:
         if d is not None:
             status = d.stop()

@@ -176,25 +176,32 @@ def check_profile(who, profile, perf):
 
 
 def check_names(who, profile, recordings):
-    """PROFILE (function_shares) has no larger share of unsymbolized frames than one of perf's
-    RECORDINGS of the workload, within UNSYMBOLIZED_SDS standard deviations, and names PLT stubs
-    where perf's samples show enough of them."""
+    """PROFILE (function_shares) leaves no larger share of frames unsymbolized than one of perf's
+    RECORDINGS of the workload (a second one is made if the first disagrees, as for the shares),
+    within UNSYMBOLIZED_SDS standard deviations; and it names PLT stubs where perf's samples show
+    enough of them."""
     p, n = profile['unsymbolized'], profile['samples']
     best = None
-    for r in (r for r in recordings if r['samples']):
-        q, m = r['unsymbolized'], r['samples']
-        bar = UNSYMBOLIZED_SDS * math.sqrt(p * (1 - p) / max(n, 1) + q * (1 - q) / max(m, 1))
+    for i in range(2):
+        if i == len(recordings):
+            recordings.append(perf_again())
+        q, m = recordings[i]['unsymbolized'], recordings[i]['samples']
+        if not m:
+            continue
+        bar = UNSYMBOLIZED_SDS * math.sqrt(p * (1 - p) / max(n, 1) + q * (1 - q) / m)
         if best is None or p - q - bar < best[0]:
-            best = (p - q - bar, q, bar)
-    excess, q, bar = best
-    ok(excess <= 0, '%s: %.1f%% of frames unsymbolized, perf %.1f%% (bound %.1f%%)'
-       % (who, 100 * p, 100 * q, 100 * (q + bar)))
+            best = (p - q - bar, q, bar, i)
+        if p <= q + bar:
+            break
+    excess, q, bar, i = best
+    ok(excess <= 0, '%s: %.1f%% of frames unsymbolized, perf %.1f%% (recording %d; bound %.1f%%)'
+       % (who, 100 * p, 100 * q, i + 1, 100 * (q + bar)))
     most = max(recordings, key=lambda r: r['plt'])
     if most['plt'] < MIN_PLT_SAMPLES:
-        ok(True, '%s: # SKIP perf saw too few samples in PLT stubs (%d, %d in cppd\'s; the check needs %d)'
+        ok(True, '%s: # SKIP perf saw too few samples in PLT stubs (%d, cppd %d; the check needs %d)'
            % (who, most['plt'], profile['plt'], MIN_PLT_SAMPLES))
     else:
-        ok(profile['plt'] > 0, '%s: PLT stubs named (%d samples in NAME@plt, perf %d)'
+        ok(profile['plt'] > 0, '%s: PLT stubs named: %d samples in NAME@plt, perf %d'
            % (who, profile['plt'], most['plt']))
 
 

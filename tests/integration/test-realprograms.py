@@ -33,6 +33,29 @@ count, and
   demangled ("at::native::matmul") at 1% or more and cppd's profile has too has a demangled name
   in cppd's (libtorch_cpu and cc1plus export thousands of C++ names; Chromium a few, and Rust v0
   names such as _RNvNv...init_wrapper).
+- unsymbolized frames: cppd's share of frames without a symbol is no larger than perf's, with the
+  same debug info reachable (libc6-dbg; none for the programs themselves, so PyTorch's, cc1plus's,
+  Chromium's and ripgrep's frames are mostly unnamed on both sides). Both count every frame of
+  every sample once, inlined frames folded (perf --no-inline), kernel frames left out: cppd's is
+  the header's "frames unsymbolized" (`cppctl functions --json`: frames whose function is
+  unknown in the store, shown as "module+0xOFFSET"); perf's the same count over perf script's
+  frames, unsymbolized where it prints "[unknown]" or an address (realprograms.UNSYMBOLIZED, the
+  names function_shares leaves out). Why 4 standard deviations of a binomial over samples,
+  sqrt(p(1-p)/n + q(1-q)/m) (0.7-1.8 points at 1,000-5,000 samples, a bound 3-7 points above
+  perf's): a stack's frames are not independent (a stack through a stripped library is unnamed
+  for most of its length), so the samples, not the frames, are the trials; the sampling error
+  proper, the ratio's standard error from the stacks, measured 0.1-0.4 points. What the bar has
+  to hold is the workloads' variation, as for the shares: perf's share on pgbench went from
+  25.9% to 34.8% in 7 recordings (cppd's 28.0-29.4%), on g++ from 42.2% to 52.5% (cppd's
+  42.3-46.4%), so a second perf recording is made when the first disagrees. Measured here, cppd
+  against perf: PyTorch 46-47% against 46-54%, PostgreSQL 28-29% against 26-35%, Chromium 86-88%
+  against 94%, ripgrep 83-84% against 84-90%, g++ 42-46% against 42-53%; the worst, cppd 3.5
+  points above perf on pgbench. A library left unnamed is caught: libc unnamed (module_symbolize
+  broken for it, a test-only change) put PostgreSQL at 49% against a bound of 38.8%.
+- PLT stubs: where perf's recording has samples in stubs (NAME@plt), enough that cppd would miss
+  them all with probability under PLT_FALSE_ALARM, cppd names at least one. The workloads spend
+  0-0.3% of their samples there (perf saw 0-8 per recording, cppd 0-10), so this mostly SKIPs;
+  tests/unit/test-plt checks the name of every stub of two binaries.
 
 --valgrind: cppctl record and the daemon under valgrind (memcheck); 0 errors, no comparison with
 perf (suite realprograms-valgrind, not run by tests/run: tests/README.md)."""
@@ -52,7 +75,7 @@ from tap import done, ok, skip_all
 
 TOLERANCE = 0.10
 UNSYMBOLIZED_SDS = 4
-MIN_PLT_SAMPLES = 10
+PLT_FALSE_ALARM = 1e-4
 MIN_SAMPLES = 300                      # each workload runs 1-3 s of CPU: 1,000-3,000 at 1 ms
 SANITIZER = re.compile(r'AddressSanitizer|LeakSanitizer|UndefinedBehaviorSanitizer|runtime error:')
 
@@ -196,10 +219,14 @@ def check_names(who, profile, recordings):
     excess, q, bar, i = best
     ok(excess <= 0, '%s: %.1f%% of frames unsymbolized, perf %.1f%% (recording %d; bound %.1f%%)'
        % (who, 100 * p, 100 * q, i + 1, 100 * (q + bar)))
-    most = max(recordings, key=lambda r: r['plt'])
-    if most['plt'] < MIN_PLT_SAMPLES:
-        ok(True, '%s: # SKIP perf saw too few samples in PLT stubs (%d, cppd %d; the check needs %d)'
-           % (who, most['plt'], profile['plt'], MIN_PLT_SAMPLES))
+    # A rate perf saw K times in M samples is, in cppd's N, Poisson of a mean K N / M or so: with
+    # a flat prior on perf's rate, cppd sees none with probability (1 + N / M)^-(K + 1).
+    most = max((r for r in recordings if r['samples']), key=lambda r: r['plt'], default=None)
+    chance = (1 + n / most['samples']) ** -(most['plt'] + 1) if most else 1.0
+    if chance > PLT_FALSE_ALARM:
+        ok(True, '%s: # SKIP perf saw too few samples in PLT stubs to ask cppd for one (%d of %d, cppd %d of %d: '
+           'cppd would see none by chance with probability %.1g)'
+           % (who, most['plt'] if most else 0, most['samples'] if most else 0, profile['plt'], n, chance))
     else:
         ok(profile['plt'] > 0, '%s: PLT stubs named: %d samples in NAME@plt, perf %d'
            % (who, profile['plt'], most['plt']))

@@ -48,8 +48,8 @@ count, and
   to hold is the workloads' variation, as for the shares: perf's share on pgbench went from
   25.9% to 34.8% in 7 recordings (cppd's 28.0-29.4%), on g++ from 42.2% to 52.5% (cppd's
   42.3-46.4%), so a second perf recording is made when the first disagrees. Measured here, cppd
-  against perf: PyTorch 46-47% against 46-54%, PostgreSQL 28-29% against 26-35%, Chromium 86-88%
-  against 94%, ripgrep 83-84% against 84-90%, g++ 42-46% against 42-53%; the worst, cppd 3.5
+  against perf: PyTorch 44-47% against 46-54%, PostgreSQL 28-29% against 26-35%, Chromium 86-88%
+  against 92-94%, ripgrep 83-84% against 84-90%, g++ 42-46% against 42-53%; the worst, cppd 3.5
   points above perf on pgbench. A library left unnamed is caught: libc unnamed (module_symbolize
   broken for it, a test-only change) put PostgreSQL at 49% against a bound of 38.8%.
 - PLT stubs: where perf's recording has samples in stubs (NAME@plt), enough that cppd would miss

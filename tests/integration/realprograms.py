@@ -181,10 +181,11 @@ def perf_record_argv(data, stack_size=16384, period_ms=1):
 
 def perf_stacks(data):
     """perf's user-space stacks (perf script, its own DWARF unwinding), outermost frame first, as
-    lists of names; an unsymbolized frame is None. Kernel frames are left out, as cppd leaves them
-    out without --kernel; the sample still counts. --no-inline: perf 6.1 asks addr2line for every
-    address otherwise (15 s for PyTorch's 2,000 samples); these binaries have no DWARF inline
-    information anyway, except libc's, whose inlined frames would differ from cppd's names."""
+    lists of names; an unsymbolized frame ("[unknown]", or an address: UNSYMBOLIZED) is None.
+    Kernel frames are left out, as cppd leaves them out without --kernel; the sample still counts.
+    --no-inline: perf 6.1 asks addr2line for every address otherwise (15 s for PyTorch's 2,000
+    samples); these binaries have no DWARF inline information anyway, except libc's, whose inlined
+    frames would differ from cppd's names."""
     p = subprocess.run(['perf', 'script', '--no-inline', '-F', 'comm,tid,ip,sym,dso', '-i', data],
                        stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
     stacks, cur = [], None
@@ -200,7 +201,7 @@ def perf_stacks(data):
             if not m or m.group(2) == '[kernel.kallsyms]' or m.group(2).startswith('[kernel'):
                 continue
             name = m.group(1)
-            cur.append(None if name == '[unknown]' else name)
+            cur.append(None if UNSYMBOLIZED.search(name) else name)
     if cur is not None:
         stacks.append(cur[::-1])
     return stacks
@@ -350,3 +351,15 @@ def mangled_names(names):
 
 def demangled_names(names):
     return sorted(n for n in names if n and '::' in n)
+
+
+def unsymbolized_fraction(stacks):
+    """The fraction of the frames of STACKS ([(names, hits)]) that are unsymbolized (None), each
+    sample's frames counted once per hit: cppd's header counts "frames unsymbolized" so."""
+    frames = sum(len(names) * hits for names, hits in stacks)
+    return sum(names.count(None) * hits for names, hits in stacks) / frames if frames else 0.0
+
+
+def plt_samples(stacks):
+    """How many of the samples of STACKS ([(names, hits)]) hold a PLT frame (NAME@plt)."""
+    return sum(hits for names, hits in stacks if any(n is not None and n.endswith('@plt') for n in names))

@@ -189,8 +189,9 @@ def main():
     return done()
 
 
-def total(ch, table='fleet.samples'):
-    return {r: int(ch.query("SELECT sum(hits) FROM %s WHERE resource = '%s'" % (table, r)) or 0)
+def total(ch):
+    """The hits of each resource, summed over the Distributed table from server CH."""
+    return {r: int(ch.query("SELECT sum(hits) FROM fleet.samples WHERE resource = '%s'" % r) or 0)
             for r in ('cpu-time', 'page-faults')}
 
 
@@ -201,7 +202,9 @@ def check(tmp, a, b):
     if not shippers:
         return
     stores = ['web1.db', 'web2.db', 'web3.db']
-    # What a daemon had not spooled when it stopped: merge -o fills the hole (the README's way).
+    # Everything through server a: the daemons' batches are found, whichever server they went
+    # through; what a daemon had not sent when it stopped is sent now (doc/fleet.md's way to
+    # fill a hole).
     everything = stores + shippers
     p = run([cppctl, 'merge', '-o', ua] + cred + everything)
     loaded = {os.path.basename(m[0]): (int(m[1]), int(m[2])) for m in re.findall(

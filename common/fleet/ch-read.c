@@ -453,9 +453,10 @@ static int load_kept_names(struct load *l) {
         r = ch_names_exists(l->c);
         if (r <= 0)
                 return r;
+        /* GLOBAL IN, as load_stacks() says why: over Distributed tables too */
         r = ch_buf_printf(&q,
                           "SELECT DISTINCT arrayJoin(arrayFilter((b, u) -> u = 1, build_ids, unknown)) "
-                          "FROM stacks WHERE hash IN (SELECT stack FROM samples");
+                          "FROM stacks WHERE hash GLOBAL IN (SELECT stack FROM samples");
         if (r >= 0)
                 r = where_samples(&q, l->f);
         if (r >= 0)

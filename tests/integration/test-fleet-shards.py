@@ -255,6 +255,17 @@ def check(tmp, a, b):
     check_views([ua, ub, a.url('single')], cred)
     check_questions(a, b)
 
+    # cppctl symbolize through server a: its names table is README's Distributed one, read by
+    # the views of either server (the queries of kept names cross the shards: GLOBAL IN).
+    p = run([cppctl, 'symbolize', '--db', ua] + cred)
+    kept = [int(ch.query('SELECT count() FROM fleet_local.names')) for ch in (a, b)]
+    named = re.search(rb'^named (\d+) of', p.stdout, re.M)
+    ok(p.returncode == 0 and (b'nothing to name' in p.stdout or (named and int(named.group(1)) == sum(kept))),
+       'cppctl symbolize through server a: the names it found on the shards (%d, %d)' % tuple(kept),
+       p.stdout.decode() + p.stderr.decode())
+    same(['functions', '-t', '0', '-r', 'cpu-time'], [ua, ub], cred, 'after symbolize: functions equals over both '
+         'servers')
+
 
 def questions():
     """doc/fleet.md's fleet questions, asked of the fleet's hosts: its unit and call path made

@@ -158,7 +158,7 @@ int ch_names_load(struct ch_client *c, const char *build_ids_sql, struct ch_name
         r = ch_buf_printf(&q,
                           "SELECT build_id, address, fn, fi, li, il, k FROM names "
                           "ARRAY JOIN functions AS fn, files AS fi, lines AS li, inlined AS il, "
-                          "arrayEnumerate(functions) AS k WHERE build_id IN (%s)",
+                          "arrayEnumerate(functions) AS k WHERE build_id GLOBAL IN (%s)",
                           build_ids_sql);
         if (r >= 0)
                 r = ch_query_rows(c, &q, 7, name_line, &l);

@@ -24,7 +24,8 @@ struct ch_names;
 struct ch_names *ch_names_free(struct ch_names *n);
 DEFINE_CLEANUP(struct ch_names *, ch_names_free);
 
-/* Reads the kept names of the build ids BUILD_IDS_SQL selects (a SELECT of one String column).
+/* Reads the kept names of the build ids BUILD_IDS_SQL selects (a SELECT of one String column;
+ * GLOBAL IN, so that over Distributed tables the set is made once, over every shard).
  * Returns 0 and sets *ret; -EBADMSG for rows that do not parse or a chain out of order; or
  * ch_query()'s errors. */
 int ch_names_load(struct ch_client *c, const char *build_ids_sql, struct ch_names **ret);

@@ -453,9 +453,10 @@ static int load_kept_names(struct load *l) {
         r = ch_names_exists(l->c);
         if (r <= 0)
                 return r;
+        /* GLOBAL IN, as load_stacks() says why: over Distributed tables too */
         r = ch_buf_printf(&q,
                           "SELECT DISTINCT arrayJoin(arrayFilter((b, u) -> u = 1, build_ids, unknown)) "
-                          "FROM stacks WHERE hash IN (SELECT stack FROM samples");
+                          "FROM stacks WHERE hash GLOBAL IN (SELECT stack FROM samples");
         if (r >= 0)
                 r = where_samples(&q, l->f);
         if (r >= 0)
@@ -470,13 +471,18 @@ static int load_stacks(struct load *l) {
         int r;
 
         /* No GROUP BY and no ORDER BY: both cost ClickHouse more than the rows themselves (a
-         * hundred thousand stacks: 1.7 s as is, 9.6 s grouped and sorted, on 18.16). */
+         * hundred thousand stacks: 1.7 s as is, 9.6 s grouped and sorted, on 18.16). GLOBAL IN:
+         * over Distributed tables (schemas/README.md, "Sharding") the server asked computes the
+         * set of stacks once, over every shard's samples, and sends it to each shard of stacks; a
+         * plain IN there is refused (distributed_product_mode = 'deny'), or would match each
+         * shard's stacks against its own samples only, losing the stacks sharded elsewhere. On
+         * one server GLOBAL IN is IN. */
         r = ch_buf_printf(
                 &q,
                 "SELECT hash, fn, mo, bi, fi, li, ad, il, uk, k FROM stacks "
                 "ARRAY JOIN functions AS fn, modules AS mo, build_ids AS bi, files AS fi, lines AS li, "
                 "addresses AS ad, inlined AS il, unknown AS uk, arrayEnumerate(functions) AS k "
-                "WHERE hash IN (SELECT stack FROM samples");
+                "WHERE hash GLOBAL IN (SELECT stack FROM samples");
         if (r >= 0)
                 r = where_samples(&q, l->f);
         if (r >= 0)

@@ -9,6 +9,12 @@ directory, asked over HTTP, stopped, killed and restarted on the same ports and 
         ch.url('fleet')                          # 'clickhouse://127.0.0.1:PORT/fleet'
         ch.kill(); ch.start()                    # SIGKILL mid-work, then the same server again
 
+Several servers as one cluster (ClickHouse's remote_servers), before they start:
+
+    a, b = ClickHouse(tmp, 'a'), ClickHouse(tmp, 'b')
+    for ch in (a, b):
+        ch.cluster('fleet', [a, b], {'insert_distributed_sync': 1})   # one shard each
+
 The server runs as whoever runs the tests (root here: clickhouse-server 18.16 runs as root when
 started directly, it only refuses to when its data belongs to someone else). There is no systemd
 as PID 1 here, so it is started in the foreground as a child process of the test."""
@@ -62,7 +68,7 @@ CONFIG = """<?xml version="1.0"?>
 USERS = """<?xml version="1.0"?>
 <yandex>
     <profiles>
-        <default><max_memory_usage>2000000000</max_memory_usage></default>
+        <default><max_memory_usage>2000000000</max_memory_usage>{settings}</default>
     </profiles>
     <users>
         <default>
@@ -114,11 +120,25 @@ class ClickHouse:
         with open(self.config, 'w') as f:
             f.write(CONFIG.format(dir=self.dir, http=self.http, tcp=self.tcp, inter=self.inter))
         with open(os.path.join(self.dir, 'users.xml'), 'w') as f:
-            f.write(USERS.format(user=USER, password=PASSWORD))
+            f.write(USERS.format(user=USER, password=PASSWORD, settings=''))
         self.credentials = os.path.join(self.dir, 'credentials')
         fd = os.open(self.credentials, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
         with os.fdopen(fd, 'w') as f:
             f.write('%s\n%s\n' % (USER, PASSWORD))
+
+    def cluster(self, name, shards, settings=None):
+        """Makes this server one of the cluster NAME whose shards are the servers SHARDS (one
+        replica each, asked over their native TCP ports as the user default) and gives the
+        profile of every user SETTINGS ({name: value}); written before start()."""
+        xml = ''.join('<shard><replica><host>127.0.0.1</host><port>%d</port></replica></shard>' % s.tcp
+                      for s in shards)
+        os.makedirs(os.path.join(self.dir, 'config.d'), exist_ok=True)
+        with open(os.path.join(self.dir, 'config.d', 'cluster.xml'), 'w') as f:
+            f.write('<?xml version="1.0"?>\n<yandex><remote_servers><%s>%s</%s></remote_servers></yandex>\n'
+                    % (name, xml, name))
+        with open(os.path.join(self.dir, 'users.xml'), 'w') as f:
+            f.write(USERS.format(user=USER, password=PASSWORD, settings=''.join(
+                '<%s>%s</%s>' % (k, v, k) for k, v in (settings or {}).items())))
 
     def __enter__(self):
         self.start()

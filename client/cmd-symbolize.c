@@ -36,7 +36,7 @@ static void usage(void) {
                "names, with inlined functions and source lines as at record time, are written\n"
                "into STORE in one transaction, safely beside a daemon writing it; running it again\n"
                "names only what came since. Views and 'cppctl sql' look for the same names on\n"
-               "their own, into a copy, each time: after symbolize they need not.\n\n"
+               "their own at each command: after symbolize they need not.\n\n"
                "Over a fleet store (--db clickhouse://HOST[:PORT]/DB) the names go into its\n"
                "'names' table (made if missing; the user needs CREATE TABLE and INSERT), which\n"
                "views over the fleet read first; the stacks the hosts sent stay as they are.\n\n"

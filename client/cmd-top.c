@@ -156,8 +156,8 @@ int cmd_top(int argc, char **argv, const struct verb *verb) {
         if (r < 0)
                 return exit_status(r);
         argc = r;
-        /* A live view reads the store every second: no named copy of it each time (the daemon's
-         * naming thread, or cppctl symbolize, names frames stored as addresses). */
+        /* A live view reads the store every second: no look for debug info each time (the
+         * daemon's naming thread, or cppctl symbolize, names frames stored as addresses). */
         source_names_disable();
         r = query_args_parse(
                 &q, argc, argv, "top",

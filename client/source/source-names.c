@@ -1,13 +1,13 @@
-/* Naming after the fact for the reports. Views read a store through arrays indexed by its ids
- * (store-read.c), and `cppctl sql` reads its tables as they are; names found now change stacks
- * (one frame becomes a chain with its inlined functions), so rather than teach every reader a
- * second path, the store is copied (SQLite's backup API, page by page) to a temporary file, the
- * names are written into the copy exactly as `cppctl symbolize` writes them into a store, and
- * the copy is read instead. The copy costs a read and a write of the store, and only when
- * something is named: `cppctl symbolize` writes the names once, after which views read the
- * store as it is. A store where nothing more can be named costs one read of its stack table
- * (store_unnamed_modules()) and, per module with frames stored as addresses, one look for its
- * debug info per command. */
+/* Naming after the fact for the reports. Names found now change stacks (one frame becomes a
+ * chain with its inlined functions). The views load their trees through a namer: each frame
+ * stored as an address that debug info found now names is replaced by its chain as the tree is
+ * built (store-read.c), and the store is read as it is. `cppctl sql` reads the tables
+ * themselves, so for it the store is copied (SQLite's backup API, page by page) to a temporary
+ * file, the names are written into the copy exactly as `cppctl symbolize` writes them into a
+ * store, and the copy is read instead: a read and a write of the store, only when something is
+ * named. `cppctl symbolize` writes the names once, after which neither looks again. A store
+ * where nothing more can be named costs one read of its stack table (store_unnamed_modules())
+ * and, per module with frames stored as addresses, one look for its debug info per command. */
 #include "source-names.h"
 
 #include <errno.h>
@@ -154,6 +154,38 @@ static int copy_store(const char *db, const char *path) {
         return rc == SQLITE_OK ? 0 : rc == SQLITE_FULL ? -ENOSPC : rc == SQLITE_NOMEM ? -ENOMEM : -EIO;
 }
 
+/* Looks for names of the frames S holds as addresses, once per module (LN's cache): 1 if some
+ * can be named, 0 if none, or a negative errno after saying why. */
+static int nameable(const char *db, struct store *s, struct late_names *ln, struct late_names_stats *ret) {
+        int r = late_names_apply(ln, s, false, ret);
+
+        source_names_report(ln);
+        if (r < 0)
+                return log_warning_errno(r, "%s: cannot look for names of frames stored as addresses: %s", db,
+                                         store_error(s));
+        return ret->frames_named > 0;
+}
+
+int source_names_namer(const char *db, struct store *s, const struct store_namer **ret) {
+        static struct store_namer namer = { .name = late_names_name };
+        struct late_names_stats stats;
+        struct late_names *ln;
+        int r;
+
+        *ret = NULL;
+        if (!source_names_enabled())
+                return 0;
+        r = source_names_cache(&ln);
+        if (r < 0)
+                return log_error_errno(r, "Out of memory");
+        r = nameable(db, s, ln, &stats);
+        if (r <= 0)
+                return r;
+        namer.userdata = ln;
+        *ret = &namer;
+        return 0;
+}
+
 int source_names_copy(const char *db, struct store *s, char **ret) {
         _cleanup_(store_closep) struct store *w = NULL;
         _cleanup_free_ char *path = NULL;
@@ -169,13 +201,9 @@ int source_names_copy(const char *db, struct store *s, char **ret) {
         r = source_names_cache(&ln);
         if (r < 0)
                 return log_error_errno(r, "Out of memory");
-        r = late_names_apply(ln, s, false, &stats);
-        source_names_report(ln);
-        if (r < 0)
-                return log_warning_errno(r, "%s: cannot look for names of frames stored as addresses: %s", db,
-                                         store_error(s));
-        if (stats.frames_named == 0)
-                return 0;
+        r = nameable(db, s, ln, &stats);
+        if (r <= 0)
+                return r;
 
         if (asprintf(&path, "%s/cppctl-named-XXXXXX", tmp && *tmp ? tmp : "/tmp") < 0)
                 return log_error_errno(ENOMEM, "Out of memory");

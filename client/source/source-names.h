@@ -1,8 +1,8 @@
 /* Naming after the fact for the stores the reports read (late-names.h): a store file with
- * frames stored as addresses that debug info found now can name is read through a named copy,
- * so that every view, export, diff, the shell and `cppctl sql` see the names, with their inline
- * chains and lines, as `cppctl symbolize` would write them. One cache of modules per process:
- * each module's debug info is looked for once per command (or shell session). */
+ * frames stored as addresses that debug info found now can name is read through a namer (every
+ * view, export, diff, the shell) or a named copy (`cppctl sql`), so that all see the names, with
+ * their inline chains and lines, as `cppctl symbolize` would write them. One cache of modules
+ * per process: each module's debug info is looked for once per command (or shell session). */
 #pragma once
 
 #include <stdbool.h>
@@ -34,7 +34,13 @@ void source_names_report(struct late_names *ln);
 #define SOURCE_NAMES_HINT_BYTES (UINT64_C(64) << 20)
 
 /* If debug info found now names frames that the store at DB (open as S, read-only) holds as
- * addresses: copies the store to a temporary file, writes the names into the copy and sets *ret
+ * addresses: sets *ret to a namer over the process's cache (late_names_name()) for the loads of
+ * its trees (store_filter.namer), valid while the process runs; NULL when nothing is named.
+ * Returns 0, or a negative errno after saying why (*ret NULL: the store is read as it is). */
+int source_names_namer(const char *db, struct store *s, const struct store_namer **ret);
+
+/* For `cppctl sql`, which reads the tables: if debug info found now names frames that the store
+ * at DB (open as S, read-only) holds as addresses: copies the store to a temporary file, writes the names into the copy and sets *ret
  * to its path (malloc'd; the caller removes it with source_names_remove_copy()). Sets *ret to
  * NULL when nothing is named (read DB as it is). Returns 0, or a negative errno after saying
  * why (the caller then reads DB as it is). */

@@ -1,7 +1,8 @@
 /* The SQLite source: a store file (common/store), read as the views read it, with the cache of
- * big trees' indexes (index-cache.c), which is keyed by the store file's identity; or, where
- * debug info found now names frames the store holds as addresses, a named copy of it
- * (source-names.c), read without that cache (each copy is a new file). */
+ * big trees' indexes (index-cache.c), which is keyed by the store file's identity. Where debug
+ * info found now names frames the store holds as addresses, the trees are loaded through a namer
+ * (source-names.c) that puts each chain where its frame was, and the cached indexes are not used
+ * (they hold the store's names, and what can be named depends on this command's debug info). */
 #include "source-internal.h"
 
 #include <errno.h>
@@ -17,7 +18,7 @@
 struct source_sqlite {
         struct source source; /* first: a struct source * is one of these */
         struct store *store;
-        char *named_copy; /* the named copy read instead of the store; NULL: the store */
+        const struct store_namer *namer; /* names frames stored as addresses; NULL: none to name */
 };
 
 static struct source_sqlite *of(struct source *s) {
@@ -26,8 +27,6 @@ static struct source_sqlite *of(struct source *s) {
 
 static struct source *sqlite_close(struct source *s) {
         store_close(of(s)->store);
-        source_names_remove_copy(of(s)->named_copy);
-        free(of(s)->named_copy);
         free(s);
         return NULL;
 }
@@ -42,7 +41,11 @@ static int sqlite_has_call_sites(struct source *s) {
 
 static int sqlite_load_tree(struct source *s, const struct store_filter *f, struct name_table *names,
                             struct sample_tree **ret) {
-        return store_load_tree_shared(of(s)->store, f, names, ret);
+        struct store_filter named = *f;
+
+        if (of(s)->namer)
+                named.namer = of(s)->namer;
+        return store_load_tree_shared(of(s)->store, &named, names, ret);
 }
 
 /* Whether F selects a resource's whole tree, as the cached indexes hold it (names demangled). */
@@ -54,7 +57,7 @@ static bool unfiltered(const struct store_filter *f) {
 
 static int sqlite_load_index(struct source *s, const struct store_filter *f, bool inverted,
                              struct view_data *ret) {
-        if (unfiltered(f) && !of(s)->named_copy)
+        if (unfiltered(f) && !of(s)->namer)
                 return index_cache_load(of(s)->store, f, inverted, ret);
         return view_data_build(s, f, inverted, ret);
 }
@@ -67,7 +70,7 @@ static int sqlite_function_names(struct source *s, int (*each)(void *userdata, c
         sqlite3_stmt *st = NULL;
         int r = 0;
 
-        if (store_sqlite_open_read(of(s)->named_copy ?: s->db, 0, &c) != SQLITE_OK ||
+        if (store_sqlite_open_read(s->db, 0, &c) != SQLITE_OK ||
             sqlite3_prepare_v2(c, "SELECT DISTINCT name FROM function ORDER BY name", -1, &st, NULL) !=
                     SQLITE_OK)
                 r = -EIO;
@@ -98,7 +101,7 @@ static const struct source_ops sqlite_ops = {
 
 int source_sqlite_open(const char *db, const char *credentials, unsigned flags, struct source **ret) {
         _cleanup_(store_closep) struct store *store = NULL;
-        _cleanup_free_ char *copy = NULL;
+        const struct store_namer *namer = NULL;
         struct source_sqlite *s;
         int r;
 
@@ -106,23 +109,15 @@ int source_sqlite_open(const char *db, const char *credentials, unsigned flags, 
         if (r < 0)
                 return flags & SOURCE_QUIET ? r : log_store_error(r, db, store);
         /* a failure was said, and the store is read as it is */
-        if (!(flags & SOURCE_QUIET) && source_names_copy(db, store, &copy) >= 0 && copy) {
-                store = store_close(store);
-                r = store_open(copy, STORE_READ, &store);
-                if (r < 0) {
-                        source_names_remove_copy(copy);
-                        return log_store_error(r, copy, store);
-                }
-        }
+        if (!(flags & SOURCE_QUIET))
+                (void) source_names_namer(db, store, &namer);
         s = malloc(sizeof *s);
-        if (!s) {
-                source_names_remove_copy(copy);
+        if (!s)
                 return flags & SOURCE_QUIET ? -ENOMEM : log_error_errno(ENOMEM, "Out of memory");
-        }
         *s = (struct source_sqlite) {
                 .source = { .ops = &sqlite_ops, .db = db },
                 .store = take_ptr(&store),
-                .named_copy = take_ptr(&copy),
+                .namer = namer,
         };
         *ret = &s->source;
         return 0;

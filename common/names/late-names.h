@@ -1,6 +1,6 @@
 /* Names after the fact: for the frames a store holds as addresses ('prog+0x118d'), the debug
  * info found now, wherever it lives (late-names.c), and the names it gives, written into the
- * store (store-rename.c) by `cppctl symbolize`, by the views into a copy, by the daemon off its
+ * store (store-rename.c) by `cppctl symbolize`, by `cppctl sql` into a copy, by the daemon off its
  * sampling path. Never on a collector's sampling path: a debuginfod fetch takes as long as the
  * server does, up to the bounds of debuginfod-fetch.h. */
 #pragma once

@@ -26,9 +26,11 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "grow.h"
 #include "math-util.h"
 #include "name-table.h"
 #include "store-internal.h"
+#include "store-rename.h"
 #include "tree-load.h"
 
 /* The stored trie, and its mapping onto the tree being built. */
@@ -46,6 +48,15 @@ struct stack_table {
         uint32_t *late_module;
         uint8_t *late_module_counted;
         size_t n_modules;
+        /* frames stored as addresses that the filter's namer names now: by frame id, its chain's
+         * labels in chain_labels from FIRST, N of them (0: none; chains NULL: no frame named) */
+        const struct store_namer *namer;
+        struct frame_chain {
+                uint32_t first;
+                uint8_t n;
+        } * chains;
+        struct tree_load_label *chain_labels;
+        size_t n_chain_labels, cap_chain_labels;
 };
 
 static void stack_table_done(struct stack_table *t) {
@@ -55,6 +66,8 @@ static void stack_table_done(struct stack_table *t) {
         free(t->info);
         free(t->late_module);
         free(t->late_module_counted);
+        free(t->chains);
+        free(t->chain_labels);
 }
 
 /* Runs SQL, which selects the largest id of a table, and checks that arrays indexed by id can
@@ -88,6 +101,55 @@ static int frame_module(struct sample_tree *tree, int64_t module_id, int64_t max
                 modules[module_id] = i;
         }
         *ret = modules[module_id];
+        return 0;
+}
+
+/* The most frames one frame stored as an address becomes (module.h's MODULE_MAX_INLINE). */
+#define MAX_CHAIN 16
+
+/* Names frame ID, stored as an address (FR, of the module MODULE_ID with BUILD_ID), through
+ * T's namer, as the fleet store's loader does (ch-read.c): its chain is labelled into
+ * chain_labels and pushed where the frame was (stack_of()); the store is read, not written, so
+ * a view over a big store costs no copy of it. Counted as named later, as a stored name is.
+ * Returns 0 (not named too) or a negative errno. */
+static int name_frame(struct tree_load *l, struct stack_table *t, const struct tree_load_frame *fr,
+                      const char *build_id, int64_t module_id, int64_t id) {
+        struct store_name chain[MAX_CHAIN];
+        bool located = fr->address >= 0;
+        int64_t address = located ? fr->address : store_name_address(fr->name);
+        int n, r;
+
+        if (!fr->unknown || !fr->module || !build_id || !build_id[0] || address < 0)
+                return 0;
+        n = t->namer->name(t->namer->userdata, fr->module, build_id, address, located, chain, MAX_CHAIN);
+        if (n <= 0)
+                return n;
+        if (!t->chains) {
+                t->chains = calloc(t->n_frames, sizeof *t->chains);
+                if (!t->chains)
+                        return -ENOMEM;
+        }
+        if (GROW(t->chain_labels, t->cap_chain_labels, t->n_chain_labels + (size_t) n) < 0)
+                return -ENOMEM;
+        for (int j = 0; j < n; j++) {
+                struct tree_load_frame named = {
+                        .name = chain[j].function,
+                        .function = UINT32_MAX, /* no function id: demangled, not cached */
+                        .file = located ? chain[j].file : NULL,
+                        .line = located ? chain[j].line : 0,
+                        .address = located ? address : -1,
+                        .module = fr->module,
+                        .module_index = fr->module_index,
+                        .inlined = chain[j].inlined,
+                };
+
+                r = tree_load_label(l, &named, &t->chain_labels[t->n_chain_labels + j]);
+                if (r < 0)
+                        return r;
+        }
+        t->chains[id] = (struct frame_chain) { .first = (uint32_t) t->n_chain_labels, .n = (uint8_t) n };
+        t->n_chain_labels += (size_t) n;
+        t->late_module[id] = (uint32_t) module_id + 1;
         return 0;
 }
 
@@ -152,6 +214,10 @@ static int load_frames(struct store *s, struct tree_load *l, struct stack_table 
                                  (const char *) sqlite3_column_text(st, 10), &fr.module_index);
                 if (r >= 0)
                         r = tree_load_label(l, &fr, &t->info[id]);
+                if (r >= 0 && t->namer && sqlite3_column_int64(st, 9) > 0 &&
+                    sqlite3_column_int64(st, 9) <= max_module)
+                        r = name_frame(l, t, &fr, (const char *) sqlite3_column_text(st, 10),
+                                       sqlite3_column_int64(st, 9), id);
                 if (r < 0) {
                         sqlite3_finalize(st);
                         return r;
@@ -170,6 +236,7 @@ static int mark_unique(struct sample_tree *tree, struct stack_table *t) {
 
         if (!uses)
                 return -ENOMEM;
+        skip = t->chains != NULL; /* a chain's labels are shared with any frame's: none is unique */
         for (size_t i = 0; i < t->n_frames; i++)
                 if (t->info[i].label != NAME_NONE) {
                         skip |= t->info[i].skip;
@@ -254,7 +321,17 @@ static const struct tree_load_stack *stack_of(struct tree_load *l, struct stack_
                         }
                         t->late_module[t->frame[i]] = 0; /* counted */
                 }
-                *ret_error = tree_load_push(l, &t->stack[t->parent[i]], &t->info[t->frame[i]], &t->stack[i]);
+                if (t->chains && t->chains[t->frame[i]].n) {
+                        const struct frame_chain *c = &t->chains[t->frame[i]];
+
+                        t->stack[i] = t->stack[t->parent[i]];
+                        *ret_error = 0;
+                        for (uint32_t j = 0; j < c->n && *ret_error >= 0; j++)
+                                *ret_error = tree_load_push(l, &t->stack[i], &t->chain_labels[c->first + j],
+                                                            &t->stack[i]);
+                } else
+                        *ret_error = tree_load_push(l, &t->stack[t->parent[i]], &t->info[t->frame[i]],
+                                                    &t->stack[i]);
                 if (*ret_error < 0)
                         return NULL;
         }
@@ -392,6 +469,7 @@ static int load_tree(struct store *s, const struct store_filter *f, struct name_
         r = load_header(s, f, resource_id, tree, &l.g);
         if (r < 0)
                 return r;
+        t.namer = f->namer;
         r = load_stacks(s, &l, &t);
         if (r < 0)
                 return r;

@@ -151,8 +151,9 @@ struct store_filter {
         const regex_t *focus;  /* keep only stacks with a frame matching (pprof's -focus) */
         const regex_t *ignore; /* drop stacks with a frame matching (-ignore) */
         const regex_t *hide;   /* drop matching frames, keep the samples (-hide) */
-        /* names frames stored as addresses from debug info found now, for loaders that have no
-         * store to write them into (the fleet store's, common/fleet/ch-read.c); NULL: none */
+        /* names frames stored as addresses from debug info found now, as the tree is loaded
+         * (store-read.c, and the fleet store's common/fleet/ch-read.c): the store is read as it
+         * is, never copied nor written; NULL: none */
         const struct store_namer *namer;
 };
 

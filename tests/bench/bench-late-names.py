@@ -8,7 +8,7 @@
    the store). Needs root (perf events), g++ and debuginfod.
 2. `cppctl symbolize` over a big store: FRAMES frames stored as addresses (one stack each, made
    in SQL over a recording) of a stripped copy of cppctl itself, its debug file in a --debug-dir
-   (no network), and the view before (a named copy each time) and after.
+   (no network), and the view before (named as it loads, each time) and after.
 
 Usage: tests/bench/bench-late-names.py [BUILD_DIR] [--modules N] [--frames N] [--quick]"""
 import argparse
@@ -94,8 +94,8 @@ def modules_part(cppctl, src, n, tmp):
         view = [cppctl, 'functions', '--db', db, '-t', '0.01']
         report('view as stored (no naming)', timed(view, {'CPPD_NO_LATE_NAMES': '1'}))
         report('view, no server: each module looked for locally', timed(view))
-        report('view, cold: %d fetches, a named copy' % n, timed(view, env))
-        report('view, warm: the client cache, a named copy', timed(view, env))
+        report('view, cold: %d fetches, named as loaded' % n, timed(view, env))
+        report('view, warm: the client cache, named as loaded', timed(view, env))
         out = timed([cppctl, 'symbolize', '--db', db], env)
         report('symbolize, warm', out)
         print('  ' + out[0].strip().replace('\n', '\n  '))
@@ -153,7 +153,7 @@ def big_part(cppctl, frames, tmp):
     print('  (store made in %.1f s, %.0f MiB)' % (time.monotonic() - t0, os.path.getsize(db) / 2**20))
     view = [cppctl, 'functions', '--db', db, '-t', '0.01']
     report('view as stored (no naming)', timed(view, {'CPPD_NO_LATE_NAMES': '1'}))
-    report('view with --debug-dir: a named copy', timed(view + ['--debug-dir', root]))
+    report('view with --debug-dir: named as loaded', timed(view + ['--debug-dir', root]))
     out = timed([cppctl, 'symbolize', '--db', db, '--debug-dir', root, '--no-debuginfod'])
     report('symbolize', out)
     print('  ' + out[0].strip().replace('\n', '\n  '))

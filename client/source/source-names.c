@@ -154,11 +154,21 @@ static int copy_store(const char *db, const char *path) {
         return rc == SQLITE_OK ? 0 : rc == SQLITE_FULL ? -ENOSPC : rc == SQLITE_NOMEM ? -ENOMEM : -EIO;
 }
 
-/* Looks for names of the frames S holds as addresses, once per module (LN's cache): 1 if some
- * can be named, 0 if none, or a negative errno after saying why. */
-static int nameable(const char *db, struct store *s, struct late_names *ln, struct late_names_stats *ret) {
-        int r = late_names_apply(ln, s, false, ret);
+/* Looks for names of the frames S holds as addresses, once per module (the process's cache, into
+ * *ret_ln): 1 if some can be named, 0 if none (or naming is off), or a negative errno after
+ * saying why. */
+static int nameable(const char *db, struct store *s, struct late_names **ret_ln,
+                    struct late_names_stats *ret) {
+        struct late_names *ln;
+        int r;
 
+        if (!source_names_enabled())
+                return 0;
+        r = source_names_cache(&ln);
+        if (r < 0)
+                return log_error_errno(r, "Out of memory");
+        *ret_ln = ln;
+        r = late_names_apply(ln, s, false, ret);
         source_names_report(ln);
         if (r < 0)
                 return log_warning_errno(r, "%s: cannot look for names of frames stored as addresses: %s", db,
@@ -173,12 +183,7 @@ int source_names_namer(const char *db, struct store *s, const struct store_namer
         int r;
 
         *ret = NULL;
-        if (!source_names_enabled())
-                return 0;
-        r = source_names_cache(&ln);
-        if (r < 0)
-                return log_error_errno(r, "Out of memory");
-        r = nameable(db, s, ln, &stats);
+        r = nameable(db, s, &ln, &stats);
         if (r <= 0)
                 return r;
         namer.userdata = ln;
@@ -196,12 +201,7 @@ int source_names_copy(const char *db, struct store *s, char **ret) {
         int fd, r;
 
         *ret = NULL;
-        if (!source_names_enabled())
-                return 0;
-        r = source_names_cache(&ln);
-        if (r < 0)
-                return log_error_errno(r, "Out of memory");
-        r = nameable(db, s, ln, &stats);
+        r = nameable(db, s, &ln, &stats);
         if (r <= 0)
                 return r;
 

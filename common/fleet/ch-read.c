@@ -295,22 +295,10 @@ static int name_later(struct load *l, const struct tree_load_frame *fr, const ch
                 return n;
         if (GROW(l->chain_labels, l->cap_chain_labels, l->n_chain_labels + (size_t) n) < 0)
                 return -ENOMEM;
-        for (int j = 0; j < n; j++) {
-                struct tree_load_frame named = {
-                        .name = chain[j].function,
-                        .function = UINT32_MAX,
-                        .file = located ? chain[j].file : NULL,
-                        .line = located ? chain[j].line : 0,
-                        .address = located ? address : -1,
-                        .module = fr->module,
-                        .module_index = fr->module_index,
-                        .inlined = chain[j].inlined,
-                };
-
-                r = tree_load_label(&l->tl, &named, &l->chain_labels[l->n_chain_labels + j]);
-                if (r < 0)
-                        return r;
-        }
+        r = tree_load_label_chain(&l->tl, fr, located, address, chain, (size_t) n,
+                                  &l->chain_labels[l->n_chain_labels]);
+        if (r < 0)
+                return r;
         *ret = (struct frame_chain) { .first = l->n_chain_labels, .n = (uint8_t) n };
         l->n_chain_labels += (size_t) n;
         /* named later: each distinct frame once, and its module */

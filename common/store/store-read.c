@@ -131,22 +131,10 @@ static int name_frame(struct tree_load *l, struct stack_table *t, const struct t
         }
         if (GROW(t->chain_labels, t->cap_chain_labels, t->n_chain_labels + (size_t) n) < 0)
                 return -ENOMEM;
-        for (int j = 0; j < n; j++) {
-                struct tree_load_frame named = {
-                        .name = chain[j].function,
-                        .function = UINT32_MAX, /* no function id: demangled, not cached */
-                        .file = located ? chain[j].file : NULL,
-                        .line = located ? chain[j].line : 0,
-                        .address = located ? address : -1,
-                        .module = fr->module,
-                        .module_index = fr->module_index,
-                        .inlined = chain[j].inlined,
-                };
-
-                r = tree_load_label(l, &named, &t->chain_labels[t->n_chain_labels + j]);
-                if (r < 0)
-                        return r;
-        }
+        r = tree_load_label_chain(l, fr, located, address, chain, (size_t) n,
+                                  &t->chain_labels[t->n_chain_labels]);
+        if (r < 0)
+                return r;
         t->chains[id] = (struct frame_chain) { .first = (uint32_t) t->n_chain_labels, .n = (uint8_t) n };
         t->n_chain_labels += (size_t) n;
         t->late_module[id] = (uint32_t) module_id + 1;

@@ -21,6 +21,7 @@
 
 #include "demangle.h"
 #include "math-util.h"
+#include "store-rename.h"
 
 int tree_load_init(struct tree_load *l, const struct store_filter *f, struct sample_tree *tree,
                    size_t n_functions) {
@@ -144,6 +145,28 @@ int tree_load_label(struct tree_load *l, const struct tree_load_frame *frame, st
                 .focus = matches(f->focus, label),
                 .ignore = matches(f->ignore, label),
         };
+        return 0;
+}
+
+int tree_load_label_chain(struct tree_load *l, const struct tree_load_frame *frame, bool located,
+                          int64_t address, const struct store_name *chain, size_t n,
+                          struct tree_load_label *ret) {
+        for (size_t j = 0; j < n; j++) {
+                struct tree_load_frame named = {
+                        .name = chain[j].function,
+                        .function = UINT32_MAX, /* no function id: demangled, not cached */
+                        .file = located ? chain[j].file : NULL,
+                        .line = located ? chain[j].line : 0,
+                        .address = located ? address : -1,
+                        .module = frame->module,
+                        .module_index = frame->module_index,
+                        .inlined = chain[j].inlined,
+                };
+                int r = tree_load_label(l, &named, &ret[j]);
+
+                if (r < 0)
+                        return r;
+        }
         return 0;
 }
 

@@ -71,6 +71,15 @@ void tree_load_done(struct tree_load *l);
  * labelled once. Returns 0 and fills *ret; -EBADMSG for a name holding a NUL; -ENOMEM. */
 int tree_load_label(struct tree_load *l, const struct tree_load_frame *frame, struct tree_load_label *ret);
 
+/* Labels the chain a namer gave FRAME, a frame stored as an address (ADDRESS in its module,
+ * LOCATED if the store kept it): each of CHAIN[0..n) as a frame of FRAME's module, with its file
+ * and line and the address if LOCATED, into RET[0..n). The loaders of the store and of the fleet
+ * store push these where FRAME was. Returns 0 or tree_load_label()'s errors. */
+struct store_name; /* store-rename.h */
+int tree_load_label_chain(struct tree_load *l, const struct tree_load_frame *frame, bool located,
+                          int64_t address, const struct store_name *chain, size_t n,
+                          struct tree_load_label *ret);
+
 /* Sets *ret to stack PARENT extended by the frame labelled LABEL (RET may be PARENT): a hidden
  * or folded frame maps to its parent's node. The label's module is said here, when a stack of
  * the samples reaches the frame, so that frames the filter leaves out do not weigh in the choice

@@ -200,6 +200,19 @@ class Daemon:
         return open(self.log, errors='replace').read()
 
 
+def wait_for(cond, timeout):
+    """Whether COND holds within TIMEOUT seconds, three times that on a loaded machine: each step
+    of a daemon and its threads can take several times as long beside other jobs, and a wait
+    ends as soon as COND holds."""
+    end = time.monotonic() + 3 * timeout
+    while time.monotonic() < end:
+        v = cond()
+        if v:
+            return v
+        time.sleep(0.2)
+    return cond()
+
+
 def store_query(db, sql, params=()):
     con = sqlite3.connect('file:%s?mode=ro' % db, uri=True, timeout=30)
     try:

@@ -16,11 +16,10 @@ import sqlite3
 import subprocess
 import sys
 import tempfile
-import time
 
 import clickhouse
 from clickhouse import ClickHouse
-from daemon import Daemon, store_query
+from daemon import Daemon, store_query, wait_for
 from tap import done, ok, skip_all
 
 cppd, cppctl, workloads, schemas = (os.path.abspath(a) for a in sys.argv[1:5])
@@ -80,17 +79,6 @@ def sqlite_sum(db, resource):
 def sqlite_batches(db):
     return store_query(db, 'SELECT count(*) FROM (SELECT DISTINCT p.run_id, s.bucket FROM sample AS s JOIN thread '
                        'AS t ON t.id = s.thread_id JOIN process AS p ON p.id = t.process_id)')[0][0]
-
-
-def wait_for(cond, timeout):
-    """COND within TIMEOUT seconds, three times that on a loaded machine (test-fleet-ship.py)."""
-    end = time.monotonic() + 3 * timeout
-    while time.monotonic() < end:
-        v = cond()
-        if v:
-            return v
-        time.sleep(0.2)
-    return cond()
 
 
 def record_stores():

@@ -21,7 +21,7 @@ import time
 
 import clickhouse
 from clickhouse import ClickHouse, free_port
-from daemon import Daemon, run, store_query
+from daemon import Daemon, run, store_query, wait_for
 from tap import done, ok, skip_all
 
 cppd, cppctl, workloads = sys.argv[1:4]
@@ -49,19 +49,6 @@ def status(d):
 
 def decode(v):
     return re.sub(r'%([0-9A-Fa-f]{2})', lambda m: chr(int(m.group(1), 16)), v)
-
-
-def wait_for(cond, timeout):
-    """Whether COND holds within TIMEOUT seconds, three times that on a loaded machine: each step
-    of a daemon and its threads can take several times as long beside other jobs, and a wait
-    ends as soon as COND holds."""
-    end = time.monotonic() + 3 * timeout
-    while time.monotonic() < end:
-        v = cond()
-        if v:
-            return v
-        time.sleep(0.2)
-    return cond()
 
 
 def workload(seconds):

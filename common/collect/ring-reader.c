@@ -96,7 +96,7 @@ struct ring_reader {
         struct idmap *stack_ends;       /* tid -> the time of its last exit or exec */
         uint64_t stack_tops_generation; /* counts the table's fresh starts (atomic reads) */
         uint64_t sync_asked, sync_done; /* passes asked for by ring_reader_sync(), and done */
-        bool sync_full;                 /* the last pass done was stopped by the queue bound */
+        bool sync_full;                 /* the last pass done left records: the queue bound, a held class */
         pthread_cond_t synced;          /* sync_done moved */
         pthread_cond_t kicked;          /* for the thread: a take, a sync asked, or stop */
 
@@ -532,7 +532,12 @@ static void *thread_main(void *arg) {
                 last_asked = asked;
                 pthread_mutex_lock(&r->lock);
                 r->sync_done = asked;
+                /* A held class left records in its rings as surely as a full queue: the sync is
+                 * not complete until the consumer takes the queue and a pass reads them. (The
+                 * thread itself goes on reading the other classes' rings.) */
                 r->sync_full = full;
+                for (unsigned c = 0; c < r->n_classes; c++)
+                        r->sync_full |= r->held[c];
                 pthread_cond_broadcast(&r->synced);
                 pthread_mutex_unlock(&r->lock);
                 if (stopping)

@@ -77,7 +77,8 @@ int ring_reader_take(struct ring_reader *r, const uint8_t **ret, size_t *ret_siz
 
 /* Makes the thread empty the rings now, and waits at most TIMEOUT_MS for it: then
  * ring_reader_take() gets every record the kernel wrote before the call. Returns 1, or 0 when
- * the queue bound left records in the rings (take, handle, and call again), or -ETIMEDOUT. */
+ * the queue bound, or a class's share of it (ring_reader_set_classes()), left records in the
+ * rings (take, handle, and call again), or -ETIMEDOUT. */
 int ring_reader_sync(struct ring_reader *r, unsigned timeout_ms);
 
 /* The time (perf clock) of the oldest record queued and not yet taken; 0 when none is. */

@@ -219,6 +219,43 @@ static void test_sync(void) {
         fake_ring_free(rings[0]);
 }
 
+/* A class held at its share of the queue leaves its records in the rings, as a full queue does:
+ * the sync says so (0), so that a flush goes on (take, sync again) until it has them all. It
+ * said 1, and a daemon's flush stored a profile without the held resource's recent samples. */
+static void test_sync_held(void) {
+        struct ring_buffer *rings[2] = { fake_ring(), fake_ring() };
+        static const unsigned classes[2] = { 0, 1 };
+        struct ring_reader *r = ring_reader_new(rings, 2, 10 * SAMPLE_BYTES);
+        unsigned samples, comms, total = 0, rounds = 0;
+        bool ordered;
+        const uint8_t *q;
+        size_t size;
+        int s, first = -1;
+
+        ok(ring_reader_set_classes(r, classes, 2) == 0, "two classes set");
+        ok(ring_reader_start(r) == 0, "the reader thread starts");
+        for (uint64_t k = 0; k < 8; k++)
+                put_sample(rings[0], 1, 100 + k);
+        for (uint64_t k = 0; k < 2; k++)
+                put_sample(rings[1], 2, 200 + k);
+        while ((s = ring_reader_sync(r, 5000)) >= 0 && rounds++ < 10) {
+                if (first < 0)
+                        first = s;
+                ring_reader_take(r, &q, &size);
+                walk(q, size, &samples, &comms, &ordered);
+                total += samples;
+                if (s == 1)
+                        break;
+        }
+        is_int(first, 0,
+               "8 samples of one class against its share of 5: the first sync says records are left");
+        ok(s == 1 && total == 10, "taking and syncing again gets them all (%u rounds, %u samples)", rounds,
+           total);
+        ring_reader_free(r);
+        fake_ring_free(rings[0]);
+        fake_ring_free(rings[1]);
+}
+
 /* Samples with user registers (two: the stack pointer second) and STACK_BYTES of stack, of
  * which DYN filled, the stack's bytes counting up from SP: 64 stack bytes are copied per sample. */
 #define STACK_TYPE \
@@ -335,6 +372,7 @@ int main(void) {
         test_order_across_rings();
         test_hook_only();
         test_sync();
+        test_sync_held();
         test_stack_tops();
         return tap_done();
 }

@@ -17,7 +17,8 @@
 #include "standalone.h"
 #include "strv.h"
 
-static pid_t spawn(char **argv, int *ret_go, int *ret_err) {
+/* ENV: the command's environment; NULL: cppctl's own. */
+static pid_t spawn(char **argv, char **env, int *ret_go, int *ret_err) {
         int go[2], err[2];
         pid_t pid;
 
@@ -49,7 +50,10 @@ static pid_t spawn(char **argv, int *ret_go, int *ret_err) {
                 close(err[0]);
                 if (read(go[0], &c, 1) != 1)
                         _exit(127); /* cppctl gave up before starting us */
-                execvp(argv[0], argv);
+                if (env)
+                        execvpe(argv[0], argv, env);
+                else
+                        execvp(argv[0], argv);
                 e = errno;
                 (void) !write(err[1], &e, sizeof e);
                 _exit(127);
@@ -64,6 +68,7 @@ static pid_t spawn(char **argv, int *ret_go, int *ret_err) {
 int cmd_record(int argc, char **argv, const struct verb *verb) {
         _cleanup_(recording_freep) struct recording *rec = NULL;
         _cleanup_free_ char *command = NULL;
+        _cleanup_(strv_freep) char **env = NULL;
         _cleanup_close_ int go = -1, err = -1;
         struct recording_args a;
         int optind_, status = 0, e, r;
@@ -93,9 +98,11 @@ int cmd_record(int argc, char **argv, const struct verb *verb) {
         if (r != EXIT_OK)
                 return r;
 
+        if (recording_environment(rec, &env) < 0)
+                return EXIT_FAILURE_;
         recording_block_signals();
 
-        pid = spawn(argv + optind_, &go, &err);
+        pid = spawn(argv + optind_, env, &go, &err);
         if (pid < 0) {
                 log_error_errno(pid, "Cannot fork: %m");
                 return EXIT_FAILURE_;

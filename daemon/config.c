@@ -122,6 +122,11 @@ static int parse_resources(struct config *c, char *value, char *error, size_t si
                 if (!r->event && !resource_find(item))
                         return fail(error, size, "unknown resource '%s' (for an event name, write event:%s)",
                                     item, item);
+                if (!r->event && resource_find(item)->kind == RESOURCE_ALLOC)
+                        return fail(error, size,
+                                    "%s is counted by a library preloaded into a command (cppctl record -e "
+                                    "%s -- COMMAND): cppd cannot count it yet",
+                                    item, item);
                 strcpy(r->name, item);
                 c->n_resources++;
         }

@@ -343,6 +343,11 @@ static void do_attach(struct connection *c, const struct protocol_message *req) 
                 reply_error(c, ENOENT, "unknown resource or event '%s'", what);
         else if (r == -ENOENT && unit)
                 reply_error(c, ENOENT, "no unit %s is running", unit);
+        else if (r == -EOPNOTSUPP && what)
+                reply_error(c, EOPNOTSUPP,
+                            "%s is counted by a library preloaded into a command (cppctl record -e %s -- "
+                            "COMMAND): cppd cannot count it yet",
+                            what, what);
         else if (r == -ESRCH && proc_is_zombie((pid_t) pid))
                 reply_error(c, ESRCH,
                             "process %" PRIu64

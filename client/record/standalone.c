@@ -19,6 +19,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "alloc-preload.h"
 #include "log.h"
 #include "parse-util.h"
 #include "perf-event.h"
@@ -28,6 +29,7 @@
 #include "resource.h"
 #include "source-names.h"
 #include "store-error.h"
+#include "strv.h"
 #include "time-util.h"
 
 #define FLUSH_INTERVAL_NS (5ULL * 1000000000ULL)
@@ -258,6 +260,19 @@ int recording_parse(struct recording_args *a, int argc, char **argv, const char 
                 default:
                         return log_error_errno(EINVAL, "try 'cppctl %s --help'", name);
                 }
+        /* record starts its command, with the allocation counter preloaded if asked for; a
+         * process running already cannot have it. */
+        a->config.preloaded = !attach;
+        for (unsigned i = 0; attach && i < a->n_specs; i++) {
+                const struct resource *def = a->specs[i].event ? NULL : resource_find(a->specs[i].name);
+
+                if (def && def->kind == RESOURCE_ALLOC)
+                        return log_error_errno(
+                                EINVAL,
+                                "%s is counted by a library preloaded into a command at its "
+                                "start: cppctl record -e %s -- COMMAND; attach cannot count it yet",
+                                def->name, def->name);
+        }
         if (a->n_specs == 0) {
                 a->specs[0] = (struct recording_spec) { .name = "cpu-time" };
                 a->n_specs = 1;
@@ -322,6 +337,12 @@ int recording_new(const struct recording_args *a, const char *kind, const char *
                                   "with CAP_PERFMON and read access to /sys/kernel/tracing",
                                   s->name);
                         return EXIT_FAILURE_;
+                }
+                if (r == -EOPNOTSUPP) {
+                        log_error("%s is counted in the program by a library preloaded at its start: "
+                                  "cppctl record -e %s -- COMMAND; attach and cppd cannot count it yet",
+                                  s->name, s->name);
+                        return EXIT_USAGE;
                 }
                 if (r == -EEXIST) {
                         log_error("%s is given twice", s->name);
@@ -553,12 +574,132 @@ int recording_run(struct recording *rec, pid_t child, int pidfd, int *ret_status
         return EXIT_OK;
 }
 
+/* Where the allocation counter is: $CPPD_ALLOC_LIBRARY, else beside a cppctl run from its build
+ * folder, else where it is installed. */
+static int alloc_library(char *buf, size_t size) {
+        const char *e = getenv("CPPD_ALLOC_LIBRARY");
+        char exe[4096], *slash;
+        ssize_t n;
+
+        if (e) {
+                snprintf(buf, size, "%s", e);
+                return access(buf, R_OK) < 0 ? -errno : 0;
+        }
+        n = readlink("/proc/self/exe", exe, sizeof exe - 1);
+        if (n > 0) {
+                exe[n] = '\0';
+                slash = strrchr(exe, '/');
+                if (slash) {
+                        *slash = '\0';
+                        if (snprintf(buf, size, "%s/../common/collect/%s", exe, ALLOC_PRELOAD_LIBRARY) <
+                                    (int) size &&
+                            access(buf, R_OK) == 0)
+                                return 0;
+                }
+        }
+        snprintf(buf, size, "%s", CPPD_ALLOC_LIBRARY_PATH);
+        return access(buf, R_OK) < 0 ? -errno : 0;
+}
+
+int recording_environment(const struct recording *rec, char ***ret) {
+        _cleanup_(strv_freep) char **env = NULL;
+        struct collector_resource_stats rs;
+        char lib[4096], *real, *preload = NULL, periods[2][64] = { "", "" };
+        const char *old = getenv("LD_PRELOAD");
+        char line[64];
+        uint64_t budget, rate;
+        FILE *f;
+        size_t n = 0;
+        int r;
+
+        for (unsigned i = 0; i < collector_n_resources(rec->collector); i++) {
+                collector_resource_stats(rec->collector, i, &rs);
+                if (streq(rs.name, "alloc-bytes"))
+                        snprintf(periods[0], sizeof periods[0], ALLOC_ENV_BYTES "=%" PRIu64, rs.period);
+                else if (streq(rs.name, "alloc-count"))
+                        snprintf(periods[1], sizeof periods[1], ALLOC_ENV_CALLS "=%" PRIu64, rs.period);
+        }
+        if (!periods[0][0] && !periods[1][0]) {
+                *ret = NULL;
+                return 0;
+        }
+        r = alloc_library(lib, sizeof lib);
+        if (r < 0)
+                return log_error_errno(r, "Cannot find %s, which counts allocations in the command: %s: %m",
+                                       ALLOC_PRELOAD_LIBRARY, lib);
+        real = realpath(lib, NULL);
+        if (!real)
+                return log_error_errno(errno, "Cannot find %s: %s: %m", ALLOC_PRELOAD_LIBRARY, lib);
+        /* The dynamic linker splits LD_PRELOAD at spaces and colons. */
+        if (strpbrk(real, " :")) {
+                log_error("%s: the path of %s holds a space or a colon, which LD_PRELOAD cannot carry", real,
+                          ALLOC_PRELOAD_LIBRARY);
+                free(real);
+                return -EINVAL;
+        }
+        r = asprintf(&preload, "LD_PRELOAD=%s%s%s", real, old && *old ? " " : "", old ? old : "");
+        free(real);
+        if (r < 0)
+                return log_error_errno(ENOMEM, "Out of memory");
+        for (char **e = environ; *e; e++)
+                n++;
+        env = calloc(n + 6, sizeof *env);
+        if (!env) {
+                free(preload);
+                return log_error_errno(ENOMEM, "Out of memory");
+        }
+        n = 0;
+        env[n++] = preload;
+        for (char **e = environ; *e; e++) {
+                if (startswith(*e, "LD_PRELOAD=") || startswith(*e, ALLOC_ENV_BYTES "=") ||
+                    startswith(*e, ALLOC_ENV_CALLS "=") || startswith(*e, ALLOC_ENV_FIXED "=") ||
+                    startswith(*e, ALLOC_ENV_BUDGET "="))
+                        continue;
+                if (!(env[n++] = strdup(*e)))
+                        return log_error_errno(ENOMEM, "Out of memory");
+        }
+        for (int i = 0; i < 2; i++)
+                if (periods[i][0] && !(env[n++] = strdup(periods[i])))
+                        return log_error_errno(ENOMEM, "Out of memory");
+        if (!rec->args.config.jitter && !(env[n++] = strdup(ALLOC_ENV_FIXED "=1")))
+                return log_error_errno(ENOMEM, "Out of memory");
+        /* A storm of allocations thins itself, as the kernel's programs thin other storms: at
+         * cppd's budget, and below half what the kernel samples of one event in a tick (at
+         * most 1000 a second: HZ), past which it silently stops sampling until the next one. */
+        budget = collector_window_budget(rec->collector) / 10;
+        if (budget == 0)
+                budget = UINT64_MAX; /* --max-rate 0: none of cppd's, but the kernel's */
+        f = fopen("/proc/sys/kernel/perf_event_max_sample_rate", "re");
+        if (f && fgets(line, sizeof line, f) && safe_atou64(strtok(line, "\n") ?: "", &rate) == 0)
+                budget = MIN(budget, rate / 2000);
+        if (budget == UINT64_MAX)
+                budget = 0; /* nor the kernel's: never thinned */
+        if (f)
+                fclose(f);
+        if (asprintf(&env[n], ALLOC_ENV_BUDGET "=%" PRIu64, MAX(budget, 1u)) < 0) {
+                env[n] = NULL;
+                return log_error_errno(ENOMEM, "Out of memory");
+        }
+        *ret = take_ptr(&env);
+        return 0;
+}
+
 void recording_summary(struct recording *rec, const char *what) {
         struct collector_stats st;
         struct collector_resource_stats rs;
         int64_t run = collector_run_id(rec->collector);
         const char *first = NULL;
 
+        for (unsigned i = 0; i < collector_n_resources(rec->collector); i++) {
+                collector_resource_stats(rec->collector, i, &rs);
+                if (rs.uncounted)
+                        log_warning("%s: not counted in %" PRIu64 " process%s, %s (pid %" PRIu32
+                                    ") the first: "
+                                    "an allocator of its own (linked into the program, or preloaded before "
+                                    "cppd's counter) is not seen",
+                                    rs.name, rs.uncounted, rs.uncounted == 1 ? "" : "es", rs.uncounted_comm,
+                                    rs.uncounted_pid);
+        }
         if (rec->args.quiet)
                 return;
         collector_get_stats(rec->collector, &st);

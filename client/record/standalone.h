@@ -58,7 +58,14 @@ int recording_attach(struct recording *r, pid_t pid, bool enable_on_exec);
  * store every few seconds and at the end. Returns 0 or an exit status. */
 int recording_run(struct recording *r, pid_t child, int pidfd, int *ret_status);
 
-/* Prints what was recorded and the top of the function profile. */
+/* The environment of the command record starts: for alloc-bytes or alloc-count, this one with
+ * the allocation counter (alloc-preload.h) first in LD_PRELOAD and each one's period; *ret NULL
+ * when neither is recorded (the command keeps this environment). 0, or a negative errno after
+ * reporting (the library not found). */
+int recording_environment(const struct recording *r, char ***ret);
+
+/* Prints what was recorded and the top of the function profile; warns of processes whose
+ * allocations could not be counted. */
 void recording_summary(struct recording *r, const char *what);
 
 /* Prints the top of the function profile of RESOURCE in RUN of STORE (named DB). */

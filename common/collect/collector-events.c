@@ -15,6 +15,7 @@
 #include <sys/ioctl.h>
 #include <unistd.h>
 
+#include "alloc-preload.h"
 #include "grow.h"
 #include "perf-event.h"
 #include "perf-record.h"
@@ -79,6 +80,10 @@ int add_tracepoint(struct collector *c, unsigned resource, enum event_role role,
         }
         if (role == ROLE_BYTES)
                 e->filter = "ret > 0";
+        else if (role == ROLE_WEIGHT) /* the preloaded library's calls only */
+                e->filter = c->resources[resource].def->config == ALLOC_OPTION_BYTES ?
+                        "option == " ALLOC_STR(ALLOC_OPTION_BYTES) :
+                        "option == " ALLOC_STR(ALLOC_OPTION_CALLS);
         return 0;
 }
 
@@ -329,9 +334,9 @@ void drop_bpf(struct collector *c, unsigned res) {
  * itself: its share of max_rate, and no more than a quarter of its ring can hold (the reader is
  * woken at an eighth), so that a reader kept from running for a few windows still finds room.
  * 0 with max_rate 0: no budget. */
-static uint64_t kernel_budget(const struct collector *c) {
+static uint64_t budget_of(const struct collector *c, unsigned ring_share) {
         uint64_t sample = 512 + (c->config.unwind == UNWIND_DWARF ? c->config.stack_size : 1024);
-        uint64_t ring = c->config.ring_size / c->ring_share, share, fits;
+        uint64_t ring = c->config.ring_size / MAX(ring_share, 1u), share, fits;
 
         if (c->config.max_rate == 0)
                 return 0; /* never thinned: asked for (--max-rate 0) */
@@ -339,6 +344,20 @@ static uint64_t kernel_budget(const struct collector *c) {
                 (uint64_t) MAX(c->n_cpus, 1);
         fits = ring / 4 / sample;
         return MAX(MIN(share, fits), 1u);
+}
+
+static uint64_t kernel_budget(const struct collector *c) {
+        return budget_of(c, c->ring_share);
+}
+
+uint64_t collector_window_budget(const struct collector *c) {
+        unsigned share = c->ring_share;
+
+        /* Before the events are planned: a ring per resource, as plan_sampling() will share. */
+        if (share == 0)
+                for (share = 1; share < c->n_resources;)
+                        share *= 2;
+        return budget_of(c, share) * (uint64_t) MAX(c->n_cpus, 1);
 }
 
 /* The events a counting program can take over (sampling-bpf.c): where a raw tracepoint sees the
@@ -486,12 +505,15 @@ void plan_sampling(struct collector *c, const struct targets *t) {
                                 c->events[ev].attr.type == PERF_TYPE_TRACEPOINT;
                 thinning_init(&res->thin, 0);
                 res->random = c->config.jitter && res->def &&
-                        (res->def->kind == RESOURCE_BYTES || i == c->switches_via_offcpu);
+                        (res->def->kind == RESOURCE_BYTES || res->def->kind == RESOURCE_ALLOC ||
+                         i == c->switches_via_offcpu);
                 /* A tracepoint's every-event program runs for every task: it can keep to threads,
                  * not to a cgroup's (a counting program can). */
                 if (tracepoint && !count && (t->flags & PERF_FLAG_PID_CGROUP))
                         continue;
-                if (!c->config.jitter || res->unnamed || res->bpf)
+                /* Counted in user space, or in the program: drawn there, no program needed. */
+                if (!c->config.jitter || res->unnamed || res->bpf ||
+                    (res->def && (res->def->kind == RESOURCE_BYTES || res->def->kind == RESOURCE_ALLOC)))
                         continue;
                 if (plan_redraw(c, i, t))
                         continue;

@@ -82,6 +82,7 @@ enum event_role {
         ROLE_SAMPLE,  /* one hit a sample */
         ROLE_SYSCALL, /* one hit, and the system call's name ends the stack */
         ROLE_BYTES,   /* counted in user space from the returned byte count */
+        ROLE_WEIGHT,  /* counted in the program (alloc-preload.h): the hits are in its raw data */
         ROLE_OFFCPU,  /* a switch out: the stack waits for the switch back in */
 };
 
@@ -106,7 +107,10 @@ struct cresource {
         uint64_t redraw_missed;   /* redraw: intervals whose end the reader was too late for that
                                    * no sample could stand for, not yet counted as lost (atomic) */
         struct thinning thin;
-        uint64_t last_time; /* of its latest sample, for losses (which carry none) */
+        uint64_t last_time;     /* of its latest sample, for losses (which carry none) */
+        uint64_t uncounted;     /* ROLE_WEIGHT: processes that said they could not count it, */
+        uint32_t uncounted_pid; /* the first of them */
+        char uncounted_comm[16];
 };
 
 /* One redrawn clock's event (one CPU): its fd and resource, and the thinning factors its
@@ -132,7 +136,8 @@ struct cevent {
         bool shared; /* not opened: another event counts it (context switches) */
         enum event_role role;
         struct perf_event_attr attr;
-        unsigned raw_offset, raw_size; /* SYSCALL: the syscall number; BYTES: the return value */
+        unsigned raw_offset, raw_size; /* SYSCALL: the syscall number; BYTES: the return value;
+                                        * WEIGHT: the hits (8 bytes), and the thinning K after them */
         const char *filter;
         uint64_t period;                 /* the kernel period (ns for clocks), for jitter */
         uint64_t fixed_period;           /* the period without BPF (plan_sampling()) */

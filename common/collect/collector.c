@@ -65,6 +65,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "alloc-preload.h"
 #include "collector-aggregate.h"
 #include "collector-events.h"
 #include "collector-internal.h"
@@ -209,6 +210,8 @@ int collector_add_resource(struct collector *c, const char *name, bool event, ui
                         return -EEXIST;
         if (i >= COLLECTOR_MAX_RESOURCES)
                 return -E2BIG;
+        if (def && def->kind == RESOURCE_ALLOC && !c->config.preloaded)
+                return -EOPNOTSUPP;
         if (period == 0)
                 period = def ? def->default_period : 1;
         /* Clocks count nanoseconds: a period of N ms must fit the kernel's u64 and be sane. */
@@ -269,6 +272,12 @@ int collector_add_resource(struct collector *c, const char *name, bool event, ui
                                         goto fail;
                         }
                         snprintf(desc, sizeof desc, "tracepoint:%s...", def->events[0]);
+                        break;
+                case RESOURCE_ALLOC:
+                        r = add_tracepoint(c, i, ROLE_WEIGHT, def->events[0], "arg2", 1);
+                        if (r < 0)
+                                goto fail;
+                        snprintf(desc, sizeof desc, "preload:%s", ALLOC_PRELOAD_LIBRARY);
                         break;
                 case RESOURCE_PFM: {
                         struct perf_event_attr attr = {};
@@ -707,6 +716,36 @@ static int handle_parsed_sample(struct collector *c, const struct cevent *e, con
                         return 0;
                 break;
         }
+        case ROLE_WEIGHT:
+                /* The intervals the allocation ended, as the program counted them; 0: it
+                 * cannot count (an allocator of its own), said once at its start. */
+                v = raw_field(s, e, &ok);
+                if (!ok)
+                        return -EBADMSG;
+                if (v == 0) {
+                        struct cresource *res = &c->resources[e->resource];
+
+                        if (res->uncounted++ == 0) {
+                                res->uncounted_pid = s->pid;
+                                snprintf(res->uncounted_comm, sizeof res->uncounted_comm, "%s",
+                                         t->process->comm);
+                        }
+                        return 0;
+                }
+                hits = MIN(v, (uint64_t) UINT32_MAX);
+                /* K, the thinning it was drawn under, in the field after the hits (arg3). */
+                if (e->raw_size == 8 && e->raw_offset + 16 <= s->raw_size) {
+                        struct cresource *res = &c->resources[e->resource];
+                        uint64_t k;
+
+                        memcpy(&k, s->raw + e->raw_offset + 8, 8);
+                        pthread_mutex_lock(&c->thin_lock);
+                        if (k > res->thin.max_factor && k <= UINT32_MAX)
+                                res->thin.max_factor = k;
+                        pthread_mutex_unlock(&c->thin_lock);
+                        res->last_time = s->time;
+                }
+                break;
         case ROLE_OFFCPU:
                 node = sample_stack(c, s, t, -1);
                 if (node < 0)
@@ -1136,6 +1175,9 @@ void collector_resource_stats(const struct collector *c, unsigned i, struct coll
                 .keep_one_in = r->redraw ? r->thin.factor :
                         r->bpf           ? r->keep_base * r->thin.factor :
                                            1,
+                .uncounted = r->uncounted,
+                .uncounted_pid = r->uncounted_pid,
+                .uncounted_comm = r->uncounted_comm,
         };
         for (unsigned ev = 0; ev < c->n_events; ev++)
                 if (c->events[ev].resource == i && !c->events[ev].shared &&

@@ -38,6 +38,9 @@ struct collector_config {
         bool function_frames;    /* store frames as functions, without address, file and
                                          * line: one stack per path of functions, not per path of
                                          * call sites (recursion makes the latter without end) */
+        bool preloaded;          /* the command starts with the allocation counter preloaded
+                                         * (alloc-preload.h: cppctl record); without it the
+                                         * alloc-* resources cannot be counted (-EOPNOTSUPP) */
         bool mmap_build_ids;     /* records fed (collector_feed) come from events that asked
                                          * for build ids in MMAP2 (record_parse_mmap2()); the
                                          * collector's own events never ask (collector.c) */
@@ -84,6 +87,10 @@ struct collector_resource_stats {
         uint64_t thinned;       /* the largest overload thinning: 1 in N kept; 1: none */
         uint64_t kernel_period; /* the period the kernel counts (ns for clocks) */
         uint64_t keep_one_in;   /* and 1 in how many of its overflows are kept, now */
+        uint64_t uncounted;     /* alloc-*: processes whose allocator the preloaded library
+                                 * could not see (an allocator of their own), not counted; */
+        uint32_t uncounted_pid; /* the first of them */
+        const char *uncounted_comm;
 };
 
 struct collector_stats {
@@ -112,7 +119,8 @@ DEFINE_CLEANUP(struct collector *, collector_free);
 /* Adds a resource: a name from the resource table, or an event name (perf software event,
  * tracepoint "sys:name", libpfm4 event) when EVENT is true. PERIOD 0 takes the default.
  * Returns the resource's index, -ENOENT for an unknown name, -EINVAL for a bad period,
- * -EEXIST if already added, -E2BIG past COLLECTOR_MAX_RESOURCES. */
+ * -EEXIST if already added, -E2BIG past COLLECTOR_MAX_RESOURCES, -EOPNOTSUPP for alloc-bytes or
+ * alloc-count without the preloaded counter (config.preloaded). */
 #define COLLECTOR_MAX_RESOURCES 32
 int collector_add_resource(struct collector *c, const char *name, bool event, uint64_t period);
 
@@ -136,6 +144,10 @@ int collector_attach_system(struct collector *c, uint32_t *ret_unsupported, cons
  * collector_attach(). */
 int collector_attach_cgroup(struct collector *c, int cgroup_fd, uint32_t *ret_unsupported,
                             const char **ret_failed);
+
+/* Samples a resource may bring in 10 ms, all CPUs together, before it is thinned (the kernel
+ * programs' budget, for a program that thins its own: alloc-preload.h); 0: never thinned. */
+uint64_t collector_window_budget(const struct collector *c);
 
 /* A file descriptor that polls readable when records wait to be handled; -1 before attach. */
 int collector_fd(struct collector *c);

@@ -10,6 +10,7 @@
 #include <linux/perf_event.h>
 #include <string.h>
 
+#include "alloc-preload.h"
 #include "cleanup.h"
 
 static const char *const syscall_enter[] = { "raw_syscalls:sys_enter", NULL };
@@ -23,6 +24,7 @@ static const char *const write_exits[] = {
 };
 /* Intel since Ice Lake, Intel Skylake to Cascade Lake, AMD Zen 2-4 (the closest AMD has: FP
  * dispatch faults). */
+static const char *const prctl_enter[] = { "syscalls:sys_enter_prctl", NULL };
 static const char *const fp_assists[] = { "ASSISTS:FP", "FP_ASSIST:ANY", "FP_DISPATCH_FAULTS:ANY", NULL };
 
 const struct resource resource_table[] = {
@@ -46,6 +48,12 @@ const struct resource resource_table[] = {
           4096, RESOURCE_BYTES, 0, write_exits },
         { "fp-assists", "1 FP assist", "floating-point assists (microcode), a hardware event", 1000,
           RESOURCE_PFM, 0, fp_assists },
+        { "alloc-bytes", "1 byte allocated",
+          "bytes allocated by malloc, calloc, realloc, aligned_alloc, posix_memalign, memalign, valloc, "
+          "operator new (cppctl record)",
+          524288, RESOURCE_ALLOC, ALLOC_OPTION_BYTES, prctl_enter },
+        { "alloc-count", "1 allocation", "calls of those allocation functions (cppctl record)", 1000,
+          RESOURCE_ALLOC, ALLOC_OPTION_CALLS, prctl_enter },
 };
 
 const unsigned n_resource_table = ELEMENTSOF(resource_table);

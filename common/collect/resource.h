@@ -19,6 +19,9 @@ enum resource_kind {
         RESOURCE_BYTES,
         /* A hardware event named through libpfm4; the first name that encodes is used. */
         RESOURCE_PFM,
+        /* Counted in the program by a preloaded library (alloc-preload.h), which makes a system
+         * call at each interval's end; config is the call's option. */
+        RESOURCE_ALLOC,
 };
 
 struct resource {

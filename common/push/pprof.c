@@ -7,7 +7,8 @@
  *                   stored names of those shown demangled, then the mappings' file names and
  *                   build ids, each once; bytes that are not UTF-8 replaced by U+FFFD, as a
  *                   proto3 string must be (pprof_string_table())
- *     sample_type   per tree (resource, unit): the unit in pprof's words, which it scales and
+ *     sample_type   per tree (resource, unit): the resource (alloc-bytes and alloc-count as Go's
+ *                   heap profiles name them, alloc_space and alloc_objects); the unit in pprof's words, which it scales and
  *                   prints ("milliseconds", "bytes"; "count" for the rest: pprof reads a
  *                   unit such as "1 page fault" as a number to print after the value); values
  *                   are gticks, hits times the period (a
@@ -102,6 +103,15 @@ const char *pprof_unit(const char *unit) {
                 if (strncmp(unit, units[i].prefix, strlen(units[i].prefix)) == 0)
                         return units[i].name;
         return "count";
+}
+
+const char *pprof_type(const char *resource) {
+        /* Go's heap profiles name them so, and pprof's -sample_index and Pyroscope know them. */
+        if (resource && strcmp(resource, "alloc-bytes") == 0)
+                return "alloc_space";
+        if (resource && strcmp(resource, "alloc-count") == 0)
+                return "alloc_objects";
+        return resource;
 }
 
 static void pprof_done(struct pprof *p) {
@@ -259,7 +269,7 @@ static int add_strings(struct pprof *p, struct sample_tree *const *trees) {
         id = intern(p->strings, "");
         for (size_t i = 0; id >= 0 && i < p->n_trees; i++) {
                 perftools__profiles__value_type__init(&p->types[i]);
-                id = p->types[i].type = intern(p->strings, trees[i]->info.resource);
+                id = p->types[i].type = intern(p->strings, pprof_type(trees[i]->info.resource));
                 if (id >= 0)
                         id = p->types[i].unit = intern(p->strings, pprof_unit(trees[i]->info.unit));
                 p->type_ptrs[i] = &p->types[i];

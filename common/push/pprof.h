@@ -37,3 +37,7 @@ void pprof_string_table_free(const struct name_table *strings, char **table);
  * "count" for the rest (pprof reads a unit such as "1 page fault" as a number to print after
  * the value). */
 const char *pprof_unit(const char *unit);
+
+/* A resource's sample type name: alloc-bytes and alloc-count as Go's heap profiles name them
+ * (alloc_space, alloc_objects), others as they are. */
+const char *pprof_type(const char *resource);

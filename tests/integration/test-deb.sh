@@ -43,7 +43,7 @@ ok $? "unpacked"
 multiarch=$(dpkg-architecture -qDEB_HOST_MULTIARCH)
 unitdir=$(pkg-config --variable=systemdsystemunitdir systemd)
 unitdir=${unitdir#/}
-expected=(usr/sbin/cppd usr/bin/cppctl "usr/lib/$multiarch/cppd/cppd_sql.so"
+expected=(usr/sbin/cppd usr/bin/cppctl "usr/lib/$multiarch/cppd/cppd_sql.so" "usr/lib/$multiarch/cppd/libcppd-alloc.so"
           "$unitdir/cppd.service" "$unitdir/cppd.socket"
           usr/lib/sysusers.d/cppd.conf usr/lib/tmpfiles.d/cppd.conf etc/cppd/cppd.conf
           usr/share/man/man1/cppctl.1.gz usr/share/man/man8/cppd.8.gz usr/share/man/man5/cppd.conf.5.gz

@@ -147,6 +147,13 @@ def test_reader(tmp):
         ok(abs(config - want_config) <= 1 and data > 0 and abs(config / data - 3) <= 0.15,
            '%s: (main load_config read_chunks) %d and (main load_data read_chunks) %d hits, 3:1 within 5%%'
            % (resource, config, data), json.dumps(h, indent=1))
+    # Without --no-jitter the byte counts' intervals are drawn at random, in cppctl: the header
+    # says so (it said "periods fixed" while no kernel program was planned for them).
+    db2 = os.path.join(tmp, 'reader-random.db')
+    p = record(db2, ['-e', 'bytes-read/262144'], [workload('reader-nofp'), '4096', '262144'])
+    q = run([cppctl, 'functions', '--db', db2, '-r', 'bytes-read'])
+    ok(p.returncode == 0 and 'periods fixed' not in p.stderr and 'at random' in q.stdout,
+       'bytes-read: intervals at random, and the header and record say so', p.stderr + q.stdout[:300])
     h = hits(profile('down', db, 'syscalls', 'read_chunks'))
     ok(h.get('read_chunks read syscall:read', 0) + h.get('read_chunks __GI___libc_read syscall:read', 0) +
        h.get('read_chunks __libc_read syscall:read', 0) >= 64,

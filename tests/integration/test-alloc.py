@@ -1,0 +1,270 @@
+#!/usr/bin/env python3
+"""alloc-bytes and alloc-count: allocations counted in the recorded program by the preloaded
+library (common/collect/alloc-preload.c), sampled with their stacks. TAP output.
+
+Usage: test-alloc.py CPPCTL CPPD WORKLOADS_DIR
+
+Truth by construction (tests/workloads/allocs.cpp says each path's bytes and calls). Shares are
+asserted within twice their printed 95% bar (about four standard deviations: a false failure in
+some 10^4 runs per check), and totals within four standard deviations of the weights plus 2% for
+the C and C++ runtimes' own allocations at start. With --no-jitter the periods are exact, so the
+count of hits is the bytes allocated over the period to within the runtimes' few KiB."""
+import gzip
+import json
+import math
+import os
+import re
+import shutil
+import sqlite3
+import subprocess
+import sys
+import tempfile
+import time
+
+from tap import done, ok, skip_all
+
+cppctl, cppd, workloads = sys.argv[1], sys.argv[2], sys.argv[3]
+ALLOCS = os.path.join(workloads, 'allocs')
+OWN = os.path.join(workloads, 'ownmalloc-nofp')
+ROUNDS = 300
+KIB = 1024
+# Per round: (path, bytes, calls); allocs.cpp's opening comment.
+PATHS = [('small', 3072 * KIB, 3072), ('big', 1024 * KIB, 16), ('zeroed', 256 * KIB, 512),
+         ('array', 256 * KIB, 256), ('grow', 255 * KIB, 8)]
+ROUND_BYTES = sum(b for _, b, _ in PATHS)
+ROUND_CALLS = sum(c for _, _, c in PATHS)
+
+if os.geteuid() != 0:
+    skip_all('needs root (perf events on tracepoints)')
+if not os.path.exists(ALLOCS):
+    skip_all('no C++ compiler: the allocs workload was not built')
+if not os.path.isdir('/sys/kernel/tracing/events/syscalls'):
+    skip_all('tracefs is not mounted (mount -t tracefs nodev /sys/kernel/tracing)')
+
+
+def run(argv, **kw):
+    return subprocess.run(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, **kw)
+
+
+def record(db, args, command):
+    return run([cppctl, 'record', '-q', '--db', db] + args + ['--'] + command)
+
+
+def functions(db, resource):
+    """{function: (fraction, ci95 low, ci95 high, hits)} and the profile's header fields."""
+    p = run([cppctl, 'functions', '--db', db, '-r', resource, '-t', '0', '--json'])
+    if p.returncode not in (0, 3):
+        raise RuntimeError(p.stderr)
+    j = json.loads(p.stdout)
+    return {e['path'][0]: (e['fraction'], e['ci95'][0], e['ci95'][1], e['hits']) for e in j['entries']}, j
+
+
+def hits_squared(db, resource):
+    con = sqlite3.connect(db)
+    row = con.execute('SELECT sum(s.hits), sum(s.hits_squared) FROM sample AS s JOIN resource AS r '
+                      'ON r.id = s.resource_id WHERE r.name = ?', (resource,)).fetchone()
+    con.close()
+    return row[0] or 0, row[1] or 0
+
+
+def check_paths(d):
+    db = os.path.join(d, 'paths.db')
+    p = record(db, ['-e', 'alloc-bytes,alloc-count'], [ALLOCS, 'paths', str(ROUNDS)])
+    if not ok(p.returncode == 0, 'record -e alloc-bytes,alloc-count of allocs paths', p.stderr):
+        return
+    for resource, index, total, period in (('alloc-bytes', 1, ROUND_BYTES, 524288),
+                                           ('alloc-count', 2, ROUND_CALLS, 1000)):
+        f, j = functions(db, resource)
+        ok(j['period'] == period and j['unit'] == ('1 byte allocated' if index == 1 else '1 allocation'),
+           '%s: the default period %d, its unit' % (resource, period), j)
+        for name, b, c in PATHS:
+            # Against the hits the truth predicts (a Poisson count at four standard deviations):
+            # the printed bar of a path with a handful of samples (grow's calls) can be empty.
+            truth = (b if index == 1 else c) / total
+            share, lo, hi, h = f.get(name, (0.0, 0.0, 0.0, 0))
+            expect = truth * j['hits']
+            ok(abs(h - expect) <= 4 * math.sqrt(expect) + 2,
+               '%s: %s %.4f [%.4f, %.4f] (%d hits), truth %.4f (%.0f hits)' %
+               (resource, name, share, lo, hi, h, truth, expect))
+        hits, squares = hits_squared(db, resource)
+        want = ROUNDS * total / period
+        ok(abs(hits - want) <= 4 * math.sqrt(squares) + 0.02 * want,
+           '%s: %d hits for %.0f periods allocated (bar %.0f)' %
+           (resource, hits, want, 4 * math.sqrt(squares) + 0.02 * want))
+    # The innermost frame is the allocator's entry point as the program called it; operator
+    # new[] stands between array and malloc. Nothing of the counting library shows.
+    p = run([cppctl, 'export', '--db', db, '-r', 'alloc-bytes', '--format', 'folded'])
+    lines = p.stdout.splitlines()
+    leaves = {line.rsplit(' ', 1)[0].split(';')[-1] for line in lines}
+    ok(p.returncode == 0 and leaves <= {'malloc', 'calloc', 'realloc'} and 'malloc' in leaves,
+       'alloc-bytes: every stack ends in malloc, calloc or realloc', sorted(leaves)[:20])
+    # (libstdc++'s operator new[] jumps to operator new: no frame of its own.)
+    ok(any(';array;operator new' in line and line.rsplit(' ', 1)[0].endswith(';malloc') for line in lines),
+       'alloc-bytes: array -> operator new -> malloc', [x for x in lines if 'array' in x][:5])
+    ok(any(line.rsplit(' ', 1)[0].endswith('grow;realloc') for line in lines),
+       'alloc-bytes: grow -> realloc', [x for x in lines if 'grow' in x][:5])
+    # pprof names them as Go's heap profiles do.
+    out = os.path.join(d, 'p.pb.gz')
+    p = run([cppctl, 'export', '--db', db, '-r', 'alloc-bytes,alloc-count', '--format', 'pprof', '-o', out])
+    data = gzip.open(out).read() if p.returncode == 0 and os.path.exists(out) else b''
+    ok(b'alloc_space' in data and b'alloc_objects' in data and b'bytes' in data and b'alloc-bytes' not in data,
+       'pprof: sample types alloc_space (bytes) and alloc_objects', p.stderr)
+
+
+def check_fixed(d):
+    db = os.path.join(d, 'fixed.db')
+    p = record(db, ['--no-jitter', '-e', 'alloc-bytes/1048576'], [ALLOCS, 'paths', '100'])
+    if not ok(p.returncode == 0, 'record --no-jitter -e alloc-bytes/1048576', p.stderr):
+        return
+    hits, _ = hits_squared(db, 'alloc-bytes')
+    want = 100 * ROUND_BYTES / 1048576
+    # Fixed periods: every MiB exactly, so the hits are the bytes over the period, give or take
+    # the runtimes' allocations before main (a few hundred KiB at most).
+    ok(want - 1 <= hits <= want + 1, '--no-jitter: %d hits for %.1f periods allocated' % (hits, want))
+    p = run([cppctl, 'functions', '--db', db, '-r', 'alloc-bytes'])
+    ok('periods fixed' in p.stdout and 'thinned' not in p.stdout, '--no-jitter: the header says periods fixed',
+       p.stdout[:400])
+
+
+def check_edges(d):
+    db = os.path.join(d, 'edges.db')
+    p = record(db, ['-e', 'alloc-bytes/1,alloc-count/1'], [ALLOCS, 'edges'])
+    ok(p.returncode == 0, 'malloc(0), realloc(p, 0), sizes near 2^64, calloc overflow, every aligned '
+       'allocator: each answers as glibc does under the counter', p.stderr)
+    f, _ = functions(db, 'alloc-count')
+    # Each successful allocation once: malloc(0), malloc(16), reallocarray, aligned_alloc,
+    # posix_memalign, memalign, valloc, pvalloc; realloc(p, 0) and the failed ones not.
+    names = {n for n in f if n in ('malloc', 'realloc', 'reallocarray', 'calloc', 'aligned_alloc',
+                                   'posix_memalign', 'memalign', 'valloc', 'pvalloc')}
+    ok({'aligned_alloc', 'posix_memalign', 'memalign', 'valloc', 'pvalloc', 'reallocarray'} <= names,
+       'alloc-count/1: every aligned allocator and reallocarray is counted', sorted(f)[:40])
+    con = sqlite3.connect(db)
+    big = con.execute("SELECT max(s.hits) FROM sample AS s JOIN resource AS r ON r.id = s.resource_id "
+                      "WHERE r.name = 'alloc-bytes'").fetchone()[0]
+    con.close()
+    ok(big is not None and big < 1 << 20, 'alloc-bytes/1: no sample of a failed huge allocation '
+       '(largest %s bytes)' % big)
+
+
+def check_own_allocator(d):
+    db = os.path.join(d, 'own.db')
+    p = record(db, ['-e', 'alloc-bytes,alloc-count'], [OWN, '2000'])
+    ok(p.returncode == 0 and re.search(r'alloc-bytes: not counted in 1 process, ownmalloc', p.stderr),
+       'a program with an allocator of its own: record says its allocations are not counted', p.stderr)
+    hits, _ = hits_squared(db, 'alloc-bytes')
+    ok(hits == 0, 'and stores none of them (%d hits)' % hits)
+
+
+def check_storm(d):
+    db = os.path.join(d, 'storm.db')
+    threads, rounds = 8, 300
+    calls = threads * rounds * 64
+    p = record(db, ['-e', 'alloc-count/1'], [ALLOCS, 'threads', str(threads), str(rounds)])
+    if not ok(p.returncode == 0, 'record -e alloc-count/1 of %d threads of tiny allocations' % threads,
+              p.stderr):
+        return
+    hits, squares = hits_squared(db, 'alloc-count')
+    con = sqlite3.connect(db)
+    lost, thinned = con.execute("SELECT sum(rr.lost), max(rr.thinned) FROM run_resource AS rr JOIN resource "
+                                "AS r ON r.id = rr.resource_id WHERE r.name = 'alloc-count'").fetchone()
+    con.close()
+    # A call at period 1 each: the process thins itself (1 in K kept, each sample weighing K),
+    # below what the kernel would silently stop sampling; what the rings could not take is
+    # counted lost. Within four standard deviations of the weights, and 2% for the runtimes.
+    bar = 4 * math.sqrt(squares) + 0.02 * calls
+    ok(thinned and thinned > 1 and abs(hits + (lost or 0) - calls) <= bar,
+       'storm: %d hits + %d lost for %d calls (bar %.0f), thinned to 1 in %s: nothing lost blindly' %
+       (hits, lost or 0, calls, bar, thinned))
+
+
+def heaptrack_shares(path):
+    """{function: share of allocation calls in stacks through it} and the total, from heaptrack's
+    folded stacks (heaptrack_print -F, cost type allocations); frames it could not name left out."""
+    total, through = 0, {}
+    with open(path) as f:
+        for line in f:
+            stack, n = line.rstrip().rsplit(' ', 1)
+            total += int(n)
+            for name in {re.sub(r' \(.*\)$', '', x) for x in stack.split(';') if x and not x.startswith('0x')}:
+                through[name] = through.get(name, 0) + int(n)
+    return {k: v / total for k, v in through.items()}, total
+
+
+def check_heaptrack(d):
+    """A real program, Python building and reading a large JSON document with every object
+    through malloc (PYTHONMALLOC=malloc), under heaptrack and under cppd: the ten functions with
+    the most allocation calls that both name, each one's share within 0.05 of heaptrack's, and
+    the calls in all within their bar."""
+    python = os.path.realpath('/usr/bin/python3')
+    if not shutil.which('heaptrack') or not shutil.which('heaptrack_print') or not os.path.exists(python):
+        print('# SKIP heaptrack cross-check: heaptrack or /usr/bin/python3 missing')
+        return
+    script = os.path.join(d, 'j.py')
+    with open(script, 'w') as f:
+        f.write("import json\n"
+                "d = [{'k%d' % i: [i, str(i), {'x': i * 1.5, 'y': [i] * 3}]} for i in range(60000)]\n"
+                "e = json.loads(json.dumps(d))\n")
+    env = dict(os.environ, PYTHONMALLOC='malloc')
+    out = os.path.join(d, 'ht')
+    p = run(['heaptrack', '-o', out, python, script], env=env)
+    data = out + '.zst' if os.path.exists(out + '.zst') else out + '.gz'
+    folded = os.path.join(d, 'ht.txt')
+    q = run(['heaptrack_print', data, '-F', folded, '--flamegraph-cost-type', 'allocations'])
+    if not ok(p.returncode == 0 and q.returncode == 0 and os.path.exists(folded),
+              'heaptrack ran the JSON program', p.stderr[-500:] + q.stderr[-500:]):
+        return
+    theirs, calls = heaptrack_shares(folded)
+    db = os.path.join(d, 'json.db')
+    p = run([cppctl, 'record', '-q', '--db', db, '-e', 'alloc-count/2000', '--', python, script], env=env)
+    if not ok(p.returncode == 0 and 'not counted' not in p.stderr, 'record -e alloc-count of the JSON program',
+              p.stderr):
+        return
+    ours, j = functions(db, 'alloc-count')
+    top = sorted((f for f in theirs if f in ours), key=lambda f: -theirs[f])[:10]
+    worst = max(top, key=lambda f: abs(ours[f][0] - theirs[f]))
+    ok(len(top) == 10 and abs(ours[worst][0] - theirs[worst]) <= 0.05,
+       'against heaptrack: the top ten functions by allocation calls within 0.05 (the farthest: %s, %.3f '
+       'against %.3f)' % (worst, ours[worst][0], theirs[worst]),
+       ['%s %.3f %.3f' % (f, ours[f][0], theirs[f]) for f in top])
+    # The count: within four standard deviations of cppd's weights, and 1% for what the two
+    # runs' starts allocate differently.
+    hits, squares = hits_squared(db, 'alloc-count')
+    ours_calls, bar = hits * j['period'], (4 * math.sqrt(squares) * j['period'] + 0.01 * calls)
+    ok(abs(ours_calls - calls) <= bar,
+       'against heaptrack: %d allocation calls counted, heaptrack %d (bar %.0f)' % (ours_calls, calls, bar))
+
+
+def check_refused(d):
+    sleeper = subprocess.Popen(['sleep', '30'])
+    try:
+        p = run([cppctl, 'attach', '--standalone', '-e', 'alloc-bytes', str(sleeper.pid)])
+        ok(p.returncode == 2 and 'cppctl record -e alloc-bytes' in p.stderr,
+           'attach -e alloc-bytes: refused, naming record', p.stderr)
+    finally:
+        sleeper.kill()
+        sleeper.wait()
+    conf = os.path.join(d, 'cppd.conf')
+    with open(conf, 'w') as f:
+        f.write('[collect]\nresources = cpu-time/10,alloc-bytes\n[store]\npath = %s\n'
+                '[control]\nsocket = %s\n' % (os.path.join(d, 'd.db'), os.path.join(d, 'sock')))
+    try:
+        p = run([cppd, '-c', conf], timeout=20)
+        ok(p.returncode != 0 and 'alloc-bytes is counted by a library preloaded' in p.stderr,
+           'cppd with alloc-bytes in its resources: refuses to start, saying why', p.stderr[-600:])
+    except subprocess.TimeoutExpired:
+        ok(False, 'cppd with alloc-bytes in its resources: refuses to start, saying why', 'it started')
+
+
+def main():
+    with tempfile.TemporaryDirectory() as d:
+        check_paths(d)
+        check_fixed(d)
+        check_edges(d)
+        check_own_allocator(d)
+        check_storm(d)
+        check_heaptrack(d)
+        check_refused(d)
+    return done()
+
+
+sys.exit(main())

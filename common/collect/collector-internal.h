@@ -206,6 +206,16 @@ struct stack_step {
         uint32_t frames, unknown;
 };
 
+/* Executable mappings a process keeps, with their records' times, for an exec met after them
+ * (handle_comm()). */
+#define RECENT_MAPS 4
+
+struct recent_map {
+        uint64_t time, start, end, pgoff;
+        uint32_t module;
+        char *file; /* the mapped file, if one we can open; NULL otherwise */
+};
+
 struct process {
         uint32_t pid;
         char comm[16];
@@ -220,6 +230,12 @@ struct process {
         struct symtab *jit;        /* /tmp/perf-PID.map, read when a PC falls outside modules */
         off_t jit_size;
         uint64_t jit_checked; /* CLOCK_MONOTONIC ns of the last look at the map's size */
+        /* The last RECENT_MAPS executable mappings recorded (a ring, the next at n_recent %
+         * RECENT_MAPS): an exec's COMM record can be met after its program's own MMAP2s, which
+         * two CPUs' rings carry when the task moved during the exec, and a pass of the reader
+         * orders records by time only among those it found. */
+        struct recent_map recent[RECENT_MAPS];
+        unsigned n_recent;
 };
 
 struct trie_node {

@@ -41,6 +41,8 @@ void exec_unit_free(uint64_t v) {
 void process_free(struct process *p) {
         if (!p)
                 return;
+        for (unsigned i = 0; i < RECENT_MAPS; i++)
+                free(p->recent[i].file);
         free(p->exe);
         free(p->unit);
         proc_maps_free(p->maps);
@@ -313,10 +315,46 @@ static bool mapped_file(const char *name) {
                 !startswith(name, "/anon_hugepage") && !startswith(name, "/SYSV");
 }
 
+/* Keeps the mapping [START, END) of P, recorded at TIME, among its recent ones. */
+static void remember_map(struct process *p, uint64_t time, uint64_t start, uint64_t end, uint64_t pgoff,
+                         uint32_t module, const char *file) {
+        struct recent_map *r = &p->recent[p->n_recent++ % RECENT_MAPS];
+
+        free(r->file);
+        *r = (struct recent_map) { time, start, end, pgoff, module, file ? strdup(file) : NULL };
+}
+
+/* An exec of P recorded at TIME, its old mappings gone: the mappings recorded after it, met
+ * before it, are the new program's (the first file among them the program itself). */
+static int replay_maps(struct process *p, uint64_t time) {
+        uint64_t after = time;
+        int r;
+
+        for (;;) {
+                struct recent_map *next = NULL;
+
+                for (unsigned i = 0; i < RECENT_MAPS; i++)
+                        if (p->recent[i].time > after && (!next || p->recent[i].time < next->time))
+                                next = &p->recent[i];
+                if (!next)
+                        return 0;
+                after = next->time;
+                r = proc_maps_add(p->maps, next->start, next->end, next->pgoff, next->module);
+                if (r < 0)
+                        return r;
+                if (p->exe_pending && next->file) {
+                        free(p->exe);
+                        p->exe = strdup(next->file);
+                        p->exe_pending = false;
+                }
+        }
+}
+
 int handle_mmap2(struct collector *c, const struct perf_event_header *h) {
         struct record_mmap2 m;
         struct process *p;
         uint32_t module = SYMBOLIZER_NO_MODULE;
+        uint64_t id, time = 0;
         int r;
 
         if (record_parse_mmap2(h, c->config.mmap_build_ids, &m) < 0)
@@ -339,12 +377,17 @@ int handle_mmap2(struct collector *c, const struct perf_event_header *h) {
                 if (r < 0)
                         return r;
         }
+        if (record_sample_id(h, &id, &time) == 0)
+                remember_map(p, time, m.addr, m.addr + m.len, m.pgoff, module,
+                             mapped_file(m.filename) ? m.filename : NULL);
         return proc_maps_add(p->maps, m.addr, m.addr + m.len, m.pgoff, module);
 }
 
 int handle_comm(struct collector *c, const struct perf_event_header *h) {
         struct record_comm m;
         struct thread *t;
+        uint64_t id, time;
+        int r;
 
         if (record_parse_comm(h, &m) < 0)
                 return -EBADMSG;
@@ -367,6 +410,11 @@ int handle_comm(struct collector *c, const struct perf_event_header *h) {
                 t->process->jit_checked = 0;
                 t->process->store_id = 0; /* a new process row: it runs another program */
                 t->process->exe_pending = true;
+                if (record_sample_id(h, &id, &time) == 0) {
+                        r = replay_maps(t->process, time);
+                        if (r < 0)
+                                return r;
+                }
                 {
                         char *unit;
 

@@ -2,7 +2,8 @@
  * of several threads across time buckets, with threads exiting in between. A record of a later
  * bucket flushes the earlier one, and the flush forgets exited threads and renumbers the others'
  * slots: hits must land on the right thread, and nothing may use a forgotten one (the daemon
- * crashed so under bursts of short-lived processes before flush_before()). And the idle task,
+ * crashed so under bursts of short-lived processes before flush_before()). An exec whose COMM
+ * comes after its program's MMAP2 (two CPUs' rings): the program is still the executable. And the idle task,
  * pid 0, whose samples have no stack: it is named swapper, its frame is swapper and not an
  * unsymbolized [unknown], and --no-idle (store_filter.no_idle) leaves it out. */
 #include <linux/perf_event.h>
@@ -52,6 +53,60 @@ static const struct perf_event_header *task(uint32_t type, uint32_t pid, uint32_
         return h;
 }
 
+/* Appends a sample_id trailer ({pid, tid}, time, id) at P; returns the record's end. */
+static uint8_t *trailer(uint8_t *p, uint32_t pid, uint32_t tid, uint64_t time) {
+        uint64_t id = 0;
+
+        memcpy(p, &pid, 4);
+        memcpy(p + 4, &tid, 4);
+        memcpy(p + 8, &time, 8);
+        memcpy(p + 16, &id, 8);
+        return p + 24;
+}
+
+/* An executable mapping of FILE at ADDR by PID at TIME (an MMAP2 without a build id). */
+static const struct perf_event_header *mmap2(uint32_t pid, uint64_t addr, const char *file, uint64_t time) {
+        struct perf_event_header *h = (void *) buf;
+        uint8_t *p = (uint8_t *) (h + 1);
+        uint32_t prot = 5 /* PROT_READ | PROT_EXEC */, flags = 2 /* MAP_PRIVATE */;
+        uint64_t len = 0x1000, zero = 0;
+        size_t n = (strlen(file) + 8) & ~(size_t) 7;
+
+        memset(buf, 0, sizeof buf);
+        memcpy(p, &pid, 4);
+        memcpy(p + 4, &pid, 4);
+        memcpy(p + 8, &addr, 8);
+        memcpy(p + 16, &len, 8);
+        memcpy(p + 24, &zero, 8); /* pgoff */
+        memcpy(p + 32, &zero, 8); /* maj, min */
+        memcpy(p + 40, &time, 8); /* ino: any number */
+        memcpy(p + 48, &zero, 8); /* ino_generation */
+        memcpy(p + 56, &prot, 4);
+        memcpy(p + 60, &flags, 4);
+        memcpy(p + 64, file, strlen(file));
+        p = trailer(p + 64 + n, pid, pid, time);
+        *h = (struct perf_event_header) { .type = PERF_RECORD_MMAP2,
+                                          .size = (uint16_t) (p - (uint8_t *) buf) };
+        return h;
+}
+
+/* PID's exec of a program named COMM at TIME. */
+static const struct perf_event_header *exec_comm(uint32_t pid, const char *comm, uint64_t time) {
+        struct perf_event_header *h = (void *) buf;
+        uint8_t *p = (uint8_t *) (h + 1);
+        size_t n = (strlen(comm) + 8) & ~(size_t) 7;
+
+        memset(buf, 0, sizeof buf);
+        memcpy(p, &pid, 4);
+        memcpy(p + 4, &pid, 4);
+        memcpy(p + 8, comm, strlen(comm));
+        p = trailer(p + 8 + n, pid, pid, time);
+        *h = (struct perf_event_header) { .type = PERF_RECORD_COMM,
+                                          .misc = PERF_RECORD_MISC_COMM_EXEC,
+                                          .size = (uint16_t) (p - (uint8_t *) buf) };
+        return h;
+}
+
 static int64_t query(const char *db, const char *sql) {
         sqlite3 *c = NULL;
         sqlite3_stmt *st = NULL;
@@ -97,12 +152,21 @@ int main(void) {
         r |= collector_feed(c, sample(id, 100, 104, 2 * SEC + 1), 16);
         /* And an idle CPU: the idle task's sample, pid and tid 0, no stack. */
         r |= collector_feed(c, sample(id, 0, 0, 2 * SEC + 2), 32);
+        /* Process 200 execs /opt/t/prog, which moved to another CPU during the exec: its program's
+         * MMAP2 (the other CPU's ring) comes before the exec's COMM, then ld.so's. */
+        r |= collector_feed(c, mmap2(200, 0x400000, "/opt/t/prog", 2 * SEC + 20), 0);
+        r |= collector_feed(c, exec_comm(200, "prog", 2 * SEC + 10), 0);
+        r |= collector_feed(c, mmap2(200, 0x7f0000000000, "/opt/t/ld.so", 2 * SEC + 30), 0);
+        r |= collector_feed(c, sample(id, 200, 200, 2 * SEC + 40), 64);
         ok(r == 0, "every record fed");
         ok(collector_flush(c, true) == 0, "the last flush");
         c = collector_free(c);
         s = store_close(s);
 
-        is_int(query(db, "SELECT sum(hits) FROM sample"), 63, "63 hits stored: 31 of process 100, 32 idle");
+        is_int(query(db, "SELECT sum(hits) FROM sample"), 127,
+               "127 hits stored: 31 of process 100, 32 idle, 64 of process 200");
+        is_int(query(db, "SELECT count(*) FROM process WHERE pid = 200 AND exe = '/opt/t/prog'"), 1,
+               "an exec met after its program's MMAP2: the process row names the program, not ld.so");
         is_int(query(db,
                      "SELECT sum(s.hits) FROM sample s JOIN thread t ON t.id = s.thread_id WHERE t.tid = 101"),
                1, "thread 101: 1");
@@ -134,14 +198,14 @@ int main(void) {
                 struct sample_tree *t = NULL;
 
                 ok(store_load_tree(s, &f, &t) == 0, "its tree");
-                is_int(t->total, 63, "every hit, the idle task's too (shown by default, as perf does)");
-                is_int(t->info.frames_unsymbolized, 31,
-                       "only process 100's [unknown] frames are unsymbolized");
+                is_int(t->total, 127, "every hit, the idle task's too (shown by default, as perf does)");
+                is_int(t->info.frames_unsymbolized, 95,
+                       "only processes 100's and 200's [unknown] frames are unsymbolized");
                 t = sample_tree_free(t);
                 f.no_idle = true;
                 ok(store_load_tree(s, &f, &t) == 0, "its tree with no_idle");
-                is_int(t->total, 31, "no_idle leaves out the idle task's 32 hits");
-                is_int(t->info.samples, 5, "and its sample");
+                is_int(t->total, 95, "no_idle leaves out the idle task's 32 hits");
+                is_int(t->info.samples, 6, "and its sample");
                 t = sample_tree_free(t);
         }
         s = store_close(s);

@@ -180,8 +180,13 @@ def test_recursive(tmp):
     if not ok(p.returncode == 0, 'record recursive', p.stderr):
         return
     down = hits(profile('down', db, 'cpu-time', 'recurse'))
-    ok(down.get('recurse', 0) > 100 and down.get('recurse recurse', 0) == down.get('recurse'),
-       '(recurse recurse) has every sample of (recurse): 12 levels counted once', json.dumps(down, indent=1))
+    # Counted once however deep: (recurse recurse) never has more hits than (recurse), and has
+    # them all but the odd sample whose unwinding stopped in the recursion (one of 362 seen in
+    # ten runs beside a CPU hog: a stack of recurse alone, without burn below it).
+    r, rr = down.get('recurse', 0), down.get('recurse recurse', 0)
+    ok(r > 100 and rr <= r and r - rr <= max(2, 0.01 * r),
+       '(recurse recurse) has every sample of (recurse), but for a stray unwinding: 12 levels counted once',
+       json.dumps(down, indent=1))
     ok('recurse recurse recurse' not in down, 'there is no (recurse recurse recurse): canonicalized')
     ok(down.get('recurse burn', 0) >= 0.9 * down.get('recurse', 1), '(recurse burn): the leaf under the recursion')
     mutual = hits(profile('down', db, 'cpu-time', 'ping_rec'))
@@ -386,8 +391,14 @@ def test_against_perf(tmp):
         diff = abs(theirs - ours.get(fn, 0.0))
         worst = max(worst, diff)
         lines.append('%-24s perf %.3f cppd %.3f' % (fn, theirs, ours.get(fn, 0.0)))
+    # On failure, where cppd's other samples went (seen once in ten runs beside CPU hogs under
+    # the sanitizers: main 0.355 against 0.983, not reproduced since), with the run's summary.
+    detail = lines
+    if worst > 0.05:
+        top = run([cppctl, 'functions', '--db', db, '-r', 'page-faults', '-t', '0.02'])
+        detail = lines + top.stdout.splitlines()[:18] + [q.stderr[-500:]]
     ok(worst <= 0.05, 'function profiles agree with perf within 0.05 for every workload function (worst %.3f)' % worst,
-       '\n'.join(lines))
+       '\n'.join(detail))
     for line in lines:
         print('# ' + line)
 

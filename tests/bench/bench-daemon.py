@@ -10,7 +10,8 @@ cost is 1/tps), and three loops whose time per event is printed: a toucher of fr
 of preads (`cycles syscalls`: ns a call). Profiled by cppd at its defaults (`cpu-time/10,
 page-faults/256, context-switches/64`), with `jitter = no`, with `every_event = yes`, by `cppctl
 record` at its defaults, and with --before BUILD by another build's cppd and cppctl record at
-their defaults (--modes picks some of these columns).
+their defaults (--modes picks some of these columns, or the defaults' resources one at a time:
+"cpu-time/10 alone", "page-faults/256 alone", "context-switches/64 alone").
 Each run is measured in CPU time of the workload and of every process it started (tests/bench/timed
 -c: the cost a profiler adds in the kernel is charged to the program, and CPU time is what other
 load on a shared machine moves least) and in wall time. Printed: each workload's unprofiled
@@ -189,7 +190,13 @@ def cost_at_defaults(a):
         os.chmod(tmp, 0o755)
         works = workloads(a, a.build, tmp)
         modes = [('defaults', cppd, ''), ('jitter = no', cppd, 'jitter = no'),
-                 ('every_event = yes', cppd, 'every_event = yes'), ('cppctl record', None, cppctl)]
+                 ('every_event = yes', cppd, 'every_event = yes'), ('cppctl record', None, cppctl),
+                 # The defaults' resources one at a time (only with --modes): which one costs.
+                 ('cpu-time/10 alone', cppd, 'resources = cpu-time/10'),
+                 ('page-faults/256 alone', cppd, 'resources = page-faults/256'),
+                 ('context-switches/64 alone', cppd, 'resources = context-switches/64')]
+        if not a.modes:
+            modes = modes[:4]
         if a.before:
             modes.append(('before', os.path.join(a.before, 'daemon', 'cppd'), ''))
             modes.append(('record before', None, os.path.join(a.before, 'client', 'cppctl')))

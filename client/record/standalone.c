@@ -672,11 +672,11 @@ int recording_environment(const struct recording *rec, char ***ret) {
         f = fopen("/proc/sys/kernel/perf_event_max_sample_rate", "re");
         if (f && fgets(line, sizeof line, f) && safe_atou64(strtok(line, "\n") ?: "", &rate) == 0)
                 budget = MIN(budget, rate / 2000);
-        if (budget == UINT64_MAX)
-                budget = 0; /* nor the kernel's: never thinned */
         if (f)
                 fclose(f);
-        if (asprintf(&env[n], ALLOC_ENV_BUDGET "=%" PRIu64, MAX(budget, 1u)) < 0) {
+        /* None of cppd's nor the kernel's (unreadable): never thinned; else at least 1 a ms. */
+        budget = budget == UINT64_MAX ? 0 : MAX(budget, 1u);
+        if (asprintf(&env[n], ALLOC_ENV_BUDGET "=%" PRIu64, budget) < 0) {
                 env[n] = NULL;
                 return log_error_errno(ENOMEM, "Out of memory");
         }

@@ -406,13 +406,33 @@ int sampling_bpf_filter_cgroup(struct sampling_bpf *s, int cgroup_fd) {
 
 /* ---- the programs ---- */
 
+/* Labels of a block of a program (each block has its own, from its base). */
+enum {
+        L_PASS,
+        L_SAME,
+        L_K_OK,
+        L_K_MAX,
+        L_KEEP,
+        L_EMIT,
+        L_DROP,
+        L_COUNT,
+        L_DRAW,
+        L_INTERP,
+        L_DRAWN,
+        L_NONZERO,
+        L_NEXT,  /* the allocation program: the next block */
+        L_WHOLE, /* and its intervals ended without one more */
+        LABELS_PER_BLOCK
+};
+
 struct asm_prog {
-        struct bpf_insn insn[192];
+        struct bpf_insn insn[512];
         unsigned n;
-        int label[16]; /* instruction index of each label; -1 until placed */
+        int label[3 * LABELS_PER_BLOCK]; /* instruction index of each label; -1 until placed */
+        unsigned base;                   /* the block being written: its labels start here */
         struct asm_fix {
                 unsigned at, label;
-        } fix[32]; /* jumps to patch */
+        } fix[96]; /* jumps to patch */
         unsigned n_fix;
 };
 
@@ -424,16 +444,16 @@ static void emit(struct asm_prog *p, uint8_t code, uint8_t dst, uint8_t src, int
         p->n++;
 }
 
-/* A conditional or unconditional jump to LABEL, placed later with place(). */
+/* A conditional or unconditional jump to LABEL of the current block, placed later with place(). */
 static void jump(struct asm_prog *p, uint8_t code, uint8_t dst, uint8_t src, int32_t imm, unsigned label) {
         if (p->n_fix < ELEMENTSOF(p->fix))
-                p->fix[p->n_fix] = (struct asm_fix) { .at = p->n, .label = label };
+                p->fix[p->n_fix] = (struct asm_fix) { .at = p->n, .label = p->base + label };
         p->n_fix++;
         emit(p, BPF_JMP | code, dst, src, 0, imm);
 }
 
 static void place(struct asm_prog *p, unsigned label) {
-        p->label[label] = (int) p->n;
+        p->label[p->base + label] = (int) p->n;
 }
 
 /* r = the map of FD (a 16-byte load the kernel resolves). */
@@ -456,21 +476,6 @@ static void call(struct asm_prog *p, int32_t helper) {
 #define ST(size, d, off, k) emit(p, BPF_ST | BPF_MEM | (size), d, 0, off, k)
 #define EXIT() emit(p, BPF_JMP | BPF_EXIT, 0, 0, 0, 0)
 
-enum {
-        L_PASS,
-        L_SAME,
-        L_K_OK,
-        L_K_MAX,
-        L_KEEP,
-        L_EMIT,
-        L_DROP,
-        L_COUNT,
-        L_DRAW,
-        L_INTERP,
-        L_DRAWN,
-        L_NONZERO,
-};
-
 /* Stack slots (below r10). */
 enum {
         SLOT_TID = -4,    /* u32: the thread id looked up */
@@ -478,6 +483,9 @@ enum {
         SLOT_RAW = -24,   /* 16 bytes: the sample's raw data */
         SLOT_INDEX = -40, /* u32: the quantile bucket drawn */
         SLOT_FRAC = -48,  /* u64: where in it */
+        SLOT_SIZE = -56,  /* u64: the allocation program: the bytes of the allocation */
+        SLOT_M = -64,     /* u64: and the intervals it ended (the sample's field) */
+        SLOT_COIN = -72,  /* u64: and the chance of one more, in 2^-32 */
 };
 
 static int assemble(struct asm_prog *p) {
@@ -592,7 +600,8 @@ struct field {
         enum {
                 FIELD_NONE,
                 FIELD_RECORD,
-                FIELD_ARG
+                FIELD_ARG,
+                FIELD_SLOT /* 8 bytes at SLOT_M */
         } kind;
         unsigned offset, size; /* RECORD: bytes; ARG: the argument's index */
 };
@@ -625,6 +634,9 @@ static void emit_output(const struct sampling_bpf *s, struct field f, struct asm
                 STX(BPF_W, BPF_REG_10, BPF_REG_1, SLOT_RAW + 8);
         } else if (f.kind == FIELD_ARG) {
                 LDX(BPF_DW, BPF_REG_1, BPF_REG_6, (int16_t) (8 * f.offset));
+                STX(BPF_DW, BPF_REG_10, BPF_REG_1, SLOT_RAW + 8);
+        } else if (f.kind == FIELD_SLOT) {
+                LDX(BPF_DW, BPF_REG_1, BPF_REG_10, SLOT_M);
                 STX(BPF_DW, BPF_REG_10, BPF_REG_1, SLOT_RAW + 8);
         }
         emit_write_raw(s, p);
@@ -758,6 +770,193 @@ static void build_count(const struct sampling_bpf *s, bool user_addr, struct asm
         EXIT();
 }
 
+/* The allocation program's first arguments in the user registers (struct pt_regs) at the
+ * probed function's first instruction. */
+#if defined(__x86_64__)
+#define ALLOC_ARGS_KNOWN 1
+#define ALLOC_ARG0 112 /* rdi */
+#define ALLOC_ARG1 104 /* rsi */
+#define ALLOC_ARG2 96  /* rdx */
+#elif defined(__aarch64__)
+#define ALLOC_ARGS_KNOWN 1
+#define ALLOC_ARG0 0 /* x0 */
+#define ALLOC_ARG1 8
+#define ALLOC_ARG2 16
+#else
+#define ALLOC_ARGS_KNOWN 0
+#define ALLOC_ARG0 0
+#define ALLOC_ARG1 0
+#define ALLOC_ARG2 0
+#endif
+
+/* Labels of the allocation program's first block (its size). */
+enum {
+        S_CALLOC,
+        S_REALLOC,
+        S_MEMALIGN,
+        S_ALIGNED,
+        S_POSIX,
+        S_SIZED,
+        S_OK,
+        S_SKIP,
+};
+
+/* The allocation program's first block: SLOT_SIZE = the bytes the call asks for, by the kind of
+ * entry point (the probe's cookie), or the program ends at once for a call glibc relays to
+ * malloc, whose own probe counts it (realloc(NULL, n), an alignment of 16 or less), and for one
+ * that cannot succeed (an invalid alignment, more than MAX_SIZE bytes, calloc's product
+ * overflowing): doc/design/alloc-uprobes.md, table 1.4. */
+static void emit_alloc_size(uint64_t max_size, struct asm_prog *p) {
+        MOV_X(BPF_REG_6, BPF_REG_1); /* r6 = ctx */
+        call(p, BPF_FUNC_get_attach_cookie);
+        LDX(BPF_DW, BPF_REG_1, BPF_REG_6, ALLOC_ARG0);
+        LDX(BPF_DW, BPF_REG_2, BPF_REG_6, ALLOC_ARG1);
+        LDX(BPF_DW, BPF_REG_3, BPF_REG_6, ALLOC_ARG2);
+        emit(p, BPF_LD | BPF_DW | BPF_IMM, BPF_REG_4, 0, 0, (int32_t) (uint32_t) max_size);
+        emit(p, 0, 0, 0, 0, (int32_t) (uint32_t) (max_size >> 32));
+        jump(p, BPF_JEQ | BPF_K, BPF_REG_0, 0, SAMPLING_BPF_ALLOC_CALLOC, S_CALLOC);
+        jump(p, BPF_JEQ | BPF_K, BPF_REG_0, 0, SAMPLING_BPF_ALLOC_REALLOC, S_REALLOC);
+        jump(p, BPF_JEQ | BPF_K, BPF_REG_0, 0, SAMPLING_BPF_ALLOC_MEMALIGN, S_MEMALIGN);
+        jump(p, BPF_JEQ | BPF_K, BPF_REG_0, 0, SAMPLING_BPF_ALLOC_ALIGNED_ALLOC, S_ALIGNED);
+        jump(p, BPF_JEQ | BPF_K, BPF_REG_0, 0, SAMPLING_BPF_ALLOC_POSIX_MEMALIGN, S_POSIX);
+        /* malloc(n), valloc(n), pvalloc(n) */
+        MOV_X(BPF_REG_5, BPF_REG_1);
+        jump(p, BPF_JA, 0, 0, 0, S_SIZED);
+
+        place(p, S_CALLOC); /* calloc(n, size): n * size, unless it passes MAX_SIZE (or 2^64) */
+        MOV_K(BPF_REG_5, 0);
+        jump(p, BPF_JEQ | BPF_K, BPF_REG_1, 0, 0, S_OK);
+        ALU_X(BPF_DIV, BPF_REG_4, BPF_REG_1);
+        jump(p, BPF_JGT | BPF_X, BPF_REG_2, BPF_REG_4, 0, S_SKIP);
+        MOV_X(BPF_REG_5, BPF_REG_1);
+        ALU_X(BPF_MUL, BPF_REG_5, BPF_REG_2);
+        jump(p, BPF_JA, 0, 0, 0, S_OK);
+
+        place(p, S_REALLOC); /* realloc(p, n): n; realloc(NULL, n) is malloc's, realloc(p, 0) frees */
+        jump(p, BPF_JEQ | BPF_K, BPF_REG_1, 0, 0, S_SKIP);
+        jump(p, BPF_JEQ | BPF_K, BPF_REG_2, 0, 0, S_SKIP);
+        MOV_X(BPF_REG_5, BPF_REG_2);
+        jump(p, BPF_JA, 0, 0, 0, S_SIZED);
+
+        place(p, S_ALIGNED); /* aligned_alloc(alignment, n), its own function: a power of two */
+        MOV_X(BPF_REG_7, BPF_REG_1);
+        ADD_K(BPF_REG_7, -1);
+        ALU_X(BPF_AND, BPF_REG_7, BPF_REG_1);
+        jump(p, BPF_JNE | BPF_K, BPF_REG_7, 0, 0, S_SKIP);
+        place(p, S_MEMALIGN); /* memalign(alignment, n): n, the alignment over 16 and up to 2^63 */
+        jump(p, BPF_JLE | BPF_K, BPF_REG_1, 0, 16, S_SKIP);
+        jump(p, BPF_JSLT | BPF_K, BPF_REG_1, 0, 0, S_SKIP);
+        MOV_X(BPF_REG_5, BPF_REG_2);
+        jump(p, BPF_JA, 0, 0, 0, S_SIZED);
+
+        place(p, S_POSIX); /* posix_memalign(&p, alignment, n): a power of two times 8, over 16 */
+        jump(p, BPF_JLE | BPF_K, BPF_REG_2, 0, 16, S_SKIP);
+        MOV_X(BPF_REG_7, BPF_REG_2);
+        ALU_K(BPF_AND, BPF_REG_7, 7);
+        jump(p, BPF_JNE | BPF_K, BPF_REG_7, 0, 0, S_SKIP);
+        MOV_X(BPF_REG_7, BPF_REG_2);
+        ALU_K(BPF_RSH, BPF_REG_7, 3);
+        MOV_X(BPF_REG_8, BPF_REG_7);
+        ADD_K(BPF_REG_8, -1);
+        ALU_X(BPF_AND, BPF_REG_8, BPF_REG_7);
+        jump(p, BPF_JNE | BPF_K, BPF_REG_8, 0, 0, S_SKIP);
+        MOV_X(BPF_REG_5, BPF_REG_3);
+
+        place(p, S_SIZED);
+        jump(p, BPF_JGT | BPF_X, BPF_REG_5, BPF_REG_4, 0, S_SKIP);
+        place(p, S_OK);
+        STX(BPF_DW, BPF_REG_10, BPF_REG_5, SLOT_SIZE);
+        jump(p, BPF_JA, 0, 0, 0, L_NEXT);
+        place(p, S_SKIP);
+        MOV_K(BPF_REG_0, 0);
+        EXIT();
+        place(p, L_NEXT);
+}
+
+/* alloc-bytes: this CPU's countdown, in bytes, takes the allocation's size. An allocation that
+ * reaches its end is a candidate worth m intervals: the one it ended, and of the r bytes past
+ * that end, floor(r / P) more and one more with probability frac(r / P) (the mean of the
+ * Binomial(r, 1 / P) ends the exact process would put there; so a sum of weights stays
+ * unbiased); the next countdown is a fresh draw (the geometric forgets). */
+static void emit_alloc_bytes(const struct sampling_bpf *s, struct asm_prog *p) {
+        emit_lookup(p, s->state_fd, BPF_REG_8);
+        LDX(BPF_DW, BPF_REG_1, BPF_REG_8, offsetof(struct state, left));
+        LDX(BPF_DW, BPF_REG_2, BPF_REG_10, SLOT_SIZE);
+        jump(p, BPF_JLT | BPF_X, BPF_REG_2, BPF_REG_1, 0, L_COUNT);
+        ALU_X(BPF_SUB, BPF_REG_2, BPF_REG_1); /* r: the bytes past the interval's end */
+        STX(BPF_DW, BPF_REG_10, BPF_REG_2, SLOT_COIN);
+        emit_lookup(p, s->ctl_fd, BPF_REG_7);
+        LDX(BPF_DW, BPF_REG_3, BPF_REG_7, offsetof(struct ctl, period));
+        LDX(BPF_DW, BPF_REG_2, BPF_REG_10, SLOT_COIN);
+        MOV_X(BPF_REG_4, BPF_REG_2);
+        ALU_X(BPF_DIV, BPF_REG_4, BPF_REG_3);
+        ADD_K(BPF_REG_4, 1);
+        STX(BPF_DW, BPF_REG_10, BPF_REG_4, SLOT_M);
+        ALU_X(BPF_MOD, BPF_REG_2, BPF_REG_3); /* below 2^26 (SAMPLING_BPF_MAX_COUNT_PERIOD) */
+        ALU_K(BPF_LSH, BPF_REG_2, 32);
+        ALU_X(BPF_DIV, BPF_REG_2, BPF_REG_3);
+        STX(BPF_DW, BPF_REG_10, BPF_REG_2, SLOT_COIN);
+        call(p, BPF_FUNC_get_prandom_u32);
+        LDX(BPF_DW, BPF_REG_2, BPF_REG_10, SLOT_COIN);
+        jump(p, BPF_JGE | BPF_X, BPF_REG_0, BPF_REG_2, 0, L_WHOLE);
+        LDX(BPF_DW, BPF_REG_4, BPF_REG_10, SLOT_M);
+        ADD_K(BPF_REG_4, 1);
+        STX(BPF_DW, BPF_REG_10, BPF_REG_4, SLOT_M);
+        place(p, L_WHOLE);
+        emit_draw(s, p);
+        STX(BPF_DW, BPF_REG_8, BPF_REG_0, offsetof(struct state, left));
+        emit_lookup(p, s->ctl_fd, BPF_REG_7);
+        emit_decide(p, true);
+        emit_output(s, (struct field) { .kind = FIELD_SLOT }, p);
+        place(p, L_DROP);
+        place(p, L_PASS);
+        jump(p, BPF_JA, 0, 0, 0, L_NEXT);
+        place(p, L_COUNT);
+        ALU_X(BPF_SUB, BPF_REG_1, BPF_REG_2);
+        STX(BPF_DW, BPF_REG_8, BPF_REG_1, offsetof(struct state, left));
+        place(p, L_NEXT);
+}
+
+/* alloc-count: this CPU's countdown, in calls, as build_count()'s; each sample worth 1. */
+static void emit_alloc_calls(const struct sampling_bpf *s, struct asm_prog *p) {
+        emit_lookup(p, s->state_fd, BPF_REG_8);
+        LDX(BPF_DW, BPF_REG_1, BPF_REG_8, offsetof(struct state, left));
+        jump(p, BPF_JGT | BPF_K, BPF_REG_1, 0, 1, L_COUNT);
+        emit_draw(s, p);
+        STX(BPF_DW, BPF_REG_8, BPF_REG_0, offsetof(struct state, left));
+        emit_lookup(p, s->ctl_fd, BPF_REG_7);
+        emit_decide(p, true);
+        ST(BPF_DW, BPF_REG_10, SLOT_M, 1);
+        emit_output(s, (struct field) { .kind = FIELD_SLOT }, p);
+        place(p, L_DROP);
+        place(p, L_PASS);
+        jump(p, BPF_JA, 0, 0, 0, L_NEXT);
+        place(p, L_COUNT);
+        ALU_K(BPF_SUB, BPF_REG_1, 1);
+        STX(BPF_DW, BPF_REG_8, BPF_REG_1, offsetof(struct state, left));
+        place(p, L_NEXT);
+}
+
+/* The allocation program: see sampling_bpf_alloc_program(). It runs in a uprobe's context,
+ * preemptible with migration disabled: another task on this CPU running it between a load and
+ * a store of a countdown loses that task's update (an interval a little longer), in a window
+ * of a few dozen instructions per trap of ~0.8 us; not worth an atomic. */
+static void build_alloc(const struct sampling_bpf *bytes, const struct sampling_bpf *calls, uint64_t max_size,
+                        struct asm_prog *p) {
+        p->base = 0;
+        emit_alloc_size(max_size, p);
+        if (bytes) {
+                p->base = LABELS_PER_BLOCK;
+                emit_alloc_bytes(bytes, p);
+        }
+        if (calls) {
+                p->base = 2 * LABELS_PER_BLOCK;
+                emit_alloc_calls(calls, p);
+        }
+        MOV_K(BPF_REG_0, 0);
+        EXIT();
+}
+
 /* sched:sched_process_fork: a child of a thread in the map joins it. */
 static void build_fork(const struct sampling_bpf *s, unsigned parent_offset, unsigned child_offset,
                        struct asm_prog *p) {
@@ -784,9 +983,10 @@ static void build_fork(const struct sampling_bpf *s, unsigned parent_offset, uns
         EXIT();
 }
 
-static int load(struct asm_prog *p, enum bpf_prog_type type) {
+static int load_as(struct asm_prog *p, enum bpf_prog_type type, uint32_t attach_type) {
         union bpf_attr a = {
                 .prog_type = type,
+                .expected_attach_type = attach_type,
                 .insn_cnt = p->n,
                 .insns = (uint64_t) (uintptr_t) p->insn,
                 .license = (uint64_t) (uintptr_t) "GPL",
@@ -797,6 +997,10 @@ static int load(struct asm_prog *p, enum bpf_prog_type type) {
                 return r;
         strncpy(a.prog_name, "cppd_sample", sizeof a.prog_name - 1);
         return sys_bpf(BPF_PROG_LOAD, &a);
+}
+
+static int load(struct asm_prog *p, enum bpf_prog_type type) {
+        return load_as(p, type, 0);
 }
 
 static struct asm_prog *asm_new(void) {
@@ -957,4 +1161,18 @@ int sampling_bpf_filter_threads(struct sampling_bpf *s) {
                 return fd;
         s->prog_fd[PROG_FORK] = fd;
         return hold(s, id, fd);
+}
+
+int sampling_bpf_alloc_program(struct sampling_bpf *bytes, struct sampling_bpf *calls, uint64_t max_size) {
+        _cleanup_free_ struct asm_prog *p = NULL;
+
+        if (!ALLOC_ARGS_KNOWN)
+                return -EOPNOTSUPP;
+        if ((!bytes && !calls) || (bytes && bytes->quantiles_fd < 0) || (calls && calls->quantiles_fd < 0))
+                return -EINVAL; /* sampling_bpf_set_period() first */
+        p = asm_new();
+        if (!p)
+                return -ENOMEM;
+        build_alloc(bytes, calls, max_size, p);
+        return load_as(p, BPF_PROG_TYPE_KPROBE, SAMPLING_BPF_TRACE_UPROBE_MULTI);
 }

@@ -99,6 +99,32 @@ int sampling_bpf_set_budget(struct sampling_bpf *s, uint64_t budget, uint64_t ma
  * of a flood would go unreported. */
 uint64_t sampling_bpf_failed(const struct sampling_bpf *s);
 
+/* The kinds of allocation entry points (alloc-probe.c), each probe's cookie. */
+enum sampling_bpf_alloc_kind {
+        SAMPLING_BPF_ALLOC_MALLOC,
+        SAMPLING_BPF_ALLOC_CALLOC,
+        SAMPLING_BPF_ALLOC_REALLOC,
+        SAMPLING_BPF_ALLOC_MEMALIGN,      /* and aligned_alloc where it is memalign (glibc < 2.38) */
+        SAMPLING_BPF_ALLOC_ALIGNED_ALLOC, /* where it is a function of its own */
+        SAMPLING_BPF_ALLOC_POSIX_MEMALIGN,
+        SAMPLING_BPF_ALLOC_VALLOC,
+        SAMPLING_BPF_ALLOC_PVALLOC,
+};
+
+/* BPF_TRACE_UPROBE_MULTI (Linux 6.6), which older uapi headers lack. */
+#define SAMPLING_BPF_TRACE_UPROBE_MULTI 48
+
+/* Loads the program that counts allocations down at uprobes on an allocator's entry points
+ * (attached with BPF_TRACE_UPROBE_MULTI links, each entry point's cookie its kind): the size each
+ * call asks for goes down BYTES's countdown (alloc-bytes; intervals in bytes) and each call down
+ * CALLS's (alloc-count); either may be NULL, and each must have its period set. A kept sample's
+ * raw field (SAMPLING_BPF_RAW_FIELD) is the number of intervals it ended, its weight before
+ * thinning. Calls that cannot succeed (more than MAX_SIZE bytes, an invalid alignment) and those
+ * glibc relays to its malloc are not counted. Returns the program's fd (the caller's) or a
+ * negative errno (-EINVAL from a kernel before 6.6, -EOPNOTSUPP on an architecture whose
+ * registers it does not know). */
+int sampling_bpf_alloc_program(struct sampling_bpf *bytes, struct sampling_bpf *calls, uint64_t max_size);
+
 /* Whether BPF sampling can work here: a probe map can be created. Returns 0, or the errno that
  * stopped it. Cached after the first call. */
 int sampling_bpf_supported(void);

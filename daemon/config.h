@@ -58,6 +58,12 @@ struct config {
         char fleet_credentials[4096]; /* a file: user, then password; "" for none */
         char fleet_spool[4096];       /* "": "spool" beside the store */
         uint64_t fleet_spool_max;     /* bytes of batches waiting in the spool */
+        /* [alloc]: alloc-* counted by uprobes on glibc's allocator (alloc-probe.h) in the
+         * processes of these units; off unless units are named */
+        char alloc_units[CONFIG_MAX_LINE];         /* space-separated unit names; "": off */
+        struct config_resource alloc_resources[2]; /* alloc-bytes, alloc-count by default */
+        unsigned n_alloc_resources;
+        unsigned alloc_max_processes; /* per libc; 0: no limit */
         /* [symbols]: debuginfod servers the naming thread asks (daemon/namer.c), space-separated
          * as $DEBUGINFOD_URLS; "" (the default): none, no network */
         char debuginfod[1024];

@@ -212,7 +212,10 @@ static void do_status(struct connection *c) {
                 reply(c, "resource", "name", rs.name, "period", num(&nb, rs.period), "active",
                       rs.active ? "yes" : "no", "samples", num(&nb, rs.samples), "hits", num(&nb, rs.hits),
                       "lost", num(&nb, rs.lost), "samples_per_second",
-                      num(&nb, (uint64_t) m->resource_rate[i]), NULL);
+                      num(&nb, (uint64_t) m->resource_rate[i]), "probed",
+                      rs.libc ? num(&nb, rs.probed) : NULL, "not_measured",
+                      rs.libc || rs.uncounted ? num(&nb, rs.uncounted) : NULL, "not_measured_why",
+                      rs.uncounted ? rs.uncounted_why : NULL, NULL);
         }
         for (unsigned i = 0; m->pusher && i < pusher_n_targets(m->pusher); i++) {
                 struct pusher_target_stats ps;
@@ -343,11 +346,8 @@ static void do_attach(struct connection *c, const struct protocol_message *req) 
                 reply_error(c, ENOENT, "unknown resource or event '%s'", what);
         else if (r == -ENOENT && unit)
                 reply_error(c, ENOENT, "no unit %s is running", unit);
-        else if (r == -EOPNOTSUPP && what)
-                reply_error(c, EOPNOTSUPP,
-                            "%s is counted by a library preloaded into a command (cppctl record -e %s -- "
-                            "COMMAND): cppd cannot count it yet",
-                            what, what);
+        else if (r == -ENOEXEC && what)
+                reply_error(c, ENOEXEC, "cannot count the allocations of the target: %s", what);
         else if (r == -ESRCH && proc_is_zombie((pid_t) pid))
                 reply_error(c, ESRCH,
                             "process %" PRIu64

@@ -33,6 +33,7 @@
 #include "perf-event.h"
 #include "read-line.h"
 #include "session.h"
+#include "strv.h"
 #include "time-util.h"
 
 static int on_collector(sd_event_source *src, int fd, uint32_t revents, void *userdata) {
@@ -89,6 +90,20 @@ static int start_collector(struct manager *m) {
         int r;
 
         manager_collector_config(m, &cc);
+        /* [alloc]: the units whose processes' allocations are counted (read as the events open). */
+        m->alloc_units = strv_free(m->alloc_units);
+        if (m->config.alloc_units[0]) {
+                _cleanup_free_ char *units = strdup(m->config.alloc_units);
+                char *save = NULL;
+
+                if (!units)
+                        return log_error_errno(ENOMEM, "Out of memory");
+                for (char *u = strtok_r(units, " ", &save); u; u = strtok_r(NULL, " ", &save))
+                        if (strv_extend(&m->alloc_units, u) < 0)
+                                return log_error_errno(ENOMEM, "Out of memory");
+                cc.alloc_units = m->alloc_units;
+                cc.alloc_max_processes = m->config.alloc_max_processes;
+        }
         r = collector_new(&cc, m->store, &m->collector);
         if (r < 0)
                 return log_error_errno(r, "Cannot create the collector: %m");
@@ -103,7 +118,18 @@ static int start_collector(struct manager *m) {
                                               r == -ENODEV ? "tracefs is not mounted" : strerror(-r));
                 }
         }
+        for (unsigned i = 0; m->alloc_units && i < m->config.n_alloc_resources; i++) {
+                const struct config_resource *res = &m->config.alloc_resources[i];
+
+                r = collector_add_resource(m->collector, res->name, false, res->period);
+                if (r < 0)
+                        return log_error_errno(r, "Cannot add resource %s: %s", res->name,
+                                               r == -ERANGE ? "its period is past 64 MiB" : strerror(-r));
+        }
         r = collector_attach_system(m->collector, &m->unsupported, &failed);
+        if (r < 0 && collector_alloc_why(m->collector))
+                return log_error_errno(r, "Cannot count allocations in [alloc] units: %s",
+                                       collector_alloc_why(m->collector));
         for (unsigned i = 0; i < collector_n_resources(m->collector); i++)
                 if (m->unsupported & (1u << i)) {
                         collector_resource_stats(m->collector, i, &rs);
@@ -150,6 +176,12 @@ static int stop_collector(struct manager *m) {
                                          "stored, %" PRIu64 " lost",
                                          collector_run_id(m->collector), rs.name, rs.hits, rs.samples,
                                          rs.lost);
+                        if (rs.active && rs.uncounted)
+                                log_warning("Run %" PRId64 " ended: %s: not measured in %" PRIu64
+                                            " process%s, %s (pid %" PRIu32 ") the first: %s",
+                                            collector_run_id(m->collector), rs.name, rs.uncounted,
+                                            rs.uncounted == 1 ? "" : "es", rs.uncounted_comm,
+                                            rs.uncounted_pid, rs.uncounted_why ?: "an allocator of its own");
                 }
         if (r >= 0)
                 shipper_run_ended(m->shipper, collector_run_id(m->collector));
@@ -613,6 +645,7 @@ struct manager *manager_free(struct manager *m) {
                 return NULL;
         pusher_free(m->pusher); /* before the store it reads */
         namer_free(m->namer);
+        strv_free(m->alloc_units);
         for (unsigned i = m->n_sessions; i > 0; i--)
                 session_end(m->sessions[i - 1]);
         sd_event_source_disable_unref(m->collector_source);

@@ -58,6 +58,7 @@ struct manager {
         uint64_t last_resource_samples[COLLECTOR_MAX_RESOURCES];
         double resource_rate[COLLECTOR_MAX_RESOURCES]; /* samples/s per resource */
         struct namer *namer; /* [symbols] debuginfod: names frames stored as addresses; NULL: off */
+        char **alloc_units;  /* [alloc] units, split, as the system collector was given them */
 };
 
 /* Whether a SIGTERM or SIGINT waits. main() blocks them (and SIGHUP) before anything else, so

@@ -146,6 +146,14 @@ int session_start(const struct session_settings *settings, const struct session_
                 collector_set_run(s->collector, "attach", s->target);
                 r = collector_attach(s->collector, req->pid, false, &unsupported, &failed);
         }
+        if (r < 0 && collector_alloc_why(s->collector)) {
+                /* alloc-*'s uprobes: why, in words, outliving the collector. */
+                static char why[200];
+
+                snprintf(why, sizeof why, "%s", collector_alloc_why(s->collector));
+                *ret_what = why;
+                return -ENOEXEC;
+        }
         if (r < 0) {
                 *ret_what = failed;
                 return r;

@@ -54,7 +54,9 @@ struct session {
 
 /* Starts a session with SETTINGS (copied). Returns 0 and sets *ret, or a negative errno: -ESRCH
  * (no such process), -ENOENT (no such unit running, or an unknown resource: *ret_what says
- * which), -EINVAL, -EACCES and -EPERM from the kernel, -ENODEV (nothing countable). */
+ * which), -EINVAL, -EACCES and -EPERM from the kernel, -ENODEV (nothing countable), -ENOEXEC
+ * (alloc-*: the target's allocations cannot be counted; *ret_what says why, until the next
+ * call). */
 int session_start(const struct session_settings *settings, const struct session_request *req,
                   struct session **ret, const char **ret_what);
 

@@ -261,18 +261,8 @@ int recording_parse(struct recording_args *a, int argc, char **argv, const char 
                         return log_error_errno(EINVAL, "try 'cppctl %s --help'", name);
                 }
         /* record starts its command, with the allocation counter preloaded if asked for; a
-         * process running already cannot have it. */
+         * process running already cannot have it: attach counts allocations by uprobes. */
         a->config.preloaded = !attach;
-        for (unsigned i = 0; attach && i < a->n_specs; i++) {
-                const struct resource *def = a->specs[i].event ? NULL : resource_find(a->specs[i].name);
-
-                if (def && def->kind == RESOURCE_ALLOC)
-                        return log_error_errno(
-                                EINVAL,
-                                "%s is counted by a library preloaded into a command at its "
-                                "start: cppctl record -e %s -- COMMAND; attach cannot count it yet",
-                                def->name, def->name);
-        }
         if (a->n_specs == 0) {
                 a->specs[0] = (struct recording_spec) { .name = "cpu-time" };
                 a->n_specs = 1;
@@ -407,6 +397,11 @@ int recording_attach(struct recording *rec, pid_t pid, bool enable_on_exec) {
         }
         if (r == -ENODEV) {
                 log_error("none of the resources can be counted on this machine");
+                return EXIT_FAILURE_;
+        }
+        if (r < 0 && collector_alloc_why(rec->collector)) {
+                log_error("cannot count the allocations of process %d: %s", (int) pid,
+                          collector_alloc_why(rec->collector));
                 return EXIT_FAILURE_;
         }
         if (r < 0) {
@@ -694,11 +689,17 @@ void recording_summary(struct recording *rec, const char *what) {
                 collector_resource_stats(rec->collector, i, &rs);
                 if (rs.uncounted)
                         log_warning("%s: not counted in %" PRIu64 " process%s, %s (pid %" PRIu32
-                                    ") the first: "
-                                    "an allocator of its own (linked into the program, or preloaded before "
-                                    "cppd's counter) is not seen",
+                                    ") the first: %s",
                                     rs.name, rs.uncounted, rs.uncounted == 1 ? "" : "es", rs.uncounted_comm,
-                                    rs.uncounted_pid);
+                                    rs.uncounted_pid,
+                                    rs.uncounted_why ? rs.uncounted_why :
+                                                       "an allocator of its own (linked into the program, or "
+                                                       "preloaded before cppd's counter) is not seen");
+                if (rs.late)
+                        log_warning(
+                                "%s: the first allocations of %u process%s started while recording were not "
+                                "counted (up to %.1f ms each, until its uprobes were placed)",
+                                rs.name, rs.late, rs.late == 1 ? "" : "es", rs.late_max_ns / 1e6);
         }
         if (rec->args.quiet)
                 return;
@@ -719,6 +720,10 @@ void recording_summary(struct recording *rec, const char *what) {
                 if (rs.thinned > 1)
                         printf(", thinned to 1 in %" PRIu64 " under load", rs.thinned);
                 putchar('\n');
+                if (rs.libc)
+                        printf("  %-18s uprobes on %s in %u process%s: each of their allocation calls trapped "
+                               "into the kernel (about 0.8 us a call)\n",
+                               "", rs.libc, rs.probed_ever, rs.probed_ever == 1 ? "" : "es");
                 if (!first && rs.hits > 0)
                         first = rs.name;
         }

@@ -504,6 +504,16 @@ void plan_sampling(struct collector *c, const struct targets *t) {
                         tracepoint |= c->events[ev].resource == i &&
                                 c->events[ev].attr.type == PERF_TYPE_TRACEPOINT;
                 thinning_init(&res->thin, 0);
+                if (res->probed) {
+                        /* Drawn by the allocation program, with its budget as the others'. */
+                        res->random = true;
+                        if (sampling_bpf_set_budget(res->bpf, kernel_budget(c),
+                                                    res->keep_base * THINNING_MAX_FACTOR) >= 0)
+                                thinning_init(&res->thin,
+                                              4 * kernel_budget(c) * (uint64_t) c->n_cpus *
+                                                      (1000000000ULL / SAMPLING_BPF_WINDOW_NS));
+                        continue;
+                }
                 res->random = c->config.jitter && res->def &&
                         (res->def->kind == RESOURCE_BYTES || res->def->kind == RESOURCE_ALLOC ||
                          i == c->switches_via_offcpu);
@@ -571,6 +581,83 @@ void plan_sampling(struct collector *c, const struct targets *t) {
                               4 * kernel_budget(c) * (uint64_t) c->n_cpus *
                                       (1000000000ULL / SAMPLING_BPF_WINDOW_NS));
         }
+}
+
+int add_alloc_probed(struct collector *c, unsigned res, uint64_t period) {
+        struct cresource *r = &c->resources[res];
+        struct cevent *out;
+        int k;
+
+        if (period > SAMPLING_BPF_MAX_COUNT_PERIOD)
+                return -ERANGE;
+        k = sampling_bpf_new(c->n_cpus, &r->bpf);
+        if (k >= 0)
+                k = sampling_bpf_set_period(r->bpf, period);
+        if (k >= 0)
+                k = sampling_bpf_set_keep(r->bpf, period);
+        if (k >= 0)
+                k = add_event(c, res, ROLE_SAMPLE, PERF_TYPE_SOFTWARE, PERF_COUNT_SW_BPF_OUTPUT, 1, &out);
+        if (k < 0)
+                return k;
+        out->bpf = out->output = true;
+        out->fixed_period = 1;
+        out->raw_offset = SAMPLING_BPF_RAW_FIELD;
+        out->raw_size = 8;
+        r->keep_base = period;
+        r->probed = true;
+        return 0;
+}
+
+int start_alloc_probe(struct collector *c, const struct targets *t, char *why, size_t why_size) {
+        struct sampling_bpf *bytes = NULL, *calls = NULL;
+        struct alloc_probe_config ac = {
+                .units = c->config.alloc_units,
+                .max_per_libc = c->config.alloc_max_processes,
+        };
+        uint64_t pid, value;
+        size_t i = 0;
+        int r;
+
+        why[0] = '\0';
+        for (unsigned res = 0; res < c->n_resources; res++) {
+                const struct cresource *cr = &c->resources[res];
+
+                if (!cr->probed || !cr->active)
+                        continue;
+                if (cr->def->config == ALLOC_OPTION_BYTES)
+                        bytes = cr->bpf;
+                else
+                        calls = cr->bpf;
+        }
+        if (!bytes && !calls)
+                return 0;
+        ac.prog_fd = sampling_bpf_alloc_program(bytes, calls, alloc_probe_max_size());
+        if (ac.prog_fd < 0) {
+                snprintf(why, why_size, "%s",
+                         ac.prog_fd == -EINVAL        ? "needs Linux 6.6 or later (BPF uprobe_multi links)" :
+                                 ac.prog_fd == -EPERM ? "needs CAP_BPF and CAP_PERFMON" :
+                                                        strerror(-ac.prog_fd));
+                return ac.prog_fd;
+        }
+        r = alloc_probe_new(&ac, &c->alloc_probe);
+        close(ac.prog_fd);
+        if (r < 0)
+                return r;
+        c->alloc_stats = calloc(1, sizeof *c->alloc_stats);
+        if (!c->alloc_stats)
+                return -ENOMEM;
+        /* The processes known now: the target's (attach: one; a cgroup's: its own), or every
+         * one on the machine, for the prober to sort by unit. */
+        while (idmap_next(c->processes, &i, &pid, &value)) {
+                if (t->ids[0] == -1 && !(t->flags & PERF_FLAG_PID_CGROUP)) {
+                        alloc_probe_add(c->alloc_probe, (pid_t) pid, 0);
+                        continue;
+                }
+                r = alloc_probe_process(c->alloc_probe, (pid_t) pid, why, why_size);
+                if (r < 0 && r != -ESRCH && !(t->flags & PERF_FLAG_PID_CGROUP))
+                        return r;
+        }
+        return 0;
 }
 
 /* Keeps resource RES's programs at T's tasks: a cgroup, or threads and what they start; none

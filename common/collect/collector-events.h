@@ -53,6 +53,18 @@ void plan_sampling(struct collector *c, const struct targets *t);
  * (and what they start) unless T is every task. 0, or a negative errno with bpf_failed set. */
 int open_bpf(struct collector *c, unsigned res, const struct targets *t);
 
+/* alloc-* without the preloaded library (resource RES, PERIOD bytes or calls): its maps, the
+ * period its program draws, and an output event per CPU; the program and the uprobes come with
+ * start_alloc_probe(). Returns 0 or a negative errno (-ERANGE: a period too long, -EPERM). */
+int add_alloc_probed(struct collector *c, unsigned res, uint64_t period);
+
+/* The allocation program over the active alloc-* resources added so, and the uprobes of T's
+ * processes: those of a thread or cgroup target now, in this thread (a process that cannot be
+ * measured is an error, said in WHY, WHY_SIZE bytes), every task's by the prober, for the units
+ * asked (config.alloc_units). The processes started later are probed as their records tell
+ * (collector-tasks.c). Returns 0 or a negative errno. */
+int start_alloc_probe(struct collector *c, const struct targets *t, char *why, size_t why_size);
+
 /* Doubles resource RES's thinning: it lost samples, or the consumer is behind. */
 void thin_pressure(struct collector *c, unsigned res);
 

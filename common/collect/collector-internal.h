@@ -20,6 +20,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include "alloc-probe.h"
 #include "collector.h"
 #include "idmap.h"
 #include "name-table.h"
@@ -111,6 +112,8 @@ struct cresource {
         uint64_t uncounted;     /* ROLE_WEIGHT: processes that said they could not count it, */
         uint32_t uncounted_pid; /* the first of them */
         char uncounted_comm[16];
+        bool probed; /* alloc-*: counted by uprobes (alloc-probe.h), each sample's intervals in
+                      * its raw field */
 };
 
 /* One redrawn clock's event (one CPU): its fd and resource, and the thinning factors its
@@ -285,10 +288,13 @@ struct collector {
         struct redraw_log **redraw_logs;
         size_t n_redraw_logs, cap_redraw_logs;
         uint64_t redraw_rng;
-        pid_t before_exec;            /* a command not yet started (record): a gated clock's samples of
+        pid_t before_exec;               /* a command not yet started (record): a gated clock's samples of
                             * it until its exec are cppctl's, not the command's; 0: none */
-        unsigned switches_via_offcpu; /* context-switches counted from real-time's switch
+        unsigned switches_via_offcpu;    /* context-switches counted from real-time's switch
                                          * samples, or NO_RESOURCE */
+        struct alloc_probe *alloc_probe; /* alloc-* by uprobes: the processes' links; NULL: none */
+        struct alloc_probe_stats *alloc_stats; /* its figures, as last read (for the strings) */
+        char alloc_why[160];                   /* why it could not start; "": it did */
 
         /* collector-tasks.c: processes, threads, exec units and the cgroup -> unit cache */
         /* Units of processes seen to exec, learned by the reader thread while they lived:

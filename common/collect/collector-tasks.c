@@ -415,6 +415,10 @@ int handle_comm(struct collector *c, const struct perf_event_header *h) {
                         if (r < 0)
                                 return r;
                 }
+                /* A process probed already keeps its links across the exec (they follow the
+                 * thread group); one that joined a unit asked for before its exec gets them. */
+                if (c->alloc_probe)
+                        alloc_probe_add(c->alloc_probe, (pid_t) m.pid, 0);
                 {
                         char *unit;
 
@@ -458,6 +462,8 @@ int handle_task(struct collector *c, const struct perf_event_header *h) {
                 }
                 if (m.pid == m.tid && (slot = idmap_get(c->processes, m.pid)))
                         process_exited((struct process *) (uintptr_t) *slot);
+                if (m.pid == m.tid && c->alloc_probe)
+                        alloc_probe_exited(c->alloc_probe, (pid_t) m.pid);
                 return 0;
         }
         /* FORK: a new thread of PID, or (pid != ppid) a new process that starts as a copy of
@@ -478,6 +484,10 @@ int handle_task(struct collector *c, const struct perf_event_header *h) {
                  * before it execs, which handle_comm() catches. */
                 if (parent->unit && !(child->unit = strdup(parent->unit)))
                         return -ENOMEM;
+                /* Its own uprobes (alloc-*): the breakpoints it inherited trap uncounted until
+                 * then. */
+                if (c->alloc_probe)
+                        alloc_probe_add(c->alloc_probe, (pid_t) m.pid, m.time);
         }
         t = thread_get(c, m.pid, m.tid);
         if (!t)

@@ -185,6 +185,8 @@ struct collector *collector_free(struct collector *c) {
                 free(c->resources[r].event);
                 sampling_bpf_free(c->resources[r].bpf);
         }
+        alloc_probe_free(c->alloc_probe);
+        free(c->alloc_stats);
         free(c->run_kind);
         free(c->run_command);
         free(c->run_host);
@@ -210,8 +212,6 @@ int collector_add_resource(struct collector *c, const char *name, bool event, ui
                         return -EEXIST;
         if (i >= COLLECTOR_MAX_RESOURCES)
                 return -E2BIG;
-        if (def && def->kind == RESOURCE_ALLOC && !c->config.preloaded)
-                return -EOPNOTSUPP;
         if (period == 0)
                 period = def ? def->default_period : 1;
         /* Clocks count nanoseconds: a period of N ms must fit the kernel's u64 and be sane. */
@@ -274,6 +274,13 @@ int collector_add_resource(struct collector *c, const char *name, bool event, ui
                         snprintf(desc, sizeof desc, "tracepoint:%s...", def->events[0]);
                         break;
                 case RESOURCE_ALLOC:
+                        if (!c->config.preloaded) {
+                                r = add_alloc_probed(c, i, period);
+                                if (r < 0)
+                                        goto fail;
+                                snprintf(desc, sizeof desc, "uprobe:glibc-allocator");
+                                break;
+                        }
                         r = add_tracepoint(c, i, ROLE_WEIGHT, def->events[0], "arg2", 1);
                         if (r < 0)
                                 goto fail;
@@ -313,6 +320,7 @@ int collector_add_resource(struct collector *c, const char *name, bool event, ui
         return i;
 fail:
         c->n_events = n_events; /* drop this resource's half-made events */
+        sampling_bpf_free(res->bpf);
         free(res->name);
         free(res->unit);
         free(res->event);
@@ -446,7 +454,7 @@ static int open_events(struct collector *c, const struct targets *t, uint32_t *r
                                         close(c->fds[f].fd);
                         }
                         c->n_fds = kept;
-                        if (c->bpf_failed) {
+                        if (c->bpf_failed && !c->resources[res].probed) {
                                 /* Fixed periods, then, and said so in every header. */
                                 drop_bpf(c, res);
                                 res--;
@@ -473,6 +481,9 @@ static int open_events(struct collector *c, const struct targets *t, uint32_t *r
         *ret_unsupported = unsupported_mask;
         if (n_active == 0)
                 return -ENODEV;
+        r = start_alloc_probe(c, t, c->alloc_why, sizeof c->alloc_why);
+        if (r < 0)
+                return r;
         r = start_reader(c);
         return r < 0 ? r : n_active;
 }
@@ -653,6 +664,16 @@ static int handle_parsed_sample(struct collector *c, const struct cevent *e, con
                 memcpy(&k, s->raw + SAMPLING_BPF_RAW_FACTOR, 8);
                 hits = MAX((k + res->keep_base / 2) / res->keep_base, 1u);
                 note_weighed(c, e->resource, hits, s->time);
+                if (res->probed) {
+                        /* And the intervals the allocation ended (sampling_bpf_alloc_program()). */
+                        uint64_t m;
+
+                        if (s->raw_size < SAMPLING_BPF_RAW_FIELD + 8)
+                                return -EBADMSG;
+                        memcpy(&m, s->raw + SAMPLING_BPF_RAW_FIELD, 8);
+                        m = MAX(m, 1u);
+                        hits = m > UINT32_MAX / hits ? UINT32_MAX : hits * m;
+                }
         } else if (e->bpf)
                 return 0; /* the program writes its samples itself; none come here */
         else if (e->redraw) {
@@ -1155,6 +1176,10 @@ void collector_get_stats(const struct collector *c, struct collector_stats *ret)
         }
 }
 
+const char *collector_alloc_why(const struct collector *c) {
+        return c->alloc_why[0] ? c->alloc_why : NULL;
+}
+
 unsigned collector_n_resources(const struct collector *c) {
         return c->n_resources;
 }
@@ -1179,6 +1204,20 @@ void collector_resource_stats(const struct collector *c, unsigned i, struct coll
                 .uncounted_pid = r->uncounted_pid,
                 .uncounted_comm = r->uncounted_comm,
         };
+        if (r->probed && c->alloc_probe && c->alloc_stats) {
+                const struct alloc_probe_stats *a = c->alloc_stats;
+
+                alloc_probe_get_stats(c->alloc_probe, c->alloc_stats);
+                ret->uncounted = a->not_measured;
+                ret->uncounted_pid = (uint32_t) a->first_pid;
+                ret->uncounted_comm = a->first_comm;
+                ret->uncounted_why = a->first_why;
+                ret->probed = a->probed;
+                ret->probed_ever = a->ever;
+                ret->libc = a->libc[0] ? a->libc : NULL;
+                ret->late = a->late;
+                ret->late_max_ns = a->late_max_ns;
+        }
         for (unsigned ev = 0; ev < c->n_events; ev++)
                 if (c->events[ev].resource == i && !c->events[ev].shared &&
                     c->events[ev].role != ROLE_OFFCPU) {

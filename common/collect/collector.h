@@ -21,27 +21,31 @@ enum unwind_mode {
 
 struct collector_config {
         enum unwind_mode unwind;
-        bool kernel;             /* keep kernel frames in stacks */
-        uint32_t stack_size;     /* DWARF: bytes of user stack copied per sample */
-        uint32_t ring_size;      /* bytes of ring buffer per CPU (a power of two) */
-        bool jitter;             /* random intervals, drawn per sample (paper §7.1):
+        bool kernel;                  /* keep kernel frames in stacks */
+        uint32_t stack_size;          /* DWARF: bytes of user stack copied per sample */
+        uint32_t ring_size;           /* bytes of ring buffer per CPU (a power of two) */
+        bool jitter;                  /* random intervals, drawn per sample (paper §7.1):
                                          * geometric in the kernel (sampling-bpf.c), or where
                                          * BPF cannot be used, periods redrawn now and then */
-        bool every_event;        /* random intervals by a coin at every event (the kernel
+        bool every_event;             /* random intervals by a coin at every event (the kernel
                                          * period 1, a program at each overflow), even where a
                                          * countdown at a tracepoint would do, at several times
                                          * the cost per event (sampling-bpf.c) */
-        uint32_t max_rate;       /* samples a second a resource may bring before it is
+        uint32_t max_rate;            /* samples a second a resource may bring before it is
                                          * thinned at random (thinning.c); 0: never thinned */
-        unsigned bucket_seconds; /* samples are summed per time bucket of this size */
-        size_t queue_size;       /* bytes of records read from the rings, not yet handled */
-        bool function_frames;    /* store frames as functions, without address, file and
+        unsigned bucket_seconds;      /* samples are summed per time bucket of this size */
+        size_t queue_size;            /* bytes of records read from the rings, not yet handled */
+        bool function_frames;         /* store frames as functions, without address, file and
                                          * line: one stack per path of functions, not per path of
                                          * call sites (recursion makes the latter without end) */
-        bool preloaded;          /* the command starts with the allocation counter preloaded
+        bool preloaded;               /* the command starts with the allocation counter preloaded
                                          * (alloc-preload.h: cppctl record); without it the
-                                         * alloc-* resources cannot be counted (-EOPNOTSUPP) */
-        bool mmap_build_ids;     /* records fed (collector_feed) come from events that asked
+                                         * alloc-* resources are counted by uprobes on glibc's
+                                         * allocator in each process (alloc-probe.h) */
+        char *const *alloc_units;     /* uprobes: only in the processes of these units; NULL: in
+                                   * every process followed */
+        unsigned alloc_max_processes; /* uprobes: at most this many processes per libc; 0: any */
+        bool mmap_build_ids;          /* records fed (collector_feed) come from events that asked
                                          * for build ids in MMAP2 (record_parse_mmap2()); the
                                          * collector's own events never ask (collector.c) */
 };
@@ -91,6 +95,12 @@ struct collector_resource_stats {
                                  * could not see (an allocator of their own), not counted; */
         uint32_t uncounted_pid; /* the first of them */
         const char *uncounted_comm;
+        const char *uncounted_why; /* why (uprobes); NULL: an allocator of its own */
+        /* alloc-* by uprobes (alloc-probe.h); probed 0 and libc NULL otherwise */
+        unsigned probed, probed_ever; /* processes probed now, and since the start */
+        const char *libc;             /* the first glibc probed, with its version */
+        unsigned late;                /* processes probed after their start: the first */
+        uint64_t late_max_ns;         /* late_max_ns of their allocations not counted */
 };
 
 struct collector_stats {
@@ -213,5 +223,9 @@ int collector_feed_sample(struct collector *c, const struct record_sample *s, ui
 int collector_set_origin(struct collector *c, const char *host, int64_t started, int64_t realtime_offset_ns);
 
 void collector_get_stats(const struct collector *c, struct collector_stats *ret);
+/* Why the uprobes of alloc-* could not count the target's allocations, when collector_attach()
+ * failed for it ("an allocator of its own (libjemalloc.so.2 defines malloc)"); NULL otherwise. */
+const char *collector_alloc_why(const struct collector *c);
+
 unsigned collector_n_resources(const struct collector *c);
 void collector_resource_stats(const struct collector *c, unsigned i, struct collector_resource_stats *ret);

@@ -1,6 +1,8 @@
 #!/usr/bin/env python3
 """alloc-bytes and alloc-count: allocations counted in the recorded program by the preloaded
-library (common/collect/alloc-preload.c), sampled with their stacks. TAP output.
+library (common/collect/alloc-preload.c), and by uprobes on glibc's allocator in a process
+attached to and in the daemon's [alloc] units (common/collect/alloc-probe.c), sampled with their
+stacks. TAP output.
 
 Usage: test-alloc.py CPPCTL CPPD WORKLOADS_DIR
 
@@ -21,6 +23,7 @@ import sys
 import tempfile
 import time
 
+import daemon
 from tap import done, ok, skip_all
 
 cppctl, cppd, workloads = sys.argv[1], sys.argv[2], sys.argv[3]
@@ -50,9 +53,9 @@ def record(db, args, command):
     return run([cppctl, 'record', '-q', '--db', db] + args + ['--'] + command)
 
 
-def functions(db, resource):
+def functions(db, resource, *filters):
     """{function: (fraction, ci95 low, ci95 high, hits)} and the profile's header fields."""
-    p = run([cppctl, 'functions', '--db', db, '-r', resource, '-t', '0', '--json'])
+    p = run([cppctl, 'functions', '--db', db, '-r', resource, '-t', '0', '--json'] + list(filters))
     if p.returncode not in (0, 3):
         raise RuntimeError(p.stderr)
     j = json.loads(p.stdout)
@@ -67,6 +70,28 @@ def hits_squared(db, resource):
     return row[0] or 0, row[1] or 0
 
 
+def check_shares(db, how, resource, index, total, period, *filters):
+    """Each path's share of RESOURCE in DB against the truth; returns the hits and their squares."""
+    f, j = functions(db, resource, *filters)
+    ok(j['period'] == period and j['unit'] == ('1 byte allocated' if index == 1 else '1 allocation'),
+       '%s, %s: the default period %d, its unit' % (how, resource, period), j)
+    # A storm of samples (a loaded machine slows the reader, not the program) makes the
+    # process (or the kernel) thin itself: samples of weight K, whose count varies K times as much.
+    hits, squares = hits_squared(db, resource)
+    weight = squares / hits if hits else 1.0
+    for name, b, c in PATHS:
+        # Against the hits the truth predicts, at four standard deviations of a count of
+        # samples of that mean weight: the printed bar of a path with a handful of samples
+        # (grow's calls) can be empty.
+        truth = (b if index == 1 else c) / total
+        share, lo, hi, h = f.get(name, (0.0, 0.0, 0.0, 0))
+        expect = truth * j['hits']
+        ok(abs(h - expect) <= 4 * math.sqrt(expect * weight) + 2 * weight,
+           '%s, %s: %s %.4f [%.4f, %.4f] (%d hits), truth %.4f (%.0f hits; samples weigh %.1f)' %
+           (how, resource, name, share, lo, hi, h, truth, expect, weight))
+    return hits, squares
+
+
 def check_paths(d):
     db = os.path.join(d, 'paths.db')
     p = record(db, ['-e', 'alloc-bytes,alloc-count'], [ALLOCS, 'paths', str(ROUNDS)])
@@ -74,23 +99,7 @@ def check_paths(d):
         return
     for resource, index, total, period in (('alloc-bytes', 1, ROUND_BYTES, 524288),
                                            ('alloc-count', 2, ROUND_CALLS, 1000)):
-        f, j = functions(db, resource)
-        ok(j['period'] == period and j['unit'] == ('1 byte allocated' if index == 1 else '1 allocation'),
-           '%s: the default period %d, its unit' % (resource, period), j)
-        # A storm of samples (a loaded machine slows the reader, not the program) makes the
-        # process thin itself: samples of weight K, whose count varies K times as much.
-        hits, squares = hits_squared(db, resource)
-        weight = squares / hits if hits else 1.0
-        for name, b, c in PATHS:
-            # Against the hits the truth predicts, at four standard deviations of a count of
-            # samples of that mean weight: the printed bar of a path with a handful of samples
-            # (grow's calls) can be empty.
-            truth = (b if index == 1 else c) / total
-            share, lo, hi, h = f.get(name, (0.0, 0.0, 0.0, 0))
-            expect = truth * j['hits']
-            ok(abs(h - expect) <= 4 * math.sqrt(expect * weight) + 2 * weight,
-               '%s: %s %.4f [%.4f, %.4f] (%d hits), truth %.4f (%.0f hits; samples weigh %.1f)' %
-               (resource, name, share, lo, hi, h, truth, expect, weight))
+        hits, squares = check_shares(db, 'record', resource, index, total, period)
         want = ROUNDS * total / period
         ok(abs(hits - want) <= 4 * math.sqrt(squares) + 0.02 * want,
            '%s: %d hits for %.0f periods allocated (bar %.0f)' %
@@ -238,25 +247,198 @@ def check_heaptrack(d):
        'against heaptrack: %d allocation calls counted, heaptrack %d (bar %.0f)' % (ours_calls, calls, bar))
 
 
-def check_refused(d):
-    sleeper = subprocess.Popen(['sleep', '30'])
+def links_of(pid):
+    """The BPF uprobe_multi links process PID holds."""
+    n = 0
     try:
-        p = run([cppctl, 'attach', '--standalone', '-e', 'alloc-bytes', str(sleeper.pid)])
-        ok(p.returncode == 2 and 'cppctl record -e alloc-bytes' in p.stderr,
-           'attach -e alloc-bytes: refused, naming record', p.stderr)
+        for fd in os.listdir('/proc/%d/fdinfo' % pid):
+            try:
+                with open('/proc/%d/fdinfo/%s' % (pid, fd)) as f:
+                    n += 'link_type:\tuprobe_multi' in f.read()
+            except OSError:
+                pass
+    except OSError:
+        pass
+    return n
+
+
+def wait_links(pid, n=1, timeout=30):
+    end = time.monotonic() + timeout
+    while time.monotonic() < end:
+        if links_of(pid) >= n:
+            return True
+        time.sleep(0.05)
+    return False
+
+
+def attach(db, args, pid):
+    return subprocess.Popen([cppctl, 'attach', '--standalone', '--db', db] + args + [str(pid)],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+
+
+def check_attach_paths(d):
+    """cppctl attach: uprobes on glibc's allocator, counted and sampled in the kernel."""
+    db = os.path.join(d, 'attach.db')
+    w = subprocess.Popen([ALLOCS, 'paths', '1000000'])
+    try:
+        time.sleep(0.2)
+        p = attach(db, ['-e', 'alloc-bytes,alloc-count', '--duration', '3'], w.pid)
+        out, err = p.communicate(timeout=120)
     finally:
-        sleeper.kill()
-        sleeper.wait()
+        w.kill()
+        w.wait()
+    if not ok(p.returncode == 0 and re.search(r'uprobes on glibc 2\.\d+ \(\S*libc\.so\.6\) in 1 process', out),
+              'attach -e alloc-bytes,alloc-count to a running program: its allocator probed, said so',
+              out + err):
+        return
+    for resource, index, total, period in (('alloc-bytes', 1, ROUND_BYTES, 524288),
+                                           ('alloc-count', 2, ROUND_CALLS, 1000)):
+        check_shares(db, 'attach', resource, index, total, period)
+    # The innermost frame is the probed entry point: its caller's frame is the program's
+    # (DWARF unwinding from the breakpoint at the function's first instruction).
+    p = run([cppctl, 'export', '--db', db, '-r', 'alloc-bytes', '--format', 'folded'])
+    lines = [x.rsplit(' ', 1)[0] for x in p.stdout.splitlines()]
+    ok(any(x.endswith('allocs_round;small;malloc') for x in lines) and
+       any(x.endswith('array;operator new(unsigned long);malloc') or x.endswith('array;operator new;malloc')
+           for x in lines),
+       'attach: small -> malloc, array -> operator new -> malloc', lines[:8])
+
+
+def check_attach_edges(d):
+    """Each call counted once under the uprobes, whatever glibc relays to malloc; failed ones not."""
+    db = os.path.join(d, 'attach-edges.db')
+    w = subprocess.Popen([ALLOCS, 'edges', 'wait'], stdin=subprocess.PIPE)
+    p = attach(db, ['-e', 'alloc-bytes/1,alloc-count/1'], w.pid)
+    try:
+        linked = wait_links(p.pid)
+        w.stdin.write(b'\n')
+        w.stdin.close()
+        w.wait(timeout=60)
+        out, err = p.communicate(timeout=60)
+    finally:
+        w.kill()
+        p.kill()
+    if not ok(linked and w.returncode == 0 and p.returncode == 0,
+              'attach to allocs edges: every allocator answers as glibc does under the uprobes', err):
+        return
+    # allocs.cpp's edges(): 64 malloc(8), then malloc(0), malloc(16), reallocarray(NULL, 16, 64)
+    # (realloc(NULL, 1024): counted at malloc), aligned_alloc(64, 4096), posix_memalign(4096,
+    # 8192), memalign(128, 1000), valloc(100), pvalloc(100); realloc(p, 0), the huge sizes,
+    # calloc's and reallocarray's overflows and posix_memalign(3) not.
+    calls, _ = hits_squared(db, 'alloc-count')
+    nbytes, _ = hits_squared(db, 'alloc-bytes')
+    want_calls, want_bytes = 64 + 8, 64 * 8 + 16 + 1024 + 4096 + 8192 + 1000 + 100 + 100
+    ok(calls == want_calls, 'attach, alloc-count/1: %d calls counted, %d made' % (calls, want_calls))
+    ok(nbytes == want_bytes, 'attach, alloc-bytes/1: %d bytes counted, %d allocated' % (nbytes, want_bytes))
+
+
+def check_attach_children(d):
+    """A child the target starts and that execs a program is probed as the records tell of it."""
+    db = os.path.join(d, 'attach-child.db')
+    w = subprocess.Popen(['/bin/sh', '-c', 'read x; "$0" paths 300', ALLOCS], stdin=subprocess.PIPE)
+    p = attach(db, ['-e', 'alloc-bytes'], w.pid)
+    try:
+        linked = wait_links(p.pid)
+        w.stdin.write(b'\n')
+        w.stdin.close()
+        w.wait(timeout=120)
+        out, err = p.communicate(timeout=120)
+    finally:
+        w.kill()
+        p.kill()
+    f, _ = functions(db, 'alloc-bytes') if p.returncode == 0 else ({}, None)
+    small = f.get('small', (0,))[0]
+    ok(linked and p.returncode == 0 and abs(small - 0.632) < 0.05 and
+       re.search(r'in 2 processes', out) and 'were not counted' in err,
+       'attach to a shell that starts allocs: the child probed (small %.3f), its first milliseconds '
+       'said to be uncounted' % small, out + err)
+
+
+def check_attach_own(d):
+    w = subprocess.Popen([OWN, '10', '60'])
+    try:
+        time.sleep(0.2)
+        p = run([cppctl, 'attach', '--standalone', '--db', os.path.join(d, 'own-attach.db'), '-e', 'alloc-bytes',
+                 '--duration', '1', str(w.pid)])
+    finally:
+        w.kill()
+        w.wait()
+    ok(p.returncode != 0 and 'an allocator of its own (ownmalloc-nofp defines malloc)' in p.stderr,
+       'attach -e alloc-bytes to a program with an allocator of its own: refused, saying why', p.stderr)
+
+
+def cgroup_root():
+    for d in ('/sys/fs/cgroup', '/sys/fs/cgroup/unified'):
+        if os.path.exists(os.path.join(d, 'cgroup.procs')) and \
+                run(['stat', '-f', '-c', '%T', d]).stdout.strip() == 'cgroup2fs':
+            return d
+    return None
+
+
+def in_cgroup(path):
+    def enter():
+        with open(os.path.join(path, 'cgroup.procs'), 'w') as f:
+            f.write(str(os.getpid()))
+    return enter
+
+
+def check_daemon(d):
+    """cppd with [alloc] units: the processes of those units probed, a running one and one started
+    later; and alloc-* in [collect] resources refused, naming [alloc]."""
     conf = os.path.join(d, 'cppd.conf')
     with open(conf, 'w') as f:
         f.write('[collect]\nresources = cpu-time/10,alloc-bytes\n[store]\npath = %s\n'
-                '[control]\nsocket = %s\n' % (os.path.join(d, 'd.db'), os.path.join(d, 'sock')))
+                '[control]\nsocket = %s\n' % (os.path.join(d, 'r.db'), os.path.join(d, 'r.sock')))
     try:
         p = run([cppd, '-c', conf], timeout=20)
-        ok(p.returncode != 0 and 'alloc-bytes is counted by a library preloaded' in p.stderr,
-           'cppd with alloc-bytes in its resources: refuses to start, saying why', p.stderr[-600:])
+        ok(p.returncode != 0 and '[alloc] units' in p.stderr,
+           'cppd with alloc-bytes in [collect] resources: refuses to start, naming [alloc] units', p.stderr[-600:])
     except subprocess.TimeoutExpired:
-        ok(False, 'cppd with alloc-bytes in its resources: refuses to start, saying why', 'it started')
+        ok(False, 'cppd with alloc-bytes in [collect] resources: refuses to start', 'it started')
+    root = cgroup_root()
+    if not root:
+        print('# SKIP the daemon\'s [alloc] units: no cgroup2 hierarchy')
+        return
+    unit = 'cppd-alloc-test-%d.service' % os.getpid()
+    other = 'cppd-alloc-other-%d.service' % os.getpid()
+    cg, cg_other = os.path.join(root, unit), os.path.join(root, other)
+    os.makedirs(cg, exist_ok=True)
+    os.makedirs(cg_other, exist_ok=True)
+    procs = []
+    dm = None
+    try:
+        procs.append(subprocess.Popen([ALLOCS, 'paths', '1000000'], preexec_fn=in_cgroup(cg)))
+        procs.append(subprocess.Popen([ALLOCS, 'paths', '1000000'], preexec_fn=in_cgroup(cg_other)))
+        dm = daemon.Daemon(cppd, d, 'alloc', 'cpu-time/10', flush=0.5,
+                           extra='[alloc]\nunits = %s\n' % unit)
+        if not ok(dm.ready(), 'cppd with [alloc] units = %s started' % unit, dm.log_text()[-800:]):
+            return
+        procs.append(subprocess.Popen([ALLOCS, 'paths', '1000000'], preexec_fn=in_cgroup(cg)))
+        time.sleep(3)
+        dm.flush_all()
+    finally:
+        for w in procs:
+            w.kill()
+            w.wait()
+        if dm:
+            dm.stop()
+        for c in (cg, cg_other):
+            try:
+                os.rmdir(c)
+            except OSError:
+                pass
+    db = dm.store
+    con = sqlite3.connect(db)
+    pids = {r[0] for r in con.execute(
+        "SELECT DISTINCT p.pid FROM sample AS s JOIN thread AS t ON t.id = s.thread_id JOIN process AS p ON "
+        "p.id = t.process_id JOIN resource AS r ON r.id = s.resource_id WHERE r.name = 'alloc-bytes'")}
+    con.close()
+    ok(pids == {procs[0].pid, procs[2].pid},
+       'cppd [alloc] units: the unit\'s process running at the start and the one started later, not the '
+       'other unit\'s (pids %s; unit %s, other %s)' % (sorted(pids), [procs[0].pid, procs[2].pid], procs[1].pid))
+    for resource, index, total, period in (('alloc-bytes', 1, ROUND_BYTES, 524288),
+                                           ('alloc-count', 2, ROUND_CALLS, 1000)):
+        check_shares(db, 'cppd', resource, index, total, period, '--unit', unit)
 
 
 def main():
@@ -267,7 +449,11 @@ def main():
         check_own_allocator(d)
         check_storm(d)
         check_heaptrack(d)
-        check_refused(d)
+        check_attach_paths(d)
+        check_attach_edges(d)
+        check_attach_children(d)
+        check_attach_own(d)
+        check_daemon(d)
     return done()
 
 

@@ -66,6 +66,23 @@ int main(void) {
                    strstr(error, "granularity must be function or line"),
            "another granularity: %s", error);
 
+        ok(d.alloc_units[0] == '\0' && d.n_alloc_resources == 2 && d.alloc_max_processes == 16,
+           "[alloc]: off by default, both resources, 16 processes per libc");
+        c = d;
+        ok(parse("[alloc]\nunits = a.service b-c@1.service\nresources = alloc-bytes/65536\nmax_processes = 4\n",
+                 &c, &line, error) == 0 &&
+                   strcmp(c.alloc_units, "a.service b-c@1.service") == 0 && c.n_alloc_resources == 1 &&
+                   c.alloc_resources[0].period == 65536 && c.alloc_max_processes == 4,
+           "[alloc]: units, resources, max_processes");
+        c = d;
+        ok(parse("[alloc]\nresources = cpu-time\n", &c, &line, error) == -EBADMSG &&
+                   strstr(error, "[alloc] resources are alloc-bytes and alloc-count"),
+           "[alloc] resources: only alloc-*: %s", error);
+        ok(parse("[alloc]\nunits = a.service;rm\n", &c, &line, error) == -EBADMSG,
+           "[alloc] units: names only");
+        ok(parse("[collect]\nresources = alloc-bytes\n", &c, &line, error) == -EBADMSG &&
+                   strstr(error, "[alloc] units"),
+           "alloc-bytes in [collect] resources: refused, naming [alloc] units: %s", error);
         c = d;
         ok(parse("[collect]\nresources = cpu-tim\n", &c, &line, error) == -EBADMSG && line == 2 &&
                    strstr(error, "unknown resource 'cpu-tim'"),

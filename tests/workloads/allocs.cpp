@@ -12,8 +12,9 @@
  * 0.052; calls: 3,864, shares 0.795 / 0.004 / 0.133 / 0.066 / 0.002.
  *
  *   allocs paths [ROUNDS]        the rounds above (default 100)
- *   allocs edges                 malloc(0), realloc(p, 0), sizes near 2^64 that fail, calloc's
- *                                overflow, reallocarray, and every aligned allocator once
+ *   allocs edges [wait]          malloc(0), realloc(p, 0), sizes near 2^64 that fail, calloc's
+ *                                overflow, reallocarray, and every aligned allocator once; wait:
+ *                                after a line on stdin (cppctl attach's test attaches first)
  *   allocs threads N [ROUNDS]    N threads at once, each doing ROUNDS rounds (default 20)
  */
 #include <errno.h>
@@ -174,8 +175,14 @@ int main(int argc, char **argv) {
                         allocs_round();
                 return 0;
         }
-        if (argc >= 2 && strcmp(argv[1], "edges") == 0)
+        if (argc >= 2 && strcmp(argv[1], "edges") == 0) {
+                char c;
+
+                /* read(), not stdio: no buffer allocated. */
+                if (argc >= 3 && strcmp(argv[2], "wait") == 0 && read(0, &c, 1) != 1)
+                        return 1;
                 return edges();
+        }
         if (argc >= 3 && strcmp(argv[1], "threads") == 0) {
                 pthread_t t[256];
 
@@ -190,6 +197,6 @@ int main(int argc, char **argv) {
                         pthread_join(t[i], NULL);
                 return 0;
         }
-        fprintf(stderr, "usage: allocs paths [ROUNDS] | edges | threads N [ROUNDS]\n");
+        fprintf(stderr, "usage: allocs paths [ROUNDS] | edges [wait] | threads N [ROUNDS]\n");
         return 2;
 }

@@ -3,10 +3,12 @@
  * preloaded library, so cppd's allocation counter never sees its allocations, and must say so.
  * A bump allocator over a static arena; free does nothing.
  *
- * Usage: ownmalloc [N]: N (default 1000) allocations of 1 KiB. */
+ * Usage: ownmalloc [N [SECONDS]]: N (default 1000) allocations of 1 KiB, then a sleep of SECONDS
+ * (default 0: cppctl attach's test attaches to it). */
 #include <stddef.h>
 #include <stdint.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "workload.h"
 
@@ -43,15 +45,17 @@ void free(void *p) {
 }
 
 int main(int argc, char **argv) {
-        unsigned long n;
+        unsigned long n, seconds;
         volatile char *p = NULL;
 
         workload_arg(argc, argv, 1, 1000, &n);
+        workload_arg(argc, argv, 2, 0, &seconds);
         for (unsigned long i = 0; i < n; i++) {
                 p = malloc(1024);
                 if (!p)
                         return 1;
                 p[0] = 1;
         }
+        sleep((unsigned) seconds);
         return 0;
 }

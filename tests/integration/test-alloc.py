@@ -332,6 +332,39 @@ def check_attach_edges(d):
     ok(nbytes == want_bytes, 'attach, alloc-bytes/1: %d bytes counted, %d allocated' % (nbytes, want_bytes))
 
 
+def check_attach_storm(d):
+    """A storm of tiny allocations under the uprobes: thinned in the kernel with weights, nothing
+    lost blindly."""
+    db = os.path.join(d, 'attach-storm.db')
+    threads, rounds = 8, 300
+    calls = threads * rounds * 64
+    w = subprocess.Popen([ALLOCS, 'threads', str(threads), str(rounds), 'wait'], stdin=subprocess.PIPE)
+    p = attach(db, ['-e', 'alloc-count/1'], w.pid)
+    try:
+        linked = wait_links(p.pid)
+        w.stdin.write(b'\n')
+        w.stdin.close()
+        w.wait(timeout=120)
+        out, err = p.communicate(timeout=120)
+    finally:
+        w.kill()
+        p.kill()
+    if not ok(linked and w.returncode == 0 and p.returncode == 0,
+              'attach -e alloc-count/1 to %d threads of tiny allocations' % threads, err):
+        return
+    hits, squares = hits_squared(db, 'alloc-count')
+    con = sqlite3.connect(db)
+    lost, thinned = con.execute("SELECT sum(rr.lost), max(rr.thinned) FROM run_resource AS rr JOIN resource "
+                                "AS r ON r.id = rr.resource_id WHERE r.name = 'alloc-count'").fetchone()
+    con.close()
+    # Every call counted by the program; the kernel keeps 1 in K past its budget, each kept
+    # sample weighing K. 2% for the threads' own start (their TLS).
+    bar = 4 * math.sqrt(squares) + 0.02 * calls
+    ok(thinned and thinned > 1 and abs(hits + (lost or 0) - calls) <= bar,
+       'attach storm: %d hits + %d lost for %d calls (bar %.0f), thinned to 1 in %s: nothing lost blindly' %
+       (hits, lost or 0, calls, bar, thinned))
+
+
 def check_attach_children(d):
     """A child the target starts and that execs a program is probed as the records tell of it."""
     db = os.path.join(d, 'attach-child.db')
@@ -451,6 +484,7 @@ def main():
         check_heaptrack(d)
         check_attach_paths(d)
         check_attach_edges(d)
+        check_attach_storm(d)
         check_attach_children(d)
         check_attach_own(d)
         check_daemon(d)

@@ -15,7 +15,8 @@
  *   allocs edges [wait]          malloc(0), realloc(p, 0), sizes near 2^64 that fail, calloc's
  *                                overflow, reallocarray, and every aligned allocator once; wait:
  *                                after a line on stdin (cppctl attach's test attaches first)
- *   allocs threads N [ROUNDS]    N threads at once, each doing ROUNDS rounds (default 20)
+ *   allocs threads N [ROUNDS [wait]]  N threads at once, each doing ROUNDS rounds of 64
+ *                                mallocs of 64 bytes and their frees (default 20); wait: as above
  */
 #include <errno.h>
 #include <malloc.h>
@@ -188,6 +189,12 @@ int main(int argc, char **argv) {
 
                 workload_arg(argc, argv, 2, 8, &n);
                 workload_arg(argc, argv, 3, 20, &rounds);
+                if (argc >= 5 && strcmp(argv[4], "wait") == 0) {
+                        char c;
+
+                        if (read(0, &c, 1) != 1)
+                                return 1;
+                }
                 if (n > 256)
                         n = 256;
                 for (unsigned long i = 0; i < n; i++)
@@ -197,6 +204,6 @@ int main(int argc, char **argv) {
                         pthread_join(t[i], NULL);
                 return 0;
         }
-        fprintf(stderr, "usage: allocs paths [ROUNDS] | edges [wait] | threads N [ROUNDS]\n");
+        fprintf(stderr, "usage: allocs paths [ROUNDS] | edges [wait] | threads N [ROUNDS [wait]]\n");
         return 2;
 }

@@ -5,12 +5,14 @@ program. Prints figures; never fails on speed.
 1. One malloc/free pair (build/tests/bench/bench-alloc), CPU time, best of ROUNDS interleaved:
    unprofiled; counted by cppd's preloaded library alone (LD_PRELOAD and its periods, nothing
    sampling its calls); sampled by `cppctl record -e alloc-bytes,alloc-count` at the defaults;
-   under heaptrack; and counted by a uprobe on glibc's malloc (`perf probe`, `perf stat`), the
-   design a process already running would need (attach, cppd).
+   under heaptrack; counted by a uprobe on glibc's malloc (`perf probe`, `perf stat`); and
+   sampled by `cppctl attach -e alloc-bytes,alloc-count` (uprobes on each entry point, one BPF
+   uprobe_multi link, cppd's counting program: the path of attach and cppd's [alloc] units).
 2. A g++ -O0 compile (tests/integration/data/realprograms/compile.cc; the compiler proper,
    cc1plus, one process): its CPU time unprofiled and under record at the defaults, and the CPU
-   time of the compiler with the profiler's own (cppctl; heaptrack and its interpreter), the
-   median slowdown of ROUNDS interleaved rounds.
+   time of the compiler with the profiler's own (cppctl; heaptrack and its interpreter), and
+   under attach (attached before it starts: a shell that execs it), the median slowdown of
+   ROUNDS interleaved rounds.
 
 Usage: sudo tests/bench/bench-alloc.py [BUILD_DIR] [--rounds 5] [--quick]"""
 import argparse
@@ -20,6 +22,7 @@ import statistics
 import subprocess
 import sys
 import tempfile
+import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 DATA = os.path.join(HERE, '..', 'integration', 'data', 'realprograms')
@@ -32,6 +35,49 @@ def run(argv, **kw):
 def per_pair(argv, env=None):
     p = run(argv, env=env)
     for line in reversed(p.stdout.splitlines()):
+        try:
+            return float(line)
+        except ValueError:
+            pass
+    return None
+
+
+def links_of(pid):
+    n = 0
+    for fd in os.listdir('/proc/%d/fdinfo' % pid):
+        try:
+            with open('/proc/%d/fdinfo/%s' % (pid, fd)) as f:
+                n += 'link_type:\tuprobe_multi' in f.read()
+        except OSError:
+            pass
+    return n
+
+
+def under_attach(cppctl, db, argv):
+    """Starts ARGV (which waits for a line on stdin), attaches cppctl attach -e
+    alloc-bytes,alloc-count to it, lets it go once probed (without cppctl, ARGV alone); returns
+    its stdout and its CPU time in seconds."""
+    w = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+    a = subprocess.Popen([cppctl, 'attach', '--standalone', '-q', '--db', db, '-e', 'alloc-bytes,alloc-count',
+                          str(w.pid)], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL) if cppctl else None
+    try:
+        for _ in range(600):
+            if not a or a.poll() is not None or links_of(a.pid) >= 1:
+                break
+            time.sleep(0.05)
+        w.stdin.write('\n')
+        w.stdin.close()
+        out = w.stdout.read()
+        _, _, ru = os.wait4(w.pid, 0)
+        w.returncode = 0
+    finally:
+        if a:
+            a.wait()
+    return out, ru.ru_utime + ru.ru_stime
+
+
+def last_float(text):
+    for line in reversed(text.splitlines()):
         try:
             return float(line)
         except ValueError:
@@ -61,6 +107,8 @@ def main():
                  ('sampled (cppctl record, defaults)',
                   lambda: per_pair([cppctl, 'record', '-q', '--db', db, '-e', 'alloc-bytes,alloc-count', '--',
                                     bench, str(n), '64']))]
+        modes.append(('sampled by uprobes (cppctl attach, defaults)',
+                      lambda: last_float(under_attach(cppctl, db, [bench, str(n), '64', 'wait'])[0])))
         if shutil.which('heaptrack'):
             modes.append(('heaptrack', lambda: per_pair(['heaptrack', '-o', os.path.join(tmp, 'ht'), bench,
                                                          str(n), '64'])))
@@ -113,7 +161,9 @@ def main():
         record = [cppctl, 'record', '-q', '--db', db, '-e', 'alloc-bytes,alloc-count', '--']
         heap = ['heaptrack', '-o', os.path.join(tmp, 'htc')] if shutil.which('heaptrack') else None
         rows = {'the compiler alone, under cppctl record': [], 'the compiler and cppctl record': [],
-                'the compiler and heaptrack (its interpreter too)': []}
+                'the compiler and heaptrack (its interpreter too)': [],
+                'the compiler alone, under cppctl attach (uprobes)': []}
+        shell = ['sh', '-c', 'read x; exec "$@"', 'sh'] + cc1
         plain = []
         for _ in range(1 if a.quick else rounds):
             off = cpu_of(cc1)
@@ -124,6 +174,9 @@ def main():
             rows['the compiler and cppctl record'].append(cpu_of(record + cc1) / off - 1)
             if heap:
                 rows['the compiler and heaptrack (its interpreter too)'].append(cpu_of(heap + cc1) / off - 1)
+            _, waited = under_attach(None, db, shell)
+            _, attached = under_attach(cppctl, db, shell)
+            rows['the compiler alone, under cppctl attach (uprobes)'].append(attached / waited - 1)
         print('\ncc1plus -O0 of compile.cc (%.2f s of CPU unprofiled, median), at the defaults (alloc-bytes/524288, '
               'alloc-count/1000): slowdown in CPU time, median of %d interleaved rounds [min, max]:' %
               (statistics.median(plain), len(plain)))

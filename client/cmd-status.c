@@ -213,6 +213,15 @@ int cmd_status(int argc, char **argv, const struct verb *verb) {
                         else
                                 printf("%-20s %8s   not counted on this machine\n", get(m, "name"),
                                        get(m, "period"));
+                        /* alloc-* by uprobes ([alloc] units): where they are and are not. */
+                        if (protocol_get(m, "probed"))
+                                printf("%-20s uprobes in %s processes (each of their allocation calls traps: "
+                                       "~0.8 us)%s%s%s%s\n",
+                                       "", get(m, "probed"),
+                                       get_u64(m, "not_measured") ? "; not measured in " : "",
+                                       get_u64(m, "not_measured") ? get(m, "not_measured") : "",
+                                       get_u64(m, "not_measured") ? " processes, the first: " : "",
+                                       protocol_get(m, "not_measured_why") ?: "");
                 } else if (streq(m->word, "fleet"))
                         print_fleet(m);
                 else if (streq(m->word, "symbols")) {

@@ -472,6 +472,9 @@ def check_daemon(d):
         procs.append(subprocess.Popen([ALLOCS, 'paths', '1000000'], preexec_fn=in_cgroup(cg)))
         time.sleep(3)
         dm.flush_all()
+        st = run([cppctl, 'status', '--socket', dm.sock])
+        ok(st.returncode == 0 and re.search(r'uprobes in 2 processes', st.stdout),
+           'cppctl status: the unit\'s two processes probed', st.stdout[-1200:] + st.stderr)
     finally:
         for w in procs:
             w.kill()

@@ -417,6 +417,7 @@ static int probe(struct alloc_probe *a, pid_t pid, char *why, size_t why_size) {
         const char *own_name = NULL;
         _cleanup_free_ char *own_copy = NULL;
         bool any = false, musl = false;
+        int libc_err = 0;
         dev_t libc_dev = 0;
         ino_t libc_ino = 0;
         int r;
@@ -452,10 +453,11 @@ static int probe(struct alloc_probe *a, pid_t pid, char *why, size_t why_size) {
                 if (strstr(name, " (deleted)"))
                         *strstr(name, " (deleted)") = '\0';
                 o = object_get(a, pid, name, makedev(major, minor), (ino_t) inode, range, is_libc(base), &r);
-                if (!o && is_libc(base)) {
+                if (!o && is_libc(base) && !libc) {
+                        /* Said if no other libc does: a file named so may be anything. */
                         snprintf(why, why_size, "cannot read its glibc %s: %s", name,
                                  r == -ENOEXEC ? "no malloc in its dynamic symbols" : strerror(-r));
-                        return r == -ENOEXEC ? -ENOEXEC : r;
+                        libc_err = r;
                 }
                 if (!o)
                         continue;
@@ -477,12 +479,15 @@ static int probe(struct alloc_probe *a, pid_t pid, char *why, size_t why_size) {
                          own_name ?: "an object");
                 return -ENOEXEC;
         }
+        if (!libc && libc_err)
+                return libc_err;
         if (!libc) {
                 snprintf(why, why_size, "%s",
                          musl ? "musl libc, whose allocator is not probed" :
                                 "no shared glibc (a static executable?)");
                 return -ENOEXEC;
         }
+        why[0] = '\0';
         if (linked(a, pid, libc_dev, libc_ino))
                 return 1;
         if (a->config.max_per_libc && libc->probed >= a->config.max_per_libc) {

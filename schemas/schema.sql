@@ -36,6 +36,10 @@ CREATE TABLE run_resource (
     -- the most the collector thinned the resource under load, keeping 1 sample in this many
     -- (each then weighted by it in sample.hits); 1: never
     thinned      INTEGER NOT NULL DEFAULT 1 CHECK (thinned >= 1),
+    -- processes whose resource the run could not count (alloc-*: an allocator of their own, no
+    -- shared glibc), and the first of them with why, for the headers
+    uncounted    INTEGER NOT NULL DEFAULT 0 CHECK (uncounted >= 0),
+    uncounted_note TEXT NOT NULL DEFAULT '',
     PRIMARY KEY (run_id, resource_id)
 ) WITHOUT ROWID;
 

@@ -60,6 +60,11 @@ static void html_facts(FILE *f, const struct sample_tree *t) {
                 xml_write_escaped(f, i->names_note);
                 fputs("</td></tr>\n", f);
         }
+        if (i->collect_note) {
+                fputs("<tr><th>Not measured</th><td>", f);
+                xml_write_escaped(f, i->collect_note);
+                fputs("</td></tr>\n", f);
+        }
         fputs("</table>\n", f);
 }
 

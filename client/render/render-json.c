@@ -50,6 +50,10 @@ void render_json_header(FILE *f, const char *view, const struct sample_tree *t, 
                 fputs(", \"names_note\": ", f);
                 json_write_string(f, i->names_note);
         }
+        if (i->collect_note) {
+                fputs(", \"not_measured\": ", f);
+                json_write_string(f, i->collect_note);
+        }
 }
 
 int render_json_profile(FILE *f, const struct profile *p, double threshold) {

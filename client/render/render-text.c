@@ -68,6 +68,8 @@ void render_text_facts(FILE *f, const struct sample_tree *t) {
         fputc('\n', f);
         if (i->names_note)
                 fprintf(f, "%s\n", i->names_note);
+        if (i->collect_note)
+                fprintf(f, "%s\n", i->collect_note);
 }
 
 void render_text_header(FILE *f, const char *title, const struct sample_tree *t, const char *format) {

@@ -6,6 +6,8 @@
 
 #include <assert.h>
 #include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -216,6 +218,28 @@ static int store_thread(struct collector *c, struct thread *t, int64_t *ret) {
         return 0;
 }
 
+/* The processes resource RES could not count (alloc-*), and NOTE (SIZE bytes): the first of
+ * them and why, as every header says. */
+static uint64_t uncounted_of(struct collector *c, const struct cresource *res, char *note, size_t size) {
+        note[0] = '\0';
+        if (res->probed && c->alloc_probe) {
+                struct alloc_probe_stats a;
+
+                alloc_probe_get_stats(c->alloc_probe, &a);
+                if (a.not_measured)
+                        snprintf(note, size, "%s (pid %d) the first: %s", a.first_comm, (int) a.first_pid,
+                                 a.first_why);
+                return a.not_measured;
+        }
+        if (res->uncounted)
+                snprintf(note, size,
+                         "%s (pid %" PRIu32
+                         ") the first: an allocator of its own (linked into the program, or "
+                         "preloaded before cppd's counter)",
+                         res->uncounted_comm, res->uncounted_pid);
+        return res->uncounted;
+}
+
 int flush_rows(struct collector *c, bool final) {
         int r;
 
@@ -235,6 +259,8 @@ int flush_rows(struct collector *c, bool final) {
         }
         for (unsigned i = 0; i < c->n_resources; i++) {
                 struct cresource *res = &c->resources[i];
+                char note[256];
+                uint64_t n;
 
                 if (!res->active)
                         continue;
@@ -252,6 +278,13 @@ int flush_rows(struct collector *c, bool final) {
                 r = store_set_sampling(c->store, c->run_id, res->store_id, res->random, res->thin.max_factor);
                 if (r < 0)
                         return r;
+                n = uncounted_of(c, res, note, sizeof note);
+                if (n != res->uncounted_flushed) {
+                        r = store_set_uncounted(c->store, c->run_id, res->store_id, n, note);
+                        if (r < 0)
+                                return r;
+                        res->uncounted_flushed = n;
+                }
         }
         for (size_t i = 0; i < c->n_agg; i++) {
                 uint64_t key = c->agg_keys[i];

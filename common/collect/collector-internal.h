@@ -112,7 +112,8 @@ struct cresource {
         uint64_t uncounted;     /* ROLE_WEIGHT: processes that said they could not count it, */
         uint32_t uncounted_pid; /* the first of them */
         char uncounted_comm[16];
-        bool probed; /* alloc-*: counted by uprobes (alloc-probe.h), each sample's intervals in
+        uint64_t uncounted_flushed; /* the processes not counted the store was last told of */
+        bool probed;                /* alloc-*: counted by uprobes (alloc-probe.h), each sample's intervals in
                       * its raw field */
 };
 

@@ -672,9 +672,10 @@ static int merge_rows(struct merge *m, struct store_merge_stats *stats) {
                   "SELECT id + ?1, kind, command, source, host, kernel, cppd_version, unwind, started, ended "
                   "FROM " MERGE_SRC ".run ORDER BY id",
                   "run" },
-                { "INSERT INTO main.run_resource (run_id, resource_id, event, period, lost, sampling, thinned) "
-                  "SELECT s.run_id + ?1, mr.new, s.event, s.period, s.lost, s.sampling, s.thinned FROM " MERGE_SRC
-                  ".run_resource AS s "
+                { "INSERT INTO main.run_resource (run_id, resource_id, event, period, lost, sampling, thinned, "
+                  "uncounted, uncounted_note) "
+                  "SELECT s.run_id + ?1, mr.new, s.event, s.period, s.lost, s.sampling, s.thinned, s.uncounted, "
+                  "s.uncounted_note FROM " MERGE_SRC ".run_resource AS s "
                   "JOIN " MERGE_SRC
                   ".run AS r ON r.id = s.run_id JOIN temp.merge_resource AS mr ON mr.old = s.resource_id",
                   "run_resource" },

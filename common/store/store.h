@@ -97,6 +97,11 @@ int store_add_lost(struct store *s, int64_t run_id, int64_t resource_id, uint64_
  * under load (1 kept in THINNED). Returns 0 or a negative errno. */
 int store_set_sampling(struct store *s, int64_t run_id, int64_t resource_id, bool random, uint64_t thinned);
 
+/* Says that N processes of (run, resource) could not be counted, NOTE naming the first and why
+ * ("ownmalloc (pid 812) the first: an allocator of its own"). Returns 0 or a negative errno
+ * (store-notes.c). */
+int store_set_uncounted(struct store *s, int64_t run_id, int64_t resource_id, uint64_t n, const char *note);
+
 int store_add_process(struct store *s, int64_t run_id, int64_t pid, const char *comm, const char *exe,
                       const char *unit, int64_t started, int64_t *ret_id);
 int store_add_thread(struct store *s, int64_t process_id, int64_t tid, const char *comm, int64_t *ret_id);
@@ -166,6 +171,11 @@ int store_load_tree(struct store *s, const struct store_filter *f, struct sample
  * so that trees of several resources share one name table and compare by id. */
 int store_load_tree_shared(struct store *s, const struct store_filter *f, struct name_table *names,
                            struct sample_tree **ret);
+
+/* What F's runs could not count of F's resource, for the header: "alloc-bytes: not measured in
+ * 2 processes, ownmalloc (pid 812) the first: ..." (malloc()ed), or NULL in *RET: nothing. Returns
+ * 0 or a negative errno (store-notes.c). */
+int store_uncounted_note(struct store *s, const struct store_filter *f, char **ret);
 
 /* ---- merging (store-write.c) ---- */
 

@@ -51,6 +51,7 @@ struct sample_tree *sample_tree_free(struct sample_tree *t) {
         free(t->info.resource);
         free(t->info.unit);
         free(t->info.names_note);
+        free(t->info.collect_note);
         for (size_t i = 0; i < t->n_modules; i++) {
                 free(t->modules[i].path);
                 free(t->modules[i].build_id);
@@ -312,7 +313,8 @@ int sample_tree_invert(struct sample_tree *t, struct sample_tree **ret) {
         inv->info.frames = t->info.frames;
         inv->info.frames_unsymbolized = t->info.frames_unsymbolized;
         inv->info.frames_named_later = t->info.frames_named_later;
-        if (sample_tree_set_names_note(inv, t->info.names_note) < 0)
+        if (sample_tree_set_names_note(inv, t->info.names_note) < 0 ||
+            sample_tree_set_collect_note(inv, t->info.collect_note) < 0)
                 return -ENOMEM;
         inv->info.modules_named_later = t->info.modules_named_later;
         sample_tree_weigh(inv);
@@ -343,5 +345,15 @@ int sample_tree_set_names_note(struct sample_tree *t, const char *note) {
                 return -ENOMEM;
         free(t->info.names_note);
         t->info.names_note = copy;
+        return 0;
+}
+
+int sample_tree_set_collect_note(struct sample_tree *t, const char *note) {
+        char *copy = NULL;
+
+        if (note && !(copy = strdup(note)))
+                return -ENOMEM;
+        free(t->info.collect_note);
+        t->info.collect_note = copy;
         return 0;
 }

@@ -43,6 +43,9 @@ struct sample_tree_info {
         /* why some frames stay addresses that a user would not guess (a module's path holding
          * another build now), for the header; NULL: nothing to say */
         char *names_note;
+        /* what the runs could not count (alloc-*: processes not measured), for the header; NULL:
+         * nothing to say */
+        char *collect_note;
 };
 
 /* A binary whose code labels lie in, for exports that name binaries (pprof's Mapping rows). */
@@ -120,6 +123,10 @@ size_t sample_tree_stack(const struct sample_tree *t, uint32_t node, uint32_t *r
 
 /* Sets the header's note on names (copied; NULL: none). Returns 0 or -ENOMEM. */
 int sample_tree_set_names_note(struct sample_tree *t, const char *note);
+
+/* Sets the header's note on what the runs could not count (copied; NULL: none). Returns 0 or
+ * -ENOMEM. */
+int sample_tree_set_collect_note(struct sample_tree *t, const char *note);
 
 /* Sets the strings of the tree's info (copies them). Returns 0 or -ENOMEM. */
 int sample_tree_set_resource(struct sample_tree *t, const char *resource, const char *unit);

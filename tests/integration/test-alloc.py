@@ -166,6 +166,21 @@ def check_own_allocator(d):
        'a program with an allocator of its own: record says its allocations are not counted', p.stderr)
     hits, _ = hits_squared(db, 'alloc-bytes')
     ok(hits == 0, 'and stores none of them (%d hits)' % hits)
+    # Beside a process that is counted, every view's header names the one that is not, in the
+    # store and in a merge of it.
+    db = os.path.join(d, 'own-mixed.db')
+    p = record(db, ['-e', 'alloc-bytes'], ['/bin/sh', '-c', '"$0" paths 20; "$1" 100', ALLOCS, OWN])
+    merged = os.path.join(d, 'own-merged.db')
+    q = run([cppctl, 'merge', '--db', merged, db])
+    want = 'alloc-bytes: not measured in 1 process, ownmalloc-nofp (pid '
+    for store in (db, merged):
+        f = run([cppctl, 'functions', '--db', store, '-r', 'alloc-bytes'])
+        u = run([cppctl, 'up', '--db', store, '-r', 'alloc-bytes', '--root', 'malloc'])
+        _, j = functions(store, 'alloc-bytes')
+        ok(p.returncode == 0 and q.returncode == 0 and want in f.stdout and want in u.stdout and
+           j.get('not_measured', '').startswith(want),
+           'the header of functions, up and JSON names the process not measured (%s)' %
+           ('the store' if store == db else 'a merge of it'), f.stdout[:600] + p.stderr + q.stderr)
 
 
 def check_storm(d):

@@ -1,0 +1,74 @@
+/* What a view's header says beyond the samples: processes whose resource a run could not count
+ * (run_resource.uncounted, schema version 7). */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "store-internal.h"
+#include "store.h"
+
+int store_set_uncounted(struct store *s, int64_t run_id, int64_t resource_id, uint64_t n, const char *note) {
+        sqlite3_stmt *st;
+        int rc;
+
+        rc = sqlite3_prepare_v2(s->db,
+                                "UPDATE run_resource SET uncounted = ?, uncounted_note = ? "
+                                "WHERE run_id = ? AND resource_id = ?",
+                                -1, &st, NULL);
+        if (rc != SQLITE_OK)
+                return store_errno(s, rc);
+        sqlite3_bind_int64(st, 1, (int64_t) n);
+        store_bind_text(st, 2, note ? note : "");
+        sqlite3_bind_int64(st, 3, run_id);
+        sqlite3_bind_int64(st, 4, resource_id);
+        rc = store_step_done(s, st);
+        sqlite3_finalize(st);
+        return rc;
+}
+
+int store_uncounted_note(struct store *s, const struct store_filter *f, char **ret) {
+        sqlite3_stmt *st;
+        int64_t n = 0;
+        char *note = NULL;
+        int rc;
+
+        *ret = NULL;
+        /* The runs load_header() reads: by run and host. */
+        rc = sqlite3_prepare_v2(s->db,
+                                "SELECT rr.uncounted, rr.uncounted_note FROM run_resource AS rr "
+                                "JOIN resource AS r ON r.id = rr.resource_id "
+                                "WHERE r.name = ?1 AND rr.uncounted > 0 AND (?2 = 0 OR rr.run_id = ?2) "
+                                "AND (?3 IS NULL OR rr.run_id IN (SELECT id FROM run WHERE host = ?3)) "
+                                "ORDER BY rr.run_id",
+                                -1, &st, NULL);
+        if (rc != SQLITE_OK)
+                return 0; /* a store before version 7, read as it is: nothing to say */
+        store_bind_text(st, 1, f->resource);
+        sqlite3_bind_int64(st, 2, f->run_id);
+        store_bind_text(st, 3, f->host);
+        while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+                const char *text = (const char *) sqlite3_column_text(st, 1);
+
+                n += sqlite3_column_int64(st, 0);
+                if (!note && text && *text && !(note = strdup(text))) {
+                        sqlite3_finalize(st);
+                        return -ENOMEM;
+                }
+        }
+        sqlite3_finalize(st);
+        if (rc != SQLITE_DONE) {
+                free(note);
+                return store_errno(s, rc);
+        }
+        if (n > 0 &&
+            asprintf(ret, "%s: not measured in %" PRId64 " process%s%s%s", f->resource, n, n == 1 ? "" : "es",
+                     note ? ", " : "", note ? note : "") < 0) {
+                *ret = NULL;
+                free(note);
+                return -ENOMEM;
+        }
+        free(note);
+        return 0;
+}

@@ -85,5 +85,10 @@ int tree_index_open(int fd, const struct tree_index_key *key, struct tree_index 
 uint64_t tree_index_checksum(const void *data, size_t size);
 void tree_index_seal(void *data, size_t size);
 
+/* Lets go of the pages of a mapped index that a walk has passed (they stay in the page cache,
+ * and come back on the next read): a walk over scattered nodes of a big index calls it now and
+ * then, so that its memory stays its own. Does nothing to a built index. */
+void tree_index_trim(const struct tree_index *x);
+
 struct tree_index *tree_index_free(struct tree_index *x);
 DEFINE_CLEANUP(struct tree_index *, tree_index_free);

@@ -175,6 +175,24 @@ void tree_index_trim(const struct tree_index *x) {
                 (void) madvise(x->map, x->map_size, MADV_DONTNEED);
 }
 
+struct tree_index *tree_index_new(size_t n, size_t n_names) {
+        _cleanup_(tree_index_freep) struct tree_index *x = NULL;
+        struct layout l;
+
+        if (n > TREE_INDEX_MAX_NODES || layout_of(0, n, n_names, &l) < 0)
+                return NULL;
+        x = calloc(1, sizeof *x);
+        if (!x)
+                return NULL;
+        x->memory = calloc(1, l.end);
+        if (!x->memory)
+                return NULL;
+        point_arrays(x, x->memory, &l);
+        x->n = n;
+        x->n_names = n_names;
+        return take_ptr(&x);
+}
+
 /* Scratch of the build: per preorder number, the parent's number, the depth, and the
  * shallowest depth at which something in the subtree repeats (UINT32_MAX: nowhere). */
 struct build {
@@ -209,10 +227,9 @@ int tree_index_build(struct sample_tree *t, struct tree_index **ret) {
         if (r < 0)
                 return r;
         sample_tree_weigh(t);
-        x = calloc(1, sizeof *x);
+        x = tree_index_new(n, n_names);
         if (!x)
                 return -ENOMEM;
-        x->memory = calloc(1, l.end);
         b.parent = malloc(n * sizeof *b.parent);
         b.depth = malloc(n * sizeof *b.depth);
         b.repeat = malloc(n * sizeof *b.repeat);
@@ -221,17 +238,14 @@ int tree_index_build(struct sample_tree *t, struct tree_index **ret) {
         b.path = malloc((n + 1) * sizeof *b.path);
         b.active = calloc(n_names + 1, sizeof *b.active);
         b.last = calloc(n_names + 1, sizeof *b.last);
-        if (!x->memory || !b.parent || !b.depth || !b.repeat || !b.saved_last || !b.stack || !b.path ||
-            !b.active || !b.last)
+        if (!b.parent || !b.depth || !b.repeat || !b.saved_last || !b.stack || !b.path || !b.active ||
+            !b.last)
                 return -ENOMEM;
-        point_arrays(x, x->memory, &l);
         nodes = (struct tree_index_node *) x->nodes;
         function_hits = (uint64_t *) x->function_hits;
         body_hits = (uint64_t *) x->body_hits;
         occ_start = (uint32_t *) x->occ_start;
         occ = (uint32_t *) x->occ;
-        x->n = n;
-        x->n_names = n_names;
         x->header = t;
 
         /* Preorder walk; a node is pushed twice, the second time (top bit) to leave it. Node ids

@@ -70,6 +70,19 @@ static inline bool tree_index_fresh(const struct tree_index *x, uint32_t node) {
  * index. Returns 0 and sets *ret, -ENOMEM, or -E2BIG past TREE_INDEX_MAX_NODES. */
 int tree_index_build(struct sample_tree *t, struct tree_index **ret);
 
+/* An index of N nodes and N_NAMES names with its arrays allocated, zeroed, in the layout
+ * tree_index_write() writes, for builders (tree_index_build(), tree_index_invert()) to fill;
+ * no header yet. NULL: no memory, or sizes past the limits. */
+struct tree_index *tree_index_new(size_t n, size_t n_names);
+
+/* The index of the inverted tree of DOWN (the tree of stacks read leaf first, as
+ * sample_tree_invert() makes it, for upward profiles), built from DOWN's nodes without any
+ * sample tree: each stack that ends samples (or a leaf) read leaf first, sorted, and laid out in
+ * preorder (tree-index-invert.c). The index and its header are its own; DOWN may be freed after.
+ * Returns 0 and sets *ret, -ENOMEM, -E2BIG past TREE_INDEX_MAX_NODES, or -EBADMSG for a DOWN
+ * whose sizes do not add up. */
+int tree_index_invert(const struct tree_index *down, struct tree_index **ret);
+
 /* Writes X to FD (a new file) under KEY. Returns 0 or a negative errno (-ENOSPC...). */
 int tree_index_write(const struct tree_index *x, const struct tree_index_key *key, int fd);
 

@@ -75,11 +75,26 @@ int tree_index_build(struct sample_tree *t, struct tree_index **ret);
  * no header yet. NULL: no memory, or sizes past the limits. */
 struct tree_index *tree_index_new(size_t n, size_t n_names);
 
+/* A stack of names, for tree_index_from_paths(). */
+struct tree_index_path {
+        uint64_t at;   /* its names: NAMES[at .. at + len), outermost first */
+        uint64_t hits; /* of the samples taken on it */
+        uint32_t len;
+};
+
+/* The index of the tree the N_PATHS stacks PATHS spell (their names in NAMES, ids of HEADER's
+ * names), laid out from them sorted (tree-index-paths.c; PATHS is sorted in place): a node per
+ * distinct prefix, as the sample tree of those stacks would have. HEADER (its names, total and
+ * info, over the root alone) is taken, whatever is returned. Returns 0 and sets *ret, -ENOMEM,
+ * -E2BIG past TREE_INDEX_MAX_NODES, or -EBADMSG for a name not in HEADER. */
+int tree_index_from_paths(struct sample_tree *header, const uint32_t *names, struct tree_index_path *paths,
+                          size_t n_paths, struct tree_index **ret);
+
 /* The index of the inverted tree of DOWN (the tree of stacks read leaf first, as
  * sample_tree_invert() makes it, for upward profiles), built from DOWN's nodes without any
- * sample tree: each stack that ends samples (or a leaf) read leaf first, sorted, and laid out in
- * preorder (tree-index-invert.c). The index and its header are its own; DOWN may be freed after.
- * Returns 0 and sets *ret, -ENOMEM, -E2BIG past TREE_INDEX_MAX_NODES, or -EBADMSG for a DOWN
+ * sample tree: each stack that ends samples (or a leaf) read leaf first, and laid out by
+ * tree_index_from_paths() (tree-index-invert.c). The index and its header are its own; DOWN may
+ * be freed after. Returns 0 and sets *ret, -ENOMEM, -E2BIG past TREE_INDEX_MAX_NODES, or -EBADMSG for a DOWN
  * whose sizes do not add up. */
 int tree_index_invert(const struct tree_index *down, struct tree_index **ret);
 

@@ -150,7 +150,7 @@ static int invert(struct store *s, const struct store_filter *f, struct view_dat
                         down = mapped;
                 }
         }
-        return tree_index_invert(down.index, &ret->index);
+        return tree_index_invert(take_ptr(&down.index), &ret->index);
 }
 
 int index_cache_load(struct store *s, const struct store_filter *f, bool inverted, struct view_data *ret) {

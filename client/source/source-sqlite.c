@@ -67,15 +67,8 @@ static int build_index(struct source *s, const struct store_filter *f, bool inve
         if (of(s)->namer)
                 named.namer = of(s)->namer;
         r = store_load_index(of(s)->store, &named, &down);
-        if (r >= 0 && inverted) {
-                struct tree_index *up;
-
-                r = tree_index_invert(down, &up);
-                if (r >= 0) {
-                        tree_index_free(down);
-                        down = up;
-                }
-        }
+        if (r >= 0 && inverted)
+                r = tree_index_invert(take_ptr(&down), &down);
         if (r < 0)
                 return r;
         *ret = (struct view_data) { .index = take_ptr(&down) };

@@ -18,10 +18,7 @@ int view_data_build(struct source *s, const struct store_filter *f, bool inverte
         if (r >= 0 && inverted) {
                 /* from the downward index, without an inverted sample tree (tree-index-invert.c);
                  * the inverted index holds its own header: the tree goes */
-                _cleanup_(tree_index_freep) struct tree_index *down = take_ptr(&v.index);
-
-                r = tree_index_invert(down, &v.index);
-                down = tree_index_free(down);
+                r = tree_index_invert(take_ptr(&v.index), &v.index);
                 v.tree = sample_tree_free(v.tree);
         }
         if (r < 0)

@@ -8,7 +8,7 @@
  * only the open path, into one array of names (counted in a first pass, so that it is allocated
  * once), and laid out by tree_index_from_paths(). Memory: the stacks (4 bytes a frame, 24 a
  * stack that ends samples) beside the index itself; the downward index, when mapped, is let go
- * of as it is read. */
+ * of as it is read, and freed before the new one is laid out. */
 #include "tree-index.h"
 
 #include <errno.h>
@@ -121,7 +121,8 @@ static struct sample_tree *header_of(const struct tree_index *down) {
         return take_ptr(&t);
 }
 
-int tree_index_invert(const struct tree_index *down, struct tree_index **ret) {
+int tree_index_invert(struct tree_index *taken, struct tree_index **ret) {
+        _cleanup_(tree_index_freep) struct tree_index *down = taken;
         _cleanup_free_ struct inv_open *open = NULL;
         _cleanup_free_ struct tree_index_path *paths = NULL;
         _cleanup_free_ uint32_t *names = NULL;
@@ -145,9 +146,9 @@ int tree_index_invert(const struct tree_index *down, struct tree_index **ret) {
         r = collect(&c);
         if (r < 0)
                 return r;
-        tree_index_trim(down);
         header = header_of(down);
         if (!header)
                 return -ENOMEM;
+        down = tree_index_free(down); /* before the new index takes its room */
         return tree_index_from_paths(header, names, paths, c.n_paths, ret);
 }

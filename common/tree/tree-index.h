@@ -93,10 +93,11 @@ int tree_index_from_paths(struct sample_tree *header, const uint32_t *names, str
 /* The index of the inverted tree of DOWN (the tree of stacks read leaf first, as
  * sample_tree_invert() makes it, for upward profiles), built from DOWN's nodes without any
  * sample tree: each stack that ends samples (or a leaf) read leaf first, and laid out by
- * tree_index_from_paths() (tree-index-invert.c). The index and its header are its own; DOWN may
- * be freed after. Returns 0 and sets *ret, -ENOMEM, -E2BIG past TREE_INDEX_MAX_NODES, or -EBADMSG for a DOWN
- * whose sizes do not add up. */
-int tree_index_invert(const struct tree_index *down, struct tree_index **ret);
+ * tree_index_from_paths() (tree-index-invert.c). DOWN is taken, and freed once its stacks are
+ * read, before the new index is laid out, whatever is returned; the index and its header are
+ * its own. Returns 0 and sets *ret, -ENOMEM, -E2BIG past TREE_INDEX_MAX_NODES, or -EBADMSG for
+ * a DOWN whose sizes do not add up. */
+int tree_index_invert(struct tree_index *down, struct tree_index **ret);
 
 /* Writes X to FD (a new file) under KEY. Returns 0 or a negative errno (-ENOSPC...). */
 int tree_index_write(const struct tree_index *x, const struct tree_index_key *key, int fd);

@@ -322,7 +322,7 @@ static void check_invert(struct sample_tree *t, const char *what) {
             tree_index_build(t, &down) < 0 || sample_tree_invert(t, &inv) < 0 ||
             tree_index_build(inv, &old) < 0)
                 abort();
-        ok(tree_index_invert(down, &made) == 0, "%s: inverted from the downward index", what);
+        ok(tree_index_invert(take_ptr(&down), &made) == 0, "%s: inverted from the downward index", what);
         if (!made)
                 return;
         ok(same_by_name(old, made), "%s: %u nodes as sample_tree_invert()'s %u, alike by name", what, made->n,
@@ -357,7 +357,7 @@ static void test_invert(void) {
                 _cleanup_(tree_index_freep) struct tree_index *down = NULL, *made = NULL;
 
                 ok(root_only && tree_index_build(root_only, &down) == 0 &&
-                           tree_index_invert(down, &made) == 0 && made->n == 1,
+                           tree_index_invert(take_ptr(&down), &made) == 0 && made->n == 1,
                    "no samples: the root alone");
         }
 }

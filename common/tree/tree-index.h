@@ -99,6 +99,12 @@ int tree_index_from_paths(struct sample_tree *header, const uint32_t *names, str
  * a DOWN whose sizes do not add up. */
 int tree_index_invert(struct tree_index *down, struct tree_index **ret);
 
+/* The sample tree of X's nodes at or above MIN_FRACTION of the total and their children, those
+ * below cut to leaves of the same weight (tree-index-prune.c): what a renderer that stops at
+ * that threshold draws, in a tree of that size. Its names are X's header's (shared: X must
+ * outlive it), its header info a copy. Returns 0 and sets *ret, -ENOMEM, or -EBADMSG. */
+int tree_index_prune(const struct tree_index *x, double min_fraction, struct sample_tree **ret);
+
 /* Writes X to FD (a new file) under KEY. Returns 0 or a negative errno (-ENOSPC...). */
 int tree_index_write(const struct tree_index *x, const struct tree_index_key *key, int fd);
 

@@ -16,7 +16,7 @@
 #include "grow.h"
 
 /* Nodes read between two tree_index_trim()s. */
-#define TRIM_NODES 1024
+#define TRIM_NODES 256
 
 struct prune_item {
         uint32_t node;   /* in the index */

@@ -37,8 +37,8 @@
 
 /* Visits between two tree_index_trim()s: each visit may map a few pages of a mapped index
  * around its node (the kernel maps 64 KiB around a fault), so this bounds what the walk holds
- * mapped at about 256 MiB / 4, whatever the size of the index. */
-#define CALLPATH_TRIM_VISITS 1024
+ * mapped at about 16 MiB, whatever the size of the index. */
+#define CALLPATH_TRIM_VISITS 256
 
 struct cp_record {
         uint32_t parent; /* record of the path without its last name; 0 for (NAME) */

@@ -15,8 +15,9 @@
 
 #include "grow.h"
 
-/* Nodes read between two tree_index_trim()s. */
-#define TRIM_NODES 256
+/* Nodes read between two tree_index_trim()s: each may map up to 2 MiB of the file around it (a
+ * large folio of the page cache), see callpath.c. */
+#define TRIM_NODES 16
 
 struct prune_item {
         uint32_t node;   /* in the index */

@@ -36,9 +36,10 @@
 #define NONE UINT32_MAX
 
 /* Visits between two tree_index_trim()s: each visit may map a few pages of a mapped index
- * around its node (the kernel maps 64 KiB around a fault), so this bounds what the walk holds
- * mapped at about 16 MiB, whatever the size of the index. */
-#define CALLPATH_TRIM_VISITS 256
+ * around its node: 64 KiB around a fault, or the whole large folio (up to 2 MiB) the page cache
+ * holds it in, as it does a file just written. So this bounds what the walk holds mapped at tens
+ * of MiB, whatever the size of the index, for a madvise() every 32 nodes read (a few µs). */
+#define CALLPATH_TRIM_VISITS 32
 
 struct cp_record {
         uint32_t parent; /* record of the path without its last name; 0 for (NAME) */

@@ -2,14 +2,37 @@
  * draws a whole tree: the paper's indented text, JSON, folded stacks, flame and icicle SVG,
  * Graphviz dot, an HTML report, pprof, speedscope. cppctl export is the same command for other
  * tools, pprof by default. Several resources (-r A,B) go into the formats that hold several
- * (html, pprof, speedscope). */
+ * (html, pprof, speedscope). The text tree at a threshold reads the tree's index, as the profile
+ * views do, and draws the paths above the threshold alone; other formats load the tree. */
 #include "cppctl.h"
 
 #include <errno.h>
 #include <stdlib.h>
+#include <string.h>
 #include <unistd.h>
 
 #include "log.h"
+
+/* The text tree at a threshold: drawn from the tree of the index's nodes above it and their
+ * children (tree_index_prune()), the same lines as from the whole tree, which is never loaded. */
+static int text_tree(struct query_args *q) {
+        _cleanup_(view_data_done) struct view_data v = {};
+        _cleanup_(sample_tree_freep) struct sample_tree *t = NULL;
+        FILE *out;
+        int r;
+
+        r = query_load_index(q, false, &v);
+        if (r < 0)
+                return exit_status(r);
+        r = tree_index_prune(v.index, q->threshold, &t);
+        if (r < 0)
+                return exit_status(log_error_errno(r, "Cannot read the tree's index: %m"));
+        out = query_output(q);
+        if (!out)
+                return EXIT_FAILURE_;
+        r = render_format_trees(q->format, out, &t, 1, q->threshold);
+        return query_output_close(q, out, r);
+}
 
 /* The whole of tree and export: NAME renders the sample tree in FORMAT (NULL: text, at the
  * threshold; else with everything) unless --format says. */
@@ -49,6 +72,8 @@ static int tree_command(int argc, char **argv, const char *name, const char *usa
                                                    "%s's format is %s: write it to a file with -o FILE "
                                                    "(or redirect)",
                                                    q.format->name, q.format->binary));
+        if (streq(q.format->name, "text") && q.threshold > 0 && !(q.resources && q.resources[1]))
+                return text_tree(&q);
         r = query_load_many(&q, &names, &trees, &n);
         if (r < 0)
                 return exit_status(r);

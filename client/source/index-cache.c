@@ -12,7 +12,10 @@
  *
  * Where: $CPPD_INDEX_DIR, else $XDG_CACHE_HOME/cppd, else ~/.cache/cppd; files
  * "<uuid>-<dev>-<ino>-<resource id>.down" and ".up" (the inverted tree, for upward views),
- * mode 0600: profiles show what runs on a host. */
+ * mode 0600: profiles show what runs on a host. Neither is built from a sample tree: the ".down"
+ * index is laid out from the store's stacks (store_load_index()), the ".up" one from the ".down"
+ * one, mapped (tree_index_invert()). For a store of a million distinct stacks, loading the tree
+ * and inverting it took 4.5 s and 1.1 GiB, then 16 s and 2.8 GiB. */
 #include "index-cache.h"
 
 #include <errno.h>
@@ -85,54 +88,90 @@ static int index_save(const struct tree_index *x, const struct tree_index_key *k
         return r;
 }
 
+/* The key and the file of the index of F's tree (INVERTED: of its inverted tree) into *key and
+ * PATH. Returns 0, or a negative errno where there is no cache to use (a store edited by hand has
+ * no identity; no cache directory). */
+static int index_key(struct store *s, const struct store_filter *f, bool inverted, struct tree_index_key *key,
+                     char *path, size_t size) {
+        struct store_identity id;
+        int r;
+
+        *key = (struct tree_index_key) { .inverted = inverted };
+        r = store_identity(s, &id);
+        if (r >= 0)
+                r = store_resource_id(s, f->resource, &key->resource_id);
+        if (r < 0)
+                return r;
+        snprintf(key->store_id, sizeof key->store_id, "%s", id.uuid);
+        key->dev = id.dev;
+        key->ino = id.ino;
+        key->generation = id.generation;
+        snprintf(key->token, sizeof key->token, "%s", id.token);
+        return index_path(key, path, size);
+}
+
+/* Maps the index file PATH if it was written under KEY. Returns 0 and sets *ret; -ENOMEM; or
+ * another negative errno when it is missing, stale or damaged (to be built again). */
+static int index_map(const char *path, const struct tree_index_key *key, struct view_data *ret) {
+        struct tree_index *x;
+        int fd, r;
+
+        fd = open(path, O_RDONLY | O_CLOEXEC);
+        if (fd < 0)
+                return -errno;
+        r = tree_index_open(fd, key, &x);
+        close(fd); /* the mapping stays */
+        if (r < 0) {
+                if (r != -ENOMEM)
+                        log_debug("%s: %s; building it again", path,
+                                  r == -ESTALE ? "the store changed" : "damaged");
+                return r;
+        }
+        *ret = (struct view_data) { .index = x };
+        return 0;
+}
+
+/* The inverted tree's index, from the downward tree's (tree-index-invert.c): mapped, or built
+ * and kept, then mapped back so that its memory is let go of first. */
+static int invert(struct store *s, const struct store_filter *f, struct view_data *ret) {
+        _cleanup_(view_data_done) struct view_data down = {};
+        struct tree_index_key key;
+        char path[4200];
+        int r;
+
+        r = index_cache_load(s, f, false, &down);
+        if (r < 0)
+                return r;
+        if (!down.index->map && index_key(s, f, false, &key, path, sizeof path) >= 0) {
+                struct view_data mapped;
+
+                if (index_map(path, &key, &mapped) >= 0) {
+                        view_data_done(&down);
+                        down = mapped;
+                }
+        }
+        return tree_index_invert(take_ptr(&down.index), &ret->index);
+}
+
 int index_cache_load(struct store *s, const struct store_filter *f, bool inverted, struct view_data *ret) {
         _cleanup_(view_data_done) struct view_data v = {};
-        struct store_identity id;
-        struct tree_index_key key = { .inverted = inverted };
+        struct tree_index_key key;
         char path[4200];
         bool cached;
         int r;
 
         /* Without an identity (a store edited by hand) or a cache directory, no cache. */
-        r = store_identity(s, &id);
-        if (r >= 0)
-                r = store_resource_id(s, f->resource, &key.resource_id);
-        if (r >= 0) {
-                snprintf(key.store_id, sizeof key.store_id, "%s", id.uuid);
-                key.dev = id.dev;
-                key.ino = id.ino;
-                key.generation = id.generation;
-                snprintf(key.token, sizeof key.token, "%s", id.token);
-                r = index_path(&key, path, sizeof path);
-        }
-        cached = r >= 0;
+        cached = index_key(s, f, inverted, &key, path, sizeof path) >= 0;
         if (cached) {
-                int fd = open(path, O_RDONLY | O_CLOEXEC);
-
-                if (fd >= 0) {
-                        r = tree_index_open(fd, &key, &v.index);
-                        close(fd); /* the mapping stays */
-                        if (r >= 0) {
-                                *ret = v;
-                                v = (struct view_data) {};
-                                return 0;
-                        }
-                        if (r == -ENOMEM)
-                                return r;
-                        log_debug("%s: %s; building it again", path,
-                                  r == -ESTALE ? "the store changed" : "damaged");
-                }
-        }
-
-        r = store_load_tree(s, f, &v.tree);
-        if (r < 0)
-                return r;
-        if (inverted) {
-                r = sample_tree_invert(v.tree, &v.inverted);
-                if (r < 0)
+                r = index_map(path, &key, ret);
+                if (r >= 0 || r == -ENOMEM)
                         return r;
         }
-        r = tree_index_build(inverted ? v.inverted : v.tree, &v.index);
+
+        if (inverted)
+                r = invert(s, f, &v);
+        else
+                r = store_load_index(s, f, &v.index);
         if (r < 0)
                 return r;
         if (cached && v.index->n >= INDEX_MIN_NODES) {

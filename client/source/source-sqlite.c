@@ -2,7 +2,9 @@
  * big trees' indexes (index-cache.c), which is keyed by the store file's identity. Where debug
  * info found now names frames the store holds as addresses, the trees are loaded through a namer
  * (source-names.c) that puts each chain where its frame was, and the cached indexes are not used
- * (they hold the store's names, and what can be named depends on this command's debug info). */
+ * (they hold the store's names, and what can be named depends on this command's debug info).
+ * Views read tree indexes laid out from the store's stacks (store_load_index()), cached or not,
+ * never a loaded sample tree. */
 #include "source-internal.h"
 
 #include <errno.h>
@@ -55,11 +57,29 @@ static bool unfiltered(const struct store_filter *f) {
                 !f->focus && !f->ignore && !f->hide && !f->raw_names;
 }
 
+/* The index of a filtered tree, laid out from the store's stacks (store_load_index()), and for
+ * upward views inverted from it (tree_index_invert()): no sample tree either way. */
+static int build_index(struct source *s, const struct store_filter *f, bool inverted, struct view_data *ret) {
+        _cleanup_(tree_index_freep) struct tree_index *down = NULL;
+        struct store_filter named = *f;
+        int r;
+
+        if (of(s)->namer)
+                named.namer = of(s)->namer;
+        r = store_load_index(of(s)->store, &named, &down);
+        if (r >= 0 && inverted)
+                r = tree_index_invert(take_ptr(&down), &down);
+        if (r < 0)
+                return r;
+        *ret = (struct view_data) { .index = take_ptr(&down) };
+        return 0;
+}
+
 static int sqlite_load_index(struct source *s, const struct store_filter *f, bool inverted,
                              struct view_data *ret) {
         if (unfiltered(f) && !of(s)->namer)
                 return index_cache_load(of(s)->store, f, inverted, ret);
-        return view_data_build(s, f, inverted, ret);
+        return build_index(s, f, inverted, ret);
 }
 
 /* There is no store call for the names: they are read from its function table directly, as

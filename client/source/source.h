@@ -56,10 +56,10 @@ int source_has_call_sites(struct source *s);
 int source_load_tree(struct source *s, const struct store_filter *f, struct name_table *names,
                      struct sample_tree **ret);
 
-/* What a view reads: a tree index, and the trees it was built from when it was not mapped from
- * a cache (its header is one of them). */
+/* What a view reads: a tree index, and the tree it was built from when it was not mapped from a
+ * cache (its header; NULL for an inverted tree's index, whose header is its own). */
 struct view_data {
-        struct sample_tree *tree, *inverted;
+        struct sample_tree *tree;
         struct tree_index *index;
 };
 void view_data_done(struct view_data *v);

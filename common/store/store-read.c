@@ -31,6 +31,7 @@
 #include "name-table.h"
 #include "store-internal.h"
 #include "store-rename.h"
+#include "tree-index.h"
 #include "tree-load.h"
 
 /* The stored trie, and its mapping onto the tree being built. */
@@ -239,7 +240,9 @@ static int mark_unique(struct sample_tree *tree, struct stack_table *t) {
         return all;
 }
 
-static int load_stacks(struct store *s, struct tree_load *l, struct stack_table *t) {
+/* Reads the frame and stack tables into T; with MEMO, the memo of each stack's tree node too
+ * (store_load_index() walks every stack from its id instead). */
+static int load_stacks(struct store *s, struct tree_load *l, struct stack_table *t, bool memo) {
         sqlite3_stmt *st = NULL;
         int64_t max_id = 0;
         int rc, r;
@@ -254,12 +257,16 @@ static int load_stacks(struct store *s, struct tree_load *l, struct stack_table 
         t->n = max_id + 1;
         t->parent = malloc(t->n * sizeof *t->parent);
         t->frame = calloc(t->n, sizeof *t->frame);
-        t->stack = malloc(t->n * sizeof *t->stack);
-        if (!t->parent || !t->frame || !t->stack)
+        if (!t->parent || !t->frame)
                 return -ENOMEM;
-        for (size_t i = 0; i < t->n; i++)
-                t->stack[i] = (struct tree_load_stack) { .node = SAMPLE_TREE_NONE };
-        t->stack[0].node = SAMPLE_TREE_ROOT;
+        if (memo) {
+                t->stack = malloc(t->n * sizeof *t->stack);
+                if (!t->stack)
+                        return -ENOMEM;
+                for (size_t i = 0; i < t->n; i++)
+                        t->stack[i] = (struct tree_load_stack) { .node = SAMPLE_TREE_NONE };
+                t->stack[0].node = SAMPLE_TREE_ROOT;
+        }
 
         rc = sqlite3_prepare_v2(s->db, "SELECT id, ifnull(parent_id, 0), frame_id FROM stack", -1, &st, NULL);
         if (rc != SQLITE_OK)
@@ -395,6 +402,22 @@ int store_load_tree(struct store *s, const struct store_filter *f, struct sample
 #define SAMPLE_SQUARES \
         "total(CASE WHEN s.hits_squared > 0 THEN s.hits_squared ELSE s.hits * s.hits / max(s.samples, 1) END)"
 
+/* Binds SAMPLE_FROM_WHERE's parameters: RESOURCE_ID's samples that F selects. */
+static void bind_filter(sqlite3_stmt *st, int64_t resource_id, const struct store_filter *f) {
+        sqlite3_bind_int64(st, 1, resource_id);
+        sqlite3_bind_int64(st, 2, f->run_id);
+        store_bind_text(st, 3, f->unit);
+        sqlite3_bind_int64(st, 4, f->pid);
+        store_bind_text(st, 5, f->comm);
+        store_bind_text(st, 6, f->exe);
+        if (f->has_since)
+                sqlite3_bind_int64(st, 7, f->since);
+        if (f->has_until)
+                sqlite3_bind_int64(st, 8, f->until);
+        store_bind_text(st, 9, f->host);
+        sqlite3_bind_int(st, 10, f->no_idle);
+}
+
 /* With unit_roots: when the rows reach another unit, bases the memo at UNIT's node under the
  * root, forgetting the stacks mapped for the unit before. *CURRENT is the unit's label id. */
 static int enter_unit(struct sample_tree *tree, struct stack_table *t, const char *unit, int64_t *current) {
@@ -458,7 +481,7 @@ static int load_tree(struct store *s, const struct store_filter *f, struct name_
         if (r < 0)
                 return r;
         t.namer = f->namer;
-        r = load_stacks(s, &l, &t);
+        r = load_stacks(s, &l, &t, true);
         if (r < 0)
                 return r;
         scratch = malloc(t.n * sizeof *scratch);
@@ -480,18 +503,7 @@ static int load_tree(struct store *s, const struct store_filter *f, struct name_
                 -1, &st, NULL);
         if (rc != SQLITE_OK)
                 return store_errno(s, rc);
-        sqlite3_bind_int64(st, 1, resource_id);
-        sqlite3_bind_int64(st, 2, f->run_id);
-        store_bind_text(st, 3, f->unit);
-        sqlite3_bind_int64(st, 4, f->pid);
-        store_bind_text(st, 5, f->comm);
-        store_bind_text(st, 6, f->exe);
-        if (f->has_since)
-                sqlite3_bind_int64(st, 7, f->since);
-        if (f->has_until)
-                sqlite3_bind_int64(st, 8, f->until);
-        store_bind_text(st, 9, f->host);
-        sqlite3_bind_int(st, 10, f->no_idle);
+        bind_filter(st, resource_id, f);
         while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
                 int64_t id = sqlite3_column_int64(st, 0);
                 int64_t hits = sqlite3_column_int64(st, 1), samples = sqlite3_column_int64(st, 2);
@@ -546,6 +558,176 @@ int store_load_tree_shared(struct store *s, const struct store_filter *f, struct
         bool own =
                 sqlite3_get_autocommit(s->db) && sqlite3_exec(s->db, "BEGIN", NULL, NULL, NULL) == SQLITE_OK;
         int r = load_tree(s, f, names, ret);
+
+        if (own)
+                (void) sqlite3_exec(s->db, "COMMIT", NULL, NULL, NULL);
+        return r;
+}
+
+/* The frames of stack ID read root first, as labels into *names (from *n_names on, grown as
+ * needed), and what they say into *ret: tree_load_push()'s steps without a tree. A frame seen
+ * for the first time that was named later is counted in L's header, as stack_of() counts it.
+ * Returns 0 or -EBADMSG, -ENOMEM. */
+static int stack_path(struct tree_load *l, struct stack_table *t, uint32_t id, uint32_t **names,
+                      size_t *n_names, size_t *cap_names, uint32_t **scratch, size_t *cap_scratch,
+                      struct tree_load_stack *ret) {
+        struct tree_load_stack st = { .node = SAMPLE_TREE_ROOT };
+        size_t n = 0;
+
+        if (id == 0 || id >= t->n || t->frame[id] == 0)
+                return -EBADMSG;
+        for (uint32_t i = id; i != 0; i = t->parent[i]) {
+                if (t->frame[i] == 0)
+                        return -EBADMSG;
+                if (GROW(*scratch, *cap_scratch, n + 1) < 0)
+                        return -ENOMEM;
+                (*scratch)[n++] = i; /* depth is bounded by id, as parents have lower ids */
+        }
+        while (n > 0) {
+                uint32_t i = (*scratch)[--n], frame = t->frame[i], late = t->late_module[frame];
+                const struct tree_load_label *labels = &t->info[frame];
+                size_t k = 1;
+
+                if (late) {
+                        l->tree->info.frames_named_later++;
+                        if (!t->late_module_counted[late - 1]) {
+                                t->late_module_counted[late - 1] = 1;
+                                l->tree->info.modules_named_later++;
+                        }
+                        t->late_module[frame] = 0; /* counted */
+                }
+                if (t->chains && t->chains[frame].n) {
+                        labels = &t->chain_labels[t->chains[frame].first];
+                        k = t->chains[frame].n;
+                }
+                for (size_t j = 0; j < k; j++) {
+                        st.focus |= labels[j].focus;
+                        st.ignore |= labels[j].ignore;
+                        if (labels[j].skip)
+                                continue;
+                        if (GROW(*names, *cap_names, *n_names + 1) < 0)
+                                return -ENOMEM;
+                        (*names)[(*n_names)++] = labels[j].label;
+                        st.frames++;
+                        st.unknown += labels[j].unknown;
+                }
+        }
+        *ret = st;
+        return 0;
+}
+
+/* store_load_index() within its read transaction. */
+static int load_index(struct store *s, const struct store_filter *f, struct tree_index **ret) {
+        _cleanup_(sample_tree_freep) struct sample_tree *header = NULL;
+        _cleanup_(stack_table_done) struct stack_table t = {};
+        _cleanup_(tree_load_done) struct tree_load l = {};
+        _cleanup_free_ struct tree_index_path *paths = NULL;
+        _cleanup_free_ uint32_t *names = NULL, *scratch = NULL;
+        _cleanup_free_ char *unit = NULL;
+        size_t n_paths = 0, cap_paths = 0, n_names = 0, cap_names = 0, cap_scratch = 0;
+        sqlite3_stmt *st = NULL;
+        int64_t resource_id = 0, max_function = 0;
+        int rc, r;
+
+        if (f->unit_roots)
+                return -EOPNOTSUPP;
+        rc = sqlite3_prepare_v2(s->db, "SELECT id, unit FROM resource WHERE name = ?", -1, &st, NULL);
+        if (rc != SQLITE_OK)
+                return store_errno(s, rc);
+        store_bind_text(st, 1, f->resource);
+        rc = sqlite3_step(st);
+        if (rc == SQLITE_ROW) {
+                resource_id = sqlite3_column_int64(st, 0);
+                unit = strdup((const char *) sqlite3_column_text(st, 1) ?: "");
+        }
+        sqlite3_finalize(st);
+        if (rc == SQLITE_DONE)
+                return -ENOENT;
+        if (rc != SQLITE_ROW)
+                return store_errno(s, rc);
+        if (!unit)
+                return -ENOMEM;
+
+        /* The header: the labels, the modules and what the samples say, over the root alone;
+         * every row's hits go to the root, so that it weighs the total. */
+        header = sample_tree_new(NULL);
+        if (!header)
+                return -ENOMEM;
+        r = sample_tree_set_resource(header, f->resource, unit);
+        if (r < 0)
+                return r;
+        r = max_id_of(s, "SELECT ifnull(max(id), 0) FROM function", &max_function);
+        if (r < 0)
+                return r;
+        r = tree_load_init(&l, f, header, max_function + 1);
+        if (r < 0)
+                return r;
+        r = load_header(s, f, resource_id, header, &l.g);
+        if (r < 0)
+                return r;
+        t.namer = f->namer;
+        r = load_stacks(s, &l, &t, false);
+        if (r < 0)
+                return r;
+
+        rc = sqlite3_prepare_v2(s->db,
+                                "SELECT s.stack_id, sum(s.hits), sum(s.samples), rr.period, " SAMPLE_SQUARES
+                                " " SAMPLE_FROM_WHERE "GROUP BY s.stack_id, rr.period",
+                                -1, &st, NULL);
+        if (rc != SQLITE_OK)
+                return store_errno(s, rc);
+        bind_filter(st, resource_id, f);
+        while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+                int64_t id = sqlite3_column_int64(st, 0);
+                int64_t hits = sqlite3_column_int64(st, 1), samples = sqlite3_column_int64(st, 2);
+                int64_t period = sqlite3_column_int64(st, 3);
+                struct tree_load_stack stack;
+                size_t at = n_names;
+
+                if (id <= 0 || (size_t) id >= t.n || hits < 0 || samples < 0 || period <= 0)
+                        r = -EBADMSG;
+                else
+                        r = stack_path(&l, &t, id, &names, &n_names, &cap_names, &scratch, &cap_scratch,
+                                       &stack);
+                if (r >= 0)
+                        r = tree_load_add(&l, &stack, period, hits, samples, sqlite3_column_double(st, 4));
+                /* A stack the filters drop is still a path of the tree, of no hits, as the tree's
+                 * loader makes its nodes before it adds the samples. */
+                if (r >= 0 && GROW(paths, cap_paths, n_paths + 1) < 0)
+                        r = -ENOMEM;
+                if (r < 0) {
+                        sqlite3_finalize(st);
+                        if (r == -EOVERFLOW)
+                                snprintf(s->error, sizeof s->error, "the hits of %s add up to more than 2^63",
+                                         f->resource);
+                        return r;
+                }
+                paths[n_paths++] = (struct tree_index_path) {
+                        .at = at,
+                        .hits = r > 0 ? hits * (period / l.g) : 0,
+                        .len = n_names - at,
+                };
+        }
+        sqlite3_finalize(st);
+        if (rc == SQLITE_ERROR && strstr(sqlite3_errmsg(s->db), "integer overflow")) {
+                snprintf(s->error, sizeof s->error, "the hits of %s add up to more than 2^63", f->resource);
+                return -EOVERFLOW;
+        }
+        if (rc != SQLITE_DONE)
+                return store_errno(s, rc);
+
+        /* The stored trie is no longer needed: let it go before the index is laid out. */
+        stack_table_done(&t);
+        t = (struct stack_table) {};
+        scratch = mfree(scratch);
+        sample_tree_weigh(header);
+        return tree_index_from_paths(take_ptr(&header), names, paths, n_paths, ret);
+}
+
+int store_load_index(struct store *s, const struct store_filter *f, struct tree_index **ret) {
+        bool own =
+                sqlite3_get_autocommit(s->db) && sqlite3_exec(s->db, "BEGIN", NULL, NULL, NULL) == SQLITE_OK;
+        int r = load_index(s, f, ret);
 
         if (own)
                 (void) sqlite3_exec(s->db, "COMMIT", NULL, NULL, NULL);

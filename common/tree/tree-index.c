@@ -12,7 +12,10 @@
  * arrays as they lie in memory, each 8-byte aligned. Its size follows from the counts and must
  * match. The checksum covers every byte (its own field read as 0): a flipped bit in a name or a
  * weight would otherwise be shown as the store's. It is xxHash64's round on four lanes of 8-byte
- * words, a few GB/s, so checking it costs a fraction of the load it saves. */
+ * words, a few GB/s, so checking it costs a fraction of the load it saves. It is summed a window
+ * at a time, each let go of once summed, and walks let go of what they passed now and then
+ * (tree_index_trim()): a mapped index's pages are the page cache's, and a view of a 300 MB index
+ * keeps mapped only the few MiB it reads at once. MADV_RANDOM: views read scattered nodes. */
 #include "tree-index.h"
 
 #include <errno.h>
@@ -88,7 +91,14 @@ static uint64_t checksum_end(const struct checksum *c) {
         return h ^ (h >> 32);
 }
 
-uint64_t tree_index_checksum(const void *data, size_t size) {
+/* The checksum of SIZE bytes at DATA as tree_index_checksum() says; with DROP (DATA a page-aligned
+ * shared mapping of a file), each window of CHECKSUM_WINDOW bytes is dropped from the mapping once
+ * summed, so that checking an index costs a window of memory, not the file: the pages stay in the
+ * page cache, and a view maps back the few it reads. */
+#define CHECKSUM_WINDOW (UINT64_C(8) << 20)
+
+static uint64_t checksum_of(const void *data, size_t size, bool drop) {
+        const uint8_t *p = data;
         struct file_header h;
         struct checksum c;
 
@@ -98,8 +108,21 @@ uint64_t tree_index_checksum(const void *data, size_t size) {
         memcpy(&h, data, sizeof h);
         h.checksum = 0;
         checksum_add(&c, &h, sizeof h);
-        checksum_add(&c, (const uint8_t *) data + sizeof h, size - sizeof h);
+        for (size_t at = sizeof h; at < size;) {
+                size_t end = MIN(size, (at / CHECKSUM_WINDOW + 1) * CHECKSUM_WINDOW);
+
+                checksum_add(&c, p + at, end - at);
+                /* advice only: a mapping that keeps its pages is checked all the same */
+                if (drop)
+                        (void) madvise((void *) (p + at / CHECKSUM_WINDOW * CHECKSUM_WINDOW),
+                                       end - at / CHECKSUM_WINDOW * CHECKSUM_WINDOW, MADV_DONTNEED);
+                at = end;
+        }
         return checksum_end(&c);
+}
+
+uint64_t tree_index_checksum(const void *data, size_t size) {
+        return checksum_of(data, size, false);
 }
 
 void tree_index_seal(void *data, size_t size) {
@@ -146,6 +169,30 @@ struct tree_index *tree_index_free(struct tree_index *x) {
         return NULL;
 }
 
+void tree_index_trim(const struct tree_index *x) {
+        /* advice only: pages that stay mapped are read all the same */
+        if (x->map)
+                (void) madvise(x->map, x->map_size, MADV_DONTNEED);
+}
+
+struct tree_index *tree_index_new(size_t n, size_t n_names) {
+        _cleanup_(tree_index_freep) struct tree_index *x = NULL;
+        struct layout l;
+
+        if (n > TREE_INDEX_MAX_NODES || layout_of(0, n, n_names, &l) < 0)
+                return NULL;
+        x = calloc(1, sizeof *x);
+        if (!x)
+                return NULL;
+        x->memory = calloc(1, l.end);
+        if (!x->memory)
+                return NULL;
+        point_arrays(x, x->memory, &l);
+        x->n = n;
+        x->n_names = n_names;
+        return take_ptr(&x);
+}
+
 /* Scratch of the build: per preorder number, the parent's number, the depth, and the
  * shallowest depth at which something in the subtree repeats (UINT32_MAX: nowhere). */
 struct build {
@@ -180,10 +227,9 @@ int tree_index_build(struct sample_tree *t, struct tree_index **ret) {
         if (r < 0)
                 return r;
         sample_tree_weigh(t);
-        x = calloc(1, sizeof *x);
+        x = tree_index_new(n, n_names);
         if (!x)
                 return -ENOMEM;
-        x->memory = calloc(1, l.end);
         b.parent = malloc(n * sizeof *b.parent);
         b.depth = malloc(n * sizeof *b.depth);
         b.repeat = malloc(n * sizeof *b.repeat);
@@ -192,17 +238,14 @@ int tree_index_build(struct sample_tree *t, struct tree_index **ret) {
         b.path = malloc((n + 1) * sizeof *b.path);
         b.active = calloc(n_names + 1, sizeof *b.active);
         b.last = calloc(n_names + 1, sizeof *b.last);
-        if (!x->memory || !b.parent || !b.depth || !b.repeat || !b.saved_last || !b.stack || !b.path ||
-            !b.active || !b.last)
+        if (!b.parent || !b.depth || !b.repeat || !b.saved_last || !b.stack || !b.path || !b.active ||
+            !b.last)
                 return -ENOMEM;
-        point_arrays(x, x->memory, &l);
         nodes = (struct tree_index_node *) x->nodes;
         function_hits = (uint64_t *) x->function_hits;
         body_hits = (uint64_t *) x->body_hits;
         occ_start = (uint32_t *) x->occ_start;
         occ = (uint32_t *) x->occ;
-        x->n = n;
-        x->n_names = n_names;
         x->header = t;
 
         /* Preorder walk; a node is pushed twice, the second time (top bit) to leave it. Node ids
@@ -422,6 +465,7 @@ int tree_index_open(int fd, const struct tree_index_key *key, struct tree_index 
                 return -errno;
         }
         x->map_size = st.st_size;
+        (void) madvise(x->map, st.st_size, MADV_RANDOM);
         h = x->map;
         if (memcmp(h->magic, MAGIC, sizeof h->magic) != 0 || h->version != VERSION)
                 return -EBADMSG;
@@ -432,7 +476,7 @@ int tree_index_open(int fd, const struct tree_index_key *key, struct tree_index 
              h->inverted != (uint32_t) key->inverted))
                 return -ESTALE;
         /* Every byte, before any is believed (sizes first: the sum reads words). */
-        if (st.st_size % 8 != 0 || tree_index_checksum(x->map, st.st_size) != h->checksum)
+        if (st.st_size % 8 != 0 || checksum_of(x->map, st.st_size, true) != h->checksum)
                 return -EBADMSG;
         if (h->strings_size % 8 != 0 || h->strings_size > (uint64_t) st.st_size ||
             layout_of(sizeof *h + h->strings_size, h->n, h->n_names, &l) < 0 ||

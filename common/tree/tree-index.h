@@ -70,6 +70,41 @@ static inline bool tree_index_fresh(const struct tree_index *x, uint32_t node) {
  * index. Returns 0 and sets *ret, -ENOMEM, or -E2BIG past TREE_INDEX_MAX_NODES. */
 int tree_index_build(struct sample_tree *t, struct tree_index **ret);
 
+/* An index of N nodes and N_NAMES names with its arrays allocated, zeroed, in the layout
+ * tree_index_write() writes, for builders (tree_index_build(), tree_index_invert()) to fill;
+ * no header yet. NULL: no memory, or sizes past the limits. */
+struct tree_index *tree_index_new(size_t n, size_t n_names);
+
+/* A stack of names, for tree_index_from_paths(). */
+struct tree_index_path {
+        uint64_t at;   /* its names: NAMES[at .. at + len), outermost first */
+        uint64_t hits; /* of the samples taken on it */
+        uint32_t len;
+};
+
+/* The index of the tree the N_PATHS stacks PATHS spell (their names in NAMES, ids of HEADER's
+ * names), laid out from them sorted (tree-index-paths.c; PATHS is sorted in place): a node per
+ * distinct prefix, as the sample tree of those stacks would have. HEADER (its names, total and
+ * info, over the root alone) is taken, whatever is returned. Returns 0 and sets *ret, -ENOMEM,
+ * -E2BIG past TREE_INDEX_MAX_NODES, or -EBADMSG for a name not in HEADER. */
+int tree_index_from_paths(struct sample_tree *header, const uint32_t *names, struct tree_index_path *paths,
+                          size_t n_paths, struct tree_index **ret);
+
+/* The index of the inverted tree of DOWN (the tree of stacks read leaf first, as
+ * sample_tree_invert() makes it, for upward profiles), built from DOWN's nodes without any
+ * sample tree: each stack that ends samples (or a leaf) read leaf first, and laid out by
+ * tree_index_from_paths() (tree-index-invert.c). DOWN is taken, and freed once its stacks are
+ * read, before the new index is laid out, whatever is returned; the index and its header are
+ * its own. Returns 0 and sets *ret, -ENOMEM, -E2BIG past TREE_INDEX_MAX_NODES, or -EBADMSG for
+ * a DOWN whose sizes do not add up. */
+int tree_index_invert(struct tree_index *down, struct tree_index **ret);
+
+/* The sample tree of X's nodes at or above MIN_FRACTION of the total and their children, those
+ * below cut to leaves of the same weight (tree-index-prune.c): what a renderer that stops at
+ * that threshold draws, in a tree of that size. Its names are X's header's (shared: X must
+ * outlive it), its header info a copy. Returns 0 and sets *ret, -ENOMEM, or -EBADMSG. */
+int tree_index_prune(const struct tree_index *x, double min_fraction, struct sample_tree **ret);
+
 /* Writes X to FD (a new file) under KEY. Returns 0 or a negative errno (-ENOSPC...). */
 int tree_index_write(const struct tree_index *x, const struct tree_index_key *key, int fd);
 
@@ -84,6 +119,11 @@ int tree_index_open(int fd, const struct tree_index_key *key, struct tree_index 
  * tree_index_seal() stores it into such a buffer, for tests and the fuzz target. */
 uint64_t tree_index_checksum(const void *data, size_t size);
 void tree_index_seal(void *data, size_t size);
+
+/* Lets go of the pages of a mapped index that a walk has passed (they stay in the page cache,
+ * and come back on the next read): a walk over scattered nodes of a big index calls it now and
+ * then, so that its memory stays its own. Does nothing to a built index. */
+void tree_index_trim(const struct tree_index *x);
 
 struct tree_index *tree_index_free(struct tree_index *x);
 DEFINE_CLEANUP(struct tree_index *, tree_index_free);

@@ -42,6 +42,13 @@ struct call_graph {
 
 /* Builds T's call graph. Returns 0 and sets *ret, or -ENOMEM. */
 int call_graph_build(struct sample_tree *t, struct call_graph **ret);
+/* The same graph from X, a tree index (tree-index.h), in one pass over its nodes in preorder,
+ * holding the open path only (a mapped index is let go of as it is read), so that a graph of a
+ * big store costs what it shows, not the store's tree. The graph borrows X's header. Returns 0
+ * and sets *ret, -ENOMEM, or -EBADMSG for an index whose sizes or weights do not add up. */
+struct tree_index;
+int call_graph_build_index(const struct tree_index *x, struct call_graph **ret);
+
 struct call_graph *call_graph_free(struct call_graph *g);
 DEFINE_CLEANUP(struct call_graph *, call_graph_free);
 

@@ -35,6 +35,12 @@
 
 #define NONE UINT32_MAX
 
+/* Visits between two tree_index_trim()s: each visit may map a few pages of a mapped index
+ * around its node: 64 KiB around a fault, or the whole large folio (up to 2 MiB) the page cache
+ * holds it in, as it does a file just written. So this bounds what the walk holds mapped at tens
+ * of MiB, whatever the size of the index, for a madvise() every 32 nodes read (a few µs). */
+#define CALLPATH_TRIM_VISITS 32
+
 struct cp_record {
         uint32_t parent; /* record of the path without its last name; 0 for (NAME) */
         uint32_t name;   /* the path's last name; NAME_NONE for the empty path */
@@ -70,6 +76,7 @@ struct cp_state {
         uint32_t *queue;        /* by path length: the first record with subtrees left */
         struct cp_frame *stack; /* max_depth + 1 frames */
         uint32_t *on_path;      /* by name: how often it labels the walk's path or starting path */
+        uint64_t visits;        /* nodes visited, for tree_index_trim() */
         bool dropped;           /* a subtree below the threshold was never walked */
 };
 
@@ -120,6 +127,13 @@ static uint32_t subtree_end(const struct tree_index *t, uint32_t node, uint32_t 
         uint32_t size = tree_index_size(t, node);
 
         return size == 0 || size > limit - node ? 0 : node + size;
+}
+
+/* Counts a node read from the index; now and then lets go of the index pages read so far: a
+ * view's memory is what it keeps, not the pages it passed. */
+static void touched(struct cp_state *s) {
+        if (++s->visits % CALLPATH_TRIM_VISITS == 0)
+                tree_index_trim(s->t);
 }
 
 /* Prepares the visit of NODE (its subtree ends at END) as record CP, counting its weight unless
@@ -189,6 +203,7 @@ static int walk(struct cp_state *s) {
                         if (end == 0 || depth > t->max_depth || t->nodes[c].name >= t->n_names)
                                 return -EBADMSG;
                         f->child = end;
+                        touched(s);
                         if (s->min_hits > 0 && t->nodes[c].weight < s->min_hits && tree_index_fresh(t, c)) {
                                 r = defer(s, f->next_parent, c);
                                 if (r < 0)
@@ -250,6 +265,8 @@ static int64_t outermost(const struct tree_index *t, const bool *roots, bool lea
         k = 0;
         for (size_t i = 0; i < n; i++)
                 if (all[i] >= end) {
+                        if (k % CALLPATH_TRIM_VISITS == CALLPATH_TRIM_VISITS - 1)
+                                tree_index_trim(t);
                         end = all[i] + tree_index_size(t, all[i]);
                         all[k++] = all[i];
                 }
@@ -301,6 +318,7 @@ int callpath_summarize(const struct tree_index *t, const bool *roots, uint64_t m
 
                 if (end == 0 || t->nodes[tops[i]].name >= t->n_names)
                         return -EBADMSG;
+                touched(&s);
                 cp = record_get(&s, 0, t->nodes[tops[i]].name);
                 if (cp < 0)
                         return cp;
@@ -323,6 +341,7 @@ int callpath_summarize(const struct tree_index *t, const bool *roots, uint64_t m
                         for (uint32_t l = s.records[q].deferred; l != NONE; l = s.later[l].next) {
                                 uint32_t c = s.later[l].node;
 
+                                touched(&s);
                                 visit(&s, c, c + tree_index_size(t, c), q, true, &s.stack[0]);
                                 r = walk(&s);
                                 if (r < 0)

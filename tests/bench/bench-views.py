@@ -1,11 +1,13 @@
 #!/usr/bin/env python3
 """Times cppctl import and every view on a synthetic folded file: 1,000,000 samples over
 100,000 distinct stacks by default (--stacks 1000000: the store of the analysis target in
-BENCHMARKS.md). Each view is timed loaded from the store (no index: CPPD_INDEX_DIR unusable)
-and with the index cache (the index mapped); building the indexes, which the first unfiltered
-view after each change of the store does, is timed on its own. Prints figures; never fails on speed.
+BENCHMARKS.md). Each view is timed cold, its index laid out from the store (no cache:
+CPPD_INDEX_DIR unusable), and with the index cache (the index mapped); building the indexes,
+which the first unfiltered view after each change of the store does, is timed on its own.
+--keep DIR keeps the folded file and the store in DIR and reuses them (a 1 M-stack store takes
+a minute to make): the import is then not timed. Prints figures; never fails on speed.
 
-Usage: tests/bench/bench-views.py [BUILD_DIR] [--samples N] [--stacks N] [--quick]"""
+Usage: tests/bench/bench-views.py [BUILD_DIR] [--samples N] [--stacks N] [--quick] [--keep DIR]"""
 import argparse
 import os
 import subprocess
@@ -39,23 +41,32 @@ def main():
     ap.add_argument('--samples', type=int, default=1_000_000)
     ap.add_argument('--stacks', type=int, default=100_000)
     ap.add_argument('--quick', action='store_true', help='10,000 samples: a smoke test for CI')
+    ap.add_argument('--keep', metavar='DIR', help='keep (and reuse) the folded file and the store in DIR')
     a = ap.parse_args()
     if a.quick:
         a.samples, a.stacks = 10_000, 1_000
     cppctl = os.path.join(a.build, 'client', 'cppctl')
 
     with tempfile.TemporaryDirectory() as tmp:
-        folded, db = os.path.join(tmp, 'bench.folded'), os.path.join(tmp, 'bench.db')
-        t0 = time.monotonic()
-        subprocess.run([sys.executable, os.path.join(here, 'gen-folded.py'), folded,
-                        '--samples', str(a.samples), '--stacks', str(a.stacks)], check=True)
-        print('generated %d samples over %d stacks (%.1f MB) in %.1f s'
-              % (a.samples, a.stacks, os.path.getsize(folded) / 1e6, time.monotonic() - t0))
+        keep = a.keep or tmp
+        os.makedirs(keep, exist_ok=True)
+        name = 'bench-%d-%d' % (a.samples, a.stacks)
+        folded, db = os.path.join(keep, name + '.folded'), os.path.join(keep, name + '.db')
+        if not os.path.exists(folded):
+            t0 = time.monotonic()
+            subprocess.run([sys.executable, os.path.join(here, 'gen-folded.py'), folded,
+                            '--samples', str(a.samples), '--stacks', str(a.stacks)], check=True)
+            print('generated %d samples over %d stacks (%.1f MB) in %.1f s'
+                  % (a.samples, a.stacks, os.path.getsize(folded) / 1e6, time.monotonic() - t0))
 
         rows = []
-        out, wall, cpu, rss = run([cppctl, 'import', '--folded', folded, '--db', db, '--resource', 'cpu-time'])
-        rows.append(('import', wall, cpu, rss))
-        rate, cpu_rate, import_rss = a.samples / max(wall, 1e-3), a.samples / max(cpu, 1e-3), rss
+        rate = None
+        if not os.path.exists(db):
+            out, wall, cpu, rss = run([cppctl, 'import', '--folded', folded, '--db', db, '--resource', 'cpu-time'])
+            rows.append(('import', wall, cpu, rss))
+            rate, cpu_rate, import_rss = a.samples / max(wall, 1e-3), a.samples / max(cpu, 1e-3), rss
+        else:
+            print('the store %s is kept from an earlier run: the import is not timed' % db)
         views = [
             ('functions', ['functions']),
             ('body', ['body']),
@@ -65,6 +76,7 @@ def main():
             ('tree', ['tree']),
             ('graph', ['graph']),
             ('functions --since @0', ['functions', '--since', '@0']),
+            ('tree --since @0', ['tree', '--since', '@0']),
         ]
         # A root in the middle of the stacks: the heaviest non-main function.
         fn, _, _, _ = run([cppctl, 'functions', '--db', db, '--json'], keep_output=True)
@@ -73,6 +85,7 @@ def main():
         mid = next(e['path'][0] for e in entries if e['path'][0] != 'main')
         views[4] = ('up %s' % mid, ['up', mid])
         views.append(('down %s' % mid, ['down', mid]))
+        views.append(('up %s --since @0' % mid, ['up', mid, '--since', '@0']))
         # The indexes, built once (what the first unfiltered view after a change of the store
         # pays): the tree's by a function profile, the inverted tree's by an upward profile.
         index = os.path.join(tmp, 'index')
@@ -94,8 +107,9 @@ def main():
               % (os.path.getsize(db) / 1e6, a.samples, os.path.getsize(db) / a.samples))
         for name, wall, cpu, rss in rows:
             print('%-28s %9.3f s wall %9.3f s CPU %9.1f MiB' % (name, wall, cpu, rss / 1024))
-        print('import rate: %.0f samples/s (%.0f per CPU second), peak RSS %.0f MiB'
-              % (rate, cpu_rate, import_rss / 1024))
+        if rate:
+            print('import rate: %.0f samples/s (%.0f per CPU second), peak RSS %.0f MiB'
+                  % (rate, cpu_rate, import_rss / 1024))
         print('building the indexes: the tree\'s %.2f s (%.0f MiB), the inverted tree\'s %.2f s (%.0f MiB); on disk '
               '%.0f MB' % (build_down, build_down_rss / 1024, build_up, build_up_rss / 1024,
                           sum(os.path.getsize(os.path.join(index, f)) for f in os.listdir(index)) / 1e6))
@@ -106,9 +120,9 @@ def main():
                                                                 rss_indexed / 1024))
         print('peak RSS of any view: %.0f MiB without the index, %.0f MiB indexed'
               % (max(t[3] for t in timings) / 1024, max(t[4] for t in timings) / 1024))
-        print("no index: the tree loaded from the store; indexed: the index mapped (tree: never indexed), the\n"
-              "best of three runs; first: the first of them, right after the view without the index.\n"
-              "MiB: peak RSS, which counts the index's pages the kernel maps around those a view touches.")
+        print("no index: the view's index laid out from the store (filtered views always are); indexed: the\n"
+              "index mapped from the cache, the best of three runs; first: the first of them, right after\n"
+              "the view without the index. MiB: peak RSS, the index's mapped pages included.")
 
 
 if __name__ == '__main__':

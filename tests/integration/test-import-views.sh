@@ -4,7 +4,9 @@
 # (commit e1820f6, which kept every stack in memory and added rows one at a time). The store
 # holds a file imported twice, under two resources (the second import finds every node in the
 # store), and a second file of other stacks in a later bucket, under another unit.
-# The expected files were written by this script with --write and the cppctl of e1820f6.
+# The expected files were written by this script with --write and the cppctl of e1820f6; the views
+# from graph --root on with the cppctl of 4956126, which loaded the tree for every view that the
+# views now read from indexes laid out from the stored stacks (issue 27).
 # Usage: test-import-views.sh CPPCTL GEN-FOLDED [--write]
 set -u
 here=$(dirname "$0")
@@ -54,5 +56,12 @@ body --since @1700000300 -t 0.002
 functions --focus util --ignore net_read
 down main --by module
 tree --resource page-faults -t 0.002 --format json
+graph --root util_parse_1593 -t 0
+graph --since @1700000300 -t 0.01
+up core_walk_1384 --since @1700000300 -t 0.001
+up main --hide net_.* -t 0.005
+down main --ignore db_read -t 0.002
+tree --unit b.service -t 0.01
+tree -t 0.0005
 VIEWS
 done_testing

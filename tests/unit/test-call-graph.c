@@ -1,9 +1,12 @@
-/* The call graph, worked by hand, and against the function and body profiles on random input. */
+/* The call graph, worked by hand, against the function and body profiles on random input, and
+ * gathered from a tree index (call_graph_build_index()) equal to the tree's, on random stacks
+ * with recursion. */
 #include "call-graph.h"
 #include "folded-tree.h"
 #include "paper-examples.h"
 #include "profile.h"
 #include "tap.h"
+#include "tree-index.h"
 
 static int64_t edge(const struct call_graph *g, const char *caller, const char *callee) {
         for (size_t i = 0; i < g->n_edges; i++)
@@ -74,6 +77,66 @@ static void test_times_in_any_order(void) {
 
         ok(call_graph_build(a, &g) == 0 && call_graph_build(b, &h) == 0, "one graph from each order");
         ok(same_times(g, h), "every time the same to the last bit, whatever the order of the nodes");
+}
+
+/* Whether G and H are the same graph to the last bit: nodes and edges in the same order. */
+static bool same_graph(const struct call_graph *g, const struct call_graph *h) {
+        if (g->n_nodes != h->n_nodes || g->n_edges != h->n_edges || g->total != h->total)
+                return false;
+        for (size_t i = 0; i < g->n_nodes; i++)
+                if (g->nodes[i].name != h->nodes[i].name || g->nodes[i].total != h->nodes[i].total ||
+                    g->nodes[i].self != h->nodes[i].self || g->nodes[i].depth != h->nodes[i].depth ||
+                    g->nodes[i].root_time != h->nodes[i].root_time ||
+                    g->nodes[i].leaf_time != h->nodes[i].leaf_time)
+                        return false;
+        for (size_t i = 0; i < g->n_edges; i++)
+                if (g->edges[i].caller != h->edges[i].caller || g->edges[i].callee != h->edges[i].callee ||
+                    g->edges[i].hits != h->edges[i].hits ||
+                    g->edges[i].caller_time != h->edges[i].caller_time ||
+                    g->edges[i].callee_time != h->edges[i].callee_time)
+                        return false;
+        return true;
+}
+
+static void check_index(struct sample_tree *t, const char *what) {
+        _cleanup_(tree_index_freep) struct tree_index *x = NULL;
+        _cleanup_(call_graph_freep) struct call_graph *g = NULL, *h = NULL;
+        bool same = call_graph_build(t, &g) == 0 && tree_index_build(t, &x) == 0 &&
+                call_graph_build_index(x, &h) == 0 && same_graph(g, h);
+
+        ok(same, "%s: the graph of the index is the tree's (%zu functions, %zu calls)", what,
+           g ? g->n_nodes : 0, g ? g->n_edges : 0);
+}
+
+static void test_index(void) {
+        _cleanup_(sample_tree_freep) struct sample_tree *forms = tree_from_folded(forms_folded);
+        _cleanup_(sample_tree_freep) struct sample_tree *rec =
+                tree_from_folded("main;f;g;f;g 2\nmain;g 1\nmain 1\n");
+        _cleanup_free_ char *text = malloc(3000 * 200);
+        uint64_t seed = 3;
+        size_t at = 0;
+
+        check_index(forms, "forms");
+        check_index(rec, "recursion");
+        /* 3,000 random stacks over 30 names, deep recursion included (shares of k > 46, summed
+         * as doubles), some stacks ending inside others. */
+        for (int i = 0; text && i < 3000; i++) {
+                size_t depth;
+
+                seed = seed * 6364136223846793005ULL + 1442695040888963407ULL;
+                depth = 1 + (seed >> 33) % (i % 100 ? 20 : 60);
+                at += sprintf(text + at, "main");
+                for (size_t d = 1; d < depth; d++) {
+                        seed = seed * 6364136223846793005ULL + 1442695040888963407ULL;
+                        at += sprintf(text + at, ";r%u", (unsigned) ((seed >> 33) % (i % 100 ? 30 : 2)));
+                }
+                at += sprintf(text + at, " %u\n", (unsigned) (1 + (seed >> 40) % 13));
+        }
+        if (text) {
+                _cleanup_(sample_tree_freep) struct sample_tree *t = tree_from_folded(text);
+
+                check_index(t, "3,000 random stacks");
+        }
 }
 
 int main(void) {
@@ -157,5 +220,6 @@ int main(void) {
                            "A -> B: 1/2 of the sample from A's side, 1/3 from B's");
         }
         test_times_in_any_order();
+        test_index();
         return tap_done();
 }

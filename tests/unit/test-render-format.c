@@ -1,9 +1,15 @@
 /* The table of output formats (render-format.c): what each draws, the lists of names that help
- * and errors print, and the names --format takes. */
+ * and errors print, and the names --format takes; and the text tree drawn at a threshold from the
+ * pruned tree of an index (tree_index_prune(), what cppctl tree reads) the same as from the whole
+ * tree, on random stacks. */
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
+#include "folded-tree.h"
 #include "render.h"
 #include "tap.h"
+#include "tree-index.h"
 
 static void test_find(void) {
         ok(render_format_find("text") == &render_formats[0], "text is the first format, the default");
@@ -41,9 +47,65 @@ static void test_lists(void) {
         }
 }
 
+/* The text tree of T at THRESHOLD, into a string (malloc()ed), or NULL. */
+static char *text_tree(struct sample_tree *t, double threshold) {
+        char *buf = NULL;
+        size_t size = 0;
+        FILE *f = open_memstream(&buf, &size);
+
+        if (!f)
+                return NULL;
+        if (render_text_tree(f, t, threshold) < 0) {
+                fclose(f);
+                free(buf);
+                return NULL;
+        }
+        fclose(f);
+        return buf;
+}
+
+static void test_pruned_tree(void) {
+        _cleanup_free_ char *text = malloc(4000 * 160);
+        uint64_t seed = 11;
+        size_t at = 0;
+
+        /* 4,000 random stacks over 25 names with recursion, hits by a long tail. */
+        for (int i = 0; text && i < 4000; i++) {
+                size_t depth;
+
+                seed = seed * 6364136223846793005ULL + 1442695040888963407ULL;
+                depth = 1 + (seed >> 33) % 18;
+                at += sprintf(text + at, "main");
+                for (size_t d = 1; d < depth; d++) {
+                        seed = seed * 6364136223846793005ULL + 1442695040888963407ULL;
+                        at += sprintf(text + at, ";f%u", (unsigned) ((seed >> 33) % (d < 3 ? 4 : 25)));
+                }
+                at += sprintf(text + at, " %u\n", (unsigned) (1 + 4000 / (1 + (seed >> 40) % 400)));
+        }
+        if (!text)
+                abort();
+        _cleanup_(sample_tree_freep) struct sample_tree *t = tree_from_folded(text);
+        _cleanup_(tree_index_freep) struct tree_index *x = NULL;
+        static const double thresholds[] = { 0.2, 0.05, 0.01, 0.002, 0.0005 };
+
+        ok(sample_tree_set_resource(t, "cpu-time", "1 ms of CPU time") == 0 && tree_index_build(t, &x) == 0,
+           "4,000 random stacks and their index");
+        for (size_t i = 0; x && i < sizeof thresholds / sizeof *thresholds; i++) {
+                _cleanup_(sample_tree_freep) struct sample_tree *p = NULL;
+                _cleanup_free_ char *whole = text_tree(t, thresholds[i]), *pruned = NULL;
+
+                if (tree_index_prune(x, thresholds[i], &p) == 0)
+                        pruned = text_tree(p, thresholds[i]);
+                ok(whole && pruned && streq(whole, pruned),
+                   "at %g: the pruned tree (%zu of %zu nodes) draws the same text", thresholds[i],
+                   p ? p->n_nodes : 0, t->n_nodes);
+        }
+}
+
 int main(void) {
         test_find();
         test_draws();
         test_lists();
+        test_pruned_tree();
         return tap_done();
 }

@@ -1,9 +1,11 @@
 /* The store: round trips, filters, merging runs of different periods, refusal of files that
- * are not stores (left untouched), newer schemas, rollback, readers beside a writer, and a new
- * store's schema equal to a migrated one's. */
+ * are not stores (left untouched), newer schemas, rollback, readers beside a writer, a new
+ * store's schema equal to a migrated one's, and tree indexes laid out from the stored stacks
+ * equal to those of the loaded tree, under every kind of filter. */
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
+#include <regex.h>
 #include <sqlite3.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -16,6 +18,7 @@
 #include "store-migrations.h"
 #include "store.h"
 #include "tap.h"
+#include "tree-index.h"
 
 static char dir[] = "/tmp/test-store-XXXXXX";
 
@@ -702,6 +705,111 @@ static void test_modes(void) {
         umask(old);
 }
 
+/* The index of F's tree laid out from the stored stacks (store_load_index()) against the one built
+ * from the loaded tree: the same header, nodes and hits by name, and every downward and upward
+ * view of every root at thresholds 0 and 1% (name ids are the same: both label the frames in
+ * id order). */
+static bool same_index(struct store *s, const struct store_filter *f) {
+        _cleanup_(sample_tree_freep) struct sample_tree *t = NULL;
+        _cleanup_(tree_index_freep) struct tree_index *a = NULL, *b = NULL, *ua = NULL, *ub = NULL;
+        _cleanup_(tree_index_freep) struct tree_index *a2 = NULL, *b2 = NULL;
+        const struct sample_tree_info *ia, *ib;
+
+        if (store_load_tree(s, f, &t) < 0 || tree_index_build(t, &a) < 0 || store_load_index(s, f, &b) < 0 ||
+            tree_index_build(t, &a2) < 0 || store_load_index(s, f, &b2) < 0 ||
+            tree_index_invert(take_ptr(&a2), &ua) < 0 || tree_index_invert(take_ptr(&b2), &ub) < 0)
+                return false;
+        ia = &a->header->info;
+        ib = &b->header->info;
+        if (a->n != b->n || a->n_names != b->n_names || a->max_depth != b->max_depth ||
+            a->header->total != b->header->total || ia->samples != ib->samples || ia->period != ib->period ||
+            ia->frames != ib->frames || ia->frames_unsymbolized != ib->frames_unsymbolized ||
+            ia->hits_squared != ib->hits_squared || ia->lost != ib->lost || ia->thinned != ib->thinned ||
+            ia->periods_fixed != ib->periods_fixed || ia->periods_random != ib->periods_random ||
+            !streq(ia->resource, ib->resource) || !streq(ia->unit, ib->unit))
+                return false;
+        for (uint32_t name = 0; name < a->n_names; name++)
+                if (a->function_hits[name] != b->function_hits[name] ||
+                    a->body_hits[name] != b->body_hits[name] ||
+                    a->occ_start[name + 1] != b->occ_start[name + 1] ||
+                    !streq(name_table_get(a->header->names, name), name_table_get(b->header->names, name)))
+                        return false;
+        for (uint32_t name = 0; name < a->n_names; name++)
+                for (int k = 0; k < 4; k++) {
+                        const char *root = name_table_get(a->header->names, name);
+                        uint64_t min_hits = profile_min_hits(a->header->total, k % 2 ? 0.01 : 0);
+                        _cleanup_(profile_freep) struct profile *p = NULL, *q = NULL;
+                        int rp = k < 2 ? profile_down_index(a, root, min_hits, &p) :
+                                         profile_up_index(ua, root, min_hits, &p);
+                        int rq = k < 2 ? profile_down_index(b, root, min_hits, &q) :
+                                         profile_up_index(ub, root, min_hits, &q);
+
+                        if (rp != rq)
+                                return false;
+                        if (rp < 0)
+                                continue;
+                        if (p->n_entries != q->n_entries || p->n_omitted != q->n_omitted)
+                                return false;
+                        for (size_t i = 0; i < p->n_entries; i++)
+                                if (p->entries[i].hits != q->entries[i].hits ||
+                                    p->entries[i].len != q->entries[i].len ||
+                                    memcmp(profile_path(p, &p->entries[i]), profile_path(q, &q->entries[i]),
+                                           p->entries[i].len * sizeof(uint32_t)) != 0)
+                                        return false;
+                }
+        return true;
+}
+
+static void test_load_index(void) {
+        _cleanup_(store_closep) struct store *s = NULL;
+        int64_t run, res, thr, run2, res2, thr2, other;
+        uint64_t seed = 7;
+        regex_t focus, ignore, hide;
+        bool added = true;
+
+        ok(store_open(path("index.db"), STORE_WRITE, &s) == 0 && store_begin(s) == 0 &&
+                   add_run(s, "cpu-time", 3, &run, &res, &thr) == 0 &&
+                   add_run(s, "cpu-time", 5, &run2, &res2, &thr2) == 0,
+           "a store with two runs of periods 3 and 5");
+        other = add_process(s, run, 42, "web.service", "web", "/usr/bin/web");
+        /* 3,000 random stacks over 40 names, with recursion, some without hits, in three buckets,
+         * some in the second run or another process: stacks shared, periods merged. */
+        for (int i = 0; i < 3000 && added; i++) {
+                char names[512] = "main";
+                size_t depth;
+
+                seed = seed * 6364136223846793005ULL + 1442695040888963407ULL;
+                depth = 1 + (seed >> 33) % 25;
+                for (size_t d = 1; d < depth; d++) {
+                        seed = seed * 6364136223846793005ULL + 1442695040888963407ULL;
+                        snprintf(names + strlen(names), sizeof names - strlen(names), ";fn_%u",
+                                 (unsigned) ((seed >> 33) % (d < 3 ? 3 : 40)));
+                }
+                added = add_stack_at(s, i % 3 ? res : res2, i % 7 ? (i % 3 ? thr : thr2) : other,
+                                     60 * (1 + i % 3), names,
+                                     (seed >> 40) % 9 == 0 ? 0 : 1 + (seed >> 44) % 20) == 0;
+        }
+        ok(added && store_commit(s) == 0, "3,000 random stacks");
+        ok(regcomp(&focus, "^fn_1$", REG_EXTENDED | REG_NOSUB) == 0 &&
+                   regcomp(&ignore, "^fn_2$", REG_EXTENDED | REG_NOSUB) == 0 &&
+                   regcomp(&hide, "^fn_[3-5]$", REG_EXTENDED | REG_NOSUB) == 0,
+           "patterns");
+        ok(same_index(s, &(struct store_filter) { .resource = "cpu-time" }),
+           "laid out from the stacks: the index of the loaded tree, every view alike");
+        ok(same_index(s, &(struct store_filter) { .resource = "cpu-time", .unit = "web.service" }), "--unit");
+        ok(same_index(s, &(struct store_filter) { .resource = "cpu-time", .run_id = run2 }), "--run");
+        ok(same_index(s, &(struct store_filter) { .resource = "cpu-time", .since = 100, .has_since = true }),
+           "--since");
+        ok(same_index(s, &(struct store_filter) { .resource = "cpu-time", .focus = &focus }), "--focus");
+        ok(same_index(s, &(struct store_filter) { .resource = "cpu-time", .ignore = &ignore }), "--ignore");
+        ok(same_index(s, &(struct store_filter) { .resource = "cpu-time", .hide = &hide }), "--hide");
+        ok(same_index(s, &(struct store_filter) { .resource = "cpu-time", .by = STORE_BY_MODULE }),
+           "--by module");
+        regfree(&focus);
+        regfree(&ignore);
+        regfree(&hide);
+}
+
 int main(void) {
         if (!mkdtemp(dir))
                 return 1;
@@ -716,6 +824,7 @@ int main(void) {
         test_migration();
         test_fresh_schema();
         test_identity();
+        test_load_index();
         {
                 char cmd[300];
 

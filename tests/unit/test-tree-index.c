@@ -1,7 +1,10 @@
 /* Tree indexes: the layout worked by hand on a small tree (preorder, sizes, freshness, names'
  * node lists, function and body hits), the file round trip (every view of a written and mapped
- * index equals the view of the tree it came from), and files that must be refused: another
- * key, a truncated or altered one. */
+ * index equals the view of the tree it came from), files that must be refused (another key, a
+ * truncated or altered one), and the inverted tree's index made from the downward index
+ * (tree_index_invert()) against the one built from sample_tree_invert(): the same nodes, hits
+ * and freshness by name, and every upward view of every root the same, on small trees and on
+ * thousands of random stacks with recursion. */
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -222,9 +225,147 @@ static void test_shrink(void) {
         ok(na == nb && a->n_nodes == b->n_nodes, "and an old path is found, not made again");
 }
 
+/* A random tree of N stacks over 60 names, with recursion (a name may repeat down a stack) and
+ * leaves without hits, by a fixed generator. */
+static struct sample_tree *random_tree(size_t n, uint64_t seed) {
+        struct sample_tree *t = sample_tree_new(NULL);
+        uint32_t ids[60], path[40];
+        char name[16];
+
+        if (!t)
+                abort();
+        for (int i = 0; i < 60; i++) {
+                snprintf(name, sizeof name, "fn_%d", i);
+                ids[i] = name_table_intern(t->names, name, strlen(name));
+        }
+        for (size_t k = 0; k < n; k++) {
+                size_t depth;
+
+                seed = seed * 6364136223846793005ULL + 1442695040888963407ULL;
+                depth = 1 + (seed >> 33) % 30;
+                path[0] = ids[0];
+                for (size_t d = 1; d < depth; d++) {
+                        seed = seed * 6364136223846793005ULL + 1442695040888963407ULL;
+                        /* near the root few names, deeper many: shared prefixes, and repeats */
+                        path[d] = ids[(seed >> 33) % (d < 3 ? 4 : 60)];
+                }
+                if (sample_tree_add(t, path, depth, (seed >> 40) % 7 == 0 ? 0 : 1 + (seed >> 45) % 50) < 0)
+                        abort();
+        }
+        sample_tree_weigh(t);
+        return t;
+}
+
+/* Per name: its nodes, those fresh, those leaves, and the hits of each. */
+static bool same_by_name(const struct tree_index *a, const struct tree_index *b) {
+        if (a->n != b->n || a->n_names != b->n_names || a->max_depth != b->max_depth ||
+            a->nodes[0].weight != b->nodes[0].weight)
+                return false;
+        for (uint32_t name = 0; name < a->n_names; name++) {
+                uint64_t fa = 0, fb = 0, la = 0, lb = 0, wa = 0, wb = 0;
+
+                if (a->function_hits[name] != b->function_hits[name] ||
+                    a->body_hits[name] != b->body_hits[name] ||
+                    a->occ_start[name + 1] != b->occ_start[name + 1])
+                        return false;
+                for (uint32_t i = a->occ_start[name]; i < a->occ_start[name + 1]; i++) {
+                        uint32_t na = a->occ[i] & ~TREE_INDEX_LEAF, nb = b->occ[i] & ~TREE_INDEX_LEAF;
+
+                        fa += tree_index_fresh(a, na);
+                        fb += tree_index_fresh(b, nb);
+                        la += (a->occ[i] & TREE_INDEX_LEAF) != 0;
+                        lb += (b->occ[i] & TREE_INDEX_LEAF) != 0;
+                        wa += a->nodes[na].weight;
+                        wb += b->nodes[nb].weight;
+                }
+                if (fa != fb || la != lb || wa != wb)
+                        return false;
+        }
+        return true;
+}
+
+/* Every upward view of every root of A and B at THRESHOLD: the same paths, by name ids (the
+ * same in both), the same hits, the same omissions. */
+static bool same_up_views(const struct tree_index *a, const struct tree_index *b, double threshold) {
+        for (uint32_t name = 0; name < a->n_names; name++) {
+                const char *root = name_table_get(a->header->names, name);
+                uint64_t min_hits = profile_min_hits(a->header->total, threshold);
+                _cleanup_(profile_freep) struct profile *p = NULL, *q = NULL;
+                int ra = profile_up_index(a, root, min_hits, &p),
+                    rb = profile_up_index(b, root, min_hits, &q);
+
+                if (ra != rb)
+                        return false;
+                if (ra < 0)
+                        continue;
+                if (profile_n_paths(p) != profile_n_paths(q) || p->n_omitted != q->n_omitted ||
+                    p->omitted_partial != q->omitted_partial)
+                        return false;
+                for (size_t i = 0; i < profile_n_paths(p); i++)
+                        if (p->entries[i].hits != q->entries[i].hits ||
+                            p->entries[i].len != q->entries[i].len ||
+                            memcmp(profile_path(p, &p->entries[i]), profile_path(q, &q->entries[i]),
+                                   p->entries[i].len * sizeof(uint32_t)) != 0)
+                                return false;
+        }
+        return true;
+}
+
+static void check_invert(struct sample_tree *t, const char *what) {
+        _cleanup_(sample_tree_freep) struct sample_tree *inv = NULL;
+        _cleanup_(tree_index_freep) struct tree_index *down = NULL, *old = NULL, *made = NULL, *mapped = NULL;
+        struct tree_index_key up = key;
+        int fd;
+
+        up.inverted = true;
+        if (sample_tree_set_resource(t, "cpu-time", "1 ms of CPU time") < 0 ||
+            tree_index_build(t, &down) < 0 || sample_tree_invert(t, &inv) < 0 ||
+            tree_index_build(inv, &old) < 0)
+                abort();
+        ok(tree_index_invert(take_ptr(&down), &made) == 0, "%s: inverted from the downward index", what);
+        if (!made)
+                return;
+        ok(same_by_name(old, made), "%s: %u nodes as sample_tree_invert()'s %u, alike by name", what, made->n,
+           old->n);
+        ok(made->header->total == old->header->total &&
+                   made->header->info.samples == old->header->info.samples &&
+                   streq(made->header->info.resource, "cpu-time"),
+           "%s: the same header", what);
+        ok(same_up_views(old, made, 0) && same_up_views(old, made, 0.001) && same_up_views(old, made, 0.02) &&
+                   same_up_views(old, made, 0.1),
+           "%s: every upward view of every root, at thresholds 0, 0.1%%, 2%% and 10%%, the same", what);
+        fd = written(made, &up);
+        ok(fd >= 0 && tree_index_open(fd, &up, &mapped) == 0 && same_up_views(old, mapped, 0.01),
+           "%s: written and mapped back, the same", what);
+        if (fd >= 0)
+                close(fd);
+}
+
+static void test_invert(void) {
+        _cleanup_(sample_tree_freep) struct sample_tree *forms = tree_from_folded(forms_folded);
+        _cleanup_(sample_tree_freep) struct sample_tree *small = tree_from_folded("main;f;g;f;h 2\n"
+                                                                                  "main;f;k 3\n"
+                                                                                  "main;x;y 4\n"
+                                                                                  "main;x 1\n");
+        _cleanup_(sample_tree_freep) struct sample_tree *big = random_tree(5000, 1);
+        _cleanup_(sample_tree_freep) struct sample_tree *root_only = sample_tree_new(NULL);
+
+        check_invert(forms, "forms");
+        check_invert(small, "a small tree");
+        check_invert(big, "5,000 random stacks");
+        {
+                _cleanup_(tree_index_freep) struct tree_index *down = NULL, *made = NULL;
+
+                ok(root_only && tree_index_build(root_only, &down) == 0 &&
+                           tree_index_invert(take_ptr(&down), &made) == 0 && made->n == 1,
+                   "no samples: the root alone");
+        }
+}
+
 int main(void) {
         test_layout();
         test_file();
         test_shrink();
+        test_invert();
         return tap_done();
 }

@@ -17,9 +17,9 @@ struct source_ops {
         int (*function_names)(struct source *s, int (*each)(void *userdata, const char *name),
                               void *userdata);
         int (*log_error)(struct source *s, int r, const char *resource);
-        /* what F's runs could not count, for the header (store_uncounted_note()); NULL: the
+        /* how F's runs counted, and what they could not, for the header (store_collect_note()); NULL: the
          * source does not keep it */
-        int (*uncounted_note)(struct source *s, const struct store_filter *f, char **ret);
+        int (*collect_note)(struct source *s, const struct store_filter *f, char **ret);
 };
 
 struct source {

@@ -109,8 +109,8 @@ static int sqlite_log_error(struct source *s, int r, const char *resource) {
         return log_store_error(r, s->db, of(s)->store);
 }
 
-static int sqlite_uncounted_note(struct source *s, const struct store_filter *f, char **ret) {
-        return store_uncounted_note(of(s)->store, f, ret);
+static int sqlite_collect_note(struct source *s, const struct store_filter *f, char **ret) {
+        return store_collect_note(of(s)->store, f, ret);
 }
 
 static const struct source_ops sqlite_ops = {
@@ -121,7 +121,7 @@ static const struct source_ops sqlite_ops = {
         .load_index = sqlite_load_index,
         .function_names = sqlite_function_names,
         .log_error = sqlite_log_error,
-        .uncounted_note = sqlite_uncounted_note,
+        .collect_note = sqlite_collect_note,
 };
 
 int source_sqlite_open(const char *db, const char *credentials, unsigned flags, struct source **ret) {

@@ -73,14 +73,14 @@ static int add_names_note(struct sample_tree *t) {
         return note && t ? sample_tree_set_names_note(t, note) : 0;
 }
 
-/* Puts what F's runs could not count in T's header. */
-static int add_uncounted_note(struct source *s, const struct store_filter *f, struct sample_tree *t) {
+/* Puts how F's runs counted, and what they could not, in T's header. */
+static int add_collect_note(struct source *s, const struct store_filter *f, struct sample_tree *t) {
         _cleanup_free_ char *note = NULL;
         int r;
 
-        if (!t || !s->ops->uncounted_note)
+        if (!t || !s->ops->collect_note)
                 return 0;
-        r = s->ops->uncounted_note(s, f, &note);
+        r = s->ops->collect_note(s, f, &note);
         return r < 0 ? r : sample_tree_set_collect_note(t, note);
 }
 
@@ -89,7 +89,7 @@ int source_load_tree(struct source *s, const struct store_filter *f, struct name
         int r = s->ops->load_tree(s, f, names, ret);
 
         if (r >= 0)
-                r = add_uncounted_note(s, f, *ret);
+                r = add_collect_note(s, f, *ret);
         return r < 0 ? r : add_names_note(*ret);
 }
 
@@ -101,7 +101,7 @@ int source_load_index(struct source *s, const struct store_filter *f, bool inver
         else
                 r = view_data_build(s, f, inverted, ret);
         if (r >= 0)
-                r = add_uncounted_note(s, f, ret->index ? ret->index->header : NULL);
+                r = add_collect_note(s, f, ret->index ? ret->index->header : NULL);
         return r < 0 ? r : add_names_note(ret->index ? ret->index->header : NULL);
 }
 

@@ -1,7 +1,9 @@
-/* What a view's header says beyond the samples: processes whose resource a run could not count
+/* What a view's header says beyond the samples: how a resource was counted where that has a cost
+ * to say (alloc-* by uprobes), and the processes whose resource a run could not count
  * (run_resource.uncounted, schema version 7). */
 #include <errno.h>
 #include <inttypes.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -28,18 +30,19 @@ int store_set_uncounted(struct store *s, int64_t run_id, int64_t resource_id, ui
         return rc;
 }
 
-int store_uncounted_note(struct store *s, const struct store_filter *f, char **ret) {
+int store_collect_note(struct store *s, const struct store_filter *f, char **ret) {
         sqlite3_stmt *st;
         int64_t n = 0;
-        char *note = NULL;
-        int rc;
+        char *note = NULL, *cost = NULL, *missed = NULL;
+        bool probed = false;
+        int rc, r = 0;
 
         *ret = NULL;
         /* The runs load_header() reads: by run and host. */
         rc = sqlite3_prepare_v2(s->db,
-                                "SELECT rr.uncounted, rr.uncounted_note FROM run_resource AS rr "
+                                "SELECT rr.uncounted, rr.uncounted_note, rr.event FROM run_resource AS rr "
                                 "JOIN resource AS r ON r.id = rr.resource_id "
-                                "WHERE r.name = ?1 AND rr.uncounted > 0 AND (?2 = 0 OR rr.run_id = ?2) "
+                                "WHERE r.name = ?1 AND (?2 = 0 OR rr.run_id = ?2) "
                                 "AND (?3 IS NULL OR rr.run_id IN (SELECT id FROM run WHERE host = ?3)) "
                                 "ORDER BY rr.run_id",
                                 -1, &st, NULL);
@@ -50,9 +53,11 @@ int store_uncounted_note(struct store *s, const struct store_filter *f, char **r
         store_bind_text(st, 3, f->host);
         while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
                 const char *text = (const char *) sqlite3_column_text(st, 1);
+                const char *event = (const char *) sqlite3_column_text(st, 2);
 
                 n += sqlite3_column_int64(st, 0);
-                if (!note && text && *text && !(note = strdup(text))) {
+                probed |= event && strncmp(event, "uprobe:", 7) == 0;
+                if (!note && sqlite3_column_int64(st, 0) > 0 && text && *text && !(note = strdup(text))) {
                         sqlite3_finalize(st);
                         return -ENOMEM;
                 }
@@ -62,13 +67,22 @@ int store_uncounted_note(struct store *s, const struct store_filter *f, char **r
                 free(note);
                 return store_errno(s, rc);
         }
-        if (n > 0 &&
-            asprintf(ret, "%s: not measured in %" PRId64 " process%s%s%s", f->resource, n, n == 1 ? "" : "es",
-                     note ? ", " : "", note ? note : "") < 0) {
-                *ret = NULL;
-                free(note);
-                return -ENOMEM;
-        }
+        /* What it cost where it was counted by uprobes, and where it was not counted. */
+        if (probed &&
+            asprintf(&cost,
+                     "%s: counted by uprobes on glibc's allocator: each allocation call of "
+                     "a probed process trapped into the kernel (about 0.8 us)",
+                     f->resource) < 0)
+                cost = NULL, r = -ENOMEM;
+        if (r >= 0 && n > 0 &&
+            asprintf(&missed, "%s: not measured in %" PRId64 " process%s%s%s", f->resource, n,
+                     n == 1 ? "" : "es", note ? ", " : "", note ? note : "") < 0)
+                missed = NULL, r = -ENOMEM;
+        if (r >= 0 && (cost || missed) &&
+            asprintf(ret, "%s%s%s", cost ?: "", cost && missed ? "\n" : "", missed ?: "") < 0)
+                *ret = NULL, r = -ENOMEM;
         free(note);
-        return 0;
+        free(cost);
+        free(missed);
+        return r;
 }

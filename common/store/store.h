@@ -180,10 +180,11 @@ int store_load_index(struct store *s, const struct store_filter *f, struct tree_
 int store_load_tree_shared(struct store *s, const struct store_filter *f, struct name_table *names,
                            struct sample_tree **ret);
 
-/* What F's runs could not count of F's resource, for the header: "alloc-bytes: not measured in
- * 2 processes, ownmalloc (pid 812) the first: ..." (malloc()ed), or NULL in *RET: nothing. Returns
- * 0 or a negative errno (store-notes.c). */
-int store_uncounted_note(struct store *s, const struct store_filter *f, char **ret);
+/* What the header says of how F's runs counted F's resource, beyond the samples (malloc()ed;
+ * NULL in *RET: nothing): that it was by uprobes, and what that cost, and the processes they
+ * could not count ("alloc-bytes: not measured in 2 processes, ownmalloc (pid 812) the first:
+ * ..."). Returns 0 or a negative errno (store-notes.c). */
+int store_collect_note(struct store *s, const struct store_filter *f, char **ret);
 
 /* ---- merging (store-write.c) ---- */
 

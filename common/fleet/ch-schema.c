@@ -14,10 +14,11 @@
  * the INSERTs under way and makes the next ones fail, as a server down would: a shipper keeps
  * the batch and sends it again, its marker unwritten), puts a plain VIEW of the same rows in its
  * place (readers go on reading; a VIEW refuses INSERTs), makes the view of the rollups, back-fills
- * every row the renamed table holds, and renames it back. Every sample row is then either in the
+ * every row the renamed table holds, writes the version row and renames the table back. Every sample row is then either in the
  * back-fill (written before) or through the view (written after), never both. The RENAME is
  * also the upgrade's lock: of several cppd upgrading at once, one renames and the others find
- * the table gone and wait for their next try. */
+ * the table gone and wait for their next try; one that renames it after the upgrade ended finds
+ * the version written and renames it back. */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -146,7 +147,7 @@ static int samples_engine(struct ch_client *c, const char *db, char *buf, size_t
 }
 
 /* The back-fill: the materialized view's SELECT of 0002-rollups.sql, over the renamed table.
- * tests/integration/test-fleet-upgrade.py checks that the two give the same sums. */
+ * tests/integration/test-fleet.py checks that the two give the same sums. */
 static const char backfill_sql[] =
         "INSERT INTO {db}.samples_hourly SELECT resource, unit, "
         "toDateTime(intDiv(toUInt32(time), 3600) * 3600) AS hour, stack, period, toUInt8(pid > 0) AS busy, "
@@ -155,13 +156,16 @@ static const char backfill_sql[] =
         "floor(toFloat64(hits) * hits / greatest(samples, 1)))) AS sum_squares "
         "FROM {db}.samples_upgrading GROUP BY resource, unit, hour, stack, period, busy\n";
 
-/* Puts samples back after a failed step, as well as it can: the view of the rollups and a
- * partial back-fill dropped, the VIEW dropped, the table renamed back. */
-static void rollups_undo(struct ch_client *c, const char *db) {
+/* Puts samples back after a failed step, as well as it can: unless the version row is written
+ * (the rollups are whole then), the view of the rollups and a partial back-fill dropped; the
+ * VIEW dropped, the table renamed back. */
+static void rollups_undo(struct ch_client *c, const char *db, bool versioned) {
         char engine[64];
 
-        (void) run_statements(c, "DROP TABLE IF EXISTS {db}.samples_hourly_mv\n", db);
-        (void) run_statements(c, "DROP TABLE IF EXISTS {db}.samples_hourly\n", db);
+        if (!versioned) {
+                (void) run_statements(c, "DROP TABLE IF EXISTS {db}.samples_hourly_mv\n", db);
+                (void) run_statements(c, "DROP TABLE IF EXISTS {db}.samples_hourly\n", db);
+        }
         if (samples_engine(c, db, engine, sizeof engine) < 0)
                 return;
         if (streq(engine, "View"))
@@ -170,11 +174,22 @@ static void rollups_undo(struct ch_client *c, const char *db) {
                 (void) run_statements(c, "RENAME TABLE {db}.samples_upgrading TO {db}.samples\n", db);
 }
 
-/* Version 1 -> 2, SQL being 0002-rollups.sql: the steps the opening comment gives. */
+static int add_version(struct ch_client *c, unsigned version) {
+        const struct ch_url *u = ch_client_url(c);
+        char sql[512];
+
+        snprintf(sql, sizeof sql, "INSERT INTO %s.schema_version VALUES (%u, now())", u->db, version);
+        return ch_query(c, sql, NULL, 0, CH_QUERY_NO_DB, NULL, NULL);
+}
+
+/* Version 1 -> 2, SQL being 0002-rollups.sql: the steps the opening comment gives, the version
+ * row written while the writes are still stopped, so that a cppd that finds samples back in
+ * place finds the version too. */
 static int upgrade_rollups(struct ch_client *c, const char *sql) {
         const struct ch_url *u = ch_client_url(c);
-        unsigned timeout = ch_client_timeout(c);
+        unsigned timeout = ch_client_timeout(c), v = 0;
         char engine[64], why[512];
+        bool versioned = false;
         int r;
 
         r = samples_engine(c, u->db, engine, sizeof engine);
@@ -184,14 +199,14 @@ static int upgrade_rollups(struct ch_client *c, const char *sql) {
                 return ch_client_set_error(
                         c, -EPROTO,
                         "%s at %s:%u is sharded (Distributed tables) at fleet schema version 1: upgrade each "
-                        "shard's tables as schemas/README.md (\"Rollups\") says",
+                        "shard's tables as schemas/README.md (\"Upgrading to version 2\") says",
                         u->db, u->host, u->port);
         if (!streq(engine, "MergeTree"))
                 return ch_client_set_error(
                         c, -EBUSY,
                         "%s at %s:%u is being upgraded to fleet schema version %u by another cppd, or an "
-                        "upgrade stopped half-way (samples is %s; schemas/README.md, \"Rollups\", says how to "
-                        "finish it)",
+                        "upgrade stopped half-way (samples is %s; schemas/README.md, \"Upgrading to version 2\", "
+                        "says how to finish it)",
                         u->db, u->host, u->port, CH_SCHEMA_ROLLUPS, *engine ? engine : "missing");
 
         /* The lock and the barrier: waits for the INSERTs under way, fails the next ones. */
@@ -202,8 +217,14 @@ static int upgrade_rollups(struct ch_client *c, const char *sql) {
                         u->db, u->host, u->port, CH_SCHEMA_ROLLUPS);
         if (r < 0)
                 return r;
+        /* Another cppd may have upgraded it between our reading the version and the RENAME. */
+        r = read_version(c, &v);
+        if (r >= 0 && v >= CH_SCHEMA_ROLLUPS)
+                return run_statements(c, "RENAME TABLE {db}.samples_upgrading TO {db}.samples\n", u->db);
         /* What an earlier attempt may have left is dropped: nothing can write into it now. */
-        r = run_statements(c, "CREATE VIEW {db}.samples AS SELECT * FROM {db}.samples_upgrading\n", u->db);
+        if (r >= 0)
+                r = run_statements(c, "CREATE VIEW {db}.samples AS SELECT * FROM {db}.samples_upgrading\n",
+                                   u->db);
         if (r >= 0)
                 r = run_statements(c, "DROP TABLE IF EXISTS {db}.samples_hourly_mv\n", u->db);
         if (r >= 0)
@@ -216,25 +237,21 @@ static int upgrade_rollups(struct ch_client *c, const char *sql) {
                 r = run_statements(c, backfill_sql, u->db);
                 ch_client_set_timeout(c, timeout);
         }
+        if (r >= 0) {
+                r = add_version(c, CH_SCHEMA_ROLLUPS);
+                versioned = r >= 0;
+        }
         if (r >= 0)
                 r = run_statements(c, "DROP TABLE {db}.samples\n", u->db);
         if (r >= 0)
                 r = run_statements(c, "RENAME TABLE {db}.samples_upgrading TO {db}.samples\n", u->db);
         if (r < 0) {
                 snprintf(why, sizeof why, "%s", ch_client_error(c));
-                rollups_undo(c, u->db);
+                rollups_undo(c, u->db, versioned);
                 return ch_client_set_error(c, r, "upgrading %s at %s:%u to fleet schema version %u: %s",
                                            u->db, u->host, u->port, CH_SCHEMA_ROLLUPS, why);
         }
         return 0;
-}
-
-static int add_version(struct ch_client *c, unsigned version) {
-        const struct ch_url *u = ch_client_url(c);
-        char sql[512];
-
-        snprintf(sql, sizeof sql, "INSERT INTO %s.schema_version VALUES (%u, now())", u->db, version);
-        return ch_query(c, sql, NULL, 0, CH_QUERY_NO_DB, NULL, NULL);
 }
 
 int ch_schema_create(struct ch_client *c) {
@@ -258,10 +275,13 @@ int ch_schema_create(struct ch_client *c) {
 
                         if (m->version <= v)
                                 continue;
-                        r = m->version == CH_SCHEMA_ROLLUPS ? upgrade_rollups(c, m->sql) :
-                                                              run_statements(c, m->sql, u->db);
-                        if (r >= 0)
-                                r = add_version(c, m->version);
+                        if (m->version == CH_SCHEMA_ROLLUPS)
+                                r = upgrade_rollups(c, m->sql); /* it adds the version row */
+                        else {
+                                r = run_statements(c, m->sql, u->db);
+                                if (r >= 0)
+                                        r = add_version(c, m->version);
+                        }
                         if (r < 0)
                                 return r;
                 }

@@ -33,6 +33,8 @@ minutes and starts a real server); run it by hand.
    aggregation to distinct stacks and the stacks' lookup, common/fleet/ch-read.c), and as the
    least the server must do (the aggregation, then the stacks by the hashes it gave); cppctl
    from the rollups (as it runs) and from the raw samples (CPPD_CLICKHOUSE_ROLLUPS=0).
+   With --upgrade the load goes into a version 1 database (no rollups), which `cppctl merge -o`
+   of an empty store then upgrades and back-fills as cppd would: timed, the sums compared.
 5. With --days D (7: the issue's week): the loaded --hours copied server-side into the days
    after them (INSERT ... SELECT, shifted; the materialized view rolls the copies up like any
    INSERT): generating and loading a week over HTTP would take this VM an hour. Then unit 1's
@@ -445,16 +447,37 @@ def schema_statements(path, db):
     return out
 
 
-def create(server, schemas, db):
+def create(server, schemas, db, version=None):
     """The schema as cppctl creates it (ch_schema_create): each file's statements in order (the
     rollups and their materialized view included), then the version row, the number the last
-    file's name starts with."""
+    file's name starts with; with VERSION, the files up to that one only (an older cppd's
+    database)."""
     files = sorted(f for f in os.listdir(schemas) if f.endswith('.sql'))
+    if version:
+        files = [f for f in files if int(f.split('-')[0]) <= version]
     for name in files:
         for s in schema_statements(os.path.join(schemas, name), db):
             server.post(s)
     version = int(files[-1].split('-')[0])
     server.post('INSERT INTO %s.schema_version VALUES (%d, now())' % (db, version))
+
+
+def upgrade(server, ch, db, cppctl, stores, tmp):
+    """The loaded version 1 database upgraded as cppd upgrades it: `cppctl merge -o` of a store
+    without samples (one of the recordings, emptied), whose opening upgrades the database and
+    back-fills the rollups (common/fleet/ch-schema.c). Returns (seconds, the samples' hits, the
+    rollups' hits, the version after)."""
+    empty = os.path.join(tmp, 'empty.db')
+    shutil.copy(stores[0][1], empty)
+    with sqlite3.connect(empty) as c:
+        c.execute('DELETE FROM sample')
+    env = dict(os.environ, CPPD_CLICKHOUSE_CREDENTIALS=ch.credentials)
+    t0 = time.monotonic()
+    cppctl_run(cppctl, ['merge', '-o', ch.url(db), empty], env)
+    secs = time.monotonic() - t0
+    return (secs, server.value('SELECT sum(hits) FROM %s.samples' % db),
+            server.value('SELECT sum(sum_hits) FROM %s.samples_hourly' % db),
+            server.value('SELECT max(version) FROM %s.schema_version' % db))
 
 
 def replicate(server, db, span, copies):
@@ -783,6 +806,8 @@ def main():
                     help='days of samples asked over: the loaded --hours copied server-side, shifted, to fill them '
                     '(7: the week of the issue, from a day generated and loaded)')
     ap.add_argument('--schemas', default=os.path.join(top, 'schemas', 'clickhouse'))
+    ap.add_argument('--upgrade', action='store_true',
+                    help='load into a version 1 database (no rollups), then time its upgrade and back-fill')
     a = ap.parse_args()
     a.build = os.path.abspath(a.build)
     cppctl = os.path.join(a.build, 'client', 'cppctl')
@@ -834,7 +859,9 @@ def main():
         with clickhouse.ClickHouse(tmp, 'fleet', timeout=120) as ch:
             server = Server(ch)
             db = 'fleet'
-            create(server, a.schemas, db)
+            # A version 1 database, as an older cppd made it, upgraded after the load (--upgrade), or
+            # the current one, rolled up as it loads.
+            create(server, a.schemas, db, 1 if a.upgrade else None)
             # 3. The load.
             wall, st = load(server, fleet, db, a.jobs)
             rows = st['rows']
@@ -846,6 +873,10 @@ def main():
             got = server.value('SELECT count(), sum(hits) FROM %s.samples' % db)
             marked = server.value('SELECT sum(rows), sum(hits), count() FROM %s.batches' % db)
             st['check'] = (got, marked)
+            upgraded = None
+            if a.upgrade:
+                log('upgrading the database to the rollups (cppctl merge -o, ch_schema_create)')
+                upgraded = upgrade(server, ch, db, cppctl, stores, tmp)
             stacks_parts = parts(server, db, 'stacks')
 
             create(server, a.schemas, 'fleet_ship')
@@ -875,6 +906,11 @@ def main():
 
         report(a, wall, st, loaded, stacks_parts, optimized, columns, ship, unit, hosts_of, scanned, diff_what,
                cmds, results, cppctl_error, listing)
+        if upgraded:
+            log('== upgrade of the loaded version 1 database: %.1f s (cppctl merge -o of an empty store: the '
+                'back-fill of %d rows); hits in samples %s, in the rollups %s%s; version now %s'
+                % (upgraded[0], st['rows'], upgraded[1], upgraded[2],
+                   '' if upgraded[1] == upgraded[2] else '  MISMATCH', upgraded[3]))
         report_week(a, copied, week)
 
 

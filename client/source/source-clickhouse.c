@@ -1,6 +1,7 @@
 /* The ClickHouse source: a fleet store (common/fleet) named by a clickhouse:// URL, its
  * credentials from a file (fleet-open.c). It keeps no index cache: a fleet has no file identity
- * to key one by. */
+ * to key one by. Questions go to the rollups where their filters allow (ch-read.c), unless
+ * $CPPD_CLICKHOUSE_ROLLUPS is 0: the tests and benchmarks compare the two paths. */
 #include "source-internal.h"
 
 #include <errno.h>
@@ -101,6 +102,7 @@ static const struct source_ops clickhouse_ops = {
 int source_clickhouse_open(const char *db, const char *credentials, unsigned flags, struct source **ret) {
         _cleanup_(ch_client_freep) struct ch_client *c = NULL;
         struct source_clickhouse *s;
+        const char *e;
         int r;
 
         /* Quiet: the client alone, its schema left for whoever reads it next to check and report. */
@@ -110,6 +112,9 @@ int source_clickhouse_open(const char *db, const char *credentials, unsigned fla
                 r = fleet_open(db, fleet_credentials(credentials), false, &c);
         if (r < 0)
                 return r;
+        e = getenv("CPPD_CLICKHOUSE_ROLLUPS");
+        if (e && streq(e, "0"))
+                ch_client_set_rollups(c, false);
         s = malloc(sizeof *s);
         if (!s)
                 return flags & SOURCE_QUIET ? -ENOMEM : log_error_errno(ENOMEM, "Out of memory");

@@ -28,6 +28,8 @@ struct ch_client {
         char *user, *password; /* NULL: ClickHouse's default user, no password */
         CURL *curl;
         unsigned timeout_s;
+        unsigned schema; /* the version ch_schema_check() read; 0: not read */
+        bool raw;        /* never the rollups (ch_client_set_rollups()) */
         char error[1024];
 };
 
@@ -293,6 +295,22 @@ void ch_client_set_timeout(struct ch_client *c, unsigned seconds) {
         c->timeout_s = seconds;
 }
 
+unsigned ch_client_timeout(const struct ch_client *c) {
+        return c->timeout_s;
+}
+
+void ch_client_set_schema(struct ch_client *c, unsigned version) {
+        c->schema = version;
+}
+
+void ch_client_set_rollups(struct ch_client *c, bool use) {
+        c->raw = !use;
+}
+
+bool ch_client_rollups(const struct ch_client *c) {
+        return !c->raw && c->schema >= CH_SCHEMA_ROLLUPS;
+}
+
 /* ---- buffers ---- */
 
 static int ch_buf_reserve(struct ch_buf *b, size_t more) {
@@ -547,6 +565,8 @@ static int errno_of_exception(const char *text) {
                 return -EROFS;
         case 62: /* SYNTAX_ERROR */
                 return -EINVAL;
+        case 57: /* TABLE_ALREADY_EXISTS */
+                return -EEXIST;
         default:
                 return -EIO;
         }

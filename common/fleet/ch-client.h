@@ -79,6 +79,21 @@ int ch_client_set_error(struct ch_client *c, int r, const char *fmt, ...)
 
 /* Seconds a whole request may take (0: no limit). */
 void ch_client_set_timeout(struct ch_client *c, unsigned seconds);
+unsigned ch_client_timeout(const struct ch_client *c);
+
+/* The schema version from which the database holds the rollups (samples_hourly, filled by a
+ * materialized view: schemas/clickhouse/0002-rollups.sql). */
+#define CH_SCHEMA_ROLLUPS 2
+
+/* The version ch_schema_check() read (it sets it); readers use the rollups only in a database
+ * that has them. */
+void ch_client_set_schema(struct ch_client *c, unsigned version);
+/* USE false: every question is answered from the raw samples (tests and benchmarks compare the
+ * two paths; the default is true). */
+void ch_client_set_rollups(struct ch_client *c, bool use);
+/* Whether readers may answer from the rollups: the database has them and they are not turned
+ * off. */
+bool ch_client_rollups(const struct ch_client *c);
 
 enum {
         CH_QUERY_READONLY = 1 << 0,    /* readonly=1: ClickHouse refuses anything that writes */
@@ -127,12 +142,17 @@ int ch_parse_i64(const char *s, int64_t *ret);
 unsigned ch_schema_current(void);
 
 /* Creates the database and the tables that are missing, records the version in a new
- * database, then checks it as ch_schema_check() does. Returns 0 or a negative errno. */
+ * database, upgrades an older one (each migration in turn, the rollups back-filled: ch-schema.c
+ * says how no sample is lost or counted twice while hosts ship), then checks it as
+ * ch_schema_check() does. Returns 0; -EBUSY while another cppd upgrades it (or an upgrade
+ * stopped half-way); -EPROTO for a sharded database (Distributed tables), whose shards are
+ * upgraded by hand; or a negative errno, with ch_client_error() in words. */
 int ch_schema_create(struct ch_client *c);
 
-/* Checks that the database holds the fleet schema at ch_schema_current(). Returns 0; -ENOENT
- * if the database or its schema_version table is missing; -EPROTO if it holds another version
- * (ch_client_error() names both); or ch_query()'s errors. */
+/* Checks that the database holds a fleet schema these sources read: ch_schema_current() or an
+ * older version (read from the raw samples only, without rollups), and records it in C.
+ * Returns 0; -ENOENT if the database or its schema_version table is missing; -EPROTO if it
+ * holds a newer version (ch_client_error() names both); or ch_query()'s errors. */
 int ch_schema_check(struct ch_client *c);
 
 /* ---- text for SQL and for TabSeparated bodies ---- */

@@ -9,7 +9,15 @@
  * to its label and what the filters say of it), each stack is mapped once to its tree node, and
  * each (stack, period) row adds hits weighted by period / gcd_u64(periods). The labelling, the
  * mapping of a stack frame by frame and the adding of a row are tree-load.c's, which store-read.c
- * calls too: the two loaders cannot disagree on a label, a filter or a weight. */
+ * calls too: the two loaders cannot disagree on a label, a filter or a weight.
+ *
+ * The samples come from the rollups (samples_hourly: sums by resource, unit, hour, stack, period
+ * and busy, schemas/clickhouse/0002-rollups.sql) where the filter allows, from the raw samples
+ * otherwise: a filter of run, pid, process, executable or host needs the raw rows; a time range
+ * reads its whole hours from the rollups and the parts of hours at either end from the raw
+ * rows. Both give rows of (stack, period, hits, samples, squared hits) that are summed again per
+ * (stack, period): the rollups' sums are final only after ClickHouse merges their parts, so no
+ * answer may depend on that, and the two paths give the same sums, hence the same tree. */
 #include "ch-read.h"
 
 #include <errno.h>
@@ -92,6 +100,96 @@ static int where_samples(struct ch_buf *q, const struct store_filter *f) {
         return r;
 }
 
+/* The seconds of an hour: the rollups' time step, as 0002-rollups.sql rounds. */
+#define HOUR 3600
+
+/* What of F the rollups answer: the whole hours [from, to) of its time (to_open: no end),
+ * from_edge/to_edge: whether raw rows before from / from to on are in F too. */
+struct rollup_span {
+        int64_t from, to;
+        bool to_open;
+        bool from_edge, to_edge;
+};
+
+/* Whether the rollups can answer F (some of it), and *ret: how. */
+static bool rollup_span(struct ch_client *c, const struct store_filter *f, struct rollup_span *ret) {
+        int64_t lo = f->has_since ? f->since : INT64_MIN, hi = f->has_until ? f->until : INT64_MAX;
+        struct rollup_span s = {};
+
+        if (!ch_client_rollups(c) || f->run_id || f->pid || f->comm || f->exe || f->host)
+                return false;
+        /* the odd bounds where_samples() writes as "AND 0": the raw path says it */
+        if (lo > UINT32_MAX || hi <= 0)
+                return false;
+        s.from = lo <= 0 ? 0 : (lo + HOUR - 1) / HOUR * HOUR;
+        s.from_edge = lo > 0 && lo != s.from;
+        if (s.from > UINT32_MAX)
+                return false;
+        s.to_open = hi > UINT32_MAX;
+        if (!s.to_open) {
+                s.to = hi / HOUR * HOUR;
+                s.to_edge = hi != s.to;
+                if (s.to <= s.from)
+                        return false; /* no whole hour */
+        }
+        *ret = s;
+        return true;
+}
+
+/* Appends the rows F selects as (stack, period, h, n, sq): hits, samples, squared hits, from
+ * the rollups' whole hours of SPAN and the raw rows at its edges. */
+static int rollup_rows(struct ch_buf *q, const struct store_filter *f, const struct rollup_span *s) {
+        int r;
+
+        r = ch_buf_printf(q,
+                          "SELECT stack, period, sum_hits AS h, sum_samples AS n, sum_squares AS sq "
+                          "FROM samples_hourly WHERE resource = ");
+        if (r >= 0)
+                r = ch_buf_quote(q, f->resource);
+        if (r >= 0 && f->unit) {
+                r = ch_buf_printf(q, " AND unit = ");
+                if (r >= 0)
+                        r = ch_buf_quote(q, f->unit);
+        }
+        if (r >= 0 && f->no_idle)
+                r = ch_buf_printf(q, " AND busy = 1");
+        if (r >= 0 && s->from > 0)
+                r = ch_buf_printf(q, " AND hour >= toDateTime(%" PRId64 ")", s->from);
+        if (r >= 0 && !s->to_open)
+                r = ch_buf_printf(q, " AND hour < toDateTime(%" PRId64 ")", s->to);
+        for (int edge = 0; edge < 2 && r >= 0; edge++) {
+                if (!(edge ? s->to_edge : s->from_edge))
+                        continue;
+                r = ch_buf_printf(q,
+                                  " UNION ALL SELECT stack, period, hits AS h, samples AS n, "
+                                  "if(hits_squared > 0, toFloat64(hits_squared), "
+                                  "floor(toFloat64(hits) * hits / greatest(samples, 1))) AS sq FROM samples");
+                if (r >= 0)
+                        r = where_samples(q, f);
+                if (r >= 0)
+                        r = edge ? ch_buf_printf(q, " AND time >= toDateTime(%" PRId64 ")", s->to) :
+                                   ch_buf_printf(q, " AND time < toDateTime(%" PRId64 ")", s->from);
+        }
+        return r;
+}
+
+/* Appends a subquery of the stack hashes of the samples F selects. */
+static int selected_stacks(struct ch_client *c, struct ch_buf *q, const struct store_filter *f) {
+        struct rollup_span s;
+        int r;
+
+        if (rollup_span(c, f, &s)) {
+                r = ch_buf_printf(q, "(SELECT stack FROM (");
+                if (r >= 0)
+                        r = rollup_rows(q, f, &s);
+                return r < 0 ? r : ch_buf_printf(q, "))");
+        }
+        r = ch_buf_printf(q, "(SELECT stack FROM samples");
+        if (r >= 0)
+                r = where_samples(q, f);
+        return r < 0 ? r : ch_buf_printf(q, ")");
+}
+
 static int query_text(struct ch_client *c, struct ch_buf *q, char **ret, size_t *ret_len) {
         if (ch_buf_printf(q, " FORMAT TabSeparated") < 0)
                 return -ENOMEM;
@@ -107,7 +205,9 @@ int ch_list_resources(struct ch_client *c, char ***ret) {
         _cleanup_(ch_buf_done) struct ch_buf q = {};
         int r;
 
-        if (ch_buf_printf(&q, "SELECT DISTINCT resource FROM samples ORDER BY resource") < 0)
+        /* the same set from the rollups, every sample row being rolled up: a smaller scan */
+        if (ch_buf_printf(&q, "SELECT DISTINCT resource FROM %s ORDER BY resource",
+                          ch_client_rollups(c) ? "samples_hourly" : "samples") < 0)
                 return -ENOMEM;
         r = ch_query_rows(c, &q, 1, add_resource, &names);
         if (r == -EBADMSG && !*ch_client_error(c))
@@ -444,11 +544,9 @@ static int load_kept_names(struct load *l) {
         /* GLOBAL IN, as load_stacks() says why: over Distributed tables too */
         r = ch_buf_printf(&q,
                           "SELECT DISTINCT arrayJoin(arrayFilter((b, u) -> u = 1, build_ids, unknown)) "
-                          "FROM stacks WHERE hash GLOBAL IN (SELECT stack FROM samples");
+                          "FROM stacks WHERE hash GLOBAL IN ");
         if (r >= 0)
-                r = where_samples(&q, l->f);
-        if (r >= 0)
-                r = ch_buf_printf(&q, ")");
+                r = selected_stacks(l->c, &q, l->f);
         if (r < 0)
                 return r;
         return ch_names_load(l->c, q.data, &l->kept);
@@ -470,11 +568,9 @@ static int load_stacks(struct load *l) {
                 "SELECT hash, fn, mo, bi, fi, li, ad, il, uk, k FROM stacks "
                 "ARRAY JOIN functions AS fn, modules AS mo, build_ids AS bi, files AS fi, lines AS li, "
                 "addresses AS ad, inlined AS il, unknown AS uk, arrayEnumerate(functions) AS k "
-                "WHERE hash GLOBAL IN (SELECT stack FROM samples");
+                "WHERE hash GLOBAL IN ");
         if (r >= 0)
-                r = where_samples(&q, l->f);
-        if (r >= 0)
-                r = ch_buf_printf(&q, ")");
+                r = selected_stacks(l->c, &q, l->f);
         if (r >= 0)
                 r = ch_query_rows(l->c, &q, 10, frame_line, l);
         if (r < 0)
@@ -511,7 +607,17 @@ static int sample_line(char **fields, void *userdata) {
 
 static int load_samples(struct load *l) {
         _cleanup_(ch_buf_done) struct ch_buf q = {};
+        struct rollup_span s;
         int r;
+
+        if (rollup_span(l->c, l->f, &s)) {
+                r = ch_buf_printf(&q, "SELECT stack, period, sum(h), sum(n), sum(sq) FROM (");
+                if (r >= 0)
+                        r = rollup_rows(&q, l->f, &s);
+                if (r >= 0)
+                        r = ch_buf_printf(&q, ") GROUP BY stack, period");
+                return r < 0 ? r : ch_query_rows(l->c, &q, 5, sample_line, l);
+        }
 
         /* The sum of squared hits as store-read.c sums it: a row that does not know it counts
          * each of its samples as hits / samples. */

@@ -16,7 +16,8 @@ minutes and starts a real server); run it by hand.
    program's rows by their recorded weights, more in the day's busy hours, fewer at night; a
    row's hits are its weight's share of the unit's samples that minute, with noise.
 3. The load. Each host's day goes to ClickHouse as one batch per table, TabSeparated over HTTP,
-   in the schema's format (schemas/clickhouse/0001-fleet.sql), markers included; --jobs
+   in the schema's format (schemas/clickhouse/, the rollups' materialized view rolling each
+   INSERT up as it lands), markers included; --jobs
    processes generate the next hosts while the server parses this one. The rows and hits that
    arrived are checked against the markers'. Then the daemon's own shape of shipping, one
    batch per host and bucket with the idempotent protocol (marker asked; stacks, runs,
@@ -30,12 +31,21 @@ minutes and starts a real server); run it by hand.
    against the second; with less: the first half against the second half, and it says so).
    Each is timed as cppctl runs it over clickhouse://, as the same queries sent alone (the
    aggregation to distinct stacks and the stacks' lookup, common/fleet/ch-read.c), and as the
-   least the server must do (the aggregation, then the stacks by the hashes it gave).
+   least the server must do (the aggregation, then the stacks by the hashes it gave); cppctl
+   from the rollups (as it runs) and from the raw samples (CPPD_CLICKHOUSE_ROLLUPS=0).
+   With --upgrade the load goes into a version 1 database (no rollups), which `cppctl merge -o`
+   of an empty store then upgrades and back-fills as cppd would: timed, the sums compared.
+5. With --days D (7: the issue's week): the loaded --hours copied server-side into the days
+   after them (INSERT ... SELECT, shifted; the materialized view rolls the copies up like any
+   INSERT): generating and loading a week over HTTP would take this VM an hour. Then unit 1's
+   function profile over all hosts and the D days, and one host's last hour (and the unit's last
+   day, and the fleet's last hour), by cppctl from the rollups and from the raw samples, their
+   answers compared.
 
 Needs root for the recordings (perf events), unless --stacks-from names stores already
 recorded. Temporary files (the stores, the server's data) are removed at the end.
 
-Usage: sudo tests/bench/bench-fleet.py [BUILD_DIR] [--hosts 1000] [--hours 24] [--rows 20]
+Usage: sudo tests/bench/bench-fleet.py [BUILD_DIR] [--hosts 1000] [--hours 24] [--days 7] [--rows 20]
                                        [--units 20] [--repeat 3] [--stacks-from DB ...]
 (--help lists the rest.) The defaults take about 10 minutes on a 2-CPU VM."""
 import argparse
@@ -437,13 +447,52 @@ def schema_statements(path, db):
     return out
 
 
-def create(server, schema, db):
-    """The schema as cppctl creates it (ch_schema_create): the file's statements, then the
-    version row, the number the file's name starts with."""
-    for s in schema_statements(schema, db):
-        server.post(s)
-    version = int(os.path.basename(schema).split('-')[0])
+def create(server, schemas, db, version=None):
+    """The schema as cppctl creates it (ch_schema_create): each file's statements in order (the
+    rollups and their materialized view included), then the version row, the number the last
+    file's name starts with; with VERSION, the files up to that one only (an older cppd's
+    database)."""
+    files = sorted(f for f in os.listdir(schemas) if f.endswith('.sql'))
+    if version:
+        files = [f for f in files if int(f.split('-')[0]) <= version]
+    for name in files:
+        for s in schema_statements(os.path.join(schemas, name), db):
+            server.post(s)
+    version = int(files[-1].split('-')[0])
     server.post('INSERT INTO %s.schema_version VALUES (%d, now())' % (db, version))
+
+
+def upgrade(server, ch, db, cppctl, stores, tmp):
+    """The loaded version 1 database upgraded as cppd upgrades it: `cppctl merge -o` of a store
+    without samples (one of the recordings, emptied), whose opening upgrades the database and
+    back-fills the rollups (common/fleet/ch-schema.c). Returns (seconds, the samples' hits, the
+    rollups' hits, the version after)."""
+    empty = os.path.join(tmp, 'empty.db')
+    shutil.copy(stores[0][1], empty)
+    with sqlite3.connect(empty) as c:
+        c.execute('DELETE FROM sample')
+    env = dict(os.environ, CPPD_CLICKHOUSE_CREDENTIALS=ch.credentials)
+    t0 = time.monotonic()
+    cppctl_run(cppctl, ['merge', '-o', ch.url(db), empty], env)
+    secs = time.monotonic() - t0
+    return (secs, server.value('SELECT sum(hits) FROM %s.samples' % db),
+            server.value('SELECT sum(sum_hits) FROM %s.samples_hourly' % db),
+            server.value('SELECT max(version) FROM %s.schema_version' % db))
+
+
+def replicate(server, db, span, copies):
+    """The loaded SPAN seconds of samples copied COPIES times, each shifted by one more SPAN (a
+    day into a week), server-side: INSERT ... SELECT, which the materialized view rolls up as it
+    rolls up any INSERT. Returns the seconds it took."""
+    t0 = time.monotonic()
+    for k in range(1, copies + 1):
+        shift = k * span
+        server.post('INSERT INTO {db}.samples ({cols}, hits_squared) SELECT toDateTime(toUInt32(time) + {s}) AS t, '
+                    'host, run, batch + {s} AS b, resource, period, unit, pid, tid, comm, thread_comm, exe, stack, '
+                    'hits, samples, hits_squared FROM {db}.samples WHERE time < toDateTime({end})'
+                    .format(db=db, cols=SAMPLE_COLUMNS, s=shift, end=DAY0 + span), timeout=7200)
+        log('  copy %d of %d: %.0f s' % (k, copies, time.monotonic() - t0))
+    return time.monotonic() - t0
 
 
 FLEET = None
@@ -628,6 +677,7 @@ def questions(a, server, ch, db, fleet, cppctl):
     day_end = DAY0 + min(span, 86400)
     url = ch.url(db)
     env = dict(os.environ, CPPD_CLICKHOUSE_CREDENTIALS=ch.credentials)
+    raw = dict(env, CPPD_CLICKHOUSE_ROLLUPS='0')
     sel = ['--unit', unit, '--resource', 'cpu-time']
     day = ['--since', '@%d' % DAY0, '--until', '@%d' % day_end]
     cmds = {
@@ -656,18 +706,87 @@ def questions(a, server, ch, db, fleet, cppctl):
     for name, aim in (('function', 1.0), ('down', 2.0), ('diff', 3.0)):
         med_sql, all_sql, res = timed(lambda: sql[name](False), a.repeat)
         med_one = timed(lambda: sql[name](True), a.repeat)[0]
-        med_cli = all_cli = None
+        med_cli = all_cli = med_raw = None
         if cppctl_error is None:
             try:
                 med_cli, all_cli, _ = timed(lambda: cppctl_run(cppctl, cmds[name], env), a.repeat)
+                med_raw = timed(lambda: cppctl_run(cppctl, cmds[name], raw), a.repeat)[0]
             except RuntimeError as e:
                 cppctl_error = str(e)
         if name == 'function' and cppctl_error is None:
             # What the answer looks like: the first lines of the function profile.
             out = cppctl_run(cppctl, cmds[name], env).splitlines()
             log('\n'.join('  | ' + line for line in out[:14]))
-        results.append((name, aim, med_sql, all_sql, med_cli, all_cli, med_one))
+        results.append((name, aim, med_sql, all_sql, med_cli, all_cli, med_one, med_raw))
     return unit, hosts_of, rows_scanned, diff_what, cmds, results, cppctl_error, listing
+
+
+def week_questions(a, server, ch, db, fleet, cppctl):
+    """The issue's two: unit 1's function profile over all hosts and --days days, and one host's
+    last hour, each from the rollups (cppctl as it is) and from the raw samples
+    (CPPD_CLICKHOUSE_ROLLUPS=0), --repeat times; and what the tables hold."""
+    unit = fleet.units[0].name
+    end = DAY0 + a.days * 86400
+    host = fleet.hosts[0][0]
+    url = ch.url(db)
+    env = dict(os.environ, CPPD_CLICKHOUSE_CREDENTIALS=ch.credentials)
+    raw = dict(env, CPPD_CLICKHOUSE_ROLLUPS='0')
+    asks = [
+        ('unit %d days' % a.days, 0.5, ['functions', '--db', url, '--unit', unit, '--resource', 'cpu-time',
+                                        '--since', '@%d' % DAY0, '--until', '@%d' % end]),
+        ('unit last day', None, ['functions', '--db', url, '--unit', unit, '--resource', 'cpu-time',
+                                 '--since', '@%d' % (end - 86400), '--until', '@%d' % end]),
+        ('host last hour', 0.2, ['functions', '--db', url, '--host', host, '--resource', 'cpu-time',
+                                 '--since', '@%d' % (end - 3600), '--until', '@%d' % end]),
+        ('fleet last hour', None, ['functions', '--db', url, '--resource', 'cpu-time',
+                                   '--since', '@%d' % (end - 3600), '--until', '@%d' % end]),
+    ]
+    out = {'asks': [], 'unit': unit, 'host': host}
+    for name, aim, args in asks:
+        row = [name, aim, args]
+        answers = []
+        for e in (env, raw):
+            med, runs, text = timed(lambda: cppctl_run(cppctl, args, e), a.repeat)
+            row += [med, runs]
+            answers.append(text)
+        row.append(answers[0] == answers[1])
+        out['asks'].append(row)
+    out['rows'] = server.value("SELECT count() FROM %s.samples WHERE resource = 'cpu-time' AND unit = %s AND "
+                               "time >= toDateTime(%d) AND time < toDateTime(%d)" % (db, ch_string(unit), DAY0, end))
+    out['rolled'] = server.value("SELECT count() FROM %s.samples_hourly WHERE resource = 'cpu-time' AND unit = %s "
+                                 "AND hour >= toDateTime(%d) AND hour < toDateTime(%d)"
+                                 % (db, ch_string(unit), DAY0, end))
+    out['samples'] = parts(server, db, 'samples')
+    out['hourly'] = parts(server, db, 'samples_hourly')
+    out['sums'] = (server.value('SELECT sum(hits) FROM %s.samples' % db),
+                   server.value('SELECT sum(sum_hits) FROM %s.samples_hourly' % db))
+    out['listing'] = [timed(lambda: server.post('SELECT DISTINCT resource FROM %s.%s ORDER BY resource '
+                                                'FORMAT TabSeparated' % (db, t)), a.repeat)[0]
+                      for t in ('samples', 'samples_hourly')]
+    return out
+
+
+def report_week(a, copied, w):
+    log('== %d hosts x %d days%s' % (a.hosts, a.days, ', the %d h loaded copied %d times in %.0f s (server-side)'
+                                     % (a.hours, a.days * 24 // a.hours - 1, copied) if copied else ''))
+    r, c, u, n = w['samples']
+    log('  samples: %d rows, %.1f MB compressed; samples_hourly: %d rows, %.1f MB compressed (%d active parts)'
+        % (r, c / 1e6, w['hourly'][0], w['hourly'][1] / 1e6, w['hourly'][3]))
+    log('  hits in samples %s, in samples_hourly %s%s' % (w['sums'][0], w['sums'][1],
+                                                         '' if w['sums'][0] == w['sums'][1] else '  MISMATCH'))
+    log('  unit %s, cpu-time, the %d days: %s raw rows, %s rolled-up rows'
+        % (w['unit'], a.days, w['rows'], w['rolled']))
+    log('  cppctl end to end, median of %d: from the rollups (as it runs), from the raw samples '
+        '(CPPD_CLICKHOUSE_ROLLUPS=0)' % a.repeat)
+    log('  %-16s %5s %9s %9s  %-6s %s' % ('question', 'aim', 'rollups s', 'raw s', 'same', 'runs (rollups / raw)'))
+    for name, aim, args, med, runs, med_raw, runs_raw, same in w['asks']:
+        log('  %-16s %5s %9.3f %9.3f  %-6s %s / %s' % (
+            name, '%.1fs' % aim if aim else '', med, med_raw, 'yes' if same else 'NO',
+            ' '.join('%.3f' % x for x in runs), ' '.join('%.3f' % x for x in runs_raw)))
+    log('  a host\'s question reads the raw samples either way (the rollups sum hosts away)')
+    log('  the resources listing: %.3f s from samples, %.3f s from samples_hourly' % tuple(w['listing']))
+    for name, aim, args, *_ in w['asks']:
+        log('  %s: cppctl %s' % (name, ' '.join(args)))
 
 
 def main():
@@ -683,7 +802,12 @@ def main():
     ap.add_argument('--ship-seconds', type=int, default=60, help='how long the shipping test sends')
     ap.add_argument('--no-optimize', action='store_true', help='skip OPTIMIZE ... FINAL (minutes at 1,000 hosts)')
     ap.add_argument('--stacks-from', nargs='+', metavar='DB', help='stores to take stacks from instead of recording')
-    ap.add_argument('--schema', default=os.path.join(top, 'schemas', 'clickhouse', '0001-fleet.sql'))
+    ap.add_argument('--days', type=int, default=1,
+                    help='days of samples asked over: the loaded --hours copied server-side, shifted, to fill them '
+                    '(7: the week of the issue, from a day generated and loaded)')
+    ap.add_argument('--schemas', default=os.path.join(top, 'schemas', 'clickhouse'))
+    ap.add_argument('--upgrade', action='store_true',
+                    help='load into a version 1 database (no rollups), then time its upgrade and back-fill')
     a = ap.parse_args()
     a.build = os.path.abspath(a.build)
     cppctl = os.path.join(a.build, 'client', 'cppctl')
@@ -692,8 +816,11 @@ def main():
     if not clickhouse.installed():
         log('bench-fleet: clickhouse-server is not installed (packaging/install-deps); skipped')
         return
-    if not os.path.exists(a.schema):
-        log('bench-fleet: no schema at %s; skipped' % a.schema)
+    if not os.path.isdir(a.schemas):
+        log('bench-fleet: no schemas at %s; skipped' % a.schemas)
+        return
+    if a.days * 24 % a.hours:
+        log('bench-fleet: --days %d is no whole number of --hours %d; skipped' % (a.days, a.hours))
         return
     if not a.stacks_from and os.geteuid() != 0:
         log('bench-fleet: needs root to record (perf events), or --stacks-from DB...; skipped')
@@ -732,7 +859,9 @@ def main():
         with clickhouse.ClickHouse(tmp, 'fleet', timeout=120) as ch:
             server = Server(ch)
             db = 'fleet'
-            create(server, a.schema, db)
+            # A version 1 database, as an older cppd made it, upgraded after the load (--upgrade), or
+            # the current one, rolled up as it loads.
+            create(server, a.schemas, db, 1 if a.upgrade else None)
             # 3. The load.
             wall, st = load(server, fleet, db, a.jobs)
             rows = st['rows']
@@ -744,9 +873,13 @@ def main():
             got = server.value('SELECT count(), sum(hits) FROM %s.samples' % db)
             marked = server.value('SELECT sum(rows), sum(hits), count() FROM %s.batches' % db)
             st['check'] = (got, marked)
+            upgraded = None
+            if a.upgrade:
+                log('upgrading the database to the rollups (cppctl merge -o, ch_schema_create)')
+                upgraded = upgrade(server, ch, db, cppctl, stores, tmp)
             stacks_parts = parts(server, db, 'stacks')
 
-            create(server, a.schema, 'fleet_ship')
+            create(server, a.schemas, 'fleet_ship')
             log('shipping as the daemon does, %d senders for %d s' % (a.ship_senders, a.ship_seconds))
             ship = ship_buckets(server, fleet, 'fleet_ship', a.ship_senders, a.ship_seconds)
             server.post('DROP DATABASE fleet_ship')
@@ -763,8 +896,22 @@ def main():
             unit, hosts_of, scanned, diff_what, cmds, results, cppctl_error, listing = questions(
                 a, server, ch, db, fleet, cppctl)
 
+            # 5. The week: the loaded span copied into the days after it, then asked.
+            copied = None
+            if a.days * 24 > a.hours:
+                log('copying the %d h loaded into %d days (INSERT ... SELECT, through the rollups\' view)'
+                    % (a.hours, a.days))
+                copied = replicate(server, db, a.hours * 3600, a.days * 24 // a.hours - 1)
+            week = week_questions(a, server, ch, db, fleet, cppctl)
+
         report(a, wall, st, loaded, stacks_parts, optimized, columns, ship, unit, hosts_of, scanned, diff_what,
                cmds, results, cppctl_error, listing)
+        if upgraded:
+            log('== upgrade of the loaded version 1 database: %.1f s (cppctl merge -o of an empty store: the '
+                'back-fill of %d rows); hits in samples %s, in the rollups %s%s; version now %s'
+                % (upgraded[0], st['rows'], upgraded[1], upgraded[2],
+                   '' if upgraded[1] == upgraded[2] else '  MISMATCH', upgraded[3]))
+        report_week(a, copied, week)
 
 
 def clickhouse_version():
@@ -807,13 +954,15 @@ def report(a, wall, st, loaded, stacks_parts, optimized, columns, ship, unit, ho
         log('  samples by column: ' + ', '.join('%s %.0f%%' % (n, 100 * b / total) for n, b in columns[:6]))
     log('== questions (unit %s on %d hosts; %d cpu-time rows in its day), median of %d'
         % (unit, hosts_of, scanned, a.repeat))
-    log('  cppctl s: the command, end to end; ClickHouse s: the same aggregation and stacks queries alone;')
+    log('  cppctl s: the command, end to end (from the rollups); raw s: the same from the raw samples')
+    log('  (CPPD_CLICKHOUSE_ROLLUPS=0); ClickHouse s: the raw path\'s aggregation and stacks queries alone;')
     log('  one scan s: aggregation first, then the stacks by the hashes it gave (no second scan)')
-    log('  %-9s %5s %9s %13s %11s  %s' % ('question', 'aim', 'cppctl s', 'ClickHouse s', 'one scan s',
-                                         'runs (cppctl / ClickHouse)'))
-    for name, aim, med_sql, all_sql, med_cli, all_cli, med_one in results:
-        log('  %-9s %4.0fs %9s %13.3f %11.3f  %s / %s' % (
-            name, aim, '%.3f' % med_cli if med_cli is not None else 'n/a', med_sql, med_one,
+    log('  %-9s %5s %9s %7s %13s %11s  %s' % ('question', 'aim', 'cppctl s', 'raw s', 'ClickHouse s', 'one scan s',
+                                             'runs (cppctl / ClickHouse)'))
+    for name, aim, med_sql, all_sql, med_cli, all_cli, med_one, med_raw in results:
+        log('  %-9s %4.0fs %9s %7s %13.3f %11.3f  %s / %s' % (
+            name, aim, '%.3f' % med_cli if med_cli is not None else 'n/a',
+            '%.3f' % med_raw if med_raw is not None else 'n/a', med_sql, med_one,
             ' '.join('%.3f' % x for x in all_cli) if all_cli else '-', ' '.join('%.3f' % x for x in all_sql)))
     log('  diff: %s' % diff_what)
     log('  the resources listing cppctl asks first (SELECT DISTINCT resource FROM samples): %.3f s' % listing)

@@ -4,8 +4,10 @@ over several servers") says, with the statements of its sql block: a cluster `fl
 shards, the local tables in fleet_local on each, Distributed tables over them in fleet. Loaded
 with `cppctl merge -o` (two recordings and a folded import, three hosts) and shipped by two
 daemons of their own host names, one to each server: each shard holds some hosts, every hit and
-every batch marker is there once, loading again sends nothing, and every view over either server
-equals the same over the SQLite stores merged and over one plain server loaded alike.
+every batch marker is there once, each shard rolls up its own samples (a Distributed table over
+the rollups), loading again sends nothing, and every view over either server, from the rollups
+and from the raw samples, equals the same over the SQLite stores merged and over one plain
+server loaded alike.
 
 Usage: test-fleet-shards.py CPPD CPPCTL WORKLOADS_DIR SCHEMAS_DIR"""
 import difflib
@@ -229,6 +231,17 @@ def check(tmp, a, b):
     for name, ch in (('a', a), ('b', b)):
         ok(total(ch) == expect, 'every hit once, summed over the Distributed table from server %s' % name,
            (total(ch), expect))
+    # The rollups: each shard's view rolled up the samples that landed there, and the
+    # Distributed table over them holds every hit once.
+    rolled = [(ch.query('SELECT resource, sum(hits) FROM fleet_local.samples GROUP BY resource ORDER BY resource'),
+               ch.query('SELECT resource, sum(sum_hits) FROM fleet_local.samples_hourly GROUP BY resource '
+                        'ORDER BY resource')) for ch in (a, b)]
+    ok(all(x == y and x for x, y in rolled), 'each shard\'s rollups hold its own samples\' hits', rolled)
+    for name, ch in (('a', a), ('b', b)):
+        got = {r: int(ch.query("SELECT sum(sum_hits) FROM fleet.samples_hourly WHERE resource = '%s'" % r) or 0)
+               for r in expect}
+        ok(got == expect, 'every hit once in the rollups, summed over their Distributed table from server %s'
+           % name, (got, expect))
     n = sum(sqlite_batches(db) for db in everything)
     ok(a.query('SELECT count(), uniqExact(host, run, batch) FROM fleet.batches') == '%d\t%d\n' % (n, n),
        'every batch marker once: %d' % n, a.query('SELECT count(), uniqExact(host, run, batch) FROM fleet.batches'))
@@ -278,13 +291,17 @@ def check_questions(a, b):
            "server (%d rows)" % (i + 1, len(one)), (one[:5], both[0][:5], both[1][:5]))
 
 
+RAW = dict(os.environ, CPPD_CLICKHOUSE_ROLLUPS='0')
+
+
 def same(args, urls, cred, what, rcs=(0,)):
-    """cppctl ARGS over the merged SQLite store and over each of URLS: equal outputs."""
+    """cppctl ARGS over the merged SQLite store and over each of URLS, from the rollups and (the
+    first URL) from the raw samples only: equal outputs."""
     a = run([cppctl] + args + ['--db', 'merged.db'])
     sa = a.stdout.replace(b'merged.db', b'STORE') + a.stderr.replace(b'merged.db', b'STORE')
     detail, good = '', a.returncode in rcs and sa
-    for url in urls:
-        b = run([cppctl] + args + ['--db', url] + cred)
+    for url, env in [(u, None) for u in urls] + [(urls[0], RAW)]:
+        b = run([cppctl] + args + ['--db', url] + cred, env=env)
         sb = b.stdout.replace(url.encode(), b'STORE') + b.stderr.replace(url.encode(), b'STORE')
         if a.returncode != b.returncode or sa != sb:
             good = False
@@ -310,6 +327,8 @@ FILTERS = [
     ['--unit', 'db.service'],
     ['--unit', 'web.service', '--host', 'web2'],
     ['--since', '@1699999980', '--until', '@1699999981'],
+    ['--since', '@1699999200', '--until', '@1700002800'],
+    ['--since', '-2h'],
 ]
 
 

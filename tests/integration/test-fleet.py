@@ -15,7 +15,9 @@ import sqlite3
 import subprocess
 import sys
 import tempfile
+import threading
 import time
+import urllib.error
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import clickhouse  # noqa: E402
@@ -132,22 +134,31 @@ def check_fleet(ch):
        p.stdout.decode() + p.stderr.decode() + ' %d %s' % (again, markers))
 
     check_views(url, cred)
+    check_rollups(ch, url, cred)
+    check_upgrade(ch, cred)
     check_sql(ch, url, cred)
     check_sql_bounded(url, cred)
     check_errors(ch, url, cred)
 
 
+RAW = dict(os.environ, CPPD_CLICKHOUSE_ROLLUPS='0')
+
+
 def same(args, url, cred, what, rcs=(0,)):
-    """Runs cppctl ARGS over the merged SQLite store and over the fleet; the outputs must be equal,
-    the store's name aside."""
+    """Runs cppctl ARGS over the merged SQLite store and over the fleet twice: from the rollups
+    where the filters allow (the default) and from the raw samples only
+    (CPPD_CLICKHOUSE_ROLLUPS=0). The three outputs must be equal, the store's name aside."""
     a = run([cppctl] + args + ['--db', 'merged.db'])
-    b = run([cppctl] + args + ['--db', url] + cred)
     sa = a.stdout.replace(b'merged.db', b'STORE') + a.stderr.replace(b'merged.db', b'STORE')
-    sb = b.stdout.replace(url.encode(), b'STORE') + b.stderr.replace(url.encode(), b'STORE')
-    good = a.returncode in rcs and a.returncode == b.returncode and sa == sb and sa
+    good = a.returncode in rcs and sa
     detail = ''
-    if not good:
-        detail = 'rc %d %d\n%s%s\n' % (a.returncode, b.returncode, a.stderr.decode(), b.stderr.decode())
+    for path, env in (('rollups', None), ('raw', RAW)):
+        b = run([cppctl] + args + ['--db', url] + cred, env=env)
+        sb = b.stdout.replace(url.encode(), b'STORE') + b.stderr.replace(url.encode(), b'STORE')
+        if a.returncode == b.returncode and sa == sb:
+            continue
+        good = False
+        detail += '%s: rc %d %d\n%s%s\n' % (path, a.returncode, b.returncode, a.stderr.decode(), b.stderr.decode())
         detail += '\n'.join(difflib.unified_diff(sa.decode(errors='replace').splitlines(),
                                                  sb.decode(errors='replace').splitlines(), lineterm='', n=1))
     return ok(good, what, detail)
@@ -197,8 +208,15 @@ def check_views(url, cred):
             same(view + ['-r', 'page-faults'] + f, url, cred,
                  '%s %s equals over clickhouse://' % (' '.join(view), ' '.join(f)), rcs=(0, 3))
     # Time windows: web3's bucket starts at 1699999980 (imports use the minute of --time).
+    # The rollups answer whole hours (1699999200 is one's start) and the raw samples the rest:
+    # windows of whole hours, of parts at either end, of no whole hour, and past the ends.
     for window in (['--since', '@1699999980'], ['--until', '@1699999981'], ['--since', '@1699999981'],
-                   ['--since', '@1600000000', '--until', '@1800000000'], ['--since', '-1h']):
+                   ['--since', '@1600000000', '--until', '@1800000000'], ['--since', '-1h'],
+                   ['--since', '@1699999200', '--until', '@1700002800'], ['--since', '@1699999200'],
+                   ['--until', '@1700002800'], ['--since', '@1699999900', '--until', '@1700000100'],
+                   ['--since', '@1699999000', '--until', '@1700006400'], ['--since', '-3h', '--until', 'now'],
+                   ['--since', '@1699999200', '--until', '@1699999200'], ['--since', '@0'],
+                   ['--until', '@5000000000']):
         same(['functions', '-r', 'cpu-time', '-t', '0'] + window, url, cred,
              'functions %s equals over clickhouse://' % ' '.join(window), rcs=(0, 3))
     same(['functions', '-r', 'cpu-time,page-faults', '-t', '0'], url, cred, 'functions -r A,B over clickhouse://')
@@ -226,6 +244,128 @@ def check_views(url, cred):
     p = run([cppctl, 'functions', '--db', url] + cred + ['-r', 'nonesuch'])
     ok(p.returncode == 1 and b'has no samples of resource' in p.stderr,
        'a resource the fleet does not hold is named', p.stderr.decode())
+
+
+def rollup_sums(ch, db):
+    """Per resource: the raw samples' (rows' hits, samples) against the rollups' sums."""
+    raw = ch.query('SELECT resource, sum(hits), sum(samples) FROM %s.samples GROUP BY resource ORDER BY resource' % db)
+    rolled = ch.query('SELECT resource, sum(sum_hits), sum(sum_samples) FROM %s.samples_hourly GROUP BY resource '
+                      'ORDER BY resource' % db)
+    return raw, rolled
+
+
+def check_rollups(ch, url, cred):
+    """The rollups hold every sample once, and the views read them: a row added to the rollups
+    alone shows in the rollups' answer and not in the raw one."""
+    raw, rolled = rollup_sums(ch, 'fleet')
+    ok(raw == rolled and raw, 'the rollups hold every hit and sample of the samples once', (raw, rolled))
+    row = ch.query("SELECT resource, unit, hour, stack, period, busy FROM fleet.samples_hourly "
+                   "WHERE resource = 'page-faults' LIMIT 1").rstrip('\n')
+    args = ['functions', '-r', 'page-faults', '-t', '0', '--db', url] + cred
+    before = run([cppctl] + args).stdout
+    ch.query('INSERT INTO fleet.samples_hourly FORMAT TabSeparated', row + '\t1000000\t1000000\t0\n')
+    with_rollups, without = run([cppctl] + args).stdout, run([cppctl] + args, env=RAW).stdout
+    ch.query('ALTER TABLE fleet.samples_hourly DELETE WHERE sum_hits = 1000000')
+    end = time.monotonic() + 60
+    while rollup_sums(ch, 'fleet')[1] != rolled and time.monotonic() < end:
+        time.sleep(0.1)
+    ok(with_rollups != before and without == before and run([cppctl] + args).stdout == before,
+       'cppctl answers from the rollups, and from the raw samples with CPPD_CLICKHOUSE_ROLLUPS=0',
+       (before, with_rollups, without))
+
+
+def check_upgrade(ch, cred):
+    """A version 1 database (no rollups) with the fleet's samples, upgraded by three writers at
+    once while a shipper keeps sending batches into it: afterwards version 2, every hit in the
+    rollups once (the back-filled ones, the shipper's, whichever side of the upgrade they fell),
+    none lost, and the views as before, from the rollups and from the raw samples."""
+    old = 'fleet_v1'
+    old_url = ch.url(old)
+    schema = os.path.join(os.path.dirname(os.path.abspath(__file__)), '..', '..', 'schemas', 'clickhouse',
+                          '0001-fleet.sql')
+    for stmt in open(schema).read().split(';\n'):
+        stmt = '\n'.join(line for line in stmt.splitlines() if not line.lstrip().startswith('--'))
+        if stmt.strip():
+            ch.query(stmt.replace('{db}', old))
+    ch.query('INSERT INTO %s.schema_version VALUES (1, now())' % old)
+    for t in ('runs', 'run_resources', 'stacks', 'samples', 'batches'):
+        ch.query('INSERT INTO %s.%s SELECT * FROM fleet.%s' % (old, t, t))
+    views = [['functions', '-r', 'cpu-time', '-t', '0'], ['functions', '-r', 'page-faults', '--unit', 'db.service'],
+             ['down', '--root', 'main', '-r', 'page-faults', '-t', '0'], ['export', '--format', 'folded'],
+             ['functions', '-r', 'cpu-time', '--since', '@1699999200', '--until', '@1700002800'],
+             ['diff', '--base-unit', 'db.service', '--unit', 'web.service', '-r', 'cpu-time']]
+    before = [run([cppctl] + v + ['--db', old_url] + cred) for v in views]
+    ok(all(p.returncode == 0 for p in before), 'a version 1 database is read (from the raw samples)',
+       b''.join(p.stderr for p in before).decode())
+
+    # The shipper: batch after batch of a resource of its own, each sent again after a failure
+    # unless its rows are there (the marker protocol's check), as cppd's shipper does.
+    stack = ch.query("SELECT stack FROM fleet.samples LIMIT 1").strip()
+    state = {'sent': 0, 'hits': 0, 'failures': 0, 'stop': False}
+
+    def shipper():
+        i = 0
+        while not state['stop'] or i < state['stop']:
+            i += 1
+            while True:
+                try:
+                    ch.query("INSERT INTO %s.samples (time, host, run, batch, resource, period, unit, pid, tid, "
+                             "stack, hits, samples) VALUES (%d, 'shipper', 1, %d, 'shipped', 1, 'ship.service', 1, "
+                             "1, %s, %d, 1)" % (old, 1700000000 + 60 * i, i, stack, i))
+                    break
+                except (urllib.error.URLError, OSError):
+                    state['failures'] += 1
+                    time.sleep(0.02)
+                    try:
+                        if ch.query("SELECT count() FROM %s.samples WHERE host = 'shipper' AND batch = %d"
+                                    % (old, i)).strip() != '0':
+                            break
+                    except (urllib.error.URLError, OSError):
+                        pass
+            state['sent'] = i
+            state['hits'] += i
+
+    th = threading.Thread(target=shipper)
+    th.start()
+    while state['sent'] < 20:
+        time.sleep(0.01)
+    writers = [subprocess.Popen([cppctl, 'merge', '-o', old_url] + cred + ['web3.db'], stdout=subprocess.PIPE,
+                                stderr=subprocess.PIPE) for _ in range(3)]
+    outs = [w.communicate() + (w.returncode,) for w in writers]
+    upgraded_at = state['sent']
+    while state['sent'] < upgraded_at + 20:
+        time.sleep(0.01)
+    state['stop'] = state['sent'] + 1
+    th.join()
+    busy = [o for o in outs if o[2] != 0]
+    ok(len(busy) < 3 and all(b'being upgraded' in o[1] for o in busy),
+       'three writers upgrade at once: one does, the others are told it is being upgraded and to come back',
+       '\n'.join(o[1].decode() for o in outs))
+    ok(ch.query('SELECT max(version) FROM %s.schema_version' % old).strip() == '2' and
+       ch.query("SELECT name, engine FROM system.tables WHERE database = '%s' AND name LIKE 'samples%%' "
+                "ORDER BY name" % old) == 'samples\tMergeTree\nsamples_hourly\tSummingMergeTree\n'
+                                           'samples_hourly_mv\tMaterializedView\n',
+       'the database is at version 2, its samples in place, the rollups beside them',
+       ch.query("SELECT name, engine FROM system.tables WHERE database = '%s'" % old))
+    shipped = ch.query("SELECT count(), sum(hits) FROM %s.samples WHERE resource = 'shipped'" % old).split()
+    ok(shipped == [str(state['sent']), str(state['hits'])],
+       'every batch shipped during the upgrade is in the samples once (%d batches, %d sent again)'
+       % (state['sent'], state['failures']), (shipped, state))
+    raw, rolled = rollup_sums(ch, old)
+    ok(raw == rolled and 'shipped' in raw, 'the rollups hold every hit once: the back-filled and the shipped',
+       (raw, rolled))
+    for v, b in zip(views, before):
+        for env in (None, RAW):
+            a = run([cppctl] + v + ['--db', old_url] + cred, env=env)
+            ok(a.returncode == b.returncode and a.stdout == b.stdout,
+               '%s after the upgrade, from the %s, as before' % (' '.join(v), 'raw samples' if env else 'rollups'),
+               a.stderr.decode() + '\n'.join(difflib.unified_diff(b.stdout.decode().splitlines(),
+                                                                 a.stdout.decode().splitlines(), lineterm='')))
+    p = run([cppctl, 'merge', '-o', old_url] + cred + ['web3.db'])
+    ok(p.returncode == 0 and rollup_sums(ch, old) == (raw, rolled) and
+       ch.query('SELECT max(version) FROM %s.schema_version' % old).strip() == '2',
+       'a writer after the upgrade changes nothing', p.stderr.decode())
+    ch.query('DROP DATABASE %s' % old)
 
 
 def check_sql(ch, url, cred):
@@ -335,18 +475,23 @@ def check_errors(ch, url, cred):
     ch.query('CREATE DATABASE v9')
     ch.query('CREATE TABLE v9.schema_version (version UInt32, applied DateTime) ENGINE = TinyLog')
     ch.query('INSERT INTO v9.schema_version VALUES (9, now())')
-    err(['functions', '--db', ch.url('v9')] + cred, 'a fleet schema of another version (read)',
-        'version 9', 'version 1')
-    err(['merge', '-o', ch.url('v9')] + cred + ['web1.db'], 'a fleet schema of another version (load)',
-        'version 9', 'version 1')
+    err(['functions', '--db', ch.url('v9')] + cred, 'a newer fleet schema is refused (read)',
+        'version 9', 'versions up to 2')
+    err(['merge', '-o', ch.url('v9')] + cred + ['web1.db'], 'a newer fleet schema is refused (load)',
+        'version 9', 'versions up to 2')
     ok(ch.query('SHOW TABLES FROM v9') == 'schema_version\n', 'the other version\'s database is left alone')
-    # Two hosts that made the database at once each wrote the version: one version still.
+    # Two hosts that made the database at once each wrote the version; an upgrade adds a row:
+    # the highest is the version.
+    ch.query('INSERT INTO fleet.schema_version VALUES (2, now())')
     ch.query('INSERT INTO fleet.schema_version VALUES (1, now())')
     p = run([cppctl, 'functions', '--db', url] + cred)
-    ok(p.returncode == 0, 'two rows of the same version are that version', p.stderr.decode())
+    ok(p.returncode == 0, 'rows of versions 2, 2 and 1 are version 2', p.stderr.decode())
     ch.query('INSERT INTO v9.schema_version VALUES (1, now())')
-    err(['functions', '--db', ch.url('v9')] + cred, 'two versions in one database are refused',
-        'does not hold one version')
+    err(['functions', '--db', ch.url('v9')] + cred, 'versions 9 and 1 are version 9, refused', 'version 9')
+    ch.query('CREATE TABLE v9.empty (version UInt32, applied DateTime) ENGINE = TinyLog')
+    ch.query('DROP TABLE v9.schema_version')
+    ch.query('RENAME TABLE v9.empty TO v9.schema_version')
+    err(['functions', '--db', ch.url('v9')] + cred, 'a version table with no row is refused', 'holds no version')
 
 
 if __name__ == '__main__':

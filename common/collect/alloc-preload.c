@@ -78,6 +78,8 @@ static unsigned shift; /* K = 1 << shift */
 struct counter {
         uint64_t left[2]; /* bytes, calls to the end of the current interval; 0: none drawn */
         uint64_t k[2];    /* the K the current interval was drawn with */
+        uint64_t seq[2];  /* the thread's samples so far: a gap tells cppd of samples the
+                           * kernel dropped (its throttling leaves no other trace) */
         uint64_t rng;
 };
 static __thread struct counter counter __attribute__((tls_model("initial-exec")));
@@ -118,10 +120,10 @@ static void resolve(void) {
  * lies in the interposed function itself, the sample's innermost frame (an inlined function
  * would show as a frame of its own). errno stays as it was. */
 #if defined(__x86_64__)
-#define TELL(opt, hits, reason) \
+#define TELL(opt, hits, reason, seq) \
         do { \
                 long ret_; \
-                register long r10_ __asm__("r10") = 0; \
+                register long r10_ __asm__("r10") = (long) (seq); \
                 register long r8_ __asm__("r8") = 0; \
                 __asm__ volatile("syscall" \
                                  : "=a"(ret_) \
@@ -132,11 +134,11 @@ static void resolve(void) {
                 (void) ret_; \
         } while (0)
 #else
-#define TELL(opt, hits, reason) \
+#define TELL(opt, hits, reason, seq) \
         do { \
                 int saved_ = errno; \
                 (void) syscall(SYS_prctl, (unsigned long) (opt), (unsigned long) (hits), \
-                               (unsigned long) (reason), 0UL, 0UL); \
+                               (unsigned long) (reason), (unsigned long) (seq), 0UL); \
                 errno = saved_; \
         } while (0)
 #endif
@@ -258,13 +260,14 @@ static ALWAYS_INLINE void count(uint64_t n, uint64_t *ret_bytes, uint64_t *ret_c
                 uint64_t bytes_, calls_; \
                 count((n), &bytes_, &calls_); \
                 if (__builtin_expect(bytes_ != 0, 0)) \
-                        TELL(ALLOC_OPTION_BYTES, bytes_, counter.k[BYTES]); \
+                        TELL(ALLOC_OPTION_BYTES, bytes_, counter.k[BYTES], ++counter.seq[BYTES]); \
                 if (__builtin_expect(calls_ != 0, 0)) \
-                        TELL(ALLOC_OPTION_CALLS, calls_, counter.k[CALLS]); \
+                        TELL(ALLOC_OPTION_CALLS, calls_, counter.k[CALLS], ++counter.seq[CALLS]); \
         } while (0)
 
 static void reseed_child(void) {
         counter.rng = 0;
+        counter.seq[0] = counter.seq[1] = 0;
 }
 
 /* A block of the arena grown: copied out to one of the allocator's. */
@@ -438,8 +441,8 @@ __attribute__((constructor)) static void init(void) {
         probing = false;
         if (!probed) {
                 if (period[BYTES])
-                        TELL(ALLOC_OPTION_BYTES, 0, ALLOC_STATUS_OWN_ALLOCATOR);
+                        TELL(ALLOC_OPTION_BYTES, 0, ALLOC_STATUS_OWN_ALLOCATOR, 0);
                 if (period[CALLS])
-                        TELL(ALLOC_OPTION_CALLS, 0, ALLOC_STATUS_OWN_ALLOCATOR);
+                        TELL(ALLOC_OPTION_CALLS, 0, ALLOC_STATUS_OWN_ALLOCATOR, 0);
         }
 }

@@ -4,12 +4,14 @@
  *
  * The library counts each thread's allocations in the process itself (bytes, and calls), with
  * intervals drawn at random. An allocation that ends one or more intervals makes one system
- * call, prctl(OPTION, HITS, K), which no kernel knows (it returns EINVAL at once): cppd samples
+ * call, prctl(OPTION, HITS, K, SEQ), which no kernel knows (it returns EINVAL at once): cppd samples
  * that call at the tracepoint syscalls:sys_enter_prctl, kept to its OPTION by a filter, with the
  * stack of that moment (the allocation's) and HITS, the periods the intervals it ended stand
  * for, as its weight; K is the overload thinning the process was under (1 in K kept: intervals
- * drawn K times as long). HITS 0 is a status: K is then the REASON why the process's
- * allocations are not counted. */
+ * drawn K times as long); SEQ counts the thread's calls for OPTION from 1, so that cppd sees the
+ * samples the kernel dropped without a trace (its throttling past perf_event_max_sample_rate /
+ * HZ in a tick) as gaps. HITS 0 is a status: K is then the REASON why the process's allocations
+ * are not counted (SEQ 0). */
 #pragma once
 
 #define ALLOC_PRELOAD_LIBRARY "libcppd-alloc.so"

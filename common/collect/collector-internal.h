@@ -113,6 +113,8 @@ struct cresource {
         uint32_t uncounted_pid; /* the first of them */
         char uncounted_comm[16];
         uint64_t uncounted_flushed; /* the processes not counted the store was last told of */
+        uint64_t ring_unmatched;    /* ROLE_WEIGHT: samples LOST records told of that no gap in a
+                                     * thread's sequence has shown yet (handle_parsed_sample()) */
         bool probed;                /* alloc-*: counted by uprobes (alloc-probe.h), each sample's intervals in
                       * its raw field */
 };
@@ -200,6 +202,8 @@ struct thread {
          * cut copy fell short (learn_stack_top()). */
         uint64_t stack_top, stack_top_generation;
         bool stack_top_off;
+        uint64_t weight_seq[2]; /* ROLE_WEIGHT: the last sequence number of alloc-bytes',
+                                 * alloc-count's samples (alloc-preload.h); 0: none yet */
 };
 
 /* One PC of a thread's last stack: its trie node, and the frames (and unknown frames among

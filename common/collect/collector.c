@@ -754,6 +754,23 @@ static int handle_parsed_sample(struct collector *c, const struct cevent *e, con
                         return 0;
                 }
                 hits = MIN(v, (uint64_t) UINT32_MAX);
+                /* The thread's sequence (arg4): a gap is samples lost, the ring's (already
+                 * counted from LOST records) or the kernel's throttling (told nowhere else). A
+                 * thread's first sample starts its count; a lower number, a new program. */
+                if (e->raw_size == 8 && e->raw_offset + 24 <= s->raw_size) {
+                        struct cresource *res = &c->resources[e->resource];
+                        uint64_t seq, *last = &t->weight_seq[res->def->config == ALLOC_OPTION_BYTES ? 0 : 1];
+
+                        memcpy(&seq, s->raw + e->raw_offset + 16, 8);
+                        if (*last && seq > *last + 1) {
+                                uint64_t gap = seq - *last - 1, known = MIN(gap, res->ring_unmatched);
+
+                                res->ring_unmatched -= known;
+                                res->lost += gap - known;
+                                c->stats.lost += gap - known;
+                        }
+                        *last = seq;
+                }
                 /* K, the thinning it was drawn under, in the field after the hits (arg3). */
                 if (e->raw_size == 8 && e->raw_offset + 16 <= s->raw_size) {
                         struct cresource *res = &c->resources[e->resource];
@@ -874,6 +891,7 @@ static int handle_lost(struct collector *c, const struct perf_event_header *h) {
                 r->lost_unreported -= known;
                 r->lost_records += lost;
                 r->lost += lost - known;
+                r->ring_unmatched += lost;
                 thin_note(c, res, r->last_time, lost);
         }
         c->stats.lost += lost;

@@ -191,21 +191,26 @@ def check_storm(d):
     if not ok(p.returncode == 0, 'record -e alloc-count/1 of %d threads of tiny allocations' % threads,
               p.stderr):
         return
+    check_storm_counts(db, 'storm', calls)
+
+
+def check_storm_counts(db, how, calls):
+    """A storm of CALLS at alloc-count/1, thinned (1 in K kept, each sample weighing K, by the
+    process itself or by the kernel): what the rings could not take, and what the kernel's
+    throttling dropped all the same (a tick late on a loaded machine), is counted lost, each
+    sample of a weight from 1 to the largest K, so the calls lie between the hits plus the
+    losses at either weight. Four standard deviations, and 2% for the runtimes' and the
+    threads' own start."""
     hits, squares = hits_squared(db, 'alloc-count')
     con = sqlite3.connect(db)
     lost, thinned = con.execute("SELECT sum(rr.lost), max(rr.thinned) FROM run_resource AS rr JOIN resource "
                                 "AS r ON r.id = rr.resource_id WHERE r.name = 'alloc-count'").fetchone()
     con.close()
-    # A call at period 1 each: the process thins itself (1 in K kept, each sample weighing K),
-    # below what the kernel would stop sampling in a tick; what the rings could not take, and
-    # what the kernel's throttling dropped all the same (a tick late on a loaded machine), is
-    # counted lost, each sample of a weight from 1 to the largest K: the calls lie between the
-    # hits plus the losses at either weight. Four standard deviations, and 2% for the runtimes.
     lost = lost or 0
     bar = 4 * math.sqrt(squares) + 0.02 * calls
     ok(thinned and thinned > 1 and hits + lost - bar <= calls <= hits + lost * thinned + bar,
-       'storm: %d hits + %d samples lost (each of weight 1 to %s) for %d calls (bar %.0f): nothing lost '
-       'blindly' % (hits, lost, thinned, calls, bar))
+       '%s: %d hits + %d samples lost (each of weight 1 to %s) for %d calls (bar %.0f): nothing lost '
+       'blindly' % (how, hits, lost, thinned, calls, bar))
 
 
 def heaptrack_shares(path):
@@ -374,20 +379,7 @@ def check_attach_storm(d):
     if not ok(linked and w.returncode == 0 and p.returncode == 0,
               'attach -e alloc-count/1 to %d threads of tiny allocations' % threads, err):
         return
-    hits, squares = hits_squared(db, 'alloc-count')
-    con = sqlite3.connect(db)
-    lost, thinned = con.execute("SELECT sum(rr.lost), max(rr.thinned) FROM run_resource AS rr JOIN resource "
-                                "AS r ON r.id = rr.resource_id WHERE r.name = 'alloc-count'").fetchone()
-    con.close()
-    # Every call counted by the program; the kernel keeps 1 in K past its budget, each kept
-    # sample weighing K. Samples the rings had no room for (a reader slowed by a loaded machine)
-    # are counted lost, each of a weight from 1 to the largest K: the calls lie between the hits
-    # plus the losses at either weight. 2% for the threads' own start (their TLS).
-    lost = lost or 0
-    bar = 4 * math.sqrt(squares) + 0.02 * calls
-    ok(thinned and thinned > 1 and hits + lost - bar <= calls <= hits + lost * thinned + bar,
-       'attach storm: %d hits + %d samples lost (each of weight 1 to %s) for %d calls (bar %.0f): nothing '
-       'lost blindly' % (hits, lost, thinned, calls, bar))
+    check_storm_counts(db, 'attach storm', calls)
 
 
 def check_attach_children(d):

@@ -104,7 +104,8 @@ int tree_index_from_paths(struct sample_tree *header, const uint32_t *names, str
                         if (names[paths[i].at + k] >= n_names)
                                 return -EBADMSG;
         sorting = names;
-        qsort(paths, n_paths, sizeof *paths, path_cmp);
+        if (n_paths > 0) /* PATHS may be NULL then, which qsort() must not get */
+                qsort(paths, n_paths, sizeof *paths, path_cmp);
         sorting = NULL;
         for (size_t i = 0; i < n_paths; i++) {
                 n += paths[i].len - (i > 0 ? common_prefix(names, &paths[i - 1], &paths[i]) : 0);

@@ -184,7 +184,8 @@ static int graph_finish(struct gather *a, const struct sample_tree *tree, uint64
                                                            .root_time = time_value(&a->root_time[name]),
                                                            .leaf_time = time_value(&a->leaf_time[name]) };
         sorting = g;
-        qsort(g->nodes, g->n_nodes, sizeof *g->nodes, node_cmp);
+        if (g->n_nodes > 0)
+                qsort(g->nodes, g->n_nodes, sizeof *g->nodes, node_cmp);
         for (size_t n = 0; n < g->n_nodes; n++)
                 node_of[g->nodes[n].name] = n;
 
@@ -201,7 +202,8 @@ static int graph_finish(struct gather *a, const struct sample_tree *tree, uint64
                         .caller_time = time_value(&a->states[value].caller_time),
                         .callee_time = time_value(&a->states[value].callee_time),
                 };
-        qsort(g->edges, g->n_edges, sizeof *g->edges, edge_cmp);
+        if (g->n_edges > 0)
+                qsort(g->edges, g->n_edges, sizeof *g->edges, edge_cmp);
         sorting = NULL;
         *ret = take_ptr(&g);
         return 0;

@@ -299,6 +299,24 @@ def attach(db, args, pid):
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
 
 
+def attach_waiting(db, args, argv, timeout=120):
+    """Starts ARGV (which waits for a line on stdin), attaches cppctl to it, lets it go once its
+    uprobes are placed. Returns (linked, the program's exit status, cppctl's, its stdout, its
+    stderr)."""
+    w = subprocess.Popen(argv, stdin=subprocess.PIPE)
+    p = attach(db, args, w.pid)
+    try:
+        linked = wait_links(p.pid)
+        w.stdin.write(b'\n')
+        w.stdin.close()
+        w.wait(timeout=timeout)
+        out, err = p.communicate(timeout=timeout)
+    finally:
+        w.kill()
+        p.kill()
+    return linked, w.returncode, p.returncode, out, err
+
+
 def check_attach_paths(d):
     """cppctl attach: uprobes on glibc's allocator, counted and sampled in the kernel."""
     db = os.path.join(d, 'attach.db')
@@ -334,18 +352,9 @@ def check_attach_paths(d):
 def check_attach_edges(d):
     """Each call counted once under the uprobes, whatever glibc relays to malloc; failed ones not."""
     db = os.path.join(d, 'attach-edges.db')
-    w = subprocess.Popen([ALLOCS, 'edges', 'wait'], stdin=subprocess.PIPE)
-    p = attach(db, ['-e', 'alloc-bytes/1,alloc-count/1'], w.pid)
-    try:
-        linked = wait_links(p.pid)
-        w.stdin.write(b'\n')
-        w.stdin.close()
-        w.wait(timeout=60)
-        out, err = p.communicate(timeout=60)
-    finally:
-        w.kill()
-        p.kill()
-    if not ok(linked and w.returncode == 0 and p.returncode == 0,
+    linked, w_rc, p_rc, out, err = attach_waiting(db, ['-e', 'alloc-bytes/1,alloc-count/1'], [ALLOCS, 'edges', 'wait'],
+                                                  60)
+    if not ok(linked and w_rc == 0 and p_rc == 0,
               'attach to allocs edges: every allocator answers as glibc does under the uprobes', err):
         return
     # allocs.cpp's edges(): 64 malloc(8), then malloc(0), malloc(16), reallocarray(NULL, 16, 64)
@@ -365,18 +374,9 @@ def check_attach_storm(d):
     db = os.path.join(d, 'attach-storm.db')
     threads, rounds = 8, 300
     calls = threads * rounds * 64
-    w = subprocess.Popen([ALLOCS, 'threads', str(threads), str(rounds), 'wait'], stdin=subprocess.PIPE)
-    p = attach(db, ['-e', 'alloc-count/1'], w.pid)
-    try:
-        linked = wait_links(p.pid)
-        w.stdin.write(b'\n')
-        w.stdin.close()
-        w.wait(timeout=120)
-        out, err = p.communicate(timeout=120)
-    finally:
-        w.kill()
-        p.kill()
-    if not ok(linked and w.returncode == 0 and p.returncode == 0,
+    linked, w_rc, p_rc, out, err = attach_waiting(db, ['-e', 'alloc-count/1'],
+                                                  [ALLOCS, 'threads', str(threads), str(rounds), 'wait'])
+    if not ok(linked and w_rc == 0 and p_rc == 0,
               'attach -e alloc-count/1 to %d threads of tiny allocations' % threads, err):
         return
     check_storm_counts(db, 'attach storm', calls)
@@ -385,20 +385,11 @@ def check_attach_storm(d):
 def check_attach_children(d):
     """A child the target starts and that execs a program is probed as the records tell of it."""
     db = os.path.join(d, 'attach-child.db')
-    w = subprocess.Popen(['/bin/sh', '-c', 'read x; "$0" paths 300', ALLOCS], stdin=subprocess.PIPE)
-    p = attach(db, ['-e', 'alloc-bytes'], w.pid)
-    try:
-        linked = wait_links(p.pid)
-        w.stdin.write(b'\n')
-        w.stdin.close()
-        w.wait(timeout=120)
-        out, err = p.communicate(timeout=120)
-    finally:
-        w.kill()
-        p.kill()
-    f, _ = functions(db, 'alloc-bytes') if p.returncode == 0 else ({}, None)
+    linked, w_rc, p_rc, out, err = attach_waiting(db, ['-e', 'alloc-bytes'],
+                                                  ['/bin/sh', '-c', 'read x; "$0" paths 300', ALLOCS])
+    f, _ = functions(db, 'alloc-bytes') if p_rc == 0 else ({}, None)
     small = f.get('small', (0,))[0]
-    ok(linked and p.returncode == 0 and abs(small - 0.632) < 0.05 and
+    ok(linked and p_rc == 0 and abs(small - 0.632) < 0.05 and
        re.search(r'in 2 processes', out) and 'were not counted' in err,
        'attach to a shell that starts allocs: the child probed (small %.3f), its first milliseconds '
        'said to be uncounted' % small, out + err)

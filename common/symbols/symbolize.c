@@ -317,6 +317,40 @@ static int64_t named_frame(struct symbolizer *s, const char *name, uint32_t modu
         return f;
 }
 
+int64_t symbolizer_python(struct symbolizer *s, const char *qualname, const char *file, uint32_t line) {
+        char key[4200];
+        int64_t id, function, file_id, f;
+        uint64_t *slot;
+
+        /* One frame per (file, function, line): the key names all three. */
+        snprintf(key, sizeof key, "%s\n%s\n%" PRIu32, file, qualname, line);
+        id = intern(s, key);
+        if (id < 0)
+                return id;
+        slot = idmap_get(s->chains, CHAIN_KEY(0xfffd, id));
+        if (slot)
+                return *slot >> 8;
+        function = intern(s, qualname);
+        if (function < 0)
+                return function;
+        file_id = intern(s, file);
+        if (file_id < 0)
+                return file_id;
+        f = add_frame(s,
+                      &(struct frame) {
+                              .function = (uint32_t) function,
+                              .file = (uint32_t) file_id,
+                              .line = line,
+                              .module = SYMBOLIZER_PYTHON,
+                              .address = line,
+                      });
+        if (f < 0)
+                return f;
+        if (idmap_put(s->chains, CHAIN_KEY(0xfffd, id), (uint64_t) f << 8 | 1, &slot) < 0)
+                return -ENOMEM;
+        return f;
+}
+
 int64_t symbolizer_jit(struct symbolizer *s, const char *name) {
         return named_frame(s, name, SYMBOLIZER_JIT, false);
 }

@@ -19,6 +19,7 @@
 enum {
         SYMBOLIZER_KERNEL = UINT32_MAX - 1, /* [kernel.kallsyms] */
         SYMBOLIZER_JIT = UINT32_MAX - 2,    /* /tmp/perf-PID.map */
+        SYMBOLIZER_PYTHON = UINT32_MAX - 3, /* a Python function: its module is its file */
 };
 
 struct frame {
@@ -90,6 +91,10 @@ int64_t symbolizer_kernel(struct symbolizer *s, uint64_t addr);
 
 /* The frame of JIT function NAME, from a perf map. Returns the frame index or -ENOMEM. */
 int64_t symbolizer_jit(struct symbolizer *s, const char *name);
+
+/* The frame of Python function QUALNAME of FILE at LINE (0: unknown). Returns the frame index or
+ * -ENOMEM. */
+int64_t symbolizer_python(struct symbolizer *s, const char *qualname, const char *file, uint32_t line);
 
 /* Forgets every frame (indexes become invalid: the caller holds none) and, beyond MAX_LOADED,
  * unloads the modules used least recently, returning how many (their CFI is gone). Bounds

@@ -85,6 +85,8 @@ struct unwinder {
         size_t n_modules;
         struct pc_entry *cache; /* PC_CACHE_SIZE entries */
         struct unwind_stats stats;
+        uint64_t *sps; /* unwinder_keep_sps(): each frame's stack pointer, of the last unwind */
+        size_t max_sps;
 };
 
 struct state {
@@ -610,6 +612,11 @@ static bool step(struct unwinder *u, unwind_find_t find, void *userdata, uint64_
         return step_row(&e->row, cur, m, next);
 }
 
+void unwinder_keep_sps(struct unwinder *u, uint64_t *sps, size_t max) {
+        u->sps = sps;
+        u->max_sps = sps ? max : 0;
+}
+
 size_t unwinder_unwind(struct unwinder *u, unwind_find_t find, void *userdata, uint64_t space,
                        const uint64_t *regs, const uint8_t *stack, size_t stack_size, uint64_t *ret_pcs,
                        size_t max, uint64_t *ret_top) {
@@ -637,6 +644,8 @@ size_t unwinder_unwind(struct unwinder *u, unwind_find_t find, void *userdata, u
         }
 #endif
         m.start = cur->regs[REG_RSP];
+        if (u->sps && n < u->max_sps)
+                u->sps[n] = cur->regs[REG_RSP];
         ret_pcs[n++] = cur->regs[REG_RA];
         while (n < max) {
                 uint64_t pc = cur->regs[REG_RA];
@@ -657,6 +666,8 @@ size_t unwinder_unwind(struct unwinder *u, unwind_find_t find, void *userdata, u
                 u->stats.frames++;
                 t = cur, cur = next, next = t;
                 exact = signal;
+                if (u->sps && n < u->max_sps)
+                        u->sps[n] = cur->regs[REG_RSP];
                 ret_pcs[n++] = exact ? cur->regs[REG_RA] : cur->regs[REG_RA] - 1;
         }
         if (*ret_top == 0 && m.short_read)

@@ -70,6 +70,12 @@ size_t unwinder_unwind(struct unwinder *u, unwind_find_t find, void *userdata, u
                        const uint64_t *regs, const uint8_t *stack, size_t stack_size, uint64_t *ret_pcs,
                        size_t max, uint64_t *ret_top);
 
+/* From now on, unwinder_unwind() also writes each frame's stack pointer to SPS[i] (i < MAX), in
+ * the order of its PCs: the sample's SP for the first, the CFA of frame i - 1 for frame i, so
+ * that frame i's own stack is [SPS[i], SPS[i + 1]). NULL stops it. Python frames are placed by
+ * the stack addresses of their interpreter's native frames (collector-python.c). */
+void unwinder_keep_sps(struct unwinder *u, uint64_t *sps, size_t max);
+
 /* Forgets what FIND said of every PC: after modules were unloaded (their CFI is gone) or might
  * be found differently at the same addresses. */
 void unwinder_forget_modules(struct unwinder *u);

@@ -14,11 +14,11 @@
 struct py_code_cache;
 
 struct py_frame_name {
-        const char *qualname;   /* co_qualname, UTF-8; owned by the cache */
-        const char *filename;   /* co_filename, UTF-8; owned by the cache */
-        uint32_t firstlineno;   /* co_firstlineno */
-        int32_t line;           /* of the instruction; firstlineno if not started; -1 if none */
-        bool incomplete;        /* the frame has not run its first traceable instruction: CPython
+        const char *qualname; /* co_qualname, UTF-8; owned by the cache */
+        const char *filename; /* co_filename, UTF-8; owned by the cache */
+        uint32_t firstlineno; /* co_firstlineno */
+        int32_t line;         /* of the instruction; firstlineno if not started; -1 if none */
+        bool incomplete;      /* the frame has not run its first traceable instruction: CPython
                                  * leaves such frames out of tracebacks, and so should a profile */
 };
 

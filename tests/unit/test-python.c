@@ -1,0 +1,185 @@
+/* Python frames' user-space half against a live CPython: the location table's lines (hand-made
+ * tables of every entry kind), a running /usr/bin/python3.11 found and described (layout, types,
+ * glibc's thread-specific data: the path the kernel's walker follows, followed here by hand from a
+ * thread's pthread to its thread state), its code objects named with the lines Python itself
+ * reports, and what is not Python or not a code object refused. Skips the live part where
+ * python3.11 is missing. */
+#include <errno.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "py-code.h"
+#include "py-layout.h"
+#include "py-process.h"
+#include "tap.h"
+
+#define PYTHON "/usr/bin/python3.11"
+
+/* Location table entries (Objects/locations.md): the first byte 1CCCCLLL, code C, LLL + 1 code
+ * units. */
+#define ENTRY(code, len) ((uint8_t) (0x80 | (code) << 3 | ((len) -1)))
+
+static void test_lines(void) {
+        /* firstlineno 10: 2 units on line 10 (short form, a column byte), 3 on line 12 (one-line
+         * form, delta 2, two column bytes), 1 without a location, 4 on line 9 (no-column form,
+         * svarint -3 = 7), 2 on line 40 (long form: svarint +31 = 62, end line, two columns). */
+        static const uint8_t t[] = {
+                ENTRY(0, 2), 5, ENTRY(12, 3), 1, 2, ENTRY(15, 1), ENTRY(13, 4), 7, ENTRY(14, 2), 62, 0, 1, 2
+        };
+        size_t n = sizeof t;
+
+        is_int(py_line_of(t, n, 10, -1), 10, "not begun: the first line");
+        is_int(py_line_of(t, n, 10, 0), 10, "unit 0: short form, same line");
+        is_int(py_line_of(t, n, 10, 1), 10, "unit 1: its last unit");
+        is_int(py_line_of(t, n, 10, 2), 12, "unit 2: the boundary belongs to the next entry");
+        is_int(py_line_of(t, n, 10, 4), 12, "unit 4: one-line form");
+        is_int(py_line_of(t, n, 10, 5), -1, "unit 5: no location");
+        is_int(py_line_of(t, n, 10, 6), 9, "unit 6: no-column form, a negative delta");
+        is_int(py_line_of(t, n, 10, 10), 40, "unit 10: long form");
+        is_int(py_line_of(t, n, 10, 12), -1, "past the table: none");
+        is_int(py_line_of(t, 3, 10, 2), -1, "a table cut in an entry: none, no read past it");
+}
+
+/* A child python3.11 that prints facts about its frames, then waits: read from FD. */
+static const char script[] =
+        "import sys, threading, time\n"
+        "class K:\n"
+        "    def method(self):\n"
+        "        f = sys._getframe()\n"
+        "        return f\n"
+        "def outer():\n"
+        "    def inner():\n"
+        "        return sys._getframe()\n"
+        "    return inner()\n"
+        "lam = lambda: sys._getframe()\n"
+        "def gen():\n"
+        "    yield sys._getframe()\n"
+        "frames = [K().method(), outer(), lam(), next(gen())]\n"
+        "for f in frames:\n"
+        "    print('frame', id(f.f_code), f.f_lasti, f.f_lineno, f.f_code.co_firstlineno, f.f_code.co_qualname,\n"
+        "          flush=True)\n"
+        "ready = threading.Event()\n"
+        "def worker():\n"
+        "    ready.set()\n"
+        "    time.sleep(60)\n"
+        "t = threading.Thread(target=worker, daemon=True)\n"
+        "t.start(); ready.wait()\n"
+        "print('thread', t.ident, flush=True)\n"
+        "print('done', flush=True)\n"
+        "time.sleep(60)\n";
+
+struct fact {
+        uint64_t code;
+        uint32_t lasti; /* bytes, as 3.11's f_lasti */
+        int32_t line;
+        uint32_t firstlineno;
+        char qualname[64];
+};
+
+static void test_live(void) {
+        int fds[2];
+        pid_t pid;
+        FILE *f;
+        char line[512];
+        struct fact facts[8];
+        size_t n = 0;
+        uint64_t thread = 0;
+        struct py_process p;
+        _cleanup_free_ char *why = NULL;
+        _cleanup_(py_code_cache_freep) struct py_code_cache *c = py_code_cache_new();
+        int r;
+
+        if (access(PYTHON, X_OK) < 0) {
+                ok(true, "# SKIP no " PYTHON);
+                return;
+        }
+        if (pipe(fds) < 0)
+                return;
+        pid = fork();
+        if (pid == 0) {
+                dup2(fds[1], 1);
+                close(fds[0]);
+                execl(PYTHON, PYTHON, "-c", script, (char *) NULL);
+                _exit(127);
+        }
+        close(fds[1]);
+        f = fdopen(fds[0], "r");
+        while (f && fgets(line, sizeof line, f)) {
+                struct fact x = {};
+
+                if (sscanf(line, "frame %" SCNu64 " %" SCNu32 " %" SCNd32 " %" SCNu32 " %63s", &x.code,
+                           &x.lasti, &x.line, &x.firstlineno, x.qualname) == 5 &&
+                    n < 8)
+                        facts[n++] = x;
+                else if (sscanf(line, "thread %" SCNu64, &thread) == 1)
+                        continue;
+                else if (strncmp(line, "done", 4) == 0)
+                        break;
+        }
+        ok(n == 4 && thread != 0, "the child told of its frames and its thread");
+
+        r = py_process_inspect(pid, &p, &why);
+        ok(r == 0 && p.layout && strcmp(p.layout->name, "3.11") == 0 && p.layout->tested,
+           "python3.11 found: layout %s (%d %s)", r == 0 ? p.layout->name : "-", r, why ? why : "");
+        if (r == 0) {
+                uint64_t key, slot, thread_id = 0;
+
+                ok(p.runtime && p.code_type && p.unicode_type && p.bytes_type && p.tsd_first == 0x310,
+                   "its runtime, its types, glibc's specific_1stblock at 0x%x", p.tsd_first);
+                /* The walker's path by hand: the key, the thread's slot, its thread state. */
+                ok(py_read_memory(pid, p.key_addr, &key, 8) == 0 && (uint32_t) key == 1,
+                   "the thread-specific key is set (%u)", (unsigned) (key >> 32));
+                r = py_read_memory(pid, thread + p.tsd_first + 16 * (key >> 32) + 8, &slot, 8);
+                if (r == 0 && slot)
+                        r = py_read_memory(pid, slot + p.layout->ts_thread_id, &thread_id, 8);
+                ok(r == 0 && slot && thread_id == thread,
+                   "the thread's slot holds a thread state whose thread_id is its pthread (0x%" PRIx64 ")",
+                   thread_id);
+                for (size_t i = 0; i < n; i++) {
+                        struct py_frame_name name;
+                        uint32_t instr = p.layout->co_code_adaptive + facts[i].lasti;
+
+                        r = py_code_cache_name(c, pid, &p, facts[i].code, instr, 0, &name);
+                        ok(r == 0 && strcmp(name.qualname, facts[i].qualname) == 0 &&
+                                   strcmp(name.filename, "<string>") == 0 && name.line == facts[i].line &&
+                                   name.firstlineno == facts[i].firstlineno && !name.incomplete,
+                           "%s: named %s, line %d (Python says %d)", facts[i].qualname,
+                           r == 0 ? name.qualname : "-", r == 0 ? name.line : -2, facts[i].line);
+                }
+                {
+                        struct py_frame_name name;
+
+                        /* Not a code object: the runtime itself, and an address nothing maps. */
+                        is_int(py_code_cache_name(c, pid, &p, p.runtime, 0, 0, &name), -EBADMSG,
+                               "not a code object: -EBADMSG");
+                        is_int(py_code_cache_name(c, pid, &p, 0x10, 0, 0, &name), -EBADMSG,
+                               "an unmapped address: -EBADMSG");
+                }
+        }
+        kill(pid, SIGKILL);
+        waitpid(pid, NULL, 0);
+        if (f)
+                fclose(f);
+        is_int(py_process_inspect(pid, &p, NULL), -ESRCH, "a process gone: -ESRCH");
+        is_int(py_process_inspect(getpid(), &p, NULL), -ENOENT, "a process that is no Python: -ENOENT");
+}
+
+static void test_layouts(void) {
+        ok(py_layout_find(0x030b02f0) && py_layout_find(0x030c01f0) && py_layout_find(0x030d00f0),
+           "3.11, 3.12, 3.13 have layouts");
+        ok(!py_layout_find(0x030a0cf0) && !py_layout_find(0x030e00f0), "3.10 and 3.14 have none");
+        ok(py_layout_find(0x030b02f0)->tested && !py_layout_find(0x030c01f0)->tested &&
+                   !py_layout_find(0x030d00f0)->tested,
+           "only 3.11 is tested here");
+}
+
+int main(void) {
+        test_lines();
+        test_layouts();
+        test_live();
+        return tap_done();
+}

@@ -130,6 +130,7 @@ enum prog {
         PROG_COUNT,           /* counting, at a raw tracepoint */
         PROG_COUNT_USER_ADDR, /* the same, for hits whose first argument is a user address */
         PROG_GATE,            /* at a redrawn clock's overflow: lets its sample through for our threads */
+        PROG_PYTHON,          /* at a redrawn clock's overflow: the Python frames of its sample */
         _PROG_MAX
 };
 
@@ -143,6 +144,26 @@ struct sampling_bpf {
         unsigned n_holders;
         struct ctl ctl;
         uint64_t rng; /* the first countdowns' draws */
+        unsigned n_cpus;
+        const struct sampling_bpf_py *py; /* Python frames' maps, or NULL */
+        int py_out_fd;                    /* the Python output events, by CPU */
+};
+
+/* A walk's scratch (a per-CPU array of one): the companion record, the thread state read, and
+ * a window of the thread's frames. */
+#define PY_RECORD_MAX \
+        (sizeof(struct sampling_bpf_py_header) + \
+         SAMPLING_BPF_PY_MAX_FRAMES * sizeof(struct sampling_bpf_py_frame))
+#define PY_READ 128 /* bytes of a frame: every field within 120 of its start */
+#define PY_TS PY_RECORD_MAX
+#define PY_TS_READ 256 /* bytes of a thread state, from ts_lo: every field within 248 */
+#define PY_WIN (PY_TS + PY_TS_READ)
+#define PY_WINDOW 4096 /* bytes of the frames read at once (a power of two) */
+#define PY_SCRATCH_SIZE (PY_WIN + PY_WINDOW + 2 * PY_READ)
+
+struct sampling_bpf_py {
+        int procs_fd, scratch_fd;
+        long fsbase_offset;
 };
 
 static int sys_bpf(int cmd, union bpf_attr *attr) {
@@ -208,7 +229,9 @@ int sampling_bpf_new(unsigned n_cpus, struct sampling_bpf **ret) {
                 .tids_fd = -1,
                 .cgroup_fd = -1,
                 .quantiles_fd = -1,
-                .prog_fd = { -1, -1, -1, -1, -1, -1 },
+                .prog_fd = { -1, -1, -1, -1, -1, -1, -1 },
+                .py_out_fd = -1,
+                .n_cpus = n_cpus,
                 .field_arg = -1,
                 .ctl = { .k_min = 1, .k_max = 1, .period = 1 },
         };
@@ -250,8 +273,74 @@ struct sampling_bpf *sampling_bpf_free(struct sampling_bpf *s) {
                 close(s->cgroup_fd);
         if (s->quantiles_fd >= 0)
                 close(s->quantiles_fd);
+        if (s->py_out_fd >= 0)
+                close(s->py_out_fd);
         free(s);
         return NULL;
+}
+
+int sampling_bpf_py_new(long fsbase_offset, struct sampling_bpf_py **ret) {
+        _cleanup_(sampling_bpf_py_freep) struct sampling_bpf_py *py = malloc(sizeof *py);
+
+        if (!py)
+                return -ENOMEM;
+        if (fsbase_offset < 0 || fsbase_offset > 65535)
+                return -EINVAL;
+        *py = (struct sampling_bpf_py) { .procs_fd = -1, .scratch_fd = -1, .fsbase_offset = fsbase_offset };
+        py->procs_fd = map_create(BPF_MAP_TYPE_HASH, sizeof(uint32_t), sizeof(struct sampling_bpf_py_proc),
+                                  16384, "cppd_py_procs");
+        if (py->procs_fd < 0)
+                return py->procs_fd;
+        py->scratch_fd = map_create(BPF_MAP_TYPE_PERCPU_ARRAY, sizeof(uint32_t), PY_SCRATCH_SIZE, 1,
+                                    "cppd_py_scratch");
+        if (py->scratch_fd < 0)
+                return py->scratch_fd;
+        *ret = take_ptr(&py);
+        return 0;
+}
+
+struct sampling_bpf_py *sampling_bpf_py_free(struct sampling_bpf_py *py) {
+        if (!py)
+                return NULL;
+        if (py->procs_fd >= 0)
+                close(py->procs_fd);
+        if (py->scratch_fd >= 0)
+                close(py->scratch_fd);
+        free(py);
+        return NULL;
+}
+
+int sampling_bpf_py_set_process(struct sampling_bpf_py *py, pid_t tgid,
+                                const struct sampling_bpf_py_proc *proc) {
+        uint32_t key = (uint32_t) tgid;
+
+        return map_update(py->procs_fd, &key, proc);
+}
+
+void sampling_bpf_py_remove_process(struct sampling_bpf_py *py, pid_t tgid) {
+        uint32_t key = (uint32_t) tgid;
+        union bpf_attr a = { .map_fd = (uint32_t) py->procs_fd, .key = (uint64_t) (uintptr_t) &key };
+
+        (void) sys_bpf(BPF_MAP_DELETE_ELEM, &a);
+}
+
+int sampling_bpf_use_python(struct sampling_bpf *s, const struct sampling_bpf_py *py) {
+        if (s->py_out_fd < 0) {
+                s->py_out_fd = map_create(BPF_MAP_TYPE_PERF_EVENT_ARRAY, sizeof(uint32_t), sizeof(uint32_t),
+                                          s->n_cpus, "cppd_py_out");
+                if (s->py_out_fd < 0)
+                        return s->py_out_fd;
+        }
+        s->py = py;
+        return 0;
+}
+
+int sampling_bpf_set_python_output(struct sampling_bpf *s, unsigned cpu, int perf_fd) {
+        uint32_t key = cpu, value = (uint32_t) perf_fd;
+
+        if (s->py_out_fd < 0)
+                return -EINVAL;
+        return map_update(s->py_out_fd, &key, &value);
 }
 
 int sampling_bpf_set_output(struct sampling_bpf *s, unsigned cpu, int perf_fd) {
@@ -425,14 +514,49 @@ enum {
         LABELS_PER_BLOCK
 };
 
+/* The Python walker's labels (emit_python()): its own block after the three above, a few shared
+ * ones then some per frame. */
+enum {
+        PY_L_WALK,
+        PY_L_END,
+        PY_L_ERR,
+        PY_L_LOOP,
+        PY_L_BAD,
+        PY_L_WRITE,
+        PY_L_DONE,
+        PY_L_NOCHUNK,
+        PY_L_FRAMES, /* then PY_L_PER_FRAME per frame: */
+};
+enum {
+        PY_L_SHIM_,
+        PY_L_PREV_,
+        PY_L_INSTR_,
+        PY_L_NEW_,
+        PY_L_CLAMPED_,
+        PY_L_SMALL_,
+        PY_L_READ_,
+        PY_L_HAVE_,
+        PY_L_PER_FRAME
+};
+#define PY_L_SHIM(i) (PY_L_FRAMES + PY_L_PER_FRAME * (i) + PY_L_SHIM_)
+#define PY_L_PREV(i) (PY_L_FRAMES + PY_L_PER_FRAME * (i) + PY_L_PREV_)
+#define PY_L_INSTR(i) (PY_L_FRAMES + PY_L_PER_FRAME * (i) + PY_L_INSTR_)
+#define PY_L_NEW(i) (PY_L_FRAMES + PY_L_PER_FRAME * (i) + PY_L_NEW_)
+#define PY_L_CLAMPED(i) (PY_L_FRAMES + PY_L_PER_FRAME * (i) + PY_L_CLAMPED_)
+#define PY_L_SMALL(i) (PY_L_FRAMES + PY_L_PER_FRAME * (i) + PY_L_SMALL_)
+#define PY_L_READ(i) (PY_L_FRAMES + PY_L_PER_FRAME * (i) + PY_L_READ_)
+#define PY_L_HAVE(i) (PY_L_FRAMES + PY_L_PER_FRAME * (i) + PY_L_HAVE_)
+#define PY_LABELS (PY_L_FRAMES + PY_L_PER_FRAME * SAMPLING_BPF_PY_MAX_FRAMES)
+
 struct asm_prog {
-        struct bpf_insn insn[512];
+        struct bpf_insn insn[16384];
         unsigned n;
-        int label[3 * LABELS_PER_BLOCK]; /* instruction index of each label; -1 until placed */
-        unsigned base;                   /* the block being written: its labels start here */
+        int label[3 * LABELS_PER_BLOCK + PY_LABELS]; /* instruction index of each label; -1 until
+                                                      * placed */
+        unsigned base;                               /* the block being written: its labels start here */
         struct asm_fix {
                 unsigned at, label;
-        } fix[96]; /* jumps to patch */
+        } fix[2048]; /* jumps to patch */
         unsigned n_fix;
 };
 
@@ -486,6 +610,19 @@ enum {
         SLOT_SIZE = -56,  /* u64: the allocation program: the bytes of the allocation */
         SLOT_M = -64,     /* u64: and the intervals it ended (the sample's field) */
         SLOT_COIN = -72,  /* u64: and the chance of one more, in 2^-32 */
+        /* The Python walker's (emit_python()) */
+        SLOT_PY_R7 = -136, /* the registers it borrows */
+        SLOT_PY_R8 = -144,
+        SLOT_PY_R9 = -152,
+        SLOT_PY_TGID = -156,  /* u32 */
+        SLOT_PY_CF = -168,    /* u64: 3.11: the _PyCFrame of the next entry frame */
+        SLOT_PY_FS = -176,    /* u64: the thread's %fs base, its struct pthread */
+        SLOT_PY_TMP = -184,   /* u64: a word read */
+        SLOT_PY_WLO = -192,   /* u64: the window's first address */
+        SLOT_PY_WN = -200,    /* u64: and its length (0: none) */
+        SLOT_PY_CHUNK = -208, /* u64: the thread's stack chunk (0: unknown) */
+        SLOT_PY_FRAME = -216, /* pointer: the frame in the window, less PY_WIN */
+        SLOT_PY_BASE = -224,  /* pointer: the scratch */
 };
 
 static int assemble(struct asm_prog *p) {
@@ -606,6 +743,275 @@ struct field {
         unsigned offset, size; /* RECORD: bytes; ARG: the argument's index */
 };
 
+/* ---- Python frames ---- */
+
+#define PY_OFF(field) ((int16_t) offsetof(struct sampling_bpf_py_proc, field))
+#define PY_REC(i, field) \
+        ((int16_t) (sizeof(struct sampling_bpf_py_header) + (i) * sizeof(struct sampling_bpf_py_frame) + \
+                    offsetof(struct sampling_bpf_py_frame, field)))
+
+/* DST = SIZE bytes at (the process entry's u16 FIELD: a frame's, below 128, or a thread state's,
+ * below 256) past BASE_SLOT's pointer (a pointer into the scratch, spilled there) plus AT. Uses
+ * r0, r1. */
+static void py_field(struct asm_prog *p, int16_t field, uint8_t size, uint8_t dst, int16_t base_slot,
+                     int16_t at) {
+        LDX(BPF_H, BPF_REG_1, BPF_REG_8, field);
+        ALU_K(BPF_AND, BPF_REG_1, at == (int16_t) PY_TS ? PY_TS_READ - 1 : PY_READ - 1);
+        LDX(BPF_DW, BPF_REG_0, BPF_REG_10, base_slot);
+        ALU_X(BPF_ADD, BPF_REG_1, BPF_REG_0);
+        LDX(size, dst, BPF_REG_1, at);
+}
+
+/* probe_read_user(SLOT_PY_TMP, 8, r3); to LABEL if it fails. */
+static void py_read_word(struct asm_prog *p, unsigned label) {
+        MOV_X(BPF_REG_1, BPF_REG_10);
+        ADD_K(BPF_REG_1, SLOT_PY_TMP);
+        MOV_K(BPF_REG_2, 8);
+        call(p, BPF_FUNC_probe_read_user);
+        jump(p, BPF_JNE | BPF_K, BPF_REG_0, 0, 0, label);
+}
+
+static void py_flag(struct asm_prog *p, int32_t flag) {
+        LDX(BPF_B, BPF_REG_1, BPF_REG_7, offsetof(struct sampling_bpf_py_header, flags));
+        ALU_K(BPF_OR, BPF_REG_1, flag);
+        STX(BPF_B, BPF_REG_7, BPF_REG_1, offsetof(struct sampling_bpf_py_header, flags));
+}
+
+/* SLOT_PY_FRAME = where frame r9 is in the window (the scratch from PY_WIN), read anew when it is
+ * not in the one read last: PY_WINDOW bytes ending past it, not below the thread's stack chunk
+ * (CPython keeps a thread's frames contiguous there, callers below callees: a window holds a
+ * few dozen), or its PY_READ bytes alone where that read fails (a generator's frame, on the
+ * heap). To PY_L_ERR if even that fails. Frame I's labels. */
+static void py_window(struct asm_prog *p, unsigned i) {
+        LDX(BPF_DW, BPF_REG_1, BPF_REG_10, SLOT_PY_WLO);
+        MOV_X(BPF_REG_2, BPF_REG_9);
+        ALU_X(BPF_SUB, BPF_REG_2, BPF_REG_1); /* its offset in the window */
+        LDX(BPF_DW, BPF_REG_3, BPF_REG_10, SLOT_PY_WN);
+        ADD_K(BPF_REG_3, -PY_READ);
+        jump(p, BPF_JSLT | BPF_K, BPF_REG_2, 0, 0, PY_L_NEW(i));
+        jump(p, BPF_JSLE | BPF_X, BPF_REG_2, BPF_REG_3, 0, PY_L_HAVE(i));
+        place(p, PY_L_NEW(i));
+        /* lo = frame + PY_READ - PY_WINDOW, or the chunk's start if that is higher and below it */
+        MOV_X(BPF_REG_3, BPF_REG_9);
+        ADD_K(BPF_REG_3, PY_READ - PY_WINDOW);
+        LDX(BPF_DW, BPF_REG_4, BPF_REG_10, SLOT_PY_CHUNK);
+        jump(p, BPF_JGT | BPF_X, BPF_REG_4, BPF_REG_9, 0, PY_L_CLAMPED(i));
+        jump(p, BPF_JGE | BPF_X, BPF_REG_3, BPF_REG_4, 0, PY_L_CLAMPED(i));
+        MOV_X(BPF_REG_3, BPF_REG_4);
+        place(p, PY_L_CLAMPED(i));
+        MOV_X(BPF_REG_2, BPF_REG_9);
+        ADD_K(BPF_REG_2, PY_READ);
+        ALU_X(BPF_SUB, BPF_REG_2, BPF_REG_3);
+        jump(p, BPF_JGT | BPF_K, BPF_REG_2, 0, PY_WINDOW, PY_L_SMALL(i));
+        jump(p, BPF_JLT | BPF_K, BPF_REG_2, 0, PY_READ, PY_L_SMALL(i));
+        STX(BPF_DW, BPF_REG_10, BPF_REG_3, SLOT_PY_WLO);
+        STX(BPF_DW, BPF_REG_10, BPF_REG_2, SLOT_PY_WN);
+        MOV_X(BPF_REG_1, BPF_REG_7);
+        ADD_K(BPF_REG_1, (int32_t) PY_WIN);
+        call(p, BPF_FUNC_probe_read_user);
+        jump(p, BPF_JEQ | BPF_K, BPF_REG_0, 0, 0, PY_L_READ(i));
+        place(p, PY_L_SMALL(i)); /* the frame alone */
+        STX(BPF_DW, BPF_REG_10, BPF_REG_9, SLOT_PY_WLO);
+        ST(BPF_DW, BPF_REG_10, SLOT_PY_WN, PY_READ);
+        MOV_X(BPF_REG_1, BPF_REG_7);
+        ADD_K(BPF_REG_1, (int32_t) PY_WIN);
+        MOV_K(BPF_REG_2, PY_READ);
+        MOV_X(BPF_REG_3, BPF_REG_9);
+        call(p, BPF_FUNC_probe_read_user);
+        jump(p, BPF_JNE | BPF_K, BPF_REG_0, 0, 0, PY_L_ERR);
+        place(p, PY_L_READ(i));
+        LDX(BPF_DW, BPF_REG_1, BPF_REG_10, SLOT_PY_WLO);
+        MOV_X(BPF_REG_2, BPF_REG_9);
+        ALU_X(BPF_SUB, BPF_REG_2, BPF_REG_1);
+        place(p, PY_L_HAVE(i));
+        ALU_K(BPF_AND, BPF_REG_2, PY_WINDOW - 1); /* within it already: a bound the verifier sees */
+        ALU_X(BPF_ADD, BPF_REG_2, BPF_REG_7);
+        STX(BPF_DW, BPF_REG_10, BPF_REG_2, SLOT_PY_FRAME);
+}
+
+/* With ctx in r6: if the current process is a registered Python, its thread's Python frames as a
+ * companion record to the Python output event of this CPU (see sampling-bpf.h). r7, r8 and r9
+ * are kept; r0-r5 are not. Reads are bounded (a window of the thread's frames, at most
+ * SAMPLING_BPF_PY_MAX_FRAMES frames, one more read per 3.11 entry frame), and a read that fails,
+ * a chain that loops or an owner that is no frame's ends the walk, flagged. */
+static void emit_python(const struct sampling_bpf *s, struct asm_prog *p) {
+        unsigned saved_base = p->base;
+
+        if (!s->py || s->py_out_fd < 0)
+                return;
+        p->base = 3 * LABELS_PER_BLOCK;
+        STX(BPF_DW, BPF_REG_10, BPF_REG_7, SLOT_PY_R7);
+        STX(BPF_DW, BPF_REG_10, BPF_REG_8, SLOT_PY_R8);
+        STX(BPF_DW, BPF_REG_10, BPF_REG_9, SLOT_PY_R9);
+
+        /* r8 = the process's entry, r7 = this CPU's scratch */
+        call(p, BPF_FUNC_get_current_pid_tgid);
+        ALU_K(BPF_RSH, BPF_REG_0, 32);
+        STX(BPF_W, BPF_REG_10, BPF_REG_0, SLOT_PY_TGID);
+        load_map(p, BPF_REG_1, s->py->procs_fd);
+        MOV_X(BPF_REG_2, BPF_REG_10);
+        ADD_K(BPF_REG_2, SLOT_PY_TGID);
+        call(p, BPF_FUNC_map_lookup_elem);
+        jump(p, BPF_JEQ | BPF_K, BPF_REG_0, 0, 0, PY_L_DONE);
+        MOV_X(BPF_REG_8, BPF_REG_0);
+        ST(BPF_W, BPF_REG_10, SLOT_PY_TGID, 0);
+        load_map(p, BPF_REG_1, s->py->scratch_fd);
+        MOV_X(BPF_REG_2, BPF_REG_10);
+        ADD_K(BPF_REG_2, SLOT_PY_TGID);
+        call(p, BPF_FUNC_map_lookup_elem);
+        jump(p, BPF_JEQ | BPF_K, BPF_REG_0, 0, 0, PY_L_DONE);
+        MOV_X(BPF_REG_7, BPF_REG_0);
+        ST(BPF_W, BPF_REG_7, offsetof(struct sampling_bpf_py_header, magic), (int32_t) SAMPLING_BPF_PY_MAGIC);
+        ST(BPF_W, BPF_REG_7, offsetof(struct sampling_bpf_py_header, flags), 0); /* flags, pad, n */
+        ST(BPF_DW, BPF_REG_10, SLOT_PY_CF, 0);
+        ST(BPF_DW, BPF_REG_10, SLOT_PY_WLO, 0);
+        ST(BPF_DW, BPF_REG_10, SLOT_PY_WN, 0);
+        ST(BPF_DW, BPF_REG_10, SLOT_PY_CHUNK, 0);
+        MOV_X(BPF_REG_1, BPF_REG_7);
+        STX(BPF_DW, BPF_REG_10, BPF_REG_1, SLOT_PY_BASE); /* py_field()'s base for the thread state */
+
+        /* The thread's %fs base: its struct pthread (glibc), from the task. */
+        call(p, BPF_FUNC_get_current_task);
+        MOV_X(BPF_REG_3, BPF_REG_0);
+        ADD_K(BPF_REG_3, (int32_t) s->py->fsbase_offset);
+        MOV_X(BPF_REG_1, BPF_REG_10);
+        ADD_K(BPF_REG_1, SLOT_PY_FS);
+        MOV_K(BPF_REG_2, 8);
+        call(p, BPF_FUNC_probe_read_kernel);
+        jump(p, BPF_JNE | BPF_K, BPF_REG_0, 0, 0, PY_L_DONE);
+
+        /* The interpreter's key, read at each sample: unset before Py_Initialize(), new after a fork. */
+        LDX(BPF_DW, BPF_REG_3, BPF_REG_8, PY_OFF(key_addr));
+        py_read_word(p, PY_L_DONE);
+        LDX(BPF_W, BPF_REG_1, BPF_REG_10, SLOT_PY_TMP);
+        jump(p, BPF_JNE | BPF_K, BPF_REG_1, 0, 1, PY_L_DONE);
+        LDX(BPF_W, BPF_REG_2, BPF_REG_10, SLOT_PY_TMP + 4);
+        jump(p, BPF_JGT | BPF_K, BPF_REG_2, 0, 31, PY_L_DONE);
+
+        /* The thread state: pthread_getspecific(key) done by hand. */
+        ALU_K(BPF_LSH, BPF_REG_2, 4);
+        LDX(BPF_H, BPF_REG_1, BPF_REG_8, PY_OFF(tsd_first));
+        ALU_X(BPF_ADD, BPF_REG_2, BPF_REG_1);
+        LDX(BPF_DW, BPF_REG_3, BPF_REG_10, SLOT_PY_FS);
+        ALU_X(BPF_ADD, BPF_REG_3, BPF_REG_2);
+        ADD_K(BPF_REG_3, 8);
+        py_read_word(p, PY_L_DONE);
+        LDX(BPF_DW, BPF_REG_3, BPF_REG_10, SLOT_PY_TMP);
+        jump(p, BPF_JEQ | BPF_K, BPF_REG_3, 0, 0, PY_L_DONE); /* a thread without Python */
+        STX(BPF_DW, BPF_REG_7, BPF_REG_3, offsetof(struct sampling_bpf_py_header, tstate));
+        LDX(BPF_H, BPF_REG_1, BPF_REG_8, PY_OFF(ts_lo));
+        ALU_X(BPF_ADD, BPF_REG_3, BPF_REG_1);
+        MOV_X(BPF_REG_1, BPF_REG_7);
+        ADD_K(BPF_REG_1, (int32_t) PY_TS);
+        MOV_K(BPF_REG_2, PY_TS_READ);
+        call(p, BPF_FUNC_probe_read_user);
+        jump(p, BPF_JNE | BPF_K, BPF_REG_0, 0, 0, PY_L_DONE);
+        /* Its thread's, or garbage in the slot. */
+        py_field(p, PY_OFF(ts_thread_id), BPF_DW, BPF_REG_2, SLOT_PY_BASE, (int16_t) PY_TS);
+        LDX(BPF_DW, BPF_REG_3, BPF_REG_10, SLOT_PY_FS);
+        jump(p, BPF_JNE | BPF_X, BPF_REG_2, BPF_REG_3, 0, PY_L_DONE);
+        LDX(BPF_H, BPF_REG_1, BPF_REG_8, PY_OFF(ts_chunk));
+        jump(p, BPF_JEQ | BPF_K, BPF_REG_1, 0, SAMPLING_BPF_PY_NONE, PY_L_NOCHUNK);
+        py_field(p, PY_OFF(ts_chunk), BPF_DW, BPF_REG_2, SLOT_PY_BASE, (int16_t) PY_TS);
+        STX(BPF_DW, BPF_REG_10, BPF_REG_2, SLOT_PY_CHUNK);
+        place(p, PY_L_NOCHUNK);
+        py_field(p, PY_OFF(ts_frame), BPF_DW, BPF_REG_9, SLOT_PY_BASE, (int16_t) PY_TS);
+        LDX(BPF_H, BPF_REG_1, BPF_REG_8, PY_OFF(cf_current));
+        jump(p, BPF_JEQ | BPF_K, BPF_REG_1, 0, SAMPLING_BPF_PY_NONE, PY_L_WALK);
+        /* 3.11, 3.12: r9 is the innermost eval's _PyCFrame */
+        STX(BPF_DW, BPF_REG_10, BPF_REG_9, SLOT_PY_CF);
+        MOV_X(BPF_REG_3, BPF_REG_9);
+        ALU_X(BPF_ADD, BPF_REG_3, BPF_REG_1);
+        py_read_word(p, PY_L_DONE);
+        LDX(BPF_DW, BPF_REG_9, BPF_REG_10, SLOT_PY_TMP);
+        place(p, PY_L_WALK);
+
+        for (unsigned i = 0; i < SAMPLING_BPF_PY_MAX_FRAMES; i++) {
+                jump(p, BPF_JEQ | BPF_K, BPF_REG_9, 0, 0, PY_L_END);
+                py_window(p, i);
+                py_field(p, PY_OFF(fr_owner), BPF_B, BPF_REG_2, SLOT_PY_FRAME, (int16_t) PY_WIN);
+                STX(BPF_B, BPF_REG_7, BPF_REG_2, PY_REC(i, owner));
+                ST(BPF_DW, BPF_REG_7, PY_REC(i, anchor), 0);
+                ST(BPF_B, BPF_REG_7, PY_REC(i, entry), 0);
+                jump(p, BPF_JEQ | BPF_K, BPF_REG_2, 0, 3, PY_L_SHIM(i));
+                jump(p, BPF_JGT | BPF_K, BPF_REG_2, 0, 3, PY_L_BAD);
+                py_field(p, PY_OFF(fr_code), BPF_DW, BPF_REG_3, SLOT_PY_FRAME, (int16_t) PY_WIN);
+                STX(BPF_DW, BPF_REG_7, BPF_REG_3, PY_REC(i, code));
+                py_field(p, PY_OFF(fr_globals), BPF_DW, BPF_REG_4, SLOT_PY_FRAME, (int16_t) PY_WIN);
+                STX(BPF_DW, BPF_REG_7, BPF_REG_4, PY_REC(i, globals));
+                py_field(p, PY_OFF(fr_instr), BPF_DW, BPF_REG_4, SLOT_PY_FRAME, (int16_t) PY_WIN);
+                ALU_X(BPF_SUB, BPF_REG_4, BPF_REG_3);
+                STX(BPF_W, BPF_REG_7, BPF_REG_4, PY_REC(i, instr));
+                /* An instruction outside [code, code + 2^28) is not this code's. */
+                jump(p, BPF_JLT | BPF_K, BPF_REG_4, 0, 1 << 28, PY_L_INSTR(i));
+                ST(BPF_W, BPF_REG_7, PY_REC(i, instr), -1);
+                place(p, PY_L_INSTR(i));
+                /* The first frame of an eval invocation (3.11): its _PyCFrame is the anchor, and
+                 * the next entry's is the one before it. */
+                LDX(BPF_H, BPF_REG_1, BPF_REG_8, PY_OFF(fr_entry));
+                jump(p, BPF_JEQ | BPF_K, BPF_REG_1, 0, SAMPLING_BPF_PY_NONE, PY_L_PREV(i));
+                py_field(p, PY_OFF(fr_entry), BPF_B, BPF_REG_2, SLOT_PY_FRAME, (int16_t) PY_WIN);
+                STX(BPF_B, BPF_REG_7, BPF_REG_2, PY_REC(i, entry));
+                jump(p, BPF_JEQ | BPF_K, BPF_REG_2, 0, 0, PY_L_PREV(i));
+                LDX(BPF_DW, BPF_REG_3, BPF_REG_10, SLOT_PY_CF);
+                STX(BPF_DW, BPF_REG_7, BPF_REG_3, PY_REC(i, anchor));
+                jump(p, BPF_JEQ | BPF_K, BPF_REG_3, 0, 0, PY_L_PREV(i));
+                LDX(BPF_H, BPF_REG_1, BPF_REG_8, PY_OFF(cf_previous));
+                jump(p, BPF_JEQ | BPF_K, BPF_REG_1, 0, SAMPLING_BPF_PY_NONE, PY_L_PREV(i));
+                ALU_X(BPF_ADD, BPF_REG_3, BPF_REG_1);
+                ST(BPF_DW, BPF_REG_10, SLOT_PY_CF, 0);
+                py_read_word(p, PY_L_PREV(i));
+                LDX(BPF_DW, BPF_REG_3, BPF_REG_10, SLOT_PY_TMP);
+                STX(BPF_DW, BPF_REG_10, BPF_REG_3, SLOT_PY_CF);
+                jump(p, BPF_JA, 0, 0, 0, PY_L_PREV(i));
+                /* 3.12+: a frame the C stack owns marks where an eval invocation begins. */
+                place(p, PY_L_SHIM(i));
+                ST(BPF_DW, BPF_REG_7, PY_REC(i, code), 0);
+                STX(BPF_DW, BPF_REG_7, BPF_REG_9, PY_REC(i, anchor));
+                ST(BPF_B, BPF_REG_7, PY_REC(i, entry), 1);
+                place(p, PY_L_PREV(i));
+                ST(BPF_H, BPF_REG_7, offsetof(struct sampling_bpf_py_header, n), (int32_t) i + 1);
+                py_field(p, PY_OFF(fr_previous), BPF_DW, BPF_REG_3, SLOT_PY_FRAME, (int16_t) PY_WIN);
+                jump(p, BPF_JEQ | BPF_X, BPF_REG_3, BPF_REG_9, 0, PY_L_LOOP);
+                MOV_X(BPF_REG_9, BPF_REG_3);
+        }
+        jump(p, BPF_JEQ | BPF_K, BPF_REG_9, 0, 0, PY_L_END);
+        py_flag(p, SAMPLING_BPF_PY_TRUNCATED);
+        jump(p, BPF_JA, 0, 0, 0, PY_L_END);
+        place(p, PY_L_ERR);
+        py_flag(p, SAMPLING_BPF_PY_READ_ERROR);
+        jump(p, BPF_JA, 0, 0, 0, PY_L_END);
+        place(p, PY_L_LOOP);
+        py_flag(p, SAMPLING_BPF_PY_LOOP);
+        jump(p, BPF_JA, 0, 0, 0, PY_L_END);
+        place(p, PY_L_BAD);
+        py_flag(p, SAMPLING_BPF_PY_BAD_OWNER);
+        place(p, PY_L_END);
+        LDX(BPF_DW, BPF_REG_1, BPF_REG_10, SLOT_PY_CF);
+        STX(BPF_DW, BPF_REG_7, BPF_REG_1, offsetof(struct sampling_bpf_py_header, anchor));
+
+        /* Written if it has a frame or a flag. */
+        LDX(BPF_H, BPF_REG_5, BPF_REG_7, offsetof(struct sampling_bpf_py_header, n));
+        LDX(BPF_B, BPF_REG_1, BPF_REG_7, offsetof(struct sampling_bpf_py_header, flags));
+        jump(p, BPF_JNE | BPF_K, BPF_REG_1, 0, 0, PY_L_WRITE);
+        jump(p, BPF_JEQ | BPF_K, BPF_REG_5, 0, 0, PY_L_DONE);
+        place(p, PY_L_WRITE);
+        ALU_K(BPF_MUL, BPF_REG_5, sizeof(struct sampling_bpf_py_frame));
+        ADD_K(BPF_REG_5, sizeof(struct sampling_bpf_py_header));
+        jump(p, BPF_JGT | BPF_K, BPF_REG_5, 0, (int32_t) PY_RECORD_MAX, PY_L_DONE);
+        MOV_X(BPF_REG_1, BPF_REG_6);
+        load_map(p, BPF_REG_2, s->py_out_fd);
+        emit(p, BPF_LD | BPF_DW | BPF_IMM, BPF_REG_3, 0, 0, (int32_t) BPF_F_CURRENT_CPU);
+        emit(p, 0, 0, 0, 0, 0);
+        MOV_X(BPF_REG_4, BPF_REG_7);
+        call(p, BPF_FUNC_perf_event_output);
+        place(p, PY_L_DONE);
+        LDX(BPF_DW, BPF_REG_7, BPF_REG_10, SLOT_PY_R7);
+        LDX(BPF_DW, BPF_REG_8, BPF_REG_10, SLOT_PY_R8);
+        LDX(BPF_DW, BPF_REG_9, BPF_REG_10, SLOT_PY_R9);
+        p->base = saved_base;
+}
+
 /* Writes the 16 bytes at SLOT_RAW as a sample to this CPU's output event (ctx in r6); r0 = the
  * helper's result, negative if the ring had no room. */
 static void emit_write_raw(const struct sampling_bpf *s, struct asm_prog *p) {
@@ -639,6 +1045,7 @@ static void emit_output(const struct sampling_bpf *s, struct field f, struct asm
                 LDX(BPF_DW, BPF_REG_1, BPF_REG_10, SLOT_M);
                 STX(BPF_DW, BPF_REG_10, BPF_REG_1, SLOT_RAW + 8);
         }
+        emit_python(s, p);
         emit_write_raw(s, p);
         jump(p, BPF_JSGE | BPF_K, BPF_REG_0, 0, 0, L_DROP);
         LDX(BPF_DW, BPF_REG_3, BPF_REG_8, offsetof(struct state, failed));
@@ -674,7 +1081,11 @@ static void build_sampling(const struct sampling_bpf *s, bool tracepoint, struct
  * instead (a full ring loses it: the clock then keeps its period one interval more). */
 static void build_gate(const struct sampling_bpf *s, struct asm_prog *p) {
         MOV_X(BPF_REG_6, BPF_REG_1); /* r6 = ctx */
+        MOV_K(BPF_REG_7, 0);         /* emit_python() keeps them */
+        MOV_K(BPF_REG_8, 0);
+        MOV_K(BPF_REG_9, 0);
         emit_thread_filter(s, p);
+        emit_python(s, p);
         MOV_K(BPF_REG_0, 1);
         EXIT();
         place(p, L_PASS); /* not ours */
@@ -682,6 +1093,18 @@ static void build_gate(const struct sampling_bpf *s, struct asm_prog *p) {
         ST(BPF_DW, BPF_REG_10, SLOT_RAW + 8, 0);
         emit_write_raw(s, p);
         MOV_K(BPF_REG_0, 0);
+        EXIT();
+}
+
+/* A redrawn clock of every task (sampling_bpf_python_clock()): the Python frames of the sample
+ * it writes. */
+static void build_python_clock(const struct sampling_bpf *s, struct asm_prog *p) {
+        MOV_X(BPF_REG_6, BPF_REG_1); /* r6 = ctx */
+        MOV_K(BPF_REG_7, 0);         /* emit_python() keeps them */
+        MOV_K(BPF_REG_8, 0);
+        MOV_K(BPF_REG_9, 0);
+        emit_python(s, p);
+        MOV_K(BPF_REG_0, 1);
         EXIT();
 }
 
@@ -1005,7 +1428,18 @@ static int load_as(struct asm_prog *p, enum bpf_prog_type type, uint32_t attach_
         if (r < 0)
                 return r;
         strncpy(a.prog_name, "cppd_sample", sizeof a.prog_name - 1);
-        return sys_bpf(BPF_PROG_LOAD, &a);
+        r = sys_bpf(BPF_PROG_LOAD, &a);
+        if (r < 0 && getenv("CPPD_BPF_LOG")) {
+                /* For whoever changes a program: the verifier's reasons. */
+                static char log[1 << 20];
+
+                a.log_buf = (uint64_t) (uintptr_t) log;
+                a.log_size = sizeof log;
+                a.log_level = 1;
+                if (sys_bpf(BPF_PROG_LOAD, &a) < 0)
+                        fprintf(stderr, "%s\n", log);
+        }
+        return r;
 }
 
 static int load(struct asm_prog *p, enum bpf_prog_type type) {
@@ -1078,6 +1512,24 @@ int sampling_bpf_gate(struct sampling_bpf *s, int perf_fd) {
                 s->prog_fd[PROG_GATE] = fd;
         }
         return ioctl(perf_fd, PERF_EVENT_IOC_SET_BPF, s->prog_fd[PROG_GATE]) < 0 ? -errno : 0;
+}
+
+int sampling_bpf_python_clock(struct sampling_bpf *s, int perf_fd) {
+        if (!s->py)
+                return -EINVAL; /* sampling_bpf_use_python() first */
+        if (s->prog_fd[PROG_PYTHON] < 0) {
+                _cleanup_free_ struct asm_prog *p = asm_new();
+                int fd;
+
+                if (!p)
+                        return -ENOMEM;
+                build_python_clock(s, p);
+                fd = load(p, BPF_PROG_TYPE_PERF_EVENT);
+                if (fd < 0)
+                        return fd;
+                s->prog_fd[PROG_PYTHON] = fd;
+        }
+        return ioctl(perf_fd, PERF_EVENT_IOC_SET_BPF, s->prog_fd[PROG_PYTHON]) < 0 ? -errno : 0;
 }
 
 int sampling_bpf_hold_tracepoint(struct sampling_bpf *s, uint64_t id, unsigned field_offset,

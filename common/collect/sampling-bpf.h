@@ -125,6 +125,78 @@ enum sampling_bpf_alloc_kind {
  * registers it does not know). */
 int sampling_bpf_alloc_program(struct sampling_bpf *bytes, struct sampling_bpf *calls, uint64_t max_size);
 
+/* Python frames (doc/design/python-frames.md). Where a kept sample is of a process registered
+ * with sampling_bpf_py_set_process(), the program that keeps it (or, for a sample the kernel
+ * writes itself, the gate or a clock's companion program at the same overflow) first walks the
+ * sampled thread's Python frames, from its %fs base through the interpreter's thread-specific
+ * key to its thread state and frame chain, and writes them, as a companion record, to the
+ * resource's Python output event on this CPU: the same ring as the sample, just before it. */
+#define SAMPLING_BPF_PY_MAX_FRAMES 64
+#define SAMPLING_BPF_PY_MAGIC 0x31465950u /* "PYF1" */
+#define SAMPLING_BPF_PY_NONE UINT16_MAX   /* an offset the layout does not have */
+
+/* What the walker knows of a registered process: a py_procs map value, written by the
+ * collector from struct py_process. */
+struct sampling_bpf_py_proc {
+        uint64_t key_addr;     /* &_PyRuntime's autoTSSkey: {int initialized; int key} */
+        uint16_t tsd_first;    /* glibc: struct pthread -> specific_1stblock (keys < 32) */
+        uint16_t ts_lo;        /* the thread state is read from here, 256 bytes: */
+        uint16_t ts_frame;     /* from ts_lo: the _PyCFrame pointer, or the frame's (cf_current NONE) */
+        uint16_t ts_thread_id; /* from ts_lo: pthread_self() of its thread */
+        uint16_t ts_chunk;     /* from ts_lo: its stack chunk, where its frames are; NONE: unknown */
+        uint16_t cf_current;   /* _PyCFrame -> its current frame; NONE: ts_frame is the frame */
+        uint16_t cf_previous;  /* _PyCFrame -> the caller eval's; NONE: anchors are shim frames */
+        uint16_t fr_code, fr_previous, fr_instr, fr_globals, fr_owner, fr_entry; /* < 120 */
+        uint16_t pad;
+};
+
+/* A companion record's raw data: a header, then N frames, innermost first. */
+struct sampling_bpf_py_header {
+        uint32_t magic;
+        uint8_t flags; /* SAMPLING_BPF_PY_* below */
+        uint8_t pad;
+        uint16_t n;
+        uint64_t tstate;
+        uint64_t anchor; /* 3.11: the anchor of the last frames' eval invocation, whose entry frame
+                          * the walk did not reach (TRUNCATED, an error) */
+};
+enum {
+        SAMPLING_BPF_PY_TRUNCATED = 1,  /* more frames than SAMPLING_BPF_PY_MAX_FRAMES: the outermost cut */
+        SAMPLING_BPF_PY_READ_ERROR = 2, /* a frame could not be read: the walk stopped there */
+        SAMPLING_BPF_PY_LOOP = 4,       /* a frame was its own caller */
+        SAMPLING_BPF_PY_BAD_OWNER = 8,  /* a frame of no known owner: not a frame */
+};
+struct sampling_bpf_py_frame {
+        uint64_t code;    /* the code object; 0 for a shim (3.12+: owner 3) */
+        uint64_t globals; /* f_globals */
+        uint32_t instr;   /* the instruction pointer less the code object, bytes; UINT32_MAX: odd */
+        uint8_t entry;    /* the first frame of an eval loop's invocation (3.11) */
+        uint8_t owner;
+        uint16_t pad;
+        uint64_t anchor; /* an address in that invocation's native frame (3.11: its _PyCFrame; 3.12+:
+                           * the shim frame); 0 if not an entry */
+};
+
+/* The maps every resource's walker shares: which processes are Python, and a per-CPU scratch.
+ * FSBASE_OFFSET: of task_struct's thread.fsbase (btf_field_offset()). Returns 0 or a negative
+ * errno. */
+struct sampling_bpf_py;
+int sampling_bpf_py_new(long fsbase_offset, struct sampling_bpf_py **ret);
+struct sampling_bpf_py *sampling_bpf_py_free(struct sampling_bpf_py *py);
+DEFINE_CLEANUP(struct sampling_bpf_py *, sampling_bpf_py_free);
+int sampling_bpf_py_set_process(struct sampling_bpf_py *py, pid_t tgid,
+                                const struct sampling_bpf_py_proc *proc);
+void sampling_bpf_py_remove_process(struct sampling_bpf_py *py, pid_t tgid);
+
+/* Makes S's programs, built after this, walk Python frames: PY outlives S. Returns 0 or a
+ * negative errno. */
+int sampling_bpf_use_python(struct sampling_bpf *s, const struct sampling_bpf_py *py);
+/* The Python output event of CPU (a PERF_COUNT_SW_BPF_OUTPUT event in the resource's ring there). */
+int sampling_bpf_set_python_output(struct sampling_bpf *s, unsigned cpu, int perf_fd);
+/* Attaches to clock PERF_FD (a redrawn clock of every task, which has no program) one that walks
+ * the Python frames of the sample the clock is about to write. Returns 0 or a negative errno. */
+int sampling_bpf_python_clock(struct sampling_bpf *s, int perf_fd);
+
 /* Whether BPF sampling can work here: a probe map can be created. Returns 0, or the errno that
  * stopped it. Cached after the first call. */
 int sampling_bpf_supported(void);

@@ -40,6 +40,11 @@ CREATE TABLE run_resource (
     -- shared glibc), and the first of them with why, for the headers
     uncounted    INTEGER NOT NULL DEFAULT 0 CHECK (uncounted >= 0),
     uncounted_note TEXT NOT NULL DEFAULT '',
+    -- samples that carried Python frames, of which those cut at the walker's bound, and Python
+    -- frames that could not be read, for the headers
+    python_samples INTEGER NOT NULL DEFAULT 0 CHECK (python_samples >= 0),
+    python_cut   INTEGER NOT NULL DEFAULT 0 CHECK (python_cut >= 0),
+    python_unreadable INTEGER NOT NULL DEFAULT 0 CHECK (python_unreadable >= 0),
     PRIMARY KEY (run_id, resource_id)
 ) WITHOUT ROWID;
 

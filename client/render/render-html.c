@@ -65,6 +65,11 @@ static void html_facts(FILE *f, const struct sample_tree *t) {
                 xml_write_escaped(f, i->collect_note);
                 fputs("</td></tr>\n", f);
         }
+        if (i->python_note) {
+                fputs("<tr><th>Python</th><td>", f);
+                xml_write_escaped(f, i->python_note);
+                fputs("</td></tr>\n", f);
+        }
         fputs("</table>\n", f);
 }
 

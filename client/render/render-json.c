@@ -54,6 +54,10 @@ void render_json_header(FILE *f, const char *view, const struct sample_tree *t, 
                 fputs(", \"not_measured\": ", f);
                 json_write_string(f, i->collect_note);
         }
+        if (i->python_note) {
+                fputs(", \"python\": ", f);
+                json_write_string(f, i->python_note);
+        }
 }
 
 int render_json_profile(FILE *f, const struct profile *p, double threshold) {

@@ -70,6 +70,8 @@ void render_text_facts(FILE *f, const struct sample_tree *t) {
                 fprintf(f, "%s\n", i->names_note);
         if (i->collect_note)
                 fprintf(f, "%s\n", i->collect_note);
+        if (i->python_note)
+                fprintf(f, "%s\n", i->python_note);
 }
 
 void render_text_header(FILE *f, const char *title, const struct sample_tree *t, const char *format) {

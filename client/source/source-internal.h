@@ -20,6 +20,9 @@ struct source_ops {
         /* how F's runs counted, and what they could not, for the header (store_collect_note()); NULL: the
          * source does not keep it */
         int (*collect_note)(struct source *s, const struct store_filter *f, char **ret);
+        /* what F's runs' Python frames were, for the header (store_python_note()); NULL: the source
+         * does not keep it */
+        int (*python_note)(struct source *s, const struct store_filter *f, char **ret);
 };
 
 struct source {

@@ -113,6 +113,10 @@ static int sqlite_collect_note(struct source *s, const struct store_filter *f, c
         return store_collect_note(of(s)->store, f, ret);
 }
 
+static int sqlite_python_note(struct source *s, const struct store_filter *f, char **ret) {
+        return store_python_note(of(s)->store, f, ret);
+}
+
 static const struct source_ops sqlite_ops = {
         .close = sqlite_close,
         .list_resources = sqlite_list_resources,
@@ -122,6 +126,7 @@ static const struct source_ops sqlite_ops = {
         .function_names = sqlite_function_names,
         .log_error = sqlite_log_error,
         .collect_note = sqlite_collect_note,
+        .python_note = sqlite_python_note,
 };
 
 int source_sqlite_open(const char *db, const char *credentials, unsigned flags, struct source **ret) {

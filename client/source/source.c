@@ -73,7 +73,7 @@ static int add_names_note(struct sample_tree *t) {
         return note && t ? sample_tree_set_names_note(t, note) : 0;
 }
 
-/* Puts how F's runs counted, and what they could not, in T's header. */
+/* Puts how F's runs counted, what they could not, and their Python frames in T's header. */
 static int add_collect_note(struct source *s, const struct store_filter *f, struct sample_tree *t) {
         _cleanup_free_ char *note = NULL;
         int r;
@@ -81,7 +81,13 @@ static int add_collect_note(struct source *s, const struct store_filter *f, stru
         if (!t || !s->ops->collect_note)
                 return 0;
         r = s->ops->collect_note(s, f, &note);
-        return r < 0 ? r : sample_tree_set_collect_note(t, note);
+        if (r >= 0)
+                r = sample_tree_set_collect_note(t, note);
+        if (r < 0 || !s->ops->python_note)
+                return r;
+        note = mfree(note);
+        r = s->ops->python_note(s, f, &note);
+        return r < 0 ? r : sample_tree_set_python_note(t, note);
 }
 
 int source_load_tree(struct source *s, const struct store_filter *f, struct name_table *names,

@@ -1,6 +1,7 @@
 /* What a view's header says beyond the samples: how a resource was counted where that has a cost
- * to say (alloc-* by uprobes), and the processes whose resource a run could not count
- * (run_resource.uncounted, schema version 7). */
+ * to say (alloc-* by uprobes), the processes whose resource a run could not count
+ * (run_resource.uncounted, schema version 7), and its Python frames (run_resource.python_*,
+ * version 8). */
 #include <errno.h>
 #include <inttypes.h>
 #include <stdbool.h>
@@ -28,6 +29,74 @@ int store_set_uncounted(struct store *s, int64_t run_id, int64_t resource_id, ui
         rc = store_step_done(s, st);
         sqlite3_finalize(st);
         return rc;
+}
+
+int store_set_python(struct store *s, int64_t run_id, int64_t resource_id, uint64_t samples, uint64_t cut,
+                     uint64_t unreadable) {
+        sqlite3_stmt *st;
+        int rc;
+
+        rc = sqlite3_prepare_v2(
+                s->db,
+                "UPDATE run_resource SET python_samples = ?, python_cut = ?, python_unreadable = ? "
+                "WHERE run_id = ? AND resource_id = ?",
+                -1, &st, NULL);
+        if (rc != SQLITE_OK)
+                return store_errno(s, rc);
+        sqlite3_bind_int64(st, 1, (int64_t) samples);
+        sqlite3_bind_int64(st, 2, (int64_t) cut);
+        sqlite3_bind_int64(st, 3, (int64_t) unreadable);
+        sqlite3_bind_int64(st, 4, run_id);
+        sqlite3_bind_int64(st, 5, resource_id);
+        rc = store_step_done(s, st);
+        sqlite3_finalize(st);
+        return rc;
+}
+
+int store_python_note(struct store *s, const struct store_filter *f, char **ret) {
+        int64_t samples = 0, cut = 0, unreadable = 0;
+        sqlite3_stmt *st;
+        int rc;
+
+        *ret = NULL;
+        rc = sqlite3_prepare_v2(
+                s->db,
+                "SELECT sum(rr.python_samples), sum(rr.python_cut), sum(rr.python_unreadable) "
+                "FROM run_resource AS rr JOIN resource AS r ON r.id = rr.resource_id "
+                "WHERE r.name = ?1 AND (?2 = 0 OR rr.run_id = ?2) "
+                "AND (?3 IS NULL OR rr.run_id IN (SELECT id FROM run WHERE host = ?3))",
+                -1, &st, NULL);
+        if (rc != SQLITE_OK)
+                return 0;
+        store_bind_text(st, 1, f->resource);
+        sqlite3_bind_int64(st, 2, f->run_id);
+        store_bind_text(st, 3, f->host);
+        if (sqlite3_step(st) == SQLITE_ROW) {
+                samples = sqlite3_column_int64(st, 0);
+                cut = sqlite3_column_int64(st, 1);
+                unreadable = sqlite3_column_int64(st, 2);
+        }
+        sqlite3_finalize(st);
+        if (samples <= 0)
+                return 0;
+        {
+                char cut_text[96] = "", unreadable_text[96] = "";
+
+                if (cut > 0)
+                        snprintf(cut_text, sizeof cut_text,
+                                 "; %" PRId64 " with their outermost Python frames cut (deeper than 64)",
+                                 cut);
+                if (unreadable > 0)
+                        snprintf(unreadable_text, sizeof unreadable_text,
+                                 "; %" PRId64 " frames unreadable ([python: unreadable])", unreadable);
+                if (asprintf(ret,
+                             "%s: Python frames in %" PRId64 " samples (CPython's, read at each sample)%s%s",
+                             f->resource, samples, cut_text, unreadable_text) < 0) {
+                        *ret = NULL;
+                        return -ENOMEM;
+                }
+        }
+        return 0;
 }
 
 int store_collect_note(struct store *s, const struct store_filter *f, char **ret) {

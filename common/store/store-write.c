@@ -673,9 +673,10 @@ static int merge_rows(struct merge *m, struct store_merge_stats *stats) {
                   "FROM " MERGE_SRC ".run ORDER BY id",
                   "run" },
                 { "INSERT INTO main.run_resource (run_id, resource_id, event, period, lost, sampling, thinned, "
-                  "uncounted, uncounted_note) "
+                  "uncounted, uncounted_note, python_samples, python_cut, python_unreadable) "
                   "SELECT s.run_id + ?1, mr.new, s.event, s.period, s.lost, s.sampling, s.thinned, s.uncounted, "
-                  "s.uncounted_note FROM " MERGE_SRC ".run_resource AS s "
+                  "s.uncounted_note, s.python_samples, s.python_cut, s.python_unreadable FROM " MERGE_SRC
+                  ".run_resource AS s "
                   "JOIN " MERGE_SRC
                   ".run AS r ON r.id = s.run_id JOIN temp.merge_resource AS mr ON mr.old = s.resource_id",
                   "run_resource" },

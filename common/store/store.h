@@ -102,6 +102,12 @@ int store_set_sampling(struct store *s, int64_t run_id, int64_t resource_id, boo
  * (store-notes.c). */
 int store_set_uncounted(struct store *s, int64_t run_id, int64_t resource_id, uint64_t n, const char *note);
 
+/* Says that SAMPLES samples of (run, resource) carried Python frames, CUT of them with their
+ * outermost Python frames cut, and that UNREADABLE Python frames could not be read. Returns 0 or a
+ * negative errno (store-notes.c). */
+int store_set_python(struct store *s, int64_t run_id, int64_t resource_id, uint64_t samples, uint64_t cut,
+                     uint64_t unreadable);
+
 int store_add_process(struct store *s, int64_t run_id, int64_t pid, const char *comm, const char *exe,
                       const char *unit, int64_t started, int64_t *ret_id);
 int store_add_thread(struct store *s, int64_t process_id, int64_t tid, const char *comm, int64_t *ret_id);
@@ -185,6 +191,11 @@ int store_load_tree_shared(struct store *s, const struct store_filter *f, struct
  * could not count ("alloc-bytes: not measured in 2 processes, ownmalloc (pid 812) the first:
  * ..."). Returns 0 or a negative errno (store-notes.c). */
 int store_collect_note(struct store *s, const struct store_filter *f, char **ret);
+
+/* What F's runs' Python frames were, for the header: "cpu-time: Python frames in 812 samples
+ * ..." (malloc()ed), or NULL in *RET: none (or a store before version 8). Returns 0 or -ENOMEM
+ * (store-notes.c). */
+int store_python_note(struct store *s, const struct store_filter *f, char **ret);
 
 /* ---- merging (store-write.c) ---- */
 

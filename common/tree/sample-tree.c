@@ -52,6 +52,7 @@ struct sample_tree *sample_tree_free(struct sample_tree *t) {
         free(t->info.unit);
         free(t->info.names_note);
         free(t->info.collect_note);
+        free(t->info.python_note);
         for (size_t i = 0; i < t->n_modules; i++) {
                 free(t->modules[i].path);
                 free(t->modules[i].build_id);
@@ -314,7 +315,8 @@ int sample_tree_invert(struct sample_tree *t, struct sample_tree **ret) {
         inv->info.frames_unsymbolized = t->info.frames_unsymbolized;
         inv->info.frames_named_later = t->info.frames_named_later;
         if (sample_tree_set_names_note(inv, t->info.names_note) < 0 ||
-            sample_tree_set_collect_note(inv, t->info.collect_note) < 0)
+            sample_tree_set_collect_note(inv, t->info.collect_note) < 0 ||
+            sample_tree_set_python_note(inv, t->info.python_note) < 0)
                 return -ENOMEM;
         inv->info.modules_named_later = t->info.modules_named_later;
         sample_tree_weigh(inv);
@@ -355,5 +357,15 @@ int sample_tree_set_collect_note(struct sample_tree *t, const char *note) {
                 return -ENOMEM;
         free(t->info.collect_note);
         t->info.collect_note = copy;
+        return 0;
+}
+
+int sample_tree_set_python_note(struct sample_tree *t, const char *note) {
+        char *copy = NULL;
+
+        if (note && !(copy = strdup(note)))
+                return -ENOMEM;
+        free(t->info.python_note);
+        t->info.python_note = copy;
         return 0;
 }

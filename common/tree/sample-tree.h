@@ -46,6 +46,8 @@ struct sample_tree_info {
         /* what the runs could not count (alloc-*: processes not measured), for the header; NULL:
          * nothing to say */
         char *collect_note;
+        /* the runs' Python frames: in how many samples, cut, unreadable; NULL: none */
+        char *python_note;
 };
 
 /* A binary whose code labels lie in, for exports that name binaries (pprof's Mapping rows). */
@@ -127,6 +129,8 @@ int sample_tree_set_names_note(struct sample_tree *t, const char *note);
 /* Sets the header's note on what the runs could not count (copied; NULL: none). Returns 0 or
  * -ENOMEM. */
 int sample_tree_set_collect_note(struct sample_tree *t, const char *note);
+/* And on their Python frames. */
+int sample_tree_set_python_note(struct sample_tree *t, const char *note);
 
 /* Sets the strings of the tree's info (copies them). Returns 0 or -ENOMEM. */
 int sample_tree_set_resource(struct sample_tree *t, const char *resource, const char *unit);

@@ -166,6 +166,7 @@ static void print_pushes(const struct control_reply *reply) {
 
 int cmd_status(int argc, char **argv, const struct verb *verb) {
         _cleanup_(control_reply_done) struct control_reply reply = {};
+        const struct protocol_message *python = NULL;
         const char *socket;
         int r;
 
@@ -222,6 +223,8 @@ int cmd_status(int argc, char **argv, const struct verb *verb) {
                                        get_u64(m, "not_measured") ? get(m, "not_measured") : "",
                                        get_u64(m, "not_measured") ? " processes, the first: " : "",
                                        protocol_get(m, "not_measured_why") ?: "");
+                } else if (streq(m->word, "python")) {
+                        python = m;
                 } else if (streq(m->word, "fleet"))
                         print_fleet(m);
                 else if (streq(m->word, "symbols")) {
@@ -232,6 +235,15 @@ int cmd_status(int argc, char **argv, const struct verb *verb) {
                                get(m, "modules_missing"), error ? "; last pass failed: " : "", error ?: "");
                 }
         }
+        if (python && protocol_get(python, "off"))
+                printf("\npython: no Python frames: %s\n", get(python, "off"));
+        else if (python && protocol_get(python, "disabled"))
+                printf("\npython: off (python = no): native frames only\n");
+        else if (python)
+                printf("\npython: frames in %s samples of %s processes; %s cut at 64 frames, %s frames unreadable; "
+                       "%s Pythons not readable (the log says why)\n",
+                       get(python, "samples"), get(python, "processes"), get(python, "cut"),
+                       get(python, "unreadable"), get(python, "unsupported"));
         print_pushes(&reply);
         printf("\n");
         print_sessions(&reply);

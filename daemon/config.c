@@ -198,6 +198,12 @@ static int set(struct config *c, const char *section, const char *key, char *val
                 c->every_event = b;
                 return 0;
         }
+        if (KEY("collect", "python")) {
+                if (parse_boolean(value, &b) < 0)
+                        return fail(error, size, "python must be yes or no");
+                c->no_python = !b;
+                return 0;
+        }
         if (KEY("collect", "stack_size")) {
                 if (parse_size(value, &u) < 0 || u < 64 || u > 65528 || u % 8)
                         return fail(error, size, "stack_size must be a multiple of 8 from 64 to 65528");

@@ -206,6 +206,12 @@ static void do_status(struct connection *c) {
               num(&nb, m->flush_usec_last / 1000), "flush_ms_max", num(&nb, m->flush_usec_max / 1000),
               "addresses", num(&nb, st.addresses), "lag_ms", num(&nb, st.lag_ns / 1000000), "stacks_cut",
               num(&nb, st.stacks_cut), "stacks_cut_short", num(&nb, st.stacks_cut_short), NULL);
+        /* Python frames: in how many samples, of how many processes; or why not. */
+        nb.n = 0;
+        reply(c, "python", "processes", num(&nb, st.python_processes), "samples", num(&nb, st.python_samples),
+              "cut", num(&nb, st.python_cut), "unreadable", num(&nb, st.python_unreadable), "unsupported",
+              num(&nb, st.python_unsupported), "off", collector_python_why(m->collector), "disabled",
+              m->config.no_python ? "yes" : NULL, NULL);
         for (unsigned i = 0; i < collector_n_resources(m->collector); i++) {
                 nb.n = 0;
                 collector_resource_stats(m->collector, i, &rs);

@@ -51,6 +51,7 @@ void manager_collector_config(const struct manager *m, struct collector_config *
         ret->kernel = m->config.kernel;
         ret->jitter = !m->config.no_jitter;
         ret->every_event = m->config.every_event;
+        ret->no_python = m->config.no_python;
         ret->stack_size = m->config.stack_size;
         ret->ring_size = m->config.ring_size;
         ret->bucket_seconds = m->config.bucket / 1000000;

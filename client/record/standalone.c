@@ -102,6 +102,7 @@ int recording_parse(struct recording_args *a, int argc, char **argv, const char 
                                                  { "every-event", no_argument, NULL, 'V' },
                                                  { "max-rate", required_argument, NULL, 'R' },
                                                  { "lines", no_argument, NULL, 'l' },
+                                                 { "no-python", no_argument, NULL, 'Y' },
                                                  { "db", required_argument, NULL, 'd' },
                                                  { "output", required_argument, NULL, 'o' },
                                                  { "quiet", no_argument, NULL, 'q' },
@@ -146,6 +147,8 @@ int recording_parse(struct recording_args *a, int argc, char **argv, const char 
                                "      --lines            keep each frame's call site (address, file:line), which\n"
                                "                         views show with '--by line'; by default frames are\n"
                                "                         stored as functions\n"
+                               "      --no-python        native frames only: no Python functions where\n"
+                               "                         CPython ran them (by default read at each sample)\n"
                                "  -d, --db FILE          the store (default: $CPPD_DB or ./" SOURCE_DEFAULT_DB
                                ");\n"
                                "                         -o is a report's file in cppctl, never a store\n"
@@ -213,6 +216,9 @@ int recording_parse(struct recording_args *a, int argc, char **argv, const char 
                         break;
                 case 'l':
                         a->config.function_frames = false;
+                        break;
+                case 'Y':
+                        a->config.no_python = true;
                         break;
                 case 'd':
                         a->db = optarg;
@@ -727,6 +733,13 @@ void recording_summary(struct recording *rec, const char *what) {
                 if (!first && rs.hits > 0)
                         first = rs.name;
         }
+        if (st.python_samples)
+                printf("  %-18s frames in %" PRIu64 " samples of %" PRIu64 " process%s; %" PRIu64
+                       " cut at 64 frames, %" PRIu64 " frames unreadable\n",
+                       "python", st.python_samples, st.python_processes, st.python_processes == 1 ? "" : "es",
+                       st.python_cut, st.python_unreadable);
+        else if (collector_python_why(rec->collector))
+                printf("  %-18s no Python frames: %s\n", "python", collector_python_why(rec->collector));
         if (st.frames)
                 printf("  %.1f%% of frames unsymbolized; %" PRIu64 " processes, %" PRIu64 " modules\n",
                        100.0 * st.frames_unknown / st.frames, st.processes, st.modules);

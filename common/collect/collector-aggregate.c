@@ -128,6 +128,8 @@ static int store_module(struct collector *c, uint32_t index, int64_t *ret) {
                 return store_module_id(c->store, "[kernel.kallsyms]", "", ret);
         case SYMBOLIZER_JIT:
                 return store_module_id(c->store, "[jit]", "", ret);
+        case SYMBOLIZER_PYTHON:
+                return -EINVAL; /* store_frame(): the frame's file */
         }
         m = symbolizer_get_module(c->sym, index);
         if (m->store_id == 0) {
@@ -147,7 +149,10 @@ static int store_frame(struct collector *c, uint32_t index, int64_t *ret) {
         int r;
 
         if (f->store_id == 0) {
-                r = store_module(c, f->module, &module);
+                if (f->module == SYMBOLIZER_PYTHON) /* a Python function's module is its file */
+                        r = store_module_id(c->store, name_table_get(c->sym->names, f->file), "", &module);
+                else
+                        r = store_module(c, f->module, &module);
                 if (r < 0)
                         return r;
                 r = store_function_id(c->store, name_table_get(c->sym->names, f->function), module,
@@ -284,6 +289,13 @@ int flush_rows(struct collector *c, bool final) {
                         if (r < 0)
                                 return r;
                         res->uncounted_flushed = n;
+                }
+                if (res->py_samples != res->py_flushed) {
+                        r = store_set_python(c->store, c->run_id, res->store_id, res->py_samples, res->py_cut,
+                                             res->py_unreadable);
+                        if (r < 0)
+                                return r;
+                        res->py_flushed = res->py_samples;
                 }
         }
         for (size_t i = 0; i < c->n_agg; i++) {

@@ -16,7 +16,9 @@
 #include <unistd.h>
 
 #include "alloc-preload.h"
+#include "collector-python.h"
 #include "grow.h"
+#include "log.h"
 #include "perf-event.h"
 #include "perf-record.h"
 #include "time-util.h"
@@ -105,8 +107,9 @@ static void prepare_attr(struct collector *c, struct cevent *e, bool side_band, 
                 a->sample_type |= PERF_SAMPLE_CALLCHAIN;
         if (a->type == PERF_TYPE_TRACEPOINT || e->output)
                 a->sample_type |= PERF_SAMPLE_RAW;
-        if (e->gated && e->output) {
-                /* A gate's notices: what redraw_clock() reads, and no stack. */
+        if ((e->gated && e->output) || e->python) {
+                /* A gate's notices: what redraw_clock() reads, and no stack; Python frames'
+                 * companions likewise. */
                 a->sample_type = PERF_SAMPLE_IDENTIFIER | PERF_SAMPLE_IP | PERF_SAMPLE_TID |
                         PERF_SAMPLE_TIME | PERF_SAMPLE_RAW;
                 dwarf = false;
@@ -118,7 +121,7 @@ static void prepare_attr(struct collector *c, struct cevent *e, bool side_band, 
                 a->exclude_callchain_user = 1;
         }
         /* Not exclude_kernel: every context switch happens in the kernel (env-probe.md). */
-        a->exclude_callchain_kernel = !c->config.kernel || (e->gated && e->output);
+        a->exclude_callchain_kernel = !c->config.kernel || (e->gated && e->output) || e->python;
         a->exclude_hv = 1;
         a->sample_id_all = 1;
         a->inherit = inherit;
@@ -226,6 +229,15 @@ int open_one(struct collector *c, unsigned ev, const struct targets *t, pid_t id
                         c->bpf_failed = true;
                         return r;
                 }
+        } else if (e->redraw && c->py && c->resources[e->resource].bpf) {
+                /* Every task's clock: a program only for Python frames, whose failure costs
+                 * them, not the clock. */
+                r = sampling_bpf_python_clock(c->resources[e->resource].bpf, fd);
+                if (r < 0 && !c->py_why[0]) {
+                        snprintf(c->py_why, sizeof c->py_why, "the clock's program was refused (%s)",
+                                 strerror(-r));
+                        log_warning("Python frames: %s", c->py_why);
+                }
         }
         if (ioctl(fd, PERF_EVENT_IOC_ID, &id) < 0)
                 return -errno;
@@ -251,6 +263,8 @@ int open_one(struct collector *c, unsigned ev, const struct targets *t, pid_t id
         r = idmap_put(c->event_ids, id, ev, &slot);
         if (r < 0)
                 return r;
+        if (e->python)
+                python_event_opened(c, id);
         if (e->redraw) {
                 r = add_redraw_log(c, id, fd, e->resource, e->gated ? notices_fd(c, e->resource, cpu) : -1);
                 if (r < 0)
@@ -581,6 +595,11 @@ void plan_sampling(struct collector *c, const struct targets *t) {
                               4 * kernel_budget(c) * (uint64_t) c->n_cpus *
                                       (1000000000ULL / SAMPLING_BPF_WINDOW_NS));
         }
+        /* Python frames where a program keeps the samples or a clock is redrawn: the programs
+         * walk them (collector-python.c). Where they cannot, native frames only. */
+        for (unsigned i = 0; i < c->n_resources; i++)
+                if (!c->resources[i].probed && (c->resources[i].bpf || c->resources[i].redraw))
+                        (void) python_plan(c, i);
 }
 
 int add_alloc_probed(struct collector *c, unsigned res, uint64_t period) {
@@ -697,6 +716,19 @@ int open_bpf(struct collector *c, unsigned res, const struct targets *t) {
                         r = open_one(c, ev, &every, -1, cpu, false);
                         if (r >= 0)
                                 r = sampling_bpf_set_output(bpf, (unsigned) cpu, c->fds[c->n_fds - 1].fd);
+                }
+        }
+        /* Python frames' companions: into the same rings, each just before its sample. */
+        for (unsigned ev = 0; r >= 0 && ev < c->n_events; ev++) {
+                const struct cevent *e = &c->events[ev];
+
+                if (e->resource != res || !e->python)
+                        continue;
+                for (int cpu = 0; r >= 0 && cpu < c->n_cpus; cpu++) {
+                        r = open_one(c, ev, &every, -1, cpu, false);
+                        if (r >= 0)
+                                r = sampling_bpf_set_python_output(bpf, (unsigned) cpu,
+                                                                   c->fds[c->n_fds - 1].fd);
                 }
         }
         if (r >= 0 && c->resources[res].redraw) {

@@ -117,6 +117,9 @@ struct cresource {
                                      * thread's sequence has shown yet (handle_parsed_sample()) */
         bool probed;                /* alloc-*: counted by uprobes (alloc-probe.h), each sample's intervals in
                       * its raw field */
+        /* Its samples with Python frames, those cut, and the frames unreadable (python_count());
+         * and the samples the store was last told of */
+        uint64_t py_samples, py_cut, py_unreadable, py_flushed;
 };
 
 /* One redrawn clock's event (one CPU): its fd and resource, and the thinning factors its
@@ -155,6 +158,7 @@ struct cevent {
                                           * counts its events down (plan_sampling()) */
         bool output;                     /* the BPF output event the programs write kept samples to, each
                                 * with its weight (sampling-bpf.h) */
+        bool python;                     /* the BPF output event of Python frames' companion records */
 };
 
 /* An event that a raw tracepoint sees too, where a counting program can take its place: each hit
@@ -204,6 +208,11 @@ struct thread {
         bool stack_top_off;
         uint64_t weight_seq[2]; /* ROLE_WEIGHT: the last sequence number of alloc-bytes',
                                  * alloc-count's samples (alloc-preload.h); 0: none yet */
+        /* Its Python frames of the sample to come (python_companion()): a companion record */
+        uint8_t *py_raw;
+        uint32_t py_size;
+        size_t py_cap;
+        uint64_t py_time;
 };
 
 /* One PC of a thread's last stack: its trie node, and the frames (and unknown frames among
@@ -244,6 +253,12 @@ struct process {
          * orders records by time only among those it found. */
         struct recent_map recent[RECENT_MAPS];
         unsigned n_recent;
+        /* Python (collector-python.c): what the walker was told of it, once looked at */
+        struct py_process *py;
+        bool py_given_up;       /* a Python that cannot be read: said once */
+        uint64_t py_generation; /* of its mappings when last looked at (0: never) */
+        uint64_t py_retry;      /* CLOCK_MONOTONIC ns before which it is not looked at again */
+        unsigned py_tries;      /* looks that found no glibc mapped yet */
 };
 
 struct trie_node {
@@ -298,6 +313,23 @@ struct collector {
         unsigned switches_via_offcpu;    /* context-switches counted from real-time's switch
                                          * samples, or NO_RESOURCE */
         struct alloc_probe *alloc_probe; /* alloc-* by uprobes: the processes' links; NULL: none */
+        /* collector-python.c: Python frames */
+        struct sampling_bpf_py *py;     /* the walker's maps; NULL: native frames only */
+        struct py_code_cache *py_names; /* code objects read, per process (under py_lock) */
+        pthread_mutex_t py_lock;        /* the names, and what the reader thread sees: */
+        struct idmap *py_pids;          /* pid -> struct py_process * (a copy; under py_lock) */
+        struct idmap *py_ids;           /* the Python output events' ids (under py_lock) */
+        bool py_lock_ready;
+        char py_why[200]; /* why not, said once; "" */
+        struct python_stats {
+                uint64_t samples;     /* with Python frames */
+                uint64_t frames;      /* Python frames stored */
+                uint64_t unreadable;  /* of which [python: unreadable] */
+                uint64_t cut;         /* samples whose outermost Python frames were cut */
+                uint64_t unplaced;    /* runs of Python frames put at the stack's outer end */
+                uint64_t processes;   /* registered */
+                uint64_t unsupported; /* Pythons that cannot be read (said once each) */
+        } py_stats;
         struct alloc_probe_stats *alloc_stats; /* its figures, as last read (for the strings) */
         char alloc_why[160];                   /* why it could not start; "": it did */
 
@@ -324,6 +356,7 @@ struct collector {
         struct idmap *trie;  /* pair(parent, frame) -> node */
         uint64_t trie_epoch; /* counts the trie's fresh starts (trim()) */
         uint64_t pcs[COLLECTOR_MAX_STACK];
+        uint64_t sps[COLLECTOR_MAX_STACK];       /* by PC: its frame's stack pointer (DWARF) */
         uint32_t stack[COLLECTOR_MAX_STACK];     /* frame indexes, innermost first */
         uint16_t pc_frames[COLLECTOR_MAX_STACK]; /* by PC: its frames in stack (0: unstable) */
 

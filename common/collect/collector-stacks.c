@@ -13,6 +13,7 @@
 #include <sys/stat.h>
 #include <time.h>
 
+#include "collector-python.h"
 #include "grow.h"
 #include "perf-map.h"
 #include "perf-record.h"
@@ -77,10 +78,7 @@ static const char *jit_lookup(struct collector *c, struct process *p, uint64_t p
         return e ? name_table_get(c->sym->names, e->name) : NULL;
 }
 
-/* Appends the frames of user address PC (innermost first) to the stack at *n. Returns 1 if they
- * come from a module (the same PC in the same mappings gives the same frames), 0 if not (a JIT
- * map may be read anew, an unknown address become known), or a negative errno. */
-static int add_user_pc(struct collector *c, struct process *p, uint64_t pc, size_t *n) {
+int stack_add_user_pc(struct collector *c, struct process *p, uint64_t pc, size_t *n) {
         const struct mapping *m = proc_maps_find(p->maps, pc);
         uint32_t first, count;
         int64_t f;
@@ -110,12 +108,10 @@ static int add_user_pc(struct collector *c, struct process *p, uint64_t pc, size
 
 /* Appends the frames of user PCs [FROM, TO) to the stack at *n, noting each one's count and
  * whether it is stable (STEP_UNSTABLE) in pc_frames. Returns 0 or a negative errno. */
-#define STEP_UNSTABLE 0x8000
-static_assert(COLLECTOR_MAX_STACK < STEP_UNSTABLE, "a PC's count of frames stays below the flag");
 static int add_user_pcs(struct collector *c, struct process *p, size_t from, size_t to, size_t *n) {
         for (size_t i = from; i < to; i++) {
                 size_t before = *n;
-                int r = add_user_pc(c, p, c->pcs[i], n);
+                int r = stack_add_user_pc(c, p, c->pcs[i], n);
 
                 if (r < 0)
                         return r;
@@ -202,8 +198,10 @@ static void learn_stack_top(struct collector *c, struct thread *t, const struct 
 /* Builds sample S's stack for thread T, with an optional synthetic LEAF frame (a system
  * call's name), and returns its trie node, or a negative errno. */
 int64_t sample_stack(struct collector *c, const struct record_sample *s, struct thread *t, int64_t leaf) {
+        const struct sampling_bpf_py_header *py = python_take(c, t, s->time);
         struct process *p = t->process;
         size_t n = 0, n_pcs = 0, kept = 0, first_user, end;
+        bool unwound = false;
         uint64_t context = PERF_CONTEXT_USER, t0, frames = 0, unknown = 0;
         bool timed = c->stats.samples % TIMED_EVERY == 0;
         int64_t node = 0;
@@ -245,16 +243,22 @@ int64_t sample_stack(struct collector *c, const struct record_sample *s, struct 
                         c->stats.unwind_ns += (now_ns(CLOCK_MONOTONIC) - t0) * TIMED_EVERY;
                 if (c->reader)
                         learn_stack_top(c, t, s, top);
+                unwound = true;
         }
+        /* Python frames stand where their eval loops' native frames were, found by stack address:
+         * DWARF unwinding only (frame pointers give no stack pointers). */
+        if (py && (!unwound || py->n == 0))
+                py = NULL;
 
         /* The outermost PCs this thread's last sample had too, in the same mappings and trie,
          * end at the trie node kept for them: only the PCs below them are looked up. */
-        if (t->steps_space == p->maps->generation && t->steps_epoch == c->trie_epoch)
+        if (t->steps_space == p->maps->generation && t->steps_epoch == c->trie_epoch && !py)
                 while (kept < n_pcs && kept < t->n_steps && t->steps[kept].pc == c->pcs[n_pcs - 1 - kept])
                         kept++;
         first_user = n;
         t0 = timed ? now_ns(CLOCK_MONOTONIC) : 0;
-        r = add_user_pcs(c, p, 0, n_pcs - kept, &n);
+        r = py ? python_add_user_pcs(c, p, py, n_pcs, s->regs[UNWIND_REG_SP] + s->dyn_size, &n) :
+                 add_user_pcs(c, p, 0, n_pcs - kept, &n);
         if (r < 0)
                 return r;
         if (kept > 0 && n + t->steps[kept - 1].frames > COLLECTOR_MAX_STACK) {

@@ -25,6 +25,7 @@
 #include <systemd/sd-login.h>
 
 #include "collector-events.h"
+#include "collector-python.h"
 #include "grow.h"
 #include "perf-record.h"
 #include "time-util.h"
@@ -48,10 +49,12 @@ void process_free(struct process *p) {
         proc_maps_free(p->maps);
         symtab_free(p->jit);
         free(p->bytes_remaining);
+        free(p->py);
         free(p);
 }
 
 void thread_free(struct thread *t) {
+        free(t->py_raw);
         free(t->steps);
         free(t);
 }
@@ -410,6 +413,7 @@ int handle_comm(struct collector *c, const struct perf_event_header *h) {
                 t->process->jit_checked = 0;
                 t->process->store_id = 0; /* a new process row: it runs another program */
                 t->process->exe_pending = true;
+                python_process_gone(c, t->process); /* looked at again at its next sample */
                 if (record_sample_id(h, &id, &time) == 0) {
                         r = replay_maps(t->process, time);
                         if (r < 0)
@@ -460,8 +464,10 @@ int handle_task(struct collector *c, const struct perf_event_header *h) {
                         t->exited = true;
                         t->offcpu_pending = false;
                 }
-                if (m.pid == m.tid && (slot = idmap_get(c->processes, m.pid)))
+                if (m.pid == m.tid && (slot = idmap_get(c->processes, m.pid))) {
+                        python_process_gone(c, (struct process *) (uintptr_t) *slot);
                         process_exited((struct process *) (uintptr_t) *slot);
+                }
                 if (m.pid == m.tid && c->alloc_probe)
                         alloc_probe_exited(c->alloc_probe, (pid_t) m.pid);
                 return 0;
@@ -488,6 +494,7 @@ int handle_task(struct collector *c, const struct perf_event_header *h) {
                  * then. */
                 if (c->alloc_probe)
                         alloc_probe_add(c->alloc_probe, (pid_t) m.pid, m.time);
+                python_process_forked(c, parent, child);
         }
         t = thread_get(c, m.pid, m.tid);
         if (!t)

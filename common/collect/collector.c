@@ -69,6 +69,7 @@
 #include "collector-aggregate.h"
 #include "collector-events.h"
 #include "collector-internal.h"
+#include "collector-python.h"
 #include "collector-stacks.h"
 #include "collector-tasks.h"
 #include "grow.h"
@@ -124,6 +125,7 @@ int collector_new(const struct collector_config *config, struct store *store, st
         c->nodes[0] = (struct trie_node) {};
         c->n_nodes = 1;
         c->sym->lines = !config->function_frames; /* frames stored as functions need none */
+        unwinder_keep_sps(c->unwinder, c->sps, COLLECTOR_MAX_STACK); /* Python frames' places */
         c->agg_bucket = -1;
         c->switches_via_offcpu = NO_RESOURCE;
         c->realtime_offset = (int64_t) (now_ns(CLOCK_REALTIME) - now_ns(CLOCK_MONOTONIC));
@@ -185,6 +187,7 @@ struct collector *collector_free(struct collector *c) {
                 free(c->resources[r].event);
                 sampling_bpf_free(c->resources[r].bpf);
         }
+        python_stop(c); /* after the resources' programs, which use its maps */
         alloc_probe_free(c->alloc_probe);
         free(c->alloc_stats);
         free(c->run_kind);
@@ -356,6 +359,15 @@ static int list_threads(pid_t pid, pid_t **ret) {
         return n;
 }
 
+/* The reader thread's hook at each sample: Python frames' companions named early, a redrawn
+ * clock's next interval. */
+static void on_sample(void *userdata, const struct perf_event_header *h) {
+        struct collector *c = userdata;
+
+        if (!python_prefetch(c, h))
+                redraw_clock(c, h);
+}
+
 /* Starts the thread that empties the rings, telling it each event's sample layout. */
 static int start_reader(struct collector *c) {
         uint64_t id, ev;
@@ -367,8 +379,8 @@ static int start_reader(struct collector *c) {
                 return -ENOMEM;
         ring_reader_set_hook(c->reader, on_exec_record, c);
         for (unsigned res = 0; res < c->n_resources; res++)
-                if (c->resources[res].redraw) {
-                        ring_reader_set_sample_hook(c->reader, redraw_clock, c);
+                if (c->resources[res].redraw || c->py) {
+                        ring_reader_set_sample_hook(c->reader, on_sample, c);
                         break;
                 }
         ring_reader_set_pressure(c->reader, on_pressure, c);
@@ -405,6 +417,7 @@ static int open_events(struct collector *c, const struct targets *t, uint32_t *r
         if (c->reader)
                 return -EBUSY; /* one target set per collector */
         share_context_switches(c);
+        python_start(c);
         plan_sampling(c, t);
         n_resource_events = c->n_events;
         r = open_rings(c, t);
@@ -425,7 +438,7 @@ static int open_events(struct collector *c, const struct targets *t, uint32_t *r
                         /* Not: shared, a BPF output (open_bpf()), an event whose programs at
                          * tracepoints sample (attached by open_bpf()), but for what they cannot
                          * see (kernel-mode page faults). */
-                        if (e->resource != res || e->shared || e->output ||
+                        if (e->resource != res || e->shared || e->output || e->python ||
                             (e->bpf &&
                              ((e->count && !e->count->kernel_mode) ||
                               (!e->count && e->attr.type == PERF_TYPE_TRACEPOINT))))
@@ -652,6 +665,8 @@ static int handle_parsed_sample(struct collector *c, const struct cevent *e, con
         if (!t)
                 return -ENOMEM;
         c->stats.samples++;
+        if (c->py && !t->process->py)
+                python_process_seen(c, t->process);
 
         if (e->output) {
                 /* Worth the 1 in K overflows it was kept from (sampling-bpf.c): K / keep_base
@@ -803,7 +818,12 @@ static int handle_parsed_sample(struct collector *c, const struct cevent *e, con
                 return 0;
         }
 
-        node = sample_stack(c, s, t, leaf);
+        {
+                struct python_stats before = c->py_stats;
+
+                node = sample_stack(c, s, t, leaf);
+                python_count(c, e->resource, &before);
+        }
         if (node < 0)
                 return node;
         return aggregate(c, e->resource, t, node, hits, s->time);
@@ -823,6 +843,8 @@ static int handle_sample(struct collector *c, const struct perf_event_header *h)
                 return 0;
         if (record_parse_sample(h, c->events[*slot].attr.sample_type, UNWIND_N_REGS, &s) < 0)
                 return -EBADMSG;
+        if (c->events[*slot].python)
+                return python_companion(c, &s);
         return handle_parsed_sample(c, &c->events[*slot], &s);
 }
 
@@ -881,6 +903,8 @@ static int handle_lost(struct collector *c, const struct perf_event_header *h) {
         slot = idmap_get(c->event_ids, id);
         if (slot && c->events[*slot].gated && c->events[*slot].output)
                 return 0; /* notices (open_one()): a clock redrawn one interval late, no sample */
+        if (slot && c->events[*slot].python)
+                return 0; /* companions: their samples come without Python frames */
         if (slot && c->events[*slot].resource != NO_RESOURCE)
                 res = c->events[*slot].resource;
         if (res < c->n_resources) {
@@ -1177,6 +1201,11 @@ void collector_get_stats(const struct collector *c, struct collector_stats *ret)
         ret->live_processes = idmap_size(c->processes);
         ret->live_threads = c->n_slots;
         ret->held = c->n_agg;
+        ret->python_samples = c->py_stats.samples;
+        ret->python_cut = c->py_stats.cut;
+        ret->python_unreadable = c->py_stats.unreadable;
+        ret->python_processes = c->py_stats.processes;
+        ret->python_unsupported = c->py_stats.unsupported;
         ret->lag_ns = 0;
         if (c->reader) {
                 uint64_t t = 0, now = now_ns(CLOCK_MONOTONIC);
@@ -1192,6 +1221,10 @@ void collector_get_stats(const struct collector *c, struct collector_stats *ret)
                 if (t && now > t)
                         ret->lag_ns = now - t;
         }
+}
+
+const char *collector_python_why(const struct collector *c) {
+        return c->py_why[0] ? c->py_why : NULL;
 }
 
 const char *collector_alloc_why(const struct collector *c) {

@@ -35,6 +35,7 @@ struct collector_config {
                                          * thinned at random (thinning.c); 0: never thinned */
         unsigned bucket_seconds;      /* samples are summed per time bucket of this size */
         size_t queue_size;            /* bytes of records read from the rings, not yet handled */
+        bool no_python;               /* native frames only: no Python frames (collector-python.c) */
         bool function_frames;         /* store frames as functions, without address, file and
                                          * line: one stack per path of functions, not per path of
                                          * call sites (recursion makes the latter without end) */
@@ -112,6 +113,9 @@ struct collector_stats {
         uint64_t addresses;                    /* distinct user addresses symbolized (cache misses) */
         uint64_t stacks_cut, stacks_cut_short; /* samples whose stack copy ended at its thread's
                                                  * top, and threads for which that fell short */
+        /* Python frames (collector-python.c): samples with them, of which cut at the walker's
+         * bound, frames unreadable, processes registered, Pythons that cannot be read */
+        uint64_t python_samples, python_cut, python_unreadable, python_processes, python_unsupported;
         /* Now, not since the start: what is in memory. */
         uint64_t live_processes, live_threads; /* followed, exited ones until their hits are stored */
         uint64_t held;                         /* distinct hits not yet stored (COLLECTOR_MAX_HELD) */
@@ -226,6 +230,9 @@ void collector_get_stats(const struct collector *c, struct collector_stats *ret)
 /* Why the uprobes of alloc-* could not count the target's allocations, when collector_attach()
  * failed for it ("an allocator of its own (libjemalloc.so.2 defines malloc)"); NULL otherwise. */
 const char *collector_alloc_why(const struct collector *c);
+
+/* Why Python frames are off although asked for (no BTF, BPF refused), or NULL. */
+const char *collector_python_why(const struct collector *c);
 
 unsigned collector_n_resources(const struct collector *c);
 void collector_resource_stats(const struct collector *c, unsigned i, struct collector_resource_stats *ret);

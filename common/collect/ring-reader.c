@@ -366,7 +366,7 @@ static bool append(struct ring_reader *r, const struct perf_event_header *h, siz
 /* One pass over the rings. Returns how many records were queued, and sets *ret_more when a
  * ring may hold more (the pass was full) and *ret_full when the queue bound stopped it. */
 static size_t pass(struct ring_reader *r, bool final, bool *ret_more, bool *ret_full) {
-        size_t n = 0, copied = 0;
+        size_t n = 0, copied = 0, first;
         bool full = false, held;
         unsigned newly_held = RING_READER_NO_CLASS;
 
@@ -386,6 +386,7 @@ static size_t pass(struct ring_reader *r, bool final, bool *ret_more, bool *ret_
                         continue;
                 }
                 ring_buffer_peek(ring);
+                first = n;
                 for (pos = ring->tail; n < PASS_RECORDS; pos = next) {
                         int q = ring_buffer_at(ring, pos, &h, &next);
 
@@ -409,6 +410,12 @@ static size_t pass(struct ring_reader *r, bool final, bool *ret_more, bool *ret_
                         };
                 }
                 r->reached[i] = pos;
+                /* The kernel stamps a sample before the program at its overflow runs, which may
+                 * write a record of its own first (Python frames' companion: sampling-bpf.h): a
+                 * ring's order is the order of writing, so such a record sorts with the next. */
+                for (size_t j = n; j-- > first + 1;)
+                        if (r->entries[j - 1].time > r->entries[j].time)
+                                r->entries[j - 1].time = r->entries[j].time;
         }
         qsort(r->entries, n, sizeof *r->entries, entry_cmp);
 

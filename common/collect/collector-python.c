@@ -1,0 +1,501 @@
+/* Python frames in the collector's stacks (doc/design/python-frames.md).
+ *
+ * The kernel side (sampling-bpf.c, emit_python()) walks the sampled thread's Python frames at
+ * the moment a sample is kept and writes them as a companion record, into the same ring, just
+ * before the sample: the interpreter's frame chain lives on the heap and changes every
+ * microsecond, so it must be read then, not later. Here:
+ *
+ *   - a process is registered with the walker the first time one of its samples is seen
+ *     (py_process_inspect(): a file it maps defines _PyRuntime and Py_Version, of a version whose
+ *     layout is known), and again after an exec; a fork inherits its parent's entry;
+ *   - a companion waits with its thread for the thread's next sample (python_take());
+ *   - the sample's native stack, unwound with each frame's stack pointer, gets each run of Python
+ *     frames where its eval loop's native frame is: each run ends at an entry frame whose anchor
+ *     (3.11: the invocation's _PyCFrame, a local of _PyEval_EvalFrameDefault; 3.12+: the shim
+ *     frame, also on the C stack) lies within exactly one native frame's stack, [sp[i],
+ *     sp[i + 1]). No names are needed, so a stripped interpreter or its .cold parts place the
+ *     same;
+ *   - each Python frame is named from its code object (py-code.c, read from the process while it
+ *     lives) and becomes a frame like any other: the function its qualified name, its module its
+ *     file, with the line of its instruction. */
+#include "collector-python.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "btf-field.h"
+#include "collector-events.h"
+#include "collector-stacks.h"
+#include "collector-tasks.h"
+#include "grow.h"
+#include "log.h"
+#include "perf-record.h"
+#include "py-code.h"
+#include "py-process.h"
+#include "time-util.h"
+
+/* A companion and its sample: the same overflow, microseconds apart, the companion first in the
+ * ring (ring-reader.c keeps that order), stamped before or after its sample. */
+#define PY_PAIR_NS 200000ULL
+
+/* A Python whose glibc is not mapped yet is looked at again this much later, this many times. */
+#define PY_RETRY_NS 20000000ULL
+#define PY_TRIES 50
+
+void python_start(struct collector *c) {
+        long off;
+        int r;
+
+        if (c->config.no_python || c->py)
+                return;
+        if (sampling_bpf_supported() < 0) {
+                snprintf(c->py_why, sizeof c->py_why, "BPF is not available");
+                return;
+        }
+        off = btf_field_offset("/sys/kernel/btf/vmlinux", "task_struct", "thread.fsbase");
+        if (off < 0) {
+                snprintf(c->py_why, sizeof c->py_why,
+                         "the kernel's BTF does not say where a task's %%fs base is (%s): native frames only",
+                         strerror((int) -off));
+                log_warning("Python frames: %s", c->py_why);
+                return;
+        }
+        r = sampling_bpf_py_new(off, &c->py);
+        if (r >= 0) {
+                c->py_names = py_code_cache_new();
+                c->py_pids = idmap_new();
+                c->py_ids = idmap_new();
+                if (!c->py_names || !c->py_pids || !c->py_ids)
+                        r = -ENOMEM;
+                pthread_mutex_init(&c->py_lock, NULL);
+                c->py_lock_ready = true;
+        }
+        if (r < 0) {
+                c->py_names = py_code_cache_free(c->py_names);
+                c->py_pids = idmap_free(c->py_pids);
+                c->py_ids = idmap_free(c->py_ids);
+                c->py = sampling_bpf_py_free(c->py);
+                snprintf(c->py_why, sizeof c->py_why, "%s: native frames only", strerror(-r));
+                log_warning("Python frames: %s", c->py_why);
+        }
+}
+
+void python_stop(struct collector *c) {
+        size_t i = 0;
+        uint64_t key, value;
+
+        c->py_names = py_code_cache_free(c->py_names);
+        while (c->py_pids && idmap_next(c->py_pids, &i, &key, &value))
+                free((struct py_process *) (uintptr_t) value);
+        c->py_pids = idmap_free(c->py_pids);
+        c->py_ids = idmap_free(c->py_ids);
+        if (c->py_lock_ready)
+                pthread_mutex_destroy(&c->py_lock);
+        c->py_lock_ready = false;
+        c->py = sampling_bpf_py_free(c->py);
+}
+
+/* What the reader thread names early: process PID's description (a copy of P), or none (NULL). */
+static void share_process(struct collector *c, uint32_t pid, const struct py_process *p) {
+        struct py_process *copy = p ? malloc(sizeof *copy) : NULL;
+        uint64_t *slot;
+
+        if (copy)
+                *copy = *p;
+        pthread_mutex_lock(&c->py_lock);
+        slot = idmap_get(c->py_pids, pid);
+        if (slot) {
+                free((struct py_process *) (uintptr_t) *slot);
+                *slot = (uint64_t) (uintptr_t) copy; /* NULL: none */
+        } else if (copy && idmap_put(c->py_pids, pid, (uint64_t) (uintptr_t) copy, &slot) < 0)
+                free(copy);
+        pthread_mutex_unlock(&c->py_lock);
+}
+
+void python_event_opened(struct collector *c, uint64_t id) {
+        uint64_t *slot;
+
+        if (!c->py)
+                return;
+        pthread_mutex_lock(&c->py_lock);
+        (void) idmap_put(c->py_ids, id, 1, &slot);
+        pthread_mutex_unlock(&c->py_lock);
+}
+
+bool python_prefetch(struct collector *c, const struct perf_event_header *h) {
+        const uint64_t type = PERF_SAMPLE_IDENTIFIER | PERF_SAMPLE_IP | PERF_SAMPLE_TID | PERF_SAMPLE_TIME |
+                PERF_SAMPLE_RAW;
+        const struct sampling_bpf_py_frame *f;
+        struct sampling_bpf_py_header hd;
+        const struct py_process *p;
+        struct record_sample s;
+        uint64_t id, *slot;
+
+        if (!c->py || h->size < sizeof *h + 8)
+                return false;
+        memcpy(&id, h + 1, 8);
+        pthread_mutex_lock(&c->py_lock);
+        if (!idmap_get(c->py_ids, id)) {
+                pthread_mutex_unlock(&c->py_lock);
+                return false;
+        }
+        slot = NULL;
+        if (record_parse_sample(h, type, 0, &s) == 0 && s.raw && s.raw_size >= sizeof hd) {
+                memcpy(&hd, s.raw, sizeof hd);
+                slot = idmap_get(c->py_pids, s.pid);
+                if (hd.magic == SAMPLING_BPF_PY_MAGIC && hd.n <= SAMPLING_BPF_PY_MAX_FRAMES &&
+                    s.raw_size >= sizeof hd + (size_t) hd.n * sizeof *f && slot && *slot) {
+                        p = (const struct py_process *) (uintptr_t) *slot;
+                        f = (const void *) (s.raw + sizeof hd);
+                        for (unsigned j = 0; j < hd.n; j++) {
+                                struct sampling_bpf_py_frame x;
+                                struct py_frame_name name;
+
+                                memcpy(&x, f + j, sizeof x);
+                                if (x.code)
+                                        (void) py_code_cache_name(c->py_names, (pid_t) s.pid, p, x.code,
+                                                                  x.instr, x.globals, &name);
+                        }
+                }
+        }
+        pthread_mutex_unlock(&c->py_lock);
+        return true;
+}
+
+int python_plan(struct collector *c, unsigned res) {
+        struct cresource *r = &c->resources[res];
+        struct cevent *out;
+        int k;
+
+        if (!c->py)
+                return 0;
+        if (!r->bpf) {
+                k = sampling_bpf_new(c->n_cpus, &r->bpf);
+                if (k < 0)
+                        return k;
+        }
+        k = sampling_bpf_use_python(r->bpf, c->py);
+        if (k < 0)
+                return k;
+        k = add_event(c, res, ROLE_SAMPLE, PERF_TYPE_SOFTWARE, PERF_COUNT_SW_BPF_OUTPUT, 1, &out);
+        if (k < 0)
+                return k;
+        out->python = true;
+        return 0;
+}
+
+/* The lowest of the thread state's fields the walker reads (it reads PY_TS_READ bytes from it). */
+static uint16_t ts_low(const struct py_layout *l) {
+        uint16_t frame = l->ts_cframe != PY_NO_FIELD ? l->ts_cframe : l->ts_current_frame;
+        uint16_t lo = frame < l->ts_thread_id ? frame : l->ts_thread_id;
+
+        return l->ts_datastack_chunk < lo ? l->ts_datastack_chunk : lo;
+}
+
+/* The walker's view of P (sampling-bpf.h) from what py-process.c found. */
+static void proc_entry(const struct py_process *p, struct sampling_bpf_py_proc *ret) {
+        const struct py_layout *l = p->layout;
+        bool cframe = l->ts_cframe != PY_NO_FIELD;
+        uint16_t frame = cframe ? l->ts_cframe : l->ts_current_frame, lo = ts_low(l);
+
+        *ret = (struct sampling_bpf_py_proc) {
+                .key_addr = p->key_addr,
+                .tsd_first = p->tsd_first,
+                .ts_lo = lo,
+                .ts_frame = (uint16_t) (frame - lo),
+                .ts_thread_id = (uint16_t) (l->ts_thread_id - lo),
+                .ts_chunk = l->ts_datastack_chunk == PY_NO_FIELD ? SAMPLING_BPF_PY_NONE :
+                                                                   (uint16_t) (l->ts_datastack_chunk - lo),
+                .cf_current = cframe ? l->cf_current_frame : SAMPLING_BPF_PY_NONE,
+                .cf_previous =
+                        cframe && l->fr_is_entry != PY_NO_FIELD ? l->cf_previous : SAMPLING_BPF_PY_NONE,
+                .fr_code = l->fr_code,
+                .fr_previous = l->fr_previous,
+                .fr_instr = l->fr_instr,
+                .fr_globals = l->fr_globals,
+                .fr_owner = l->fr_owner,
+                .fr_entry = l->fr_is_entry == PY_NO_FIELD ? SAMPLING_BPF_PY_NONE : l->fr_is_entry,
+        };
+}
+
+/* Whether the walker can follow layout L: every field it reads within its reads (sampling-bpf.c:
+ * 256 bytes of a thread state, 128 of a frame). */
+static bool walkable(const struct py_layout *l) {
+        uint16_t frame = l->ts_cframe != PY_NO_FIELD ? l->ts_cframe : l->ts_current_frame, lo = ts_low(l);
+
+        return frame != PY_NO_FIELD && frame - lo <= 248 && l->ts_thread_id - lo <= 248 &&
+                (l->ts_datastack_chunk == PY_NO_FIELD || l->ts_datastack_chunk - lo <= 248) &&
+                l->fr_code <= 120 && l->fr_previous <= 120 && l->fr_instr <= 120 && l->fr_globals <= 120 &&
+                l->fr_owner <= 127 && (l->fr_is_entry == PY_NO_FIELD || l->fr_is_entry <= 127);
+}
+
+/* Whether any file P maps executable is named like an interpreter: the cheap test before the
+ * real one (py_process_inspect() reads symbols), so that a host's every process is not opened. */
+static bool maybe_python(struct collector *c, const struct process *p) {
+        for (size_t i = 0; i < p->maps->n; i++) {
+                const struct mapping *m = &p->maps->mappings[i];
+                const char *path, *base;
+
+                if (m->module == SYMBOLIZER_NO_MODULE || m->module >= c->sym->n_modules)
+                        continue;
+                path = symbolizer_get_module(c->sym, m->module)->path;
+                base = path ? strrchr(path, '/') : NULL;
+                base = base ? base + 1 : path;
+                if (base && strstr(base, "python"))
+                        return true;
+        }
+        return false;
+}
+
+void python_process_seen(struct collector *c, struct process *p) {
+        struct sampling_bpf_py_proc entry;
+        _cleanup_free_ char *why = NULL;
+        struct py_process info;
+        int r;
+
+        if (!c->py || p->py || p->py_given_up || p->exited || p->pid == 0)
+                return;
+        /* Looked at again when its mappings change (its program's own come after the exec's
+         * first samples) or when a retry is due. */
+        if (p->py_retry ? now_ns(CLOCK_MONOTONIC) < p->py_retry : p->py_generation == p->maps->generation)
+                return;
+        p->py_generation = p->maps->generation;
+        p->py_retry = 0;
+        if (!maybe_python(c, p))
+                return;
+        r = py_process_inspect((pid_t) p->pid, &info, &why);
+        if (r == -EAGAIN && ++p->py_tries < PY_TRIES) {
+                /* Its glibc is not mapped yet (it just exec'd): again a little later. */
+                p->py_retry = now_ns(CLOCK_MONOTONIC) + PY_RETRY_NS;
+                return;
+        }
+        if (r == -EAGAIN || r == -EOPNOTSUPP)
+                p->py_given_up = true; /* said once */
+        if (r == -EAGAIN) {
+                c->py_stats.unsupported++;
+                log_warning(
+                        "Python frames: pid %u (%s): a Python without glibc (musl, static?): native frames only",
+                        p->pid, p->comm);
+                return;
+        }
+        if (r == -EOPNOTSUPP) {
+                c->py_stats.unsupported++;
+                log_warning("Python frames: %s", why ? why : "an interpreter that cannot be read");
+                return;
+        }
+        if (r < 0)
+                return;
+        if (!walkable(info.layout)) {
+                c->py_stats.unsupported++;
+                log_warning("Python frames: python %s (%s): a layout the walker cannot follow",
+                            info.layout->name, info.path);
+                return;
+        }
+        p->py = malloc(sizeof *p->py);
+        if (!p->py)
+                return;
+        *p->py = info;
+        proc_entry(&info, &entry);
+        if (sampling_bpf_py_set_process(c->py, (pid_t) p->pid, &entry) < 0) {
+                p->py = mfree(p->py);
+                return;
+        }
+        share_process(c, p->pid, p->py);
+        c->py_stats.processes++;
+}
+
+void python_process_forked(struct collector *c, struct process *parent, struct process *child) {
+        struct sampling_bpf_py_proc entry;
+
+        if (!c->py || !parent->py || child->py)
+                return;
+        child->py = malloc(sizeof *child->py);
+        if (!child->py)
+                return;
+        *child->py = *parent->py;
+        proc_entry(child->py, &entry);
+        if (sampling_bpf_py_set_process(c->py, (pid_t) child->pid, &entry) < 0)
+                child->py = mfree(child->py);
+        else
+                share_process(c, child->pid, child->py);
+}
+
+void python_process_gone(struct collector *c, struct process *p) {
+        if (c->py && p->py) {
+                sampling_bpf_py_remove_process(c->py, (pid_t) p->pid);
+                share_process(c, p->pid, NULL);
+                pthread_mutex_lock(&c->py_lock);
+                py_code_cache_forget(c->py_names, (pid_t) p->pid);
+                pthread_mutex_unlock(&c->py_lock);
+        }
+        p->py = mfree(p->py);
+        p->py_given_up = false;
+        p->py_generation = 0;
+        p->py_retry = 0;
+        p->py_tries = 0;
+}
+
+int python_companion(struct collector *c, const struct record_sample *s) {
+        struct sampling_bpf_py_header h;
+        struct thread *t;
+
+        if (!s->raw || s->raw_size < sizeof h)
+                return -EBADMSG;
+        memcpy(&h, s->raw, sizeof h);
+        if (h.magic != SAMPLING_BPF_PY_MAGIC || h.n > SAMPLING_BPF_PY_MAX_FRAMES ||
+            s->raw_size < sizeof h + (size_t) h.n * sizeof(struct sampling_bpf_py_frame))
+                return -EBADMSG;
+        t = thread_get(c, s->pid, s->tid);
+        if (!t)
+                return -ENOMEM;
+        if (GROW(t->py_raw, t->py_cap, s->raw_size) < 0)
+                return -ENOMEM;
+        memcpy(t->py_raw, s->raw, s->raw_size);
+        t->py_size = s->raw_size;
+        t->py_time = s->time;
+        return 0;
+}
+
+const struct sampling_bpf_py_header *python_take(struct collector *c, struct thread *t, uint64_t time) {
+        uint32_t size = t->py_size;
+
+        (void) c;
+        t->py_size = 0;
+        if (size == 0 || (t->py_time > time ? t->py_time - time : time - t->py_time) > PY_PAIR_NS)
+                return NULL;
+        return (const void *) t->py_raw;
+}
+
+void python_count(struct collector *c, unsigned res, const struct python_stats *before) {
+        struct cresource *r = &c->resources[res];
+
+        r->py_samples += c->py_stats.samples - before->samples;
+        r->py_cut += c->py_stats.cut - before->cut;
+        r->py_unreadable += c->py_stats.unreadable - before->unreadable;
+}
+
+/* Appends the frames of Python frames [FROM, TO) of H, innermost first. */
+static int add_python_frames(struct collector *c, struct process *p, const struct sampling_bpf_py_header *h,
+                             size_t from, size_t to, size_t *n) {
+        const struct sampling_bpf_py_frame *f = (const void *) (h + 1);
+
+        for (size_t j = from; j < to && *n < COLLECTOR_MAX_STACK; j++) {
+                struct py_frame_name name;
+                int64_t frame;
+                int r;
+
+                if (f[j].code == 0)
+                        continue; /* a shim: the C stack's, not a function */
+                frame = 0;
+                if (p->py) {
+                        /* Named and made a frame under the lock: the reader thread may replace
+                         * the cache's entry (and its strings) as soon as it is let go. */
+                        pthread_mutex_lock(&c->py_lock);
+                        r = py_code_cache_name(c->py_names, (pid_t) p->pid, p->py, f[j].code, f[j].instr,
+                                               f[j].globals, &name);
+                        if (r >= 0 && !name.incomplete)
+                                frame = symbolizer_python(c->sym, name.qualname, name.filename,
+                                                          name.line > 0 ? (uint32_t) name.line : 0);
+                        pthread_mutex_unlock(&c->py_lock);
+                } else
+                        r = -ESRCH;
+                if (r == -ENOMEM)
+                        return r;
+                if (r >= 0 && name.incomplete)
+                        continue; /* not begun: CPython's tracebacks leave it out too */
+                if (r < 0) {
+                        c->py_stats.unreadable++;
+                        frame = symbolizer_synthetic(c->sym, "[python: unreadable]", true);
+                }
+                if (frame < 0)
+                        return (int) frame;
+                c->stack[(*n)++] = (uint32_t) frame;
+                c->py_stats.frames++;
+        }
+        return 0;
+}
+
+int python_add_user_pcs(struct collector *c, struct process *p, const struct sampling_bpf_py_header *h,
+                        size_t n_pcs, uint64_t stack_end, size_t *n) {
+        const struct sampling_bpf_py_frame *f = (const void *) (h + 1);
+        struct run {
+                size_t first, end; /* its frames in f */
+                uint64_t anchor;   /* 0: none (the walk was cut before its entry) */
+                size_t pc;         /* the native frame it replaces; n_pcs: none */
+        } runs[SAMPLING_BPF_PY_MAX_FRAMES + 1];
+        size_t n_runs = 0, start = 0, k = 0, last_pc = 0, n_unplaced = 0;
+        int r;
+
+        c->py_stats.samples++;
+        if (h->flags & SAMPLING_BPF_PY_TRUNCATED)
+                c->py_stats.cut++;
+        /* The runs, innermost first: each ends at its eval invocation's entry. */
+        for (size_t j = 0; j < h->n; j++)
+                if (f[j].anchor) {
+                        runs[n_runs++] = (struct run) { .first = start, .end = j + 1, .anchor = f[j].anchor };
+                        start = j + 1;
+                }
+        if (start < h->n) /* the walk stopped short of its entry: 3.11 knows where it is all the same */
+                runs[n_runs++] = (struct run) { .first = start, .end = h->n, .anchor = h->anchor };
+        /* Each anchored run's native frame: the one whose stack holds the anchor, outer than the
+         * run before's. Stack pointers grow toward the outer frames. */
+        for (size_t i = 0, q = 0; q < n_runs; q++) {
+                runs[q].pc = n_pcs;
+                if (!runs[q].anchor)
+                        continue;
+                while (i < n_pcs && (i + 1 < n_pcs ? c->sps[i + 1] : stack_end) <= runs[q].anchor)
+                        i++;
+                if (i < n_pcs && c->sps[i] <= runs[q].anchor &&
+                    (q == 0 || runs[q - 1].pc == n_pcs || i > last_pc)) {
+                        runs[q].pc = i;
+                        last_pc = i;
+                }
+        }
+        for (size_t q = 0; q < n_runs; q++)
+                n_unplaced += runs[q].pc == n_pcs;
+
+        for (size_t i = 0; i < n_pcs; i++) {
+                size_t before = *n;
+                bool python = false;
+
+                while (k < n_runs && runs[k].pc == n_pcs)
+                        k++; /* not placed: at the end, below */
+                while (k < n_runs && runs[k].pc == i) {
+                        r = add_python_frames(c, p, h, runs[k].first, runs[k].end, n);
+                        if (r < 0)
+                                return r;
+                        python = true;
+                        k++;
+                }
+                if (python) {
+                        c->pc_frames[i] = (uint16_t) (*n - before) | STEP_UNSTABLE;
+                        continue;
+                }
+                r = stack_add_user_pc(c, p, c->pcs[i], n);
+                if (r < 0)
+                        return r;
+                c->pc_frames[i] =
+                        (uint16_t) (*n - before) | (r == 0 || *n == COLLECTOR_MAX_STACK ? STEP_UNSTABLE : 0);
+        }
+        /* Runs not placed (past the unwound frames: a stack deeper than its copy, or an anchor
+         * out of order): at the outer end, in order, on the outermost PC's account. */
+        if (n_pcs > 0 && n_unplaced > 0) {
+                size_t before = *n;
+
+                for (k = 0; k < n_runs; k++) {
+                        if (runs[k].pc != n_pcs)
+                                continue;
+                        r = add_python_frames(c, p, h, runs[k].first, runs[k].end, n);
+                        if (r < 0)
+                                return r;
+                        c->py_stats.unplaced++;
+                }
+                c->pc_frames[n_pcs - 1] =
+                        (uint16_t) ((c->pc_frames[n_pcs - 1] & ~STEP_UNSTABLE) + (*n - before)) |
+                        STEP_UNSTABLE;
+        }
+        return 0;
+}

@@ -7,7 +7,9 @@ it; the order of the profilers turns each round): a g++ compile of a file of con
 regex, `make -j2` of the lower layers of cppd's own sources (gcc -O2), PostgreSQL under pgbench (2 clients; its
 cost is 1/tps), and three loops whose time per event is printed: a toucher of fresh memory
 (`cycles faults`: ns a page fault), a ping-pong of two threads (`pingpong`: ns a round), a loop
-of preads (`cycles syscalls`: ns a call). Profiled by cppd at its defaults (`cpu-time/10,
+of preads (`cycles syscalls`: ns a call), and with --workloads pyweb a Python web service under
+load (tests/bench/pyweb.py: ns a request; its Python frames read at each sample, or not with the
+mode "python = no"). Profiled by cppd at its defaults (`cpu-time/10,
 page-faults/256, context-switches/64`), with `jitter = no`, with `every_event = yes`, by `cppctl
 record` at its defaults, and with --before BUILD by another build's cppd and cppctl record at
 their defaults (--modes picks some of these columns, or the defaults' resources one at a time:
@@ -171,6 +173,11 @@ def workloads(a, build, tmp):
         n = 25000 if quick else 250000
         out.append(Work('fresh memory, a page fault', 'ns', [os.path.join(wl, 'cycles-nofp'), 'faults', str(n)],
                         per=4 * n / 1e9))
+    if 'pyweb' in names and os.path.exists('/usr/bin/python3'):
+        n = 1000 if quick else 10000
+        out.append(Work('python web service, a request', 'ns', ['/usr/bin/python3', os.path.join(REPO, 'tests', 'bench',
+                                                                                           'pyweb.py'), str(n)],
+                        per=n / 1e9))
     if 'events' in names:
         n = 2000 if quick else 20000
         out.append(Work('pingpong, a round', 'ns', [os.path.join(wl, 'pingpong-nofp'), str(n)], per=n / 1e9))
@@ -191,6 +198,8 @@ def cost_at_defaults(a):
         works = workloads(a, a.build, tmp)
         modes = [('defaults', cppd, ''), ('jitter = no', cppd, 'jitter = no'),
                  ('every_event = yes', cppd, 'every_event = yes'), ('cppctl record', None, cppctl),
+                 # Python frames off (only with --modes): what reading them costs a Python service.
+                 ('python = no', cppd, 'python = no'),
                  # The defaults' resources one at a time (only with --modes): which one costs.
                  ('cpu-time/10 alone', cppd, 'resources = cpu-time/10'),
                  ('page-faults/256 alone', cppd, 'resources = page-faults/256'),

@@ -617,7 +617,7 @@ static int stack_path(struct tree_load *l, struct stack_table *t, uint32_t id, u
 }
 
 /* store_load_index() within its read transaction. */
-static int load_index(struct store *s, const struct store_filter *f, struct tree_index **ret) {
+static int load_index(struct store *s, const struct store_filter *f, int fd, struct tree_index **ret) {
         _cleanup_(sample_tree_freep) struct sample_tree *header = NULL;
         _cleanup_(stack_table_done) struct stack_table t = {};
         _cleanup_(tree_load_done) struct tree_load l = {};
@@ -721,13 +721,13 @@ static int load_index(struct store *s, const struct store_filter *f, struct tree
         t = (struct stack_table) {};
         scratch = mfree(scratch);
         sample_tree_weigh(header);
-        return tree_index_from_paths(take_ptr(&header), names, paths, n_paths, ret);
+        return tree_index_from_paths(take_ptr(&header), names, paths, n_paths, fd, ret);
 }
 
-int store_load_index(struct store *s, const struct store_filter *f, struct tree_index **ret) {
+int store_load_index(struct store *s, const struct store_filter *f, int fd, struct tree_index **ret) {
         bool own =
                 sqlite3_get_autocommit(s->db) && sqlite3_exec(s->db, "BEGIN", NULL, NULL, NULL) == SQLITE_OK;
-        int r = load_index(s, f, ret);
+        int r = load_index(s, f, fd, ret);
 
         if (own)
                 (void) sqlite3_exec(s->db, "COMMIT", NULL, NULL, NULL);

@@ -715,9 +715,10 @@ static bool same_index(struct store *s, const struct store_filter *f) {
         _cleanup_(tree_index_freep) struct tree_index *a2 = NULL, *b2 = NULL;
         const struct sample_tree_info *ia, *ib;
 
-        if (store_load_tree(s, f, &t) < 0 || tree_index_build(t, &a) < 0 || store_load_index(s, f, &b) < 0 ||
-            tree_index_build(t, &a2) < 0 || store_load_index(s, f, &b2) < 0 ||
-            tree_index_invert(take_ptr(&a2), &ua) < 0 || tree_index_invert(take_ptr(&b2), &ub) < 0)
+        if (store_load_tree(s, f, &t) < 0 || tree_index_build(t, &a) < 0 ||
+            store_load_index(s, f, -1, &b) < 0 || tree_index_build(t, &a2) < 0 ||
+            store_load_index(s, f, -1, &b2) < 0 || tree_index_invert(take_ptr(&a2), -1, &ua) < 0 ||
+            tree_index_invert(take_ptr(&b2), -1, &ub) < 0)
                 return false;
         ia = &a->header->info;
         ib = &b->header->info;

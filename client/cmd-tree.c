@@ -2,8 +2,9 @@
  * draws a whole tree: the paper's indented text, JSON, folded stacks, flame and icicle SVG,
  * Graphviz dot, an HTML report, pprof, speedscope. cppctl export is the same command for other
  * tools, pprof by default. Several resources (-r A,B) go into the formats that hold several
- * (html, pprof, speedscope). The text tree at a threshold reads the tree's index, as the profile
- * views do, and draws the paths above the threshold alone; other formats load the tree. */
+ * (html, pprof, speedscope). At a threshold, the text, JSON, flame and icicle trees read the
+ * tree's index, as the profile views do, and draw the paths above the threshold alone; other
+ * formats, and every format at threshold 0, load the tree. */
 #include "cppctl.h"
 
 #include <errno.h>
@@ -13,15 +14,24 @@
 
 #include "log.h"
 
-/* The text tree at a threshold: drawn from the tree of the index's nodes above it and their
- * children (tree_index_prune()), the same lines as from the whole tree, which is never loaded. */
-static int text_tree(struct query_args *q) {
+/* Formats that draw, at a threshold, only the nodes above it and count or size the rest by
+ * their weight: drawn from the tree of the index's nodes above the threshold and their children
+ * (tree_index_prune()), the same bytes as from the whole tree, which is never loaded. Their
+ * children come sorted by weight, then name, so the index's order of siblings shows nowhere. The
+ * icicle graph is the inverted tree's flame graph: drawn from the inverted tree's index. */
+static bool draws_above_threshold(const struct render_format *format) {
+        return streq(format->name, "text") || streq(format->name, "json") || streq(format->name, "flame") ||
+                streq(format->name, "icicle");
+}
+
+static int pruned_tree(struct query_args *q) {
         _cleanup_(view_data_done) struct view_data v = {};
         _cleanup_(sample_tree_freep) struct sample_tree *t = NULL;
+        bool icicle = streq(q->format->name, "icicle");
         FILE *out;
         int r;
 
-        r = query_load_index(q, false, &v);
+        r = query_load_index(q, icicle, &v);
         if (r < 0)
                 return exit_status(r);
         r = tree_index_prune(v.index, q->threshold, &t);
@@ -30,7 +40,9 @@ static int text_tree(struct query_args *q) {
         out = query_output(q);
         if (!out)
                 return EXIT_FAILURE_;
-        r = render_format_trees(q->format, out, &t, 1, q->threshold);
+        /* the icicle format inverts the tree it is given: this one is inverted already */
+        r = icicle ? render_flame_svg(out, t, true, q->threshold, NULL) :
+                     render_format_trees(q->format, out, &t, 1, q->threshold);
         return query_output_close(q, out, r);
 }
 
@@ -72,8 +84,8 @@ static int tree_command(int argc, char **argv, const char *name, const char *usa
                                                    "%s's format is %s: write it to a file with -o FILE "
                                                    "(or redirect)",
                                                    q.format->name, q.format->binary));
-        if (streq(q.format->name, "text") && q.threshold > 0 && !(q.resources && q.resources[1]))
-                return text_tree(&q);
+        if (draws_above_threshold(q.format) && q.threshold > 0 && !(q.resources && q.resources[1]))
+                return pruned_tree(&q);
         r = query_load_many(&q, &names, &trees, &n);
         if (r < 0)
                 return exit_status(r);

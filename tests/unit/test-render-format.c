@@ -1,7 +1,9 @@
 /* The table of output formats (render-format.c): what each draws, the lists of names that help
  * and errors print, and the names --format takes; and the text tree drawn at a threshold from the
  * pruned tree of an index (tree_index_prune(), what cppctl tree reads) the same as from the whole
- * tree, on random stacks. */
+ * tree, on random stacks; so do the JSON tree and the flame graph, and the icicle graph from
+ * the pruned inverted tree's index (cmd-tree.c draws these four so). */
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -47,20 +49,23 @@ static void test_lists(void) {
         }
 }
 
-/* The text tree of T at THRESHOLD, into a string (malloc()ed), or NULL. */
-static char *text_tree(struct sample_tree *t, double threshold) {
+/* T drawn in FORMAT (text, json, flame; icicle: T is the inverted tree, drawn as is) at
+ * THRESHOLD, into a string (malloc()ed), or NULL. */
+static char *drawn(const char *format, struct sample_tree *t, double threshold) {
         char *buf = NULL;
         size_t size = 0;
         FILE *f = open_memstream(&buf, &size);
+        int r;
 
         if (!f)
                 return NULL;
-        if (render_text_tree(f, t, threshold) < 0) {
-                fclose(f);
-                free(buf);
-                return NULL;
-        }
+        if (streq(format, "icicle"))
+                r = render_flame_svg(f, t, true, threshold, NULL);
+        else
+                r = render_format_find(format)->tree(f, t, threshold);
         fclose(f);
+        if (r < 0)
+                buf = mfree(buf);
         return buf;
 }
 
@@ -84,22 +89,28 @@ static void test_pruned_tree(void) {
         }
         if (!text)
                 abort();
-        _cleanup_(sample_tree_freep) struct sample_tree *t = tree_from_folded(text);
-        _cleanup_(tree_index_freep) struct tree_index *x = NULL;
+        _cleanup_(sample_tree_freep) struct sample_tree *t = tree_from_folded(text), *inv = NULL;
+        _cleanup_(tree_index_freep) struct tree_index *x = NULL, *up = NULL, *down = NULL;
         static const double thresholds[] = { 0.2, 0.05, 0.01, 0.002, 0.0005 };
+        static const char *const formats[] = { "text", "json", "flame", "icicle" };
 
-        ok(sample_tree_set_resource(t, "cpu-time", "1 ms of CPU time") == 0 && tree_index_build(t, &x) == 0,
-           "4,000 random stacks and their index");
-        for (size_t i = 0; x && i < sizeof thresholds / sizeof *thresholds; i++) {
-                _cleanup_(sample_tree_freep) struct sample_tree *p = NULL;
-                _cleanup_free_ char *whole = text_tree(t, thresholds[i]), *pruned = NULL;
+        ok(sample_tree_set_resource(t, "cpu-time", "1 ms of CPU time") == 0 && tree_index_build(t, &x) == 0 &&
+                   tree_index_build(t, &down) == 0 && tree_index_invert(take_ptr(&down), -1, &up) == 0 &&
+                   sample_tree_invert(t, &inv) == 0,
+           "4,000 random stacks, their index and their inverted tree's");
+        for (size_t k = 0; x && up && k < sizeof formats / sizeof *formats; k++)
+                for (size_t i = 0; i < sizeof thresholds / sizeof *thresholds; i++) {
+                        bool icicle = streq(formats[k], "icicle");
+                        _cleanup_(sample_tree_freep) struct sample_tree *p = NULL;
+                        _cleanup_free_ char *whole = drawn(formats[k], icicle ? inv : t, thresholds[i]);
+                        _cleanup_free_ char *pruned = NULL;
 
-                if (tree_index_prune(x, thresholds[i], &p) == 0)
-                        pruned = text_tree(p, thresholds[i]);
-                ok(whole && pruned && streq(whole, pruned),
-                   "at %g: the pruned tree (%zu of %zu nodes) draws the same text", thresholds[i],
-                   p ? p->n_nodes : 0, t->n_nodes);
-        }
+                        if (tree_index_prune(icicle ? up : x, thresholds[i], &p) == 0)
+                                pruned = drawn(formats[k], p, thresholds[i]);
+                        ok(whole && pruned && streq(whole, pruned),
+                           "%s at %g: the pruned tree (%zu of %zu nodes) draws the same bytes", formats[k],
+                           thresholds[i], p ? p->n_nodes : 0, (icicle ? inv : t)->n_nodes);
+                }
 }
 
 int main(void) {

@@ -4,7 +4,8 @@
  * tools, pprof by default. Several resources (-r A,B) go into the formats that hold several
  * (html, pprof, speedscope). At a threshold, the text, JSON, flame and icicle trees read the
  * tree's index, as the profile views do, and draw the paths above the threshold alone; other
- * formats, and every format at threshold 0, load the tree. */
+ * formats, and these at threshold 0, load the tree; dot draws the call graph gathered from the
+ * index. */
 #include "cppctl.h"
 
 #include <errno.h>
@@ -43,6 +44,27 @@ static int pruned_tree(struct query_args *q) {
         /* the icicle format inverts the tree it is given: this one is inverted already */
         r = icicle ? render_flame_svg(out, t, true, q->threshold, NULL) :
                      render_format_trees(q->format, out, &t, 1, q->threshold);
+        return query_output_close(q, out, r);
+}
+
+/* The dot format draws the tree's call graph: gathered from the index in one pass
+ * (call_graph_build_index()), as cppctl graph gathers it, at any threshold. */
+static int dot_tree(struct query_args *q) {
+        _cleanup_(view_data_done) struct view_data v = {};
+        _cleanup_(call_graph_freep) struct call_graph *g = NULL;
+        FILE *out;
+        int r;
+
+        r = query_load_index(q, false, &v);
+        if (r < 0)
+                return exit_status(r);
+        r = call_graph_build_index(v.index, &g);
+        if (r < 0)
+                return exit_status(log_error_errno(r, "Cannot build the call graph: %m"));
+        out = query_output(q);
+        if (!out)
+                return EXIT_FAILURE_;
+        r = render_dot_graph(out, g, v.index->header, q->threshold);
         return query_output_close(q, out, r);
 }
 
@@ -86,6 +108,8 @@ static int tree_command(int argc, char **argv, const char *name, const char *usa
                                                    q.format->name, q.format->binary));
         if (draws_above_threshold(q.format) && q.threshold > 0 && !(q.resources && q.resources[1]))
                 return pruned_tree(&q);
+        if (streq(q.format->name, "dot"))
+                return dot_tree(&q);
         r = query_load_many(&q, &names, &trees, &n);
         if (r < 0)
                 return exit_status(r);

@@ -2,12 +2,15 @@
  * and errors print, and the names --format takes; and the text tree drawn at a threshold from the
  * pruned tree of an index (tree_index_prune(), what cppctl tree reads) the same as from the whole
  * tree, on random stacks; so do the JSON tree and the flame graph, and the icicle graph from
- * the pruned inverted tree's index (cmd-tree.c draws these four so). */
+ * the pruned inverted tree's index (cmd-tree.c draws these four so); and the dot digraph of the
+ * call graph gathered from the index the same as of the whole tree (graph and tree draw it so). */
+#include <errno.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "call-graph.h"
 #include "folded-tree.h"
 #include "render.h"
 #include "tap.h"
@@ -69,13 +72,14 @@ static char *drawn(const char *format, struct sample_tree *t, double threshold) 
         return buf;
 }
 
-static void test_pruned_tree(void) {
-        _cleanup_free_ char *text = malloc(4000 * 160);
-        uint64_t seed = 11;
+/* N random stacks over 25 names with recursion, hits by a long tail, folded (malloc()ed). */
+static char *random_folded(int n, uint64_t seed) {
+        char *text = malloc((size_t) n * 160);
         size_t at = 0;
 
-        /* 4,000 random stacks over 25 names with recursion, hits by a long tail. */
-        for (int i = 0; text && i < 4000; i++) {
+        if (!text)
+                abort();
+        for (int i = 0; i < n; i++) {
                 size_t depth;
 
                 seed = seed * 6364136223846793005ULL + 1442695040888963407ULL;
@@ -87,8 +91,11 @@ static void test_pruned_tree(void) {
                 }
                 at += sprintf(text + at, " %u\n", (unsigned) (1 + 4000 / (1 + (seed >> 40) % 400)));
         }
-        if (!text)
-                abort();
+        return text;
+}
+
+static void test_pruned_tree(void) {
+        _cleanup_free_ char *text = random_folded(4000, 11);
         _cleanup_(sample_tree_freep) struct sample_tree *t = tree_from_folded(text), *inv = NULL;
         _cleanup_(tree_index_freep) struct tree_index *x = NULL, *up = NULL, *down = NULL;
         static const double thresholds[] = { 0.2, 0.05, 0.01, 0.002, 0.0005 };
@@ -113,10 +120,36 @@ static void test_pruned_tree(void) {
                 }
 }
 
+/* The dot digraph of the call graph gathered from the index (what cppctl graph and tree draw)
+ * against the one render_dot() gathers from the whole tree: the same bytes. */
+static void test_dot_from_index(void) {
+        _cleanup_free_ char *text = random_folded(5000, 13);
+        _cleanup_(sample_tree_freep) struct sample_tree *t = tree_from_folded(text);
+        _cleanup_(tree_index_freep) struct tree_index *x = NULL;
+        _cleanup_(call_graph_freep) struct call_graph *g = NULL;
+        static const double thresholds[] = { 0.2, 0.05, 0.01, 0.002, 0 };
+
+        ok(sample_tree_set_resource(t, "cpu-time", "1 ms of CPU time") == 0 && tree_index_build(t, &x) == 0 &&
+                   call_graph_build_index(x, &g) == 0,
+           "5,000 random stacks, their index and its call graph");
+        for (size_t i = 0; g && i < sizeof thresholds / sizeof *thresholds; i++) {
+                _cleanup_free_ char *whole = drawn("dot", t, thresholds[i]), *indexed = NULL;
+                size_t size = 0;
+                FILE *f = open_memstream(&indexed, &size);
+                int r = f ? render_dot_graph(f, g, x->header, thresholds[i]) : -ENOMEM;
+
+                if (f)
+                        fclose(f);
+                ok(r == 0 && whole && indexed && streq(whole, indexed),
+                   "dot at %g: the same bytes from the index", thresholds[i]);
+        }
+}
+
 int main(void) {
         test_find();
         test_draws();
         test_lists();
         test_pruned_tree();
+        test_dot_from_index();
         return tap_done();
 }

@@ -5,7 +5,7 @@
  * (html, pprof, speedscope). At a threshold, the text, JSON, flame and icicle trees read the
  * tree's index, as the profile views do, and draw the paths above the threshold alone; other
  * formats, and these at threshold 0, load the tree; dot draws the call graph gathered from the
- * index. */
+ * index, and folded writes the index's stacks as it walks it. */
 #include "cppctl.h"
 
 #include <errno.h>
@@ -68,6 +68,23 @@ static int dot_tree(struct query_args *q) {
         return query_output_close(q, out, r);
 }
 
+/* Folded stacks, one a line, whatever the threshold: written as the index is walked
+ * (tree_index_each_stack()), in the tree's order, with the index mapped a window at a time. */
+static int folded_tree(struct query_args *q) {
+        _cleanup_(view_data_done) struct view_data v = {};
+        FILE *out;
+        int r;
+
+        r = query_load_index(q, false, &v);
+        if (r < 0)
+                return exit_status(r);
+        out = query_output(q);
+        if (!out)
+                return EXIT_FAILURE_;
+        r = render_folded_index(out, v.index);
+        return query_output_close(q, out, r);
+}
+
 /* The whole of tree and export: NAME renders the sample tree in FORMAT (NULL: text, at the
  * threshold; else with everything) unless --format says. */
 static int tree_command(int argc, char **argv, const char *name, const char *usage,
@@ -110,6 +127,8 @@ static int tree_command(int argc, char **argv, const char *name, const char *usa
                 return pruned_tree(&q);
         if (streq(q.format->name, "dot"))
                 return dot_tree(&q);
+        if (streq(q.format->name, "folded") && !(q.resources && q.resources[1]))
+                return folded_tree(&q);
         r = query_load_many(&q, &names, &trees, &n);
         if (r < 0)
                 return exit_status(r);

@@ -213,6 +213,8 @@ int render_html_report(FILE *f, struct sample_tree *const *trees, size_t n, cons
 /* Folded stacks, "main;f;g HITS", one line per stack with self hits, in render_each_stack()
  * order: what flame graph tools and `cppctl import --folded` read. Returns 0, -ENOMEM or -EIO. */
 int render_folded(FILE *f, struct sample_tree *t);
+/* The same lines from the index X of a tree (tree_index_each_stack()), which is never loaded. */
+int render_folded_index(FILE *f, const struct tree_index *x);
 
 /* RFC 4180 CSV: "fraction,hits,path", then one row per entry at or above THRESHOLD (a fraction
  * of the total), the path's names joined by ';'. Returns 0 or -EIO. */

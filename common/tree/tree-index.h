@@ -115,6 +115,16 @@ int tree_index_invert(struct tree_index *down, int fd, struct tree_index **ret);
  * outlive it), its header info a copy. Returns 0 and sets *ret, -ENOMEM, or -EBADMSG. */
 int tree_index_prune(const struct tree_index *x, double min_fraction, struct sample_tree **ret);
 
+/* Calls FN for each stack of X that samples end on (its SELF hits above 0), root first as
+ * PATH[0..depth) of name ids (the root itself, depth 0, where samples had no frame), in the
+ * order sample_tree_each_stack() visits the tree X was built from: depth first, children by
+ * name (tree-index-stacks.c). Stops at FN's negative return. Returns 0, FN's error, -ENOMEM, or
+ * -EBADMSG for an index whose sizes or weights do not add up. */
+int tree_index_each_stack(const struct tree_index *x,
+                          int (*fn)(const struct tree_index *x, const uint32_t *path, size_t depth,
+                                    uint64_t self, void *userdata),
+                          void *userdata);
+
 /* Writes X to FD (a new file) under KEY. Returns 0 or a negative errno (-ENOSPC...). */
 int tree_index_write(const struct tree_index *x, const struct tree_index_key *key, int fd);
 

@@ -3,7 +3,8 @@
  * pruned tree of an index (tree_index_prune(), what cppctl tree reads) the same as from the whole
  * tree, on random stacks; so do the JSON tree and the flame graph, and the icicle graph from
  * the pruned inverted tree's index (cmd-tree.c draws these four so); and the dot digraph of the
- * call graph gathered from the index the same as of the whole tree (graph and tree draw it so). */
+ * call graph gathered from the index the same as of the whole tree (graph and tree draw it so),
+ * and folded stacks written as the index is walked the same as from the tree. */
 #include <errno.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -145,11 +146,54 @@ static void test_dot_from_index(void) {
         }
 }
 
+/* T's folded stacks drawn from the whole tree (FROM_INDEX false) or from its index, into a
+ * string (malloc()ed), or NULL. */
+static char *folded(struct sample_tree *t, bool from_index) {
+        _cleanup_(tree_index_freep) struct tree_index *x = NULL;
+        char *buf = NULL;
+        size_t size = 0;
+        FILE *f;
+        int r;
+
+        if (from_index && tree_index_build(t, &x) < 0)
+                return NULL;
+        f = open_memstream(&buf, &size);
+        if (!f)
+                return NULL;
+        r = from_index ? render_folded_index(f, x) : render_folded(f, t);
+        fclose(f);
+        if (r < 0)
+                buf = mfree(buf);
+        return buf;
+}
+
+/* Folded stacks written as the index is walked (cppctl tree and export) against those of the
+ * whole tree: the same lines in the same order, children by name whatever their ids. */
+static void test_folded_from_index(void) {
+        _cleanup_free_ char *text = random_folded(5000, 17);
+        static const char *const small[] = {
+                "main;zeta;b 1\nmain;alpha 2\nmain;zeta 3\nmain;mid;zeta;alpha 4\n",
+                "main 5\nmain;f;f;f 1\nmain;f;g 2\n",
+        };
+        _cleanup_(sample_tree_freep) struct sample_tree *t = tree_from_folded(text);
+
+        for (size_t i = 0; i < 3; i++) {
+                _cleanup_(sample_tree_freep) struct sample_tree *s =
+                        i < 2 ? tree_from_folded(small[i]) : NULL;
+                struct sample_tree *u = i < 2 ? s : t;
+                _cleanup_free_ char *whole = folded(u, false), *indexed = folded(u, true);
+
+                ok(whole && indexed && streq(whole, indexed), "folded from the index: %zu bytes, the same",
+                   whole ? strlen(whole) : 0);
+        }
+}
+
 int main(void) {
         test_find();
         test_draws();
         test_lists();
         test_pruned_tree();
         test_dot_from_index();
+        test_folded_from_index();
         return tap_done();
 }

@@ -21,13 +21,15 @@
 #include <unistd.h>
 
 /* Stacks laid out, and nodes listed by name, between two let_go()s of an index laid out in a
- * file: a few MiB of nodes. */
+ * file: a few MiB of nodes. The list by name is written at one place per name, all over it:
+ * let go of (tree_index_trim()) less often, as each time a page per name comes back. */
 #define TRIM_PATHS 8192
 #define TRIM_NODES 65536
+#define TRIM_LISTED (UINT32_C(1) << 20)
 
 /* For an index laid out in a file: lets go of the pages of its nodes before END, which the
  * layout has passed (the nodes of the open path among them come back when touched). Its other
- * arrays, by name and the nodes' list by name (the counting sort writes all over it), stay. */
+ * arrays, by name and the nodes' list by name, stay. */
 static void let_go(const struct tree_index *x, const void *end) {
         uintptr_t page = (uintptr_t) sysconf(_SC_PAGESIZE);
         size_t size = ((uintptr_t) end - (uintptr_t) x->map) / page * page;
@@ -181,7 +183,9 @@ int tree_index_from_paths(struct sample_tree *header, const uint32_t *names, str
                         occ_start[name + 1] += occ_start[name];
                 memcpy(fill, occ_start, (n_names + 1) * sizeof *fill);
                 for (size_t i = 1; i < n; i++) {
-                        if (i % TRIM_NODES == 0)
+                        if (i % TRIM_LISTED == 0)
+                                tree_index_trim(x);
+                        else if (i % TRIM_NODES == 0)
                                 let_go(x, &x->nodes[i]);
                         occ[fill[x->nodes[i].name]++] =
                                 i | (tree_index_size(x, i) == 1 ? TREE_INDEX_LEAF : 0);

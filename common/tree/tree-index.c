@@ -19,6 +19,7 @@
 #include "tree-index.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
@@ -195,7 +196,9 @@ struct tree_index *tree_index_new(size_t n, size_t n_names) {
 
 int tree_index_new_in(size_t n, size_t n_names, int fd, struct tree_index **ret) {
         _cleanup_(tree_index_freep) struct tree_index *x = NULL;
+        uint64_t page, at;
         struct layout l;
+        struct stat st;
 
         if (fd < 0) {
                 x = tree_index_new(n, n_names);
@@ -206,13 +209,22 @@ int tree_index_new_in(size_t n, size_t n_names, int fd, struct tree_index **ret)
         }
         if (n > TREE_INDEX_MAX_NODES || layout_of(0, n, n_names, &l) < 0)
                 return -E2BIG;
+        if (fstat(fd, &st) < 0)
+                return -errno;
+        page = (uint64_t) sysconf(_SC_PAGESIZE);
+        at = ((uint64_t) st.st_size + page - 1) / page * page;
         x = calloc(1, sizeof *x);
         if (!x)
                 return -ENOMEM;
-        /* emptied first: the arrays start zeroed, as calloc()'s do */
-        if (ftruncate(fd, 0) < 0 || ftruncate(fd, (off_t) l.end) < 0)
-                return -errno;
-        x->map = mmap(NULL, l.end, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+        /* Past the end of what the file holds, so the arrays start zeroed, as calloc()'s do. The
+         * blocks are reserved: a page of a sparse file that the disk has no room for when it is
+         * first written would kill the process (SIGBUS), where a full disk here lays the index
+         * out in memory. */
+        if (posix_fallocate(fd, (off_t) at, (off_t) l.end) != 0) {
+                x = tree_index_free(x);
+                return tree_index_new_in(n, n_names, -1, ret);
+        }
+        x->map = mmap(NULL, l.end, PROT_READ | PROT_WRITE, MAP_SHARED, fd, (off_t) at);
         if (x->map == MAP_FAILED) {
                 x->map = NULL;
                 return -errno;

@@ -75,11 +75,12 @@ int tree_index_build(struct sample_tree *t, struct tree_index **ret);
  * no header yet. NULL: no memory, or sizes past the limits. */
 struct tree_index *tree_index_new(size_t n, size_t n_names);
 
-/* As tree_index_new(), with the arrays laid out in the file FD (emptied, sized and mapped
- * shared; FD may be closed after) rather than in memory, so that a builder that lets go of what
+/* As tree_index_new(), with the arrays laid out in the file FD (past what it holds already,
+ * which they leave as it is; mapped shared; FD may be closed after) rather than in memory, so that a builder that lets go of what
  * it has written (tree_index_trim()) holds a window of a big index, not all of it: the pages wait
- * in the page cache, which may write them out. FD < 0: in memory. Returns 0 and sets *ret,
- * -ENOMEM, -E2BIG past the limits, or the negative errno of ftruncate() or mmap(). */
+ * in the page cache, which may write them out. FD < 0, or a file whose blocks cannot be
+ * reserved (a full disk): in memory. Returns 0 and sets *ret, -ENOMEM, -E2BIG past the limits,
+ * or the negative errno of ftruncate() or mmap(). */
 int tree_index_new_in(size_t n, size_t n_names, int fd, struct tree_index **ret);
 
 /* A stack of names, for tree_index_from_paths(). */

@@ -8,7 +8,9 @@
  * is one node, its hits summed). Weights, sizes, freshness, the function and body hits and the
  * names' node lists are those tree_index_build() makes, kept over the open path instead of per
  * node: memory is the stacks (4 bytes a name, 24 a stack) and the index itself, where
- * tree_index_build() wants the tree and 28 bytes a node of scratch beside it.
+ * tree_index_build() wants the tree and 28 bytes a node of scratch beside it. Laid out in a file
+ * (tree_index_new_in()), the index is let go of as it is written: what it holds mapped is the
+ * open path's nodes, the arrays by name and a window of the rest.
  *
  * Siblings come in the order of their name ids, not in the order a sample tree met them: no view
  * depends on it (profiles are sorted by hits, then names). */

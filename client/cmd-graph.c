@@ -1,8 +1,7 @@
 /* cppctl graph: the caller/callee view of gprof and Racket's profiler (render-graph.c), for
  * every function above the threshold or for --root F alone: who calls F, with the share of
  * F's total each accounts for, and whom F calls, likewise. The graph is gathered in one pass over
- * the tree's index (call_graph_build_index()), as the profile views read it; --format dot draws
- * the whole tree, which it loads. */
+ * the tree's index (call_graph_build_index()), as the profile views read it, for every format. */
 #include "cppctl.h"
 
 #include <errno.h>
@@ -20,39 +19,6 @@ static int no_root(const struct query_args *q, char **similar) {
         log_error("'%s' appears in no sample of %s%s%s", q->root, q->resource,
                   list ? "; functions with that in their name: " : "", list ? list : "");
         return EXIT_EMPTY;
-}
-
-/* The whole tree, for --format dot, which draws it (whatever the root). */
-static int graph_of_tree(struct query_args *q) {
-        _cleanup_(sample_tree_freep) struct sample_tree *t = NULL;
-        _cleanup_(call_graph_freep) struct call_graph *g = NULL;
-        _cleanup_free_ bool *roots = NULL;
-        uint32_t first;
-        FILE *out;
-        int r;
-
-        r = query_load(q, &t);
-        if (r < 0)
-                return exit_status(r);
-        if (q->root) {
-                r = profile_roots(t, q->root, &roots, &first);
-                if (r < 0)
-                        return exit_status(log_error_errno(r, "Out of memory"));
-                if (r == 0) {
-                        _cleanup_(strv_freep) char **similar = NULL;
-
-                        (void) profile_similar_roots(t, q->root, 5, &similar);
-                        return no_root(q, similar);
-                }
-        }
-        r = call_graph_build(t, &g);
-        if (r < 0)
-                return exit_status(log_error_errno(r, "Cannot build the call graph: %m"));
-        out = query_output(q);
-        if (!out)
-                return EXIT_FAILURE_;
-        r = q->format->graph(out, g, t, roots, q->threshold);
-        return query_output_close(q, out, r);
 }
 
 int cmd_graph(int argc, char **argv, const struct verb *verb) {
@@ -76,10 +42,9 @@ int cmd_graph(int argc, char **argv, const struct verb *verb) {
         r = query_check_format(&q, "graph", RENDER_GRAPH);
         if (r < 0)
                 return exit_status(r);
-        if (streq(q.format->name, "dot"))
-                return graph_of_tree(&q);
-        /* Everything else is drawn from the tree's index, mapped from the cache or laid out from
-         * the store's stacks: one pass over it, never the whole tree in memory. */
+        /* Drawn from the tree's index, mapped from the cache or laid out from the store's stacks:
+         * one pass over it, never the whole tree in memory (dot too: it draws the whole graph,
+         * whatever the root, which it checks all the same). */
         r = query_load_index(&q, false, &v);
         if (r < 0)
                 return exit_status(r);

@@ -2,8 +2,10 @@
  * draws a whole tree: the paper's indented text, JSON, folded stacks, flame and icicle SVG,
  * Graphviz dot, an HTML report, pprof, speedscope. cppctl export is the same command for other
  * tools, pprof by default. Several resources (-r A,B) go into the formats that hold several
- * (html, pprof, speedscope). The text tree at a threshold reads the tree's index, as the profile
- * views do, and draws the paths above the threshold alone; other formats load the tree. */
+ * (html, pprof, speedscope). At a threshold, the text, JSON, flame and icicle trees read the
+ * tree's index, as the profile views do, and draw the paths above the threshold alone; other
+ * formats, and these at threshold 0, load the tree; dot draws the call graph gathered from the
+ * index, and folded writes the index's stacks as it walks it. */
 #include "cppctl.h"
 
 #include <errno.h>
@@ -13,15 +15,24 @@
 
 #include "log.h"
 
-/* The text tree at a threshold: drawn from the tree of the index's nodes above it and their
- * children (tree_index_prune()), the same lines as from the whole tree, which is never loaded. */
-static int text_tree(struct query_args *q) {
+/* Formats that draw, at a threshold, only the nodes above it and count or size the rest by
+ * their weight: drawn from the tree of the index's nodes above the threshold and their children
+ * (tree_index_prune()), the same bytes as from the whole tree, which is never loaded. Their
+ * children come sorted by weight, then name, so the index's order of siblings shows nowhere. The
+ * icicle graph is the inverted tree's flame graph: drawn from the inverted tree's index. */
+static bool draws_above_threshold(const struct render_format *format) {
+        return streq(format->name, "text") || streq(format->name, "json") || streq(format->name, "flame") ||
+                streq(format->name, "icicle");
+}
+
+static int pruned_tree(struct query_args *q) {
         _cleanup_(view_data_done) struct view_data v = {};
         _cleanup_(sample_tree_freep) struct sample_tree *t = NULL;
+        bool icicle = streq(q->format->name, "icicle");
         FILE *out;
         int r;
 
-        r = query_load_index(q, false, &v);
+        r = query_load_index(q, icicle, &v);
         if (r < 0)
                 return exit_status(r);
         r = tree_index_prune(v.index, q->threshold, &t);
@@ -30,7 +41,47 @@ static int text_tree(struct query_args *q) {
         out = query_output(q);
         if (!out)
                 return EXIT_FAILURE_;
-        r = render_format_trees(q->format, out, &t, 1, q->threshold);
+        /* the icicle format inverts the tree it is given: this one is inverted already */
+        r = icicle ? render_flame_svg(out, t, true, q->threshold, NULL) :
+                     render_format_trees(q->format, out, &t, 1, q->threshold);
+        return query_output_close(q, out, r);
+}
+
+/* The dot format draws the tree's call graph: gathered from the index in one pass
+ * (call_graph_build_index()), as cppctl graph gathers it, at any threshold. */
+static int dot_tree(struct query_args *q) {
+        _cleanup_(view_data_done) struct view_data v = {};
+        _cleanup_(call_graph_freep) struct call_graph *g = NULL;
+        FILE *out;
+        int r;
+
+        r = query_load_index(q, false, &v);
+        if (r < 0)
+                return exit_status(r);
+        r = call_graph_build_index(v.index, &g);
+        if (r < 0)
+                return exit_status(log_error_errno(r, "Cannot build the call graph: %m"));
+        out = query_output(q);
+        if (!out)
+                return EXIT_FAILURE_;
+        r = render_dot_graph(out, g, v.index->header, q->threshold);
+        return query_output_close(q, out, r);
+}
+
+/* Folded stacks, one a line, whatever the threshold: written as the index is walked
+ * (tree_index_each_stack()), in the tree's order, with the index mapped a window at a time. */
+static int folded_tree(struct query_args *q) {
+        _cleanup_(view_data_done) struct view_data v = {};
+        FILE *out;
+        int r;
+
+        r = query_load_index(q, false, &v);
+        if (r < 0)
+                return exit_status(r);
+        out = query_output(q);
+        if (!out)
+                return EXIT_FAILURE_;
+        r = render_folded_index(out, v.index);
         return query_output_close(q, out, r);
 }
 
@@ -72,8 +123,12 @@ static int tree_command(int argc, char **argv, const char *name, const char *usa
                                                    "%s's format is %s: write it to a file with -o FILE "
                                                    "(or redirect)",
                                                    q.format->name, q.format->binary));
-        if (streq(q.format->name, "text") && q.threshold > 0 && !(q.resources && q.resources[1]))
-                return text_tree(&q);
+        if (draws_above_threshold(q.format) && q.threshold > 0 && !(q.resources && q.resources[1]))
+                return pruned_tree(&q);
+        if (streq(q.format->name, "dot"))
+                return dot_tree(&q);
+        if (streq(q.format->name, "folded") && !(q.resources && q.resources[1]))
+                return folded_tree(&q);
         r = query_load_many(&q, &names, &trees, &n);
         if (r < 0)
                 return exit_status(r);

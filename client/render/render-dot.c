@@ -72,14 +72,19 @@ static void write_label(FILE *f, const struct sample_tree *t, size_t omitted, do
 
 int render_dot(FILE *f, struct sample_tree *t, double threshold) {
         _cleanup_(call_graph_freep) struct call_graph *g = NULL;
-        _cleanup_free_ bool *shown = NULL;
-        uint64_t max_self = 0;
-        size_t omitted = 0;
         int r;
 
         r = call_graph_build(t, &g);
         if (r < 0)
                 return r;
+        return render_dot_graph(f, g, t, threshold);
+}
+
+int render_dot_graph(FILE *f, const struct call_graph *g, const struct sample_tree *t, double threshold) {
+        _cleanup_free_ bool *shown = NULL;
+        uint64_t max_self = 0;
+        size_t omitted = 0;
+
         shown = malloc((g->n_nodes + 1) * sizeof *shown);
         if (!shown)
                 return -ENOMEM;

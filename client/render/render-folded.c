@@ -39,6 +39,30 @@ static int write_line(const struct sample_tree *t, uint32_t node, const uint32_t
         return 0;
 }
 
+static int write_index_line(const struct tree_index *x, const uint32_t *path, size_t depth, uint64_t self,
+                            void *userdata) {
+        FILE *f = userdata;
+
+        if (depth == 0)
+                return 0;
+        for (size_t i = 0; i < depth; i++) {
+                if (i > 0)
+                        fputc(';', f);
+                write_name(f, sample_tree_name(x->header, path[i]));
+        }
+        fprintf(f, " %" PRIu64 "\n", self);
+        return 0;
+}
+
+int render_folded_index(FILE *f, const struct tree_index *x) {
+        int r;
+
+        r = tree_index_each_stack(x, write_index_line, f);
+        if (r < 0)
+                return r;
+        return ferror(f) ? -EIO : 0;
+}
+
 int render_folded(FILE *f, struct sample_tree *t) {
         int r;
 

@@ -17,10 +17,10 @@ static int json_graph(FILE *f, const struct call_graph *g, struct sample_tree *t
         return render_json_graph(f, g, roots, threshold);
 }
 
-/* dot draws the whole call graph of the tree, whatever the roots. */
+/* dot draws the whole call graph, whatever the roots. */
 static int dot_graph(FILE *f, const struct call_graph *g, struct sample_tree *t, const bool *roots,
                      double threshold) {
-        return render_dot(f, t, threshold);
+        return render_dot_graph(f, g, t, threshold);
 }
 
 static int folded_tree(FILE *f, struct sample_tree *t, double threshold) {

@@ -213,6 +213,8 @@ int render_html_report(FILE *f, struct sample_tree *const *trees, size_t n, cons
 /* Folded stacks, "main;f;g HITS", one line per stack with self hits, in render_each_stack()
  * order: what flame graph tools and `cppctl import --folded` read. Returns 0, -ENOMEM or -EIO. */
 int render_folded(FILE *f, struct sample_tree *t);
+/* The same lines from the index X of a tree (tree_index_each_stack()), which is never loaded. */
+int render_folded_index(FILE *f, const struct tree_index *x);
 
 /* RFC 4180 CSV: "fraction,hits,path", then one row per entry at or above THRESHOLD (a fraction
  * of the total), the path's names joined by ';'. Returns 0 or -EIO. */
@@ -225,6 +227,9 @@ void csv_write_path(FILE *f, const struct sample_tree *t, const uint32_t *names,
 /* A Graphviz digraph of T's call graph: functions whose total is below THRESHOLD (a fraction of
  * the total) are left out with their edges. Returns 0, -ENOMEM or -EIO. */
 int render_dot(FILE *f, struct sample_tree *t, double threshold);
+/* The same digraph of G, a call graph of a tree whose names and header T holds (a tree index's
+ * header: the graph gathered from the index, call_graph_build_index()). */
+int render_dot_graph(FILE *f, const struct call_graph *g, const struct sample_tree *t, double threshold);
 
 /* speedscope's JSON file format: one sampled profile per tree in TREES[0..n) (one per resource),
  * frames shared by name, weights in gticks. Returns 0, -ENOMEM or -EIO. */

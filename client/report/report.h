@@ -102,7 +102,8 @@ int query_load(struct query_args *q, struct sample_tree **ret);
 
 /* The index of the tree Q selects (of its INVERTED tree, for upward views), through
  * source_load_index(): mapped from a store file's cache of big trees' indexes when Q has no
- * filter, else built from the tree loaded. Errors are logged as query_load()'s; returns 0 or a
+ * filter, else laid out from the store's stacks (in a file of the cache directory, where there is
+ * one). Errors are logged as query_load()'s; returns 0 or a
  * negative errno. */
 int query_load_index(struct query_args *q, bool inverted, struct view_data *ret);
 

@@ -68,6 +68,24 @@ static int index_path(const struct tree_index_key *key, char *buf, size_t size) 
         return n < 0 || (size_t) n >= size ? -ENAMETOOLONG : 0;
 }
 
+int index_cache_scratch(void) {
+        char dir[4096], tmp[4200];
+        int fd;
+
+        if (index_dir(dir, sizeof dir) < 0)
+                return -1;
+        fd = open(dir, O_RDWR | O_TMPFILE | O_CLOEXEC, 0600);
+        if (fd >= 0 || (errno != EOPNOTSUPP && errno != EISDIR && errno != EINVAL))
+                return fd < 0 ? -1 : fd;
+        /* a file system without O_TMPFILE: a named file, unlinked at once */
+        if ((size_t) snprintf(tmp, sizeof tmp, "%s/scratch.XXXXXX", dir) >= sizeof tmp)
+                return -1;
+        fd = mkostemp(tmp, O_CLOEXEC);
+        if (fd >= 0)
+                (void) unlink(tmp);
+        return fd < 0 ? -1 : fd;
+}
+
 /* Writes X to PATH through a new file renamed over it, so that a reader never maps a half. */
 static int index_save(const struct tree_index *x, const struct tree_index_key *key, const char *path) {
         char tmp[4200];
@@ -133,7 +151,7 @@ static int index_map(const char *path, const struct tree_index_key *key, struct 
 
 /* The inverted tree's index, from the downward tree's (tree-index-invert.c): mapped, or built
  * and kept, then mapped back so that its memory is let go of first. */
-static int invert(struct store *s, const struct store_filter *f, struct view_data *ret) {
+static int invert(struct store *s, const struct store_filter *f, int fd, struct view_data *ret) {
         _cleanup_(view_data_done) struct view_data down = {};
         struct tree_index_key key;
         char path[4200];
@@ -150,13 +168,14 @@ static int invert(struct store *s, const struct store_filter *f, struct view_dat
                         down = mapped;
                 }
         }
-        return tree_index_invert(take_ptr(&down.index), &ret->index);
+        return tree_index_invert(take_ptr(&down.index), fd, &ret->index);
 }
 
 int index_cache_load(struct store *s, const struct store_filter *f, bool inverted, struct view_data *ret) {
         _cleanup_(view_data_done) struct view_data v = {};
         struct tree_index_key key;
         char path[4200];
+        _cleanup_close_ int fd = -1;
         bool cached;
         int r;
 
@@ -168,10 +187,13 @@ int index_cache_load(struct store *s, const struct store_filter *f, bool inverte
                         return r;
         }
 
+        /* laid out in a file, so that a window of it is in memory at a time, then copied into the
+         * cache a window at a time */
+        fd = index_cache_scratch();
         if (inverted)
-                r = invert(s, f, &v);
+                r = invert(s, f, fd, &v);
         else
-                r = store_load_index(s, f, &v.index);
+                r = store_load_index(s, f, fd, &v.index);
         if (r < 0)
                 return r;
         if (cached && v.index->n >= INDEX_MIN_NODES) {

@@ -61,14 +61,19 @@ static bool unfiltered(const struct store_filter *f) {
  * upward views inverted from it (tree_index_invert()): no sample tree either way. */
 static int build_index(struct source *s, const struct store_filter *f, bool inverted, struct view_data *ret) {
         _cleanup_(tree_index_freep) struct tree_index *down = NULL;
+        _cleanup_close_ int fd = -1, up_fd = -1;
         struct store_filter named = *f;
         int r;
 
         if (of(s)->namer)
                 named.namer = of(s)->namer;
-        r = store_load_index(of(s)->store, &named, &down);
-        if (r >= 0 && inverted)
-                r = tree_index_invert(take_ptr(&down), &down);
+        /* each laid out in a file of its own, so that a window of it is in memory at a time */
+        fd = index_cache_scratch();
+        r = store_load_index(of(s)->store, &named, fd, &down);
+        if (r >= 0 && inverted) {
+                up_fd = index_cache_scratch();
+                r = tree_index_invert(take_ptr(&down), up_fd, &down);
+        }
         if (r < 0)
                 return r;
         *ret = (struct view_data) { .index = take_ptr(&down) };

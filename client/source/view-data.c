@@ -18,7 +18,7 @@ int view_data_build(struct source *s, const struct store_filter *f, bool inverte
         if (r >= 0 && inverted) {
                 /* from the downward index, without an inverted sample tree (tree-index-invert.c);
                  * the inverted index holds its own header: the tree goes */
-                r = tree_index_invert(take_ptr(&v.index), &v.index);
+                r = tree_index_invert(take_ptr(&v.index), -1, &v.index);
                 v.tree = sample_tree_free(v.tree);
         }
         if (r < 0)

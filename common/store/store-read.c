@@ -22,9 +22,12 @@
 #include "store.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
 
 #include "grow.h"
 #include "math-util.h"
@@ -564,13 +567,77 @@ int store_load_tree_shared(struct store *s, const struct store_filter *f, struct
         return r;
 }
 
-/* The frames of stack ID read root first, as labels into *names (from *n_names on, grown as
- * needed), and what they say into *ret: tree_load_push()'s steps without a tree. A frame seen
+/* The labels of the stacks an index is laid out from, 4 bytes a frame (98 MB over a million
+ * stacks): in memory, or, given a file, in the file mapped shared, let go of as they are
+ * written, so that they do not meet the stack table in memory; the sort brings them back once
+ * the stack table is gone. The index is then laid out in the same file, past them. */
+struct labels {
+        uint32_t *a;
+        size_t n, cap;
+        int fd;          /* the file; -1: in memory */
+        size_t n_let_go; /* labels before this one are let go of */
+};
+
+/* The least room of labels in a file: 64 KiB, a few doublings for a small store. */
+#define LABELS_MIN (UINT64_C(16) << 10)
+
+static void labels_done(struct labels *b) {
+        if (b->fd >= 0 && b->a)
+                munmap(b->a, b->cap * sizeof *b->a);
+        else
+                free(b->a);
+        b->a = NULL;
+}
+
+/* Makes room for NEED labels. A file that cannot grow (a full disk) hands its labels to memory.
+ * Returns 0 or -ENOMEM. */
+static int labels_grow(struct labels *b, size_t need) {
+        size_t cap;
+        void *p;
+
+        if (need <= b->cap)
+                return 0;
+        if (b->fd < 0)
+                return GROW(b->a, b->cap, need);
+        cap = MAX(need, MAX(b->cap * 2, (size_t) LABELS_MIN));
+        if (cap > SIZE_MAX / 8)
+                return -ENOMEM;
+        /* blocks reserved, so that no page written later finds the disk full (SIGBUS) */
+        if (posix_fallocate(b->fd, 0, (off_t) (cap * sizeof *b->a)) == 0) {
+                p = b->a ? mremap(b->a, b->cap * sizeof *b->a, cap * sizeof *b->a, MREMAP_MAYMOVE) :
+                           mmap(NULL, cap * sizeof *b->a, PROT_READ | PROT_WRITE, MAP_SHARED, b->fd, 0);
+                if (p != MAP_FAILED) {
+                        b->a = p;
+                        b->cap = cap;
+                        return 0;
+                }
+        }
+        p = malloc(cap * sizeof *b->a);
+        if (!p)
+                return -ENOMEM;
+        if (b->a)
+                memcpy(p, b->a, b->n * sizeof *b->a);
+        labels_done(b);
+        b->a = p;
+        b->cap = cap;
+        b->fd = -1;
+        return 0;
+}
+
+/* Lets go of the pages of labels written so far (they are final; the page cache keeps them). */
+static void labels_let_go(struct labels *b) {
+        size_t page = (size_t) sysconf(_SC_PAGESIZE), size = b->n * sizeof *b->a / page * page;
+
+        /* advice only: pages that stay mapped are read all the same */
+        if (b->fd >= 0 && size > 0)
+                (void) madvise(b->a, size, MADV_DONTNEED);
+}
+
+/* The frames of stack ID read root first, as labels into B (from B->n on, grown as needed), and what they say into *ret: tree_load_push()'s steps without a tree. A frame seen
  * for the first time that was named later is counted in L's header, as stack_of() counts it.
  * Returns 0 or -EBADMSG, -ENOMEM. */
-static int stack_path(struct tree_load *l, struct stack_table *t, uint32_t id, uint32_t **names,
-                      size_t *n_names, size_t *cap_names, uint32_t **scratch, size_t *cap_scratch,
-                      struct tree_load_stack *ret) {
+static int stack_path(struct tree_load *l, struct stack_table *t, uint32_t id, struct labels *b,
+                      uint32_t **scratch, size_t *cap_scratch, struct tree_load_stack *ret) {
         struct tree_load_stack st = { .node = SAMPLE_TREE_ROOT };
         size_t n = 0;
 
@@ -605,9 +672,9 @@ static int stack_path(struct tree_load *l, struct stack_table *t, uint32_t id, u
                         st.ignore |= labels[j].ignore;
                         if (labels[j].skip)
                                 continue;
-                        if (GROW(*names, *cap_names, *n_names + 1) < 0)
+                        if (labels_grow(b, b->n + 1) < 0)
                                 return -ENOMEM;
-                        (*names)[(*n_names)++] = labels[j].label;
+                        b->a[b->n++] = labels[j].label;
                         st.frames++;
                         st.unknown += labels[j].unknown;
                 }
@@ -617,14 +684,15 @@ static int stack_path(struct tree_load *l, struct stack_table *t, uint32_t id, u
 }
 
 /* store_load_index() within its read transaction. */
-static int load_index(struct store *s, const struct store_filter *f, struct tree_index **ret) {
+static int load_index(struct store *s, const struct store_filter *f, int fd, struct tree_index **ret) {
         _cleanup_(sample_tree_freep) struct sample_tree *header = NULL;
         _cleanup_(stack_table_done) struct stack_table t = {};
         _cleanup_(tree_load_done) struct tree_load l = {};
         _cleanup_free_ struct tree_index_path *paths = NULL;
-        _cleanup_free_ uint32_t *names = NULL, *scratch = NULL;
+        _cleanup_(labels_done) struct labels names = { .fd = fd };
+        _cleanup_free_ uint32_t *scratch = NULL;
         _cleanup_free_ char *unit = NULL;
-        size_t n_paths = 0, cap_paths = 0, n_names = 0, cap_names = 0, cap_scratch = 0;
+        size_t n_paths = 0, cap_paths = 0, cap_scratch = 0;
         sqlite3_stmt *st = NULL;
         int64_t resource_id = 0, max_function = 0;
         int rc, r;
@@ -682,13 +750,12 @@ static int load_index(struct store *s, const struct store_filter *f, struct tree
                 int64_t hits = sqlite3_column_int64(st, 1), samples = sqlite3_column_int64(st, 2);
                 int64_t period = sqlite3_column_int64(st, 3);
                 struct tree_load_stack stack;
-                size_t at = n_names;
+                size_t at = names.n;
 
                 if (id <= 0 || (size_t) id >= t.n || hits < 0 || samples < 0 || period <= 0)
                         r = -EBADMSG;
                 else
-                        r = stack_path(&l, &t, id, &names, &n_names, &cap_names, &scratch, &cap_scratch,
-                                       &stack);
+                        r = stack_path(&l, &t, id, &names, &scratch, &cap_scratch, &stack);
                 if (r >= 0)
                         r = tree_load_add(&l, &stack, period, hits, samples, sqlite3_column_double(st, 4));
                 /* A stack the filters drop is still a path of the tree, of no hits, as the tree's
@@ -705,8 +772,10 @@ static int load_index(struct store *s, const struct store_filter *f, struct tree
                 paths[n_paths++] = (struct tree_index_path) {
                         .at = at,
                         .hits = r > 0 ? hits * (period / l.g) : 0,
-                        .len = n_names - at,
+                        .len = names.n - at,
                 };
+                if (n_paths % 8192 == 0)
+                        labels_let_go(&names);
         }
         sqlite3_finalize(st);
         if (rc == SQLITE_ERROR && strstr(sqlite3_errmsg(s->db), "integer overflow")) {
@@ -721,13 +790,13 @@ static int load_index(struct store *s, const struct store_filter *f, struct tree
         t = (struct stack_table) {};
         scratch = mfree(scratch);
         sample_tree_weigh(header);
-        return tree_index_from_paths(take_ptr(&header), names, paths, n_paths, ret);
+        return tree_index_from_paths(take_ptr(&header), names.a, paths, n_paths, fd, ret);
 }
 
-int store_load_index(struct store *s, const struct store_filter *f, struct tree_index **ret) {
+int store_load_index(struct store *s, const struct store_filter *f, int fd, struct tree_index **ret) {
         bool own =
                 sqlite3_get_autocommit(s->db) && sqlite3_exec(s->db, "BEGIN", NULL, NULL, NULL) == SQLITE_OK;
-        int r = load_index(s, f, ret);
+        int r = load_index(s, f, fd, ret);
 
         if (own)
                 (void) sqlite3_exec(s->db, "COMMIT", NULL, NULL, NULL);

@@ -176,10 +176,12 @@ int store_load_tree(struct store *s, const struct store_filter *f, struct sample
 /* The tree index (tree-index.h) of the tree store_load_tree() would load for F, laid out from the
  * stored stacks that F's samples end on (tree_index_from_paths()) without a sample tree: the
  * stack table's links by id (8 bytes a stored stack), each sampled stack's labels (4 bytes a
- * frame), then the index. Its header (names, total, info) is its own. Returns 0 and sets *ret;
- * store_load_tree()'s errors; -EOPNOTSUPP for unit_roots. */
+ * frame), then the index; with a file FD, the labels and then the index are laid out in it, past
+ * what it holds, and let go of as they are written (tree_index_new_in()), else in memory (FD < 0,
+ * or a disk too full to reserve their room). Its header (names, total, info) is its own. Returns 0 and sets
+ * *ret; store_load_tree()'s errors; -EOPNOTSUPP for unit_roots; tree_index_new_in()'s errors. */
 struct tree_index; /* tree-index.h */
-int store_load_index(struct store *s, const struct store_filter *f, struct tree_index **ret);
+int store_load_index(struct store *s, const struct store_filter *f, int fd, struct tree_index **ret);
 
 /* As store_load_tree(), with the labels interned in NAMES (borrowed; it must outlive the tree),
  * so that trees of several resources share one name table and compare by id. */

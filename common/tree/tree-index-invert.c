@@ -121,7 +121,7 @@ static struct sample_tree *header_of(const struct tree_index *down) {
         return take_ptr(&t);
 }
 
-int tree_index_invert(struct tree_index *taken, struct tree_index **ret) {
+int tree_index_invert(struct tree_index *taken, int fd, struct tree_index **ret) {
         _cleanup_(tree_index_freep) struct tree_index *down = taken;
         _cleanup_free_ struct inv_open *open = NULL;
         _cleanup_free_ struct tree_index_path *paths = NULL;
@@ -150,5 +150,5 @@ int tree_index_invert(struct tree_index *taken, struct tree_index **ret) {
         if (!header)
                 return -ENOMEM;
         down = tree_index_free(down); /* before the new index takes its room */
-        return tree_index_from_paths(header, names, paths, c.n_paths, ret);
+        return tree_index_from_paths(header, names, paths, c.n_paths, fd, ret);
 }

@@ -8,7 +8,9 @@
  * is one node, its hits summed). Weights, sizes, freshness, the function and body hits and the
  * names' node lists are those tree_index_build() makes, kept over the open path instead of per
  * node: memory is the stacks (4 bytes a name, 24 a stack) and the index itself, where
- * tree_index_build() wants the tree and 28 bytes a node of scratch beside it.
+ * tree_index_build() wants the tree and 28 bytes a node of scratch beside it. Laid out in a file
+ * (tree_index_new_in()), the index is let go of as it is written: what it holds mapped is the
+ * open path's nodes, the arrays by name and a window of the rest.
  *
  * Siblings come in the order of their name ids, not in the order a sample tree met them: no view
  * depends on it (profiles are sorted by hits, then names). */
@@ -17,6 +19,27 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+/* Stacks laid out, and nodes listed by name, between two let_go()s of an index laid out in a
+ * file: a few MiB of nodes. The list by name is written at one place per name, all over it:
+ * let go of (tree_index_trim()) less often, as each time a page per name comes back. */
+#define TRIM_PATHS 8192
+#define TRIM_NODES 65536
+#define TRIM_LISTED (UINT32_C(1) << 20)
+
+/* For an index laid out in a file: lets go of the pages of its nodes before END, which the
+ * layout has passed (the nodes of the open path among them come back when touched). Its other
+ * arrays, by name and the nodes' list by name, stay. */
+static void let_go(const struct tree_index *x, const void *end) {
+        uintptr_t page = (uintptr_t) sysconf(_SC_PAGESIZE);
+        size_t size = ((uintptr_t) end - (uintptr_t) x->map) / page * page;
+
+        /* advice only: pages that stay mapped are written all the same */
+        if (x->map && size > 0)
+                (void) madvise(x->map, size, MADV_DONTNEED);
+}
 
 static _Thread_local const uint32_t *sorting;
 
@@ -90,7 +113,7 @@ static void build_open(struct build *b, uint32_t d, uint32_t name) {
 }
 
 int tree_index_from_paths(struct sample_tree *header, const uint32_t *names, struct tree_index_path *paths,
-                          size_t n_paths, struct tree_index **ret) {
+                          size_t n_paths, int fd, struct tree_index **ret) {
         _cleanup_(sample_tree_freep) struct sample_tree *h = header;
         _cleanup_(tree_index_freep) struct tree_index *x = NULL;
         _cleanup_free_ struct open_node *open = NULL;
@@ -98,6 +121,7 @@ int tree_index_from_paths(struct sample_tree *header, const uint32_t *names, str
         size_t n = 1, n_names = name_table_size(header->names);
         uint32_t max_len = 0;
         struct build b;
+        int r;
 
         for (size_t i = 0; i < n_paths; i++)
                 for (uint32_t k = 0; k < paths[i].len; k++)
@@ -114,12 +138,14 @@ int tree_index_from_paths(struct sample_tree *header, const uint32_t *names, str
                         return -E2BIG;
         }
 
-        x = tree_index_new(n, n_names);
+        r = tree_index_new_in(n, n_names, fd, &x);
+        if (r < 0)
+                return r;
         open = calloc((size_t) max_len + 1, sizeof *open);
         last = calloc(n_names + 1, sizeof *last);
         active = calloc(n_names + 1, sizeof *active);
         fill = malloc((n_names + 1) * sizeof *fill);
-        if (!x || !open || !last || !active || !fill)
+        if (!open || !last || !active || !fill)
                 return -ENOMEM;
         x->max_depth = max_len;
         b = (struct build) { .x = x, .open = open, .last = last, .active = active, .next = 1 };
@@ -134,6 +160,8 @@ int tree_index_from_paths(struct sample_tree *header, const uint32_t *names, str
                         const struct tree_index_path *p = &paths[i];
                         uint32_t k = i > 0 ? common_prefix(names, &paths[i - 1], p) : 0;
 
+                        if (i % TRIM_PATHS == 0)
+                                let_go(x, &nodes[b.next]);
                         for (; sp > k; sp--)
                                 build_close(&b, sp);
                         for (; sp < p->len; sp++)
@@ -156,9 +184,14 @@ int tree_index_from_paths(struct sample_tree *header, const uint32_t *names, str
                 for (size_t name = 0; name < n_names; name++)
                         occ_start[name + 1] += occ_start[name];
                 memcpy(fill, occ_start, (n_names + 1) * sizeof *fill);
-                for (size_t i = 1; i < n; i++)
+                for (size_t i = 1; i < n; i++) {
+                        if (i % TRIM_LISTED == 0)
+                                tree_index_trim(x);
+                        else if (i % TRIM_NODES == 0)
+                                let_go(x, &x->nodes[i]);
                         occ[fill[x->nodes[i].name]++] =
                                 i | (tree_index_size(x, i) == 1 ? TREE_INDEX_LEAF : 0);
+                }
         }
         x->header = take_ptr(&h);
         x->own_header = true;

@@ -64,6 +64,11 @@ int tree_index_prune(const struct tree_index *x, double min_fraction, struct sam
                 uint64_t weight = x->nodes[it.node].weight, below = 0;
                 int64_t c;
 
+                /* read again when popped: counted, as the root of an inverted tree has thousands
+                 * of children below the threshold, each in a page of its own */
+                if (++reads % TRIM_NODES == 0)
+                        tree_index_trim(x);
+
                 if (it.node > 0) {
                         c = sample_tree_add_child(t, it.parent, x->nodes[it.node].name);
                         if (c < 0)

@@ -19,6 +19,7 @@
 #include "tree-index.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
@@ -193,6 +194,49 @@ struct tree_index *tree_index_new(size_t n, size_t n_names) {
         return take_ptr(&x);
 }
 
+int tree_index_new_in(size_t n, size_t n_names, int fd, struct tree_index **ret) {
+        _cleanup_(tree_index_freep) struct tree_index *x = NULL;
+        uint64_t page, at;
+        struct layout l;
+        struct stat st;
+
+        if (fd < 0) {
+                x = tree_index_new(n, n_names);
+                if (!x)
+                        return n > TREE_INDEX_MAX_NODES ? -E2BIG : -ENOMEM;
+                *ret = take_ptr(&x);
+                return 0;
+        }
+        if (n > TREE_INDEX_MAX_NODES || layout_of(0, n, n_names, &l) < 0)
+                return -E2BIG;
+        if (fstat(fd, &st) < 0)
+                return -errno;
+        page = (uint64_t) sysconf(_SC_PAGESIZE);
+        at = ((uint64_t) st.st_size + page - 1) / page * page;
+        x = calloc(1, sizeof *x);
+        if (!x)
+                return -ENOMEM;
+        /* Past the end of what the file holds, so the arrays start zeroed, as calloc()'s do. The
+         * blocks are reserved: a page of a sparse file that the disk has no room for when it is
+         * first written would kill the process (SIGBUS), where a full disk here lays the index
+         * out in memory. */
+        if (posix_fallocate(fd, (off_t) at, (off_t) l.end) != 0) {
+                x = tree_index_free(x);
+                return tree_index_new_in(n, n_names, -1, ret);
+        }
+        x->map = mmap(NULL, l.end, PROT_READ | PROT_WRITE, MAP_SHARED, fd, (off_t) at);
+        if (x->map == MAP_FAILED) {
+                x->map = NULL;
+                return -errno;
+        }
+        x->map_size = l.end;
+        point_arrays(x, x->map, &l);
+        x->n = n;
+        x->n_names = n_names;
+        *ret = take_ptr(&x);
+        return 0;
+}
+
 /* Scratch of the build: per preorder number, the parent's number, the depth, and the
  * shallowest depth at which something in the subtree repeats (UINT32_MAX: nowhere). */
 struct build {
@@ -331,6 +375,28 @@ static int write_all(int fd, const void *buf, size_t size) {
         return 0;
 }
 
+/* Adds X's arrays, SIZE bytes from its nodes on, to SUM, or writes them to FD, a window at a
+ * time: a mapped index (one laid out in a file, tree_index_new_in()) lets go of each window once
+ * done, so that keeping an index of 300 MB costs a window of memory, not the index. Returns 0 or
+ * write()'s negative errno. */
+static int arrays_pass(const struct tree_index *x, size_t size, struct checksum *sum, int fd) {
+        const uint8_t *p = (const uint8_t *) x->nodes;
+
+        for (size_t at = 0; at < size; at += CHECKSUM_WINDOW) {
+                size_t k = MIN(size - at, CHECKSUM_WINDOW);
+                int r = 0;
+
+                if (sum)
+                        checksum_add(sum, p + at, k);
+                else
+                        r = write_all(fd, p + at, k);
+                if (r < 0)
+                        return r;
+                tree_index_trim(x);
+        }
+        return 0;
+}
+
 int tree_index_write(const struct tree_index *x, const struct tree_index_key *key, int fd) {
         const struct sample_tree *t = x->header;
         _cleanup_free_ char *strings = NULL;
@@ -383,13 +449,13 @@ int tree_index_write(const struct tree_index *x, const struct tree_index_key *ke
         checksum_init(&sum);
         checksum_add(&sum, &h, sizeof h);
         checksum_add(&sum, strings, h.strings_size);
-        checksum_add(&sum, x->nodes, l.end - l.nodes);
+        (void) arrays_pass(x, l.end - l.nodes, &sum, -1);
         h.checksum = checksum_end(&sum);
         r = write_all(fd, &h, sizeof h);
         if (r >= 0)
                 r = write_all(fd, strings, h.strings_size);
         if (r >= 0)
-                r = write_all(fd, x->nodes, l.end - l.nodes);
+                r = arrays_pass(x, l.end - l.nodes, NULL, fd);
         return r;
 }
 

@@ -75,6 +75,14 @@ int tree_index_build(struct sample_tree *t, struct tree_index **ret);
  * no header yet. NULL: no memory, or sizes past the limits. */
 struct tree_index *tree_index_new(size_t n, size_t n_names);
 
+/* As tree_index_new(), with the arrays laid out in the file FD (past what it holds already,
+ * which they leave as it is; mapped shared; FD may be closed after) rather than in memory, so that a builder that lets go of what
+ * it has written (tree_index_trim()) holds a window of a big index, not all of it: the pages wait
+ * in the page cache, which may write them out. FD < 0, or a file whose blocks cannot be
+ * reserved (a full disk): in memory. Returns 0 and sets *ret, -ENOMEM, -E2BIG past the limits,
+ * or the negative errno of ftruncate() or mmap(). */
+int tree_index_new_in(size_t n, size_t n_names, int fd, struct tree_index **ret);
+
 /* A stack of names, for tree_index_from_paths(). */
 struct tree_index_path {
         uint64_t at;   /* its names: NAMES[at .. at + len), outermost first */
@@ -84,26 +92,39 @@ struct tree_index_path {
 
 /* The index of the tree the N_PATHS stacks PATHS spell (their names in NAMES, ids of HEADER's
  * names), laid out from them sorted (tree-index-paths.c; PATHS is sorted in place): a node per
- * distinct prefix, as the sample tree of those stacks would have. HEADER (its names, total and
- * info, over the root alone) is taken, whatever is returned. Returns 0 and sets *ret, -ENOMEM,
- * -E2BIG past TREE_INDEX_MAX_NODES, or -EBADMSG for a name not in HEADER. */
+ * distinct prefix, as the sample tree of those stacks would have; in the file FD as
+ * tree_index_new_in() says (let go of as it is laid out), or in memory for FD < 0. HEADER (its
+ * names, total and info, over the root alone) is taken, whatever is returned. Returns 0 and sets
+ * *ret, -ENOMEM, -E2BIG past TREE_INDEX_MAX_NODES, -EBADMSG for a name not in HEADER, or
+ * tree_index_new_in()'s errors. */
 int tree_index_from_paths(struct sample_tree *header, const uint32_t *names, struct tree_index_path *paths,
-                          size_t n_paths, struct tree_index **ret);
+                          size_t n_paths, int fd, struct tree_index **ret);
 
 /* The index of the inverted tree of DOWN (the tree of stacks read leaf first, as
  * sample_tree_invert() makes it, for upward profiles), built from DOWN's nodes without any
  * sample tree: each stack that ends samples (or a leaf) read leaf first, and laid out by
  * tree_index_from_paths() (tree-index-invert.c). DOWN is taken, and freed once its stacks are
  * read, before the new index is laid out, whatever is returned; the index and its header are
- * its own. Returns 0 and sets *ret, -ENOMEM, -E2BIG past TREE_INDEX_MAX_NODES, or -EBADMSG for
- * a DOWN whose sizes do not add up. */
-int tree_index_invert(struct tree_index *down, struct tree_index **ret);
+ * its own; laid out in the file FD, or in memory for FD < 0 (tree_index_from_paths()). Returns 0
+ * and sets *ret, -ENOMEM, -E2BIG past TREE_INDEX_MAX_NODES, -EBADMSG for a DOWN whose sizes do not
+ * add up, or tree_index_new_in()'s errors. */
+int tree_index_invert(struct tree_index *down, int fd, struct tree_index **ret);
 
 /* The sample tree of X's nodes at or above MIN_FRACTION of the total and their children, those
  * below cut to leaves of the same weight (tree-index-prune.c): what a renderer that stops at
  * that threshold draws, in a tree of that size. Its names are X's header's (shared: X must
  * outlive it), its header info a copy. Returns 0 and sets *ret, -ENOMEM, or -EBADMSG. */
 int tree_index_prune(const struct tree_index *x, double min_fraction, struct sample_tree **ret);
+
+/* Calls FN for each stack of X that samples end on (its SELF hits above 0), root first as
+ * PATH[0..depth) of name ids (the root itself, depth 0, where samples had no frame), in the
+ * order sample_tree_each_stack() visits the tree X was built from: depth first, children by
+ * name (tree-index-stacks.c). Stops at FN's negative return. Returns 0, FN's error, -ENOMEM, or
+ * -EBADMSG for an index whose sizes or weights do not add up. */
+int tree_index_each_stack(const struct tree_index *x,
+                          int (*fn)(const struct tree_index *x, const uint32_t *path, size_t depth,
+                                    uint64_t self, void *userdata),
+                          void *userdata);
 
 /* Writes X to FD (a new file) under KEY. Returns 0 or a negative errno (-ENOSPC...). */
 int tree_index_write(const struct tree_index *x, const struct tree_index_key *key, int fd);

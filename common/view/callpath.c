@@ -351,6 +351,11 @@ int callpath_summarize(const struct tree_index *t, const bool *roots, uint64_t m
                                 s.on_path[s.records[k].name]--;
                 }
 
+        /* Every path is counted: the map from (parent, name) to records and the subtrees left
+         * go before the profile takes its room, which at -t 0 is as big (over a million distinct
+         * stacks, 14 M paths: 512 MiB of map). */
+        s.index = idmap_free(s.index);
+        s.later = mfree(s.later);
         for (size_t i = 1; i < s.n; i++) {
                 uint32_t len = s.records[i].len, j = 0;
 

@@ -4,7 +4,8 @@
  * twice: as it is (the checksum must refuse what it does not match), and sealed with its own
  * checksum, so that the mutations reach the checks behind it. Opened without a key (so that any
  * key the input holds is taken), then every view of it: each name as the root of a downward and
- * an upward profile at two thresholds, the function and body profiles. */
+ * an upward profile at two thresholds, the function and body profiles, the walk of its stacks
+ * (folded exports) and its tree pruned at 1% (the tree's formats at a threshold). */
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -13,6 +14,12 @@
 #include "fuzz.h"
 #include "profile.h"
 #include "tree-index.h"
+
+static int count_stack(const struct tree_index *x, const uint32_t *path, size_t depth, uint64_t self,
+                       void *userdata) {
+        *(size_t *) userdata += depth;
+        return 0;
+}
 
 static void views(const uint8_t *data, size_t size) {
         struct tree_index *x = NULL;
@@ -37,6 +44,14 @@ static void views(const uint8_t *data, size_t size) {
                         p = profile_free(p);
                 if (profile_body_index(x, 0, &p) == 0)
                         p = profile_free(p);
+                {
+                        struct sample_tree *t = NULL;
+                        size_t frames = 0;
+
+                        (void) tree_index_each_stack(x, count_stack, &frames);
+                        if (tree_index_prune(x, 0.01, &t) == 0)
+                                sample_tree_free(t);
+                }
                 tree_index_free(x);
         }
         close(fd);

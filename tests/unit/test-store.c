@@ -705,6 +705,16 @@ static void test_modes(void) {
         umask(old);
 }
 
+/* A new unnamed file to lay an index out in, or -1. */
+static int scratch_file(void) {
+        char path[] = "/tmp/test-store-index-XXXXXX";
+        int fd = mkstemp(path);
+
+        if (fd >= 0)
+                unlink(path);
+        return fd;
+}
+
 /* The index of F's tree laid out from the stored stacks (store_load_index()) against the one built
  * from the loaded tree: the same header, nodes and hits by name, and every downward and upward
  * view of every root at thresholds 0 and 1% (name ids are the same: both label the frames in
@@ -714,10 +724,13 @@ static bool same_index(struct store *s, const struct store_filter *f) {
         _cleanup_(tree_index_freep) struct tree_index *a = NULL, *b = NULL, *ua = NULL, *ub = NULL;
         _cleanup_(tree_index_freep) struct tree_index *a2 = NULL, *b2 = NULL;
         const struct sample_tree_info *ia, *ib;
+        _cleanup_close_ int fd = scratch_file();
 
-        if (store_load_tree(s, f, &t) < 0 || tree_index_build(t, &a) < 0 || store_load_index(s, f, &b) < 0 ||
-            tree_index_build(t, &a2) < 0 || store_load_index(s, f, &b2) < 0 ||
-            tree_index_invert(take_ptr(&a2), &ua) < 0 || tree_index_invert(take_ptr(&b2), &ub) < 0)
+        /* B in a file (its labels, then the index past them), B2 in memory */
+        if (fd < 0 || store_load_tree(s, f, &t) < 0 || tree_index_build(t, &a) < 0 ||
+            store_load_index(s, f, fd, &b) < 0 || !b->map || tree_index_build(t, &a2) < 0 ||
+            store_load_index(s, f, -1, &b2) < 0 || tree_index_invert(take_ptr(&a2), -1, &ua) < 0 ||
+            tree_index_invert(take_ptr(&b2), -1, &ub) < 0)
                 return false;
         ia = &a->header->info;
         ib = &b->header->info;

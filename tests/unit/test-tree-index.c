@@ -4,7 +4,8 @@
  * truncated or altered one), and the inverted tree's index made from the downward index
  * (tree_index_invert()) against the one built from sample_tree_invert(): the same nodes, hits
  * and freshness by name, and every upward view of every root the same, on small trees and on
- * thousands of random stacks with recursion. */
+ * thousands of random stacks with recursion; and an index laid out in a file against the same in
+ * memory. */
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -322,7 +323,7 @@ static void check_invert(struct sample_tree *t, const char *what) {
             tree_index_build(t, &down) < 0 || sample_tree_invert(t, &inv) < 0 ||
             tree_index_build(inv, &old) < 0)
                 abort();
-        ok(tree_index_invert(take_ptr(&down), &made) == 0, "%s: inverted from the downward index", what);
+        ok(tree_index_invert(take_ptr(&down), -1, &made) == 0, "%s: inverted from the downward index", what);
         if (!made)
                 return;
         ok(same_by_name(old, made), "%s: %u nodes as sample_tree_invert()'s %u, alike by name", what, made->n,
@@ -357,9 +358,55 @@ static void test_invert(void) {
                 _cleanup_(tree_index_freep) struct tree_index *down = NULL, *made = NULL;
 
                 ok(root_only && tree_index_build(root_only, &down) == 0 &&
-                           tree_index_invert(take_ptr(&down), &made) == 0 && made->n == 1,
+                           tree_index_invert(take_ptr(&down), -1, &made) == 0 && made->n == 1,
                    "no samples: the root alone");
         }
+}
+
+/* The same index laid out in memory and in a file (tree_index_new_in()), which lets go of its
+ * pages as it lays them out: byte for byte the same arrays, over enough stacks and nodes that
+ * pages are let go of and come back many times. */
+static void test_in_file(void) {
+        _cleanup_(sample_tree_freep) struct sample_tree *t = random_tree(20000, 7);
+        _cleanup_(tree_index_freep) struct tree_index *down = NULL, *down2 = NULL, *a = NULL, *b = NULL;
+        char path[] = "/tmp/test-tree-index-XXXXXX";
+        int fd = mkstemp(path);
+        static const char before[5000] = { 'x' };
+        size_t by_name;
+
+        /* what the file holds already stays: the index goes past it */
+        if (fd < 0 || write(fd, before, sizeof before) != (ssize_t) sizeof before)
+                abort();
+        unlink(path);
+        if (tree_index_build(t, &down) < 0 || tree_index_build(t, &down2) < 0)
+                abort();
+        ok(tree_index_invert(take_ptr(&down), -1, &a) == 0 &&
+                   tree_index_invert(take_ptr(&down2), fd, &b) == 0,
+           "inverted into memory and into a file");
+        if (!a || !b) {
+                close(fd);
+                return;
+        }
+        by_name = a->n_names * sizeof(uint64_t);
+        ok(b->map && !b->memory && a->n > 100000 && a->n == b->n && a->n_names == b->n_names &&
+                   a->max_depth == b->max_depth,
+           "in the file: %u nodes, as in memory", b->n);
+        ok(memcmp(a->nodes, b->nodes, a->n * sizeof *a->nodes) == 0 &&
+                   memcmp(a->occ, b->occ, (a->n - 1) * sizeof *a->occ) == 0 &&
+                   memcmp(a->occ_start, b->occ_start, (a->n_names + 1) * sizeof *a->occ_start) == 0 &&
+                   memcmp(a->function_hits, b->function_hits, by_name) == 0 &&
+                   memcmp(a->body_hits, b->body_hits, by_name) == 0,
+           "nodes, node lists and hits by name byte for byte the same");
+        tree_index_trim(b);
+        ok(same_up_views(a, b, 0.001), "every upward view the same, read back after its pages went");
+        {
+                char head[sizeof before];
+
+                ok(pread(fd, head, sizeof head, 0) == (ssize_t) sizeof head &&
+                           memcmp(head, before, sizeof head) == 0,
+                   "and what the file held before is as it was");
+        }
+        close(fd);
 }
 
 int main(void) {
@@ -367,5 +414,6 @@ int main(void) {
         test_file();
         test_shrink();
         test_invert();
+        test_in_file();
         return tap_done();
 }

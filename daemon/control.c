@@ -209,7 +209,8 @@ static void do_status(struct connection *c) {
         /* Python frames: in how many samples, of how many processes; or why not. */
         nb.n = 0;
         reply(c, "python", "processes", num(&nb, st.python_processes), "samples", num(&nb, st.python_samples),
-              "cut", num(&nb, st.python_cut), "unreadable", num(&nb, st.python_unreadable), "unsupported",
+              "cut", num(&nb, st.python_cut), "unreadable", num(&nb, st.python_unreadable), "walk_ns",
+              num(&nb, st.python_walks ? st.python_walk_ns / st.python_walks : 0), "unsupported",
               num(&nb, st.python_unsupported), "off", collector_python_why(m->collector), "disabled",
               m->config.no_python ? "yes" : NULL, NULL);
         for (unsigned i = 0; i < collector_n_resources(m->collector); i++) {

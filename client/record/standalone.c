@@ -735,9 +735,10 @@ void recording_summary(struct recording *rec, const char *what) {
         }
         if (st.python_samples)
                 printf("  %-18s frames in %" PRIu64 " samples of %" PRIu64 " process%s; %" PRIu64
-                       " cut at 64 frames, %" PRIu64 " frames unreadable\n",
+                       " cut at 64 frames, %" PRIu64 " frames unreadable; %.2f us a walk in the kernel\n",
                        "python", st.python_samples, st.python_processes, st.python_processes == 1 ? "" : "es",
-                       st.python_cut, st.python_unreadable);
+                       st.python_cut, st.python_unreadable,
+                       st.python_walks ? st.python_walk_ns / 1e3 / st.python_walks : 0.0);
         else if (collector_python_why(rec->collector))
                 printf("  %-18s no Python frames: %s\n", "python", collector_python_why(rec->collector));
         if (st.frames)

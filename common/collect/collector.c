@@ -1206,6 +1206,8 @@ void collector_get_stats(const struct collector *c, struct collector_stats *ret)
         ret->python_unreadable = c->py_stats.unreadable;
         ret->python_processes = c->py_stats.processes;
         ret->python_unsupported = c->py_stats.unsupported;
+        if (c->py)
+                (void) sampling_bpf_py_stats(c->py, &ret->python_walks, &ret->python_walk_ns);
         ret->lag_ns = 0;
         if (c->reader) {
                 uint64_t t = 0, now = now_ns(CLOCK_MONOTONIC);

@@ -116,6 +116,7 @@ struct collector_stats {
         /* Python frames (collector-python.c): samples with them, of which cut at the walker's
          * bound, frames unreadable, processes registered, Pythons that cannot be read */
         uint64_t python_samples, python_cut, python_unreadable, python_processes, python_unsupported;
+        uint64_t python_walks, python_walk_ns; /* the kernel's walks that read frames, their time */
         /* Now, not since the start: what is in memory. */
         uint64_t live_processes, live_threads; /* followed, exited ones until their hits are stored */
         uint64_t held;                         /* distinct hits not yet stored (COLLECTOR_MAX_HELD) */

@@ -159,7 +159,19 @@ struct sampling_bpf {
 #define PY_TS_READ 256 /* bytes of a thread state, from ts_lo: every field within 248 */
 #define PY_WIN (PY_TS + PY_TS_READ)
 #define PY_WINDOW 4096 /* bytes of the frames read at once (a power of two) */
-#define PY_SCRATCH_SIZE (PY_WIN + PY_WINDOW + 2 * PY_READ)
+#define PY_STATS (PY_WIN + PY_WINDOW + 2 * PY_READ)
+/* After the window: the walker's own bookkeeping, per CPU. */
+struct py_stats {
+        uint64_t busy;  /* a walk in progress on this CPU: a program nested in it (an interrupt's)
+                         * does not walk, so as not to write over its scratch */
+        uint64_t walks; /* walks that read frames, */
+        uint64_t ns;    /* and the time they took */
+        /* The walk's window: kept here, not on the program's stack, where the verifier would
+         * follow their values through every frame and every path (seconds of loading). */
+        uint64_t wlo, wn; /* the window's first address and its length (0: none) */
+        uint64_t chunk;   /* the thread's stack chunk (0: unknown) */
+};
+#define PY_SCRATCH_SIZE (PY_STATS + sizeof(struct py_stats))
 
 struct sampling_bpf_py {
         int procs_fd, scratch_fd;
@@ -315,6 +327,38 @@ int sampling_bpf_py_set_process(struct sampling_bpf_py *py, pid_t tgid,
         uint32_t key = (uint32_t) tgid;
 
         return map_update(py->procs_fd, &key, proc);
+}
+
+static int possible_cpus(void);
+
+int sampling_bpf_py_stats(const struct sampling_bpf_py *py, uint64_t *ret_walks, uint64_t *ret_ns) {
+        int n = possible_cpus();
+        size_t stride = (PY_SCRATCH_SIZE + 7) / 8 * 8;
+        _cleanup_free_ uint8_t *v = NULL;
+        uint32_t key = 0;
+        union bpf_attr a = { .map_fd = (uint32_t) py->scratch_fd, .key = (uint64_t) (uintptr_t) &key };
+        uint64_t walks = 0, ns = 0;
+        int r;
+
+        if (n < 0)
+                return n;
+        v = malloc((size_t) n * stride);
+        if (!v)
+                return -ENOMEM;
+        a.value = (uint64_t) (uintptr_t) v;
+        r = sys_bpf(BPF_MAP_LOOKUP_ELEM, &a);
+        if (r < 0)
+                return r;
+        for (int i = 0; i < n; i++) {
+                struct py_stats st;
+
+                memcpy(&st, v + (size_t) i * stride + PY_STATS, sizeof st);
+                walks += st.walks;
+                ns += st.ns;
+        }
+        *ret_walks = walks;
+        *ret_ns = ns;
+        return 0;
 }
 
 void sampling_bpf_py_remove_process(struct sampling_bpf_py *py, pid_t tgid) {
@@ -524,6 +568,7 @@ enum {
         PY_L_BAD,
         PY_L_WRITE,
         PY_L_DONE,
+        PY_L_OUT,
         PY_L_NOCHUNK,
         PY_L_FRAMES, /* then PY_L_PER_FRAME per frame: */
 };
@@ -618,11 +663,9 @@ enum {
         SLOT_PY_CF = -168,    /* u64: 3.11: the _PyCFrame of the next entry frame */
         SLOT_PY_FS = -176,    /* u64: the thread's %fs base, its struct pthread */
         SLOT_PY_TMP = -184,   /* u64: a word read */
-        SLOT_PY_WLO = -192,   /* u64: the window's first address */
-        SLOT_PY_WN = -200,    /* u64: and its length (0: none) */
-        SLOT_PY_CHUNK = -208, /* u64: the thread's stack chunk (0: unknown) */
         SLOT_PY_FRAME = -216, /* pointer: the frame in the window, less PY_WIN */
         SLOT_PY_BASE = -224,  /* pointer: the scratch */
+        SLOT_PY_T0 = -232,    /* u64: when the walk began */
 };
 
 static int assemble(struct asm_prog *p) {
@@ -746,6 +789,7 @@ struct field {
 /* ---- Python frames ---- */
 
 #define PY_OFF(field) ((int16_t) offsetof(struct sampling_bpf_py_proc, field))
+#define PY_ST(field) ((int16_t) (PY_STATS + offsetof(struct py_stats, field)))
 #define PY_REC(i, field) \
         ((int16_t) (sizeof(struct sampling_bpf_py_header) + (i) * sizeof(struct sampling_bpf_py_frame) + \
                     offsetof(struct sampling_bpf_py_frame, field)))
@@ -783,10 +827,10 @@ static void py_flag(struct asm_prog *p, int32_t flag) {
  * few dozen), or its PY_READ bytes alone where that read fails (a generator's frame, on the
  * heap). To PY_L_ERR if even that fails. Frame I's labels. */
 static void py_window(struct asm_prog *p, unsigned i) {
-        LDX(BPF_DW, BPF_REG_1, BPF_REG_10, SLOT_PY_WLO);
+        LDX(BPF_DW, BPF_REG_1, BPF_REG_7, PY_ST(wlo));
         MOV_X(BPF_REG_2, BPF_REG_9);
         ALU_X(BPF_SUB, BPF_REG_2, BPF_REG_1); /* its offset in the window */
-        LDX(BPF_DW, BPF_REG_3, BPF_REG_10, SLOT_PY_WN);
+        LDX(BPF_DW, BPF_REG_3, BPF_REG_7, PY_ST(wn));
         ADD_K(BPF_REG_3, -PY_READ);
         jump(p, BPF_JSLT | BPF_K, BPF_REG_2, 0, 0, PY_L_NEW(i));
         jump(p, BPF_JSLE | BPF_X, BPF_REG_2, BPF_REG_3, 0, PY_L_HAVE(i));
@@ -794,7 +838,7 @@ static void py_window(struct asm_prog *p, unsigned i) {
         /* lo = frame + PY_READ - PY_WINDOW, or the chunk's start if that is higher and below it */
         MOV_X(BPF_REG_3, BPF_REG_9);
         ADD_K(BPF_REG_3, PY_READ - PY_WINDOW);
-        LDX(BPF_DW, BPF_REG_4, BPF_REG_10, SLOT_PY_CHUNK);
+        LDX(BPF_DW, BPF_REG_4, BPF_REG_7, PY_ST(chunk));
         jump(p, BPF_JGT | BPF_X, BPF_REG_4, BPF_REG_9, 0, PY_L_CLAMPED(i));
         jump(p, BPF_JGE | BPF_X, BPF_REG_3, BPF_REG_4, 0, PY_L_CLAMPED(i));
         MOV_X(BPF_REG_3, BPF_REG_4);
@@ -804,15 +848,15 @@ static void py_window(struct asm_prog *p, unsigned i) {
         ALU_X(BPF_SUB, BPF_REG_2, BPF_REG_3);
         jump(p, BPF_JGT | BPF_K, BPF_REG_2, 0, PY_WINDOW, PY_L_SMALL(i));
         jump(p, BPF_JLT | BPF_K, BPF_REG_2, 0, PY_READ, PY_L_SMALL(i));
-        STX(BPF_DW, BPF_REG_10, BPF_REG_3, SLOT_PY_WLO);
-        STX(BPF_DW, BPF_REG_10, BPF_REG_2, SLOT_PY_WN);
+        STX(BPF_DW, BPF_REG_7, BPF_REG_3, PY_ST(wlo));
+        STX(BPF_DW, BPF_REG_7, BPF_REG_2, PY_ST(wn));
         MOV_X(BPF_REG_1, BPF_REG_7);
         ADD_K(BPF_REG_1, (int32_t) PY_WIN);
         call(p, BPF_FUNC_probe_read_user);
         jump(p, BPF_JEQ | BPF_K, BPF_REG_0, 0, 0, PY_L_READ(i));
         place(p, PY_L_SMALL(i)); /* the frame alone */
-        STX(BPF_DW, BPF_REG_10, BPF_REG_9, SLOT_PY_WLO);
-        ST(BPF_DW, BPF_REG_10, SLOT_PY_WN, PY_READ);
+        STX(BPF_DW, BPF_REG_7, BPF_REG_9, PY_ST(wlo));
+        ST(BPF_DW, BPF_REG_7, PY_ST(wn), PY_READ);
         MOV_X(BPF_REG_1, BPF_REG_7);
         ADD_K(BPF_REG_1, (int32_t) PY_WIN);
         MOV_K(BPF_REG_2, PY_READ);
@@ -820,7 +864,7 @@ static void py_window(struct asm_prog *p, unsigned i) {
         call(p, BPF_FUNC_probe_read_user);
         jump(p, BPF_JNE | BPF_K, BPF_REG_0, 0, 0, PY_L_ERR);
         place(p, PY_L_READ(i));
-        LDX(BPF_DW, BPF_REG_1, BPF_REG_10, SLOT_PY_WLO);
+        LDX(BPF_DW, BPF_REG_1, BPF_REG_7, PY_ST(wlo));
         MOV_X(BPF_REG_2, BPF_REG_9);
         ALU_X(BPF_SUB, BPF_REG_2, BPF_REG_1);
         place(p, PY_L_HAVE(i));
@@ -852,21 +896,27 @@ static void emit_python(const struct sampling_bpf *s, struct asm_prog *p) {
         MOV_X(BPF_REG_2, BPF_REG_10);
         ADD_K(BPF_REG_2, SLOT_PY_TGID);
         call(p, BPF_FUNC_map_lookup_elem);
-        jump(p, BPF_JEQ | BPF_K, BPF_REG_0, 0, 0, PY_L_DONE);
+        jump(p, BPF_JEQ | BPF_K, BPF_REG_0, 0, 0, PY_L_OUT);
         MOV_X(BPF_REG_8, BPF_REG_0);
         ST(BPF_W, BPF_REG_10, SLOT_PY_TGID, 0);
         load_map(p, BPF_REG_1, s->py->scratch_fd);
         MOV_X(BPF_REG_2, BPF_REG_10);
         ADD_K(BPF_REG_2, SLOT_PY_TGID);
         call(p, BPF_FUNC_map_lookup_elem);
-        jump(p, BPF_JEQ | BPF_K, BPF_REG_0, 0, 0, PY_L_DONE);
+        jump(p, BPF_JEQ | BPF_K, BPF_REG_0, 0, 0, PY_L_OUT);
         MOV_X(BPF_REG_7, BPF_REG_0);
+        /* This CPU's scratch, unless a walk it interrupted holds it. */
+        LDX(BPF_DW, BPF_REG_1, BPF_REG_7, (int16_t) (PY_STATS + offsetof(struct py_stats, busy)));
+        jump(p, BPF_JNE | BPF_K, BPF_REG_1, 0, 0, PY_L_OUT);
+        ST(BPF_DW, BPF_REG_7, (int16_t) (PY_STATS + offsetof(struct py_stats, busy)), 1);
+        call(p, BPF_FUNC_ktime_get_ns);
+        STX(BPF_DW, BPF_REG_10, BPF_REG_0, SLOT_PY_T0);
         ST(BPF_W, BPF_REG_7, offsetof(struct sampling_bpf_py_header, magic), (int32_t) SAMPLING_BPF_PY_MAGIC);
         ST(BPF_W, BPF_REG_7, offsetof(struct sampling_bpf_py_header, flags), 0); /* flags, pad, n */
         ST(BPF_DW, BPF_REG_10, SLOT_PY_CF, 0);
-        ST(BPF_DW, BPF_REG_10, SLOT_PY_WLO, 0);
-        ST(BPF_DW, BPF_REG_10, SLOT_PY_WN, 0);
-        ST(BPF_DW, BPF_REG_10, SLOT_PY_CHUNK, 0);
+        ST(BPF_DW, BPF_REG_7, PY_ST(wlo), 0);
+        ST(BPF_DW, BPF_REG_7, PY_ST(wn), 0);
+        ST(BPF_DW, BPF_REG_7, PY_ST(chunk), 0);
         MOV_X(BPF_REG_1, BPF_REG_7);
         STX(BPF_DW, BPF_REG_10, BPF_REG_1, SLOT_PY_BASE); /* py_field()'s base for the thread state */
 
@@ -913,7 +963,7 @@ static void emit_python(const struct sampling_bpf *s, struct asm_prog *p) {
         LDX(BPF_H, BPF_REG_1, BPF_REG_8, PY_OFF(ts_chunk));
         jump(p, BPF_JEQ | BPF_K, BPF_REG_1, 0, SAMPLING_BPF_PY_NONE, PY_L_NOCHUNK);
         py_field(p, PY_OFF(ts_chunk), BPF_DW, BPF_REG_2, SLOT_PY_BASE, (int16_t) PY_TS);
-        STX(BPF_DW, BPF_REG_10, BPF_REG_2, SLOT_PY_CHUNK);
+        STX(BPF_DW, BPF_REG_7, BPF_REG_2, PY_ST(chunk));
         place(p, PY_L_NOCHUNK);
         py_field(p, PY_OFF(ts_frame), BPF_DW, BPF_REG_9, SLOT_PY_BASE, (int16_t) PY_TS);
         LDX(BPF_H, BPF_REG_1, BPF_REG_8, PY_OFF(cf_current));
@@ -989,6 +1039,15 @@ static void emit_python(const struct sampling_bpf *s, struct asm_prog *p) {
         place(p, PY_L_END);
         LDX(BPF_DW, BPF_REG_1, BPF_REG_10, SLOT_PY_CF);
         STX(BPF_DW, BPF_REG_7, BPF_REG_1, offsetof(struct sampling_bpf_py_header, anchor));
+        call(p, BPF_FUNC_ktime_get_ns);
+        LDX(BPF_DW, BPF_REG_1, BPF_REG_10, SLOT_PY_T0);
+        ALU_X(BPF_SUB, BPF_REG_0, BPF_REG_1);
+        LDX(BPF_DW, BPF_REG_1, BPF_REG_7, (int16_t) (PY_STATS + offsetof(struct py_stats, ns)));
+        ALU_X(BPF_ADD, BPF_REG_1, BPF_REG_0);
+        STX(BPF_DW, BPF_REG_7, BPF_REG_1, (int16_t) (PY_STATS + offsetof(struct py_stats, ns)));
+        LDX(BPF_DW, BPF_REG_1, BPF_REG_7, (int16_t) (PY_STATS + offsetof(struct py_stats, walks)));
+        ADD_K(BPF_REG_1, 1);
+        STX(BPF_DW, BPF_REG_7, BPF_REG_1, (int16_t) (PY_STATS + offsetof(struct py_stats, walks)));
 
         /* Written if it has a frame or a flag. */
         LDX(BPF_H, BPF_REG_5, BPF_REG_7, offsetof(struct sampling_bpf_py_header, n));
@@ -1006,6 +1065,8 @@ static void emit_python(const struct sampling_bpf *s, struct asm_prog *p) {
         MOV_X(BPF_REG_4, BPF_REG_7);
         call(p, BPF_FUNC_perf_event_output);
         place(p, PY_L_DONE);
+        ST(BPF_DW, BPF_REG_7, (int16_t) (PY_STATS + offsetof(struct py_stats, busy)), 0);
+        place(p, PY_L_OUT);
         LDX(BPF_DW, BPF_REG_7, BPF_REG_10, SLOT_PY_R7);
         LDX(BPF_DW, BPF_REG_8, BPF_REG_10, SLOT_PY_R8);
         LDX(BPF_DW, BPF_REG_9, BPF_REG_10, SLOT_PY_R9);

@@ -187,6 +187,9 @@ DEFINE_CLEANUP(struct sampling_bpf_py *, sampling_bpf_py_free);
 int sampling_bpf_py_set_process(struct sampling_bpf_py *py, pid_t tgid,
                                 const struct sampling_bpf_py_proc *proc);
 void sampling_bpf_py_remove_process(struct sampling_bpf_py *py, pid_t tgid);
+/* The walks that read frames on every CPU since the start, and the time they took in all (the
+ * walker times itself: two clock reads a walk). Returns 0 or a negative errno. */
+int sampling_bpf_py_stats(const struct sampling_bpf_py *py, uint64_t *ret_walks, uint64_t *ret_ns);
 
 /* Makes S's programs, built after this, walk Python frames: PY outlives S. Returns 0 or a
  * negative errno. */

@@ -2,23 +2,21 @@
 """Python frames: what reading them costs per sample, for BENCHMARKS.md.
 
 A CPython (/usr/bin/python3) spins for SECONDS at the bottom of a call chain D frames deep (D = 1,
-10, 30, 64: the walker's bound, 200: cut there), recorded with `cppctl record -e cpu-time/1`, once
-with Python frames (the default) and once with --no-python, interleaved, ROUNDS times each. The
-kernel counts the time its programs run (kernel.bpf_stats_enabled, on for the run and restored
-after): the gate's run time per kept sample, with and without the walk, is the walk's cost; beside
-it, the program's own CPU time per second, the samples, and cppctl's CPU time per sample (naming
-frames is user space's part).
+10, 30, 64, 200: past the walker's bound of 64, the outermost cut), recorded with `cppctl record
+-e cpu-time/1`, ROUNDS times with Python frames and as many with --no-python, interleaved.
+Printed per depth, medians over the rounds: the kernel's time to read a sample's Python frames
+(the walker times itself: record's summary line), the share of samples that had them, and
+cppctl's own CPU time per sample with and without (naming frames is user space's part).
 
 Prints figures; never fails. Usage: sudo tests/bench/bench-python.py [BUILD_DIR] [--rounds N]
 [--seconds S] [--quick]"""
 import argparse
-import glob
 import os
+import re
 import statistics
 import subprocess
 import sys
 import tempfile
-import time
 
 SCRIPT = r'''
 import sys, time
@@ -35,46 +33,21 @@ down(int(sys.argv[1]), time.time() + float(sys.argv[2]))
 '''
 
 
-def prog_stats(pid):
-    """{prog fd: (type, run_time_ns, run_cnt)} of process PID's BPF programs."""
-    out = {}
-    for info in glob.glob('/proc/%d/fdinfo/*' % pid):
-        try:
-            with open(info) as f:
-                kv = dict(line.split(':', 1) for line in f if ':' in line)
-        except OSError:
-            continue
-        if 'prog_type' in kv and 'run_time_ns' in kv:
-            out[info] = (int(kv['prog_type']), int(kv['run_time_ns']), int(kv['run_cnt']))
-    return out
-
-
 def one(cppctl, script, depth, seconds, python):
-    """Runs one recording; returns {gate_ns, gate_runs, samples, cppctl_cpu, python_samples}."""
+    """One recording: {walk_us, share, cppctl_us} from record's summary, or None."""
     with tempfile.TemporaryDirectory() as d:
-        db = os.path.join(d, 'r.db')
-        argv = [cppctl, 'record', '-q', '--db', db, '-e', 'cpu-time/1'] + ([] if python else ['--no-python']) + \
-            ['--', '/usr/bin/python3', script, str(depth), str(seconds)]
-        before = os.times()
-        p = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-        last = {}
-        while p.poll() is None:
-            s = prog_stats(p.pid)
-            if s:
-                last = s
-            time.sleep(0.05)
-        p.communicate()
-        after = os.times()
-        # The gate: the PERF_EVENT program (type 7) that ran the most.
-        gates = [v for v in last.values() if v[0] == 7]
-        gate = max(gates, key=lambda v: v[2]) if gates else (7, 0, 0)
-        import sqlite3
-        con = sqlite3.connect(db)
-        samples = con.execute('SELECT sum(samples) FROM sample').fetchone()[0] or 0
-        py = con.execute('SELECT sum(python_samples) FROM run_resource').fetchone()[0] or 0
-        con.close()
-        return dict(gate_ns=gate[1], gate_runs=gate[2], samples=samples, python_samples=py,
-                    cpu=after.children_user + after.children_system - before.children_user - before.children_system)
+        argv = [cppctl, 'record', '--db', os.path.join(d, 'r.db'), '-e', 'cpu-time/1'] + \
+            ([] if python else ['--no-python']) + ['--', '/usr/bin/python3', script, str(depth), str(seconds)]
+        out = subprocess.run(argv, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True).stdout
+    m = re.search(r'cpu-time\s+(\d+) samples', out)
+    c = re.search(r'cppctl: [\d.]+ s of CPU, ([\d.]+) us a sample', out)
+    p = re.search(r'frames in (\d+) samples.*?([\d.]+) us a walk in the kernel', out)
+    if not m or not c:
+        print('# no summary: %s' % out[-500:])
+        return None
+    samples = int(m.group(1))
+    return {'walk_us': float(p.group(2)) if p else 0.0, 'share': int(p.group(1)) / samples if p and samples else 0.0,
+            'cppctl_us': float(c.group(1))}
 
 
 def main():
@@ -85,7 +58,7 @@ def main():
     ap.add_argument('--quick', action='store_true')
     a = ap.parse_args()
     if os.geteuid() != 0:
-        print('needs root (a CPU clock for every task, BPF statistics)')
+        print('needs root (a CPU clock for every task, BPF)')
         return 0
     if not os.path.exists('/usr/bin/python3'):
         print('no /usr/bin/python3')
@@ -93,38 +66,30 @@ def main():
     if a.quick:
         a.rounds, a.seconds = 1, 0.5
     cppctl = os.path.join(a.build, 'client', 'cppctl')
-    with open('/proc/sys/kernel/bpf_stats_enabled') as f:
-        was = f.read().strip()
+    load = os.getloadavg()[0]
     with tempfile.TemporaryDirectory() as d:
         script = os.path.join(d, 'deep.py')
         with open(script, 'w') as f:
             f.write(SCRIPT)
-        try:
-            with open('/proc/sys/kernel/bpf_stats_enabled', 'w') as f:
-                f.write('1')
-            print('depth | walk per kept sample (gate with - without Python frames) | gate, without | '
-                  'samples with Python frames | cppctl CPU per sample, with / without')
-            for depth in (1, 10, 30, 64, 200):
-                res = {True: [], False: []}
-                for _ in range(a.rounds):
-                    for python in (True, False):
-                        res[python].append(one(cppctl, script, depth, a.seconds, python))
-
-                def per_sample(r):
-                    return r['gate_ns'] / r['samples'] if r['samples'] else 0.0
-
-                with_ns = statistics.median(per_sample(r) for r in res[True])
-                without_ns = statistics.median(per_sample(r) for r in res[False])
-                share = statistics.median(r['python_samples'] / r['samples'] if r['samples'] else 0 for r in res[True])
-                cpu_with = statistics.median(r['cpu'] / r['samples'] * 1e6 if r['samples'] else 0 for r in res[True])
-                cpu_without = statistics.median(r['cpu'] / r['samples'] * 1e6 if r['samples'] else 0
-                                                for r in res[False])
-                print('%5d | %8.0f ns | %6.0f ns | %5.1f%% | (whole run) %.0f / %.0f us' %
-                      (depth, with_ns - without_ns, without_ns, 100 * share, cpu_with, cpu_without))
-                sys.stdout.flush()
-        finally:
-            with open('/proc/sys/kernel/bpf_stats_enabled', 'w') as f:
-                f.write(was)
+        print('depth | kernel: reading the Python frames, per sample | samples with them | '
+              'cppctl CPU per sample, with / without')
+        for depth in (1, 10, 30, 64, 200):
+            res = {True: [], False: []}
+            for _ in range(a.rounds):
+                for python in (True, False):
+                    r = one(cppctl, script, depth, a.seconds, python)
+                    if r:
+                        res[python].append(r)
+            if not res[True] or not res[False]:
+                continue
+            print('%5d | %6.2f us | %5.1f%% | %6.1f / %6.1f us' % (
+                depth, statistics.median(r['walk_us'] for r in res[True]),
+                100 * statistics.median(r['share'] for r in res[True]),
+                statistics.median(r['cppctl_us'] for r in res[True]),
+                statistics.median(r['cppctl_us'] for r in res[False])))
+            sys.stdout.flush()
+    print('machine: Linux %s, %d CPUs; load average %.1f before, %.1f after; %d rounds of %.1f s' %
+          (os.uname().release, os.cpu_count(), load, os.getloadavg()[0], a.rounds, a.seconds))
     return 0
 
 

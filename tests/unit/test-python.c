@@ -128,8 +128,10 @@ static void test_live(void) {
         if (r == 0) {
                 uint64_t key, slot, thread_id = 0;
 
-                ok(p.runtime && p.code_type && p.unicode_type && p.bytes_type && p.tsd_first == 0x310,
-                   "its runtime, its types, glibc's specific_1stblock at 0x%x", p.tsd_first);
+                ok(p.runtime && p.code_type && p.unicode_type && p.bytes_type && p.tsd_first == 0x310 &&
+                           p.tsd_second == 0x510,
+                   "its runtime, its types, glibc's specific_1stblock at 0x%x, specific[] at 0x%x",
+                   p.tsd_first, p.tsd_second);
                 /* The walker's path by hand: the key, the thread's slot, its thread state. */
                 ok(py_read_memory(pid, p.key_addr, &key, 8) == 0 && (uint32_t) key == 1,
                    "the thread-specific key is set (%u)", (unsigned) (key >> 32));

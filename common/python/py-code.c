@@ -27,7 +27,7 @@ struct code {
         char *qualname, *filename;
         uint32_t firstlineno, firsttraceable, code_units;
         struct line_run *runs;
-        size_t n_runs;
+        size_t n_runs, cap_runs;
         bool bad; /* not a readable code object: -EBADMSG until read again */
 };
 
@@ -267,16 +267,13 @@ int32_t py_line_of(const uint8_t *table, size_t n, uint32_t firstlineno, int32_t
 
 static bool add_run(void *userdata, uint32_t start, uint32_t end, int32_t line) {
         struct code *k = userdata;
-        struct line_run *r;
 
         if (k->n_runs > 0 && k->runs[k->n_runs - 1].line == line && k->runs[k->n_runs - 1].end == start) {
                 k->runs[k->n_runs - 1].end = end;
                 return true;
         }
-        r = realloc(k->runs, (k->n_runs + 1) * sizeof *r);
-        if (!r)
+        if (GROW(k->runs, k->cap_runs, k->n_runs + 1) < 0)
                 return false;
-        k->runs = r;
         k->runs[k->n_runs++] = (struct line_run) { .start = start, .end = end, .line = line };
         return true;
 }

@@ -3,8 +3,8 @@
  * glibc's thread-specific data: the path the kernel's walker follows, followed here by hand from a
  * thread's pthread to its thread state), its code objects (functions, methods, a lambda, a
  * generator, names of each str kind, a live frame in a thread) named with the lines Python itself
- * reports, and what is not Python or not a code object refused. Skips the live part where
- * python3.11 is missing. */
+ * reports, an interpreter embedded in gdb (libpython3.11.so at a load bias), and what is not
+ * Python or not a code object refused. Skips the live parts where python3.11 or gdb is missing. */
 #include <errno.h>
 #include <signal.h>
 #include <stdio.h>
@@ -19,6 +19,7 @@
 #include "tap.h"
 
 #define PYTHON "/usr/bin/python3.11"
+#define GDB "/usr/bin/gdb"
 
 /* Location table entries (Objects/locations.md): the first byte 1CCCCLLL, code C, LLL + 1 code
  * units. */
@@ -257,6 +258,67 @@ static void test_not_python(void) {
         waitpid(pid, NULL, 0);
 }
 
+/* An interpreter embedded in a program: gdb runs libpython3.11.so, mapped at a load bias that is
+ * not 0 (python3.11 is not PIE: its bias is). */
+static const char embedded_script[] =
+        "python\n"
+        "import sys, time\n"
+        "def embedded():\n"
+        "    return sys._getframe()\n"
+        "f = embedded()\n"
+        "print('frame', id(f.f_code), f.f_lasti, f.f_lineno, f.f_code.co_firstlineno, f.f_code.co_qualname,\n"
+        "      flush=True)\n"
+        "time.sleep(60)\n";
+
+static void test_embedded(void) {
+        int fds[2];
+        pid_t pid;
+        FILE *f;
+        char line[512];
+        struct fact x = {};
+        struct py_process p;
+        struct py_frame_name name;
+        _cleanup_free_ char *why = NULL;
+        _cleanup_(py_code_cache_freep) struct py_code_cache *c = py_code_cache_new();
+        int r;
+
+        if (access(GDB, X_OK) < 0) {
+                ok(true, "# SKIP no " GDB);
+                return;
+        }
+        if (pipe(fds) < 0)
+                return;
+        pid = fork();
+        if (pid == 0) {
+                dup2(fds[1], 1);
+                close(fds[0]);
+                execl(GDB, GDB, "-nx", "-batch", "-ex", embedded_script, (char *) NULL);
+                _exit(127);
+        }
+        close(fds[1]);
+        f = fdopen(fds[0], "r");
+        if (!f || !fgets(line, sizeof line, f) ||
+            sscanf(line, "frame %" SCNu64 " %" SCNu32 " %" SCNd32 " %" SCNu32 " %63s", &x.code, &x.lasti,
+                   &x.line, &x.firstlineno, x.qualname) != 5) {
+                ok(true, "# SKIP " GDB " runs no Python");
+                goto out;
+        }
+        r = py_process_inspect(pid, &p, &why);
+        ok(r == 0 && strstr(p.path, "libpython3.11.so") && strcmp(p.layout->name, "3.11") == 0,
+           "gdb's Python found in %s (%d %s)", r == 0 ? p.path : "-", r, why ? why : "");
+        if (r == 0) {
+                r = py_code_cache_name(c, pid, &p, x.code, p.layout->co_code_adaptive + x.lasti, 0, &name);
+                ok(r == 0 && strcmp(name.qualname, "embedded") == 0 && name.line == x.line,
+                   "its code object named %s, line %d (Python says %d)", r == 0 ? name.qualname : "-",
+                   r == 0 ? name.line : -2, x.line);
+        }
+out:
+        kill(pid, SIGKILL);
+        waitpid(pid, NULL, 0);
+        if (f)
+                fclose(f);
+}
+
 static void test_layouts(void) {
         ok(py_layout_find(0x030b02f0) && py_layout_find(0x030c01f0) && py_layout_find(0x030d00f0),
            "3.11, 3.12, 3.13 have layouts");
@@ -271,5 +333,6 @@ int main(void) {
         test_layouts();
         test_live();
         test_not_python();
+        test_embedded();
         return tap_done();
 }

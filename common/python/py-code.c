@@ -33,7 +33,7 @@ struct code {
 
 struct process_codes {
         pid_t pid;
-        struct idmap *by_addr; /* code object -> index in codes */
+        struct idmap *by_addr; /* code object -> index in codes; NULL once forgotten */
         struct code *codes;
         size_t n, cap;
 };
@@ -83,9 +83,16 @@ struct py_code_cache *py_code_cache_free(struct py_code_cache *c) {
 
 void py_code_cache_forget(struct py_code_cache *c, pid_t pid) {
         uint64_t *slot = idmap_get(c->by_pid, (uint64_t) pid);
+        struct process_codes *p;
 
-        if (slot)
-                process_clear(&c->procs[*slot]);
+        if (!slot)
+                return;
+        /* A daemon sees many processes come and go: only the entry's few bytes stay behind. */
+        p = &c->procs[*slot];
+        process_clear(p);
+        p->by_addr = idmap_free(p->by_addr);
+        p->codes = mfree(p->codes);
+        p->cap = 0;
 }
 
 static uint64_t u64_at(const uint8_t *b, uint16_t off) {
@@ -320,8 +327,13 @@ bad:
 static struct process_codes *process_of(struct py_code_cache *c, pid_t pid) {
         uint64_t *slot = idmap_get(c->by_pid, (uint64_t) pid);
 
-        if (slot)
-                return &c->procs[*slot];
+        if (slot) {
+                struct process_codes *p = &c->procs[*slot];
+
+                if (!p->by_addr && !(p->by_addr = idmap_new())) /* forgotten, and seen again */
+                        return NULL;
+                return p;
+        }
         if (GROW(c->procs, c->cap, c->n + 1) < 0)
                 return NULL;
         c->procs[c->n] = (struct process_codes) { .pid = pid, .by_addr = idmap_new() };

@@ -186,7 +186,7 @@ static void test_live(void) {
         ok(r == 0 && p.layout && strcmp(p.layout->name, "3.11") == 0 && p.layout->tested,
            "python3.11 found: layout %s (%d %s)", r == 0 ? p.layout->name : "-", r, why ? why : "");
         if (r == 0) {
-                uint64_t key, slot, thread_id = 0;
+                uint64_t key = 0, slot = 0, thread_id = 0;
 
                 ok(p.runtime && p.code_type && p.unicode_type && p.bytes_type && p.tsd_first == 0x310 &&
                            p.tsd_second == 0x510,
@@ -217,6 +217,11 @@ static void test_live(void) {
                 {
                         struct py_frame_name name;
 
+                        /* Forgotten (as at an exec), and then seen again: read anew. */
+                        py_code_cache_forget(c, pid);
+                        r = py_code_cache_name(c, pid, &p, facts[0].code, 0, 0, &name);
+                        ok(r == 0 && strcmp(name.qualname, facts[0].qualname) == 0,
+                           "forgotten, then named again: %s", r == 0 ? name.qualname : "-");
                         /* Not a code object: the runtime itself, and an address nothing maps. */
                         is_int(py_code_cache_name(c, pid, &p, p.runtime, 0, 0, &name), -EBADMSG,
                                "not a code object: -EBADMSG");

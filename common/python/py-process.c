@@ -226,7 +226,8 @@ static int say(char **ret_why, const char *fmt, ...) {
 
 int py_process_inspect(pid_t pid, struct py_process *ret, char **ret_why) {
         _cleanup_fclose_ FILE *f = NULL;
-        char path[64], *line = NULL, seen[MAX_FILES][64];
+        _cleanup_free_ char *line = NULL;
+        char path[64], seen[MAX_FILES][64];
         struct elf_file python = {}, libc = {};
         char python_path[256] = "", libc_path[256] = "";
         bool have_python = false, have_libc = false;
@@ -256,7 +257,7 @@ int py_process_inspect(pid_t pid, struct py_process *ret, char **ret_why) {
                 if (known || n_seen == MAX_FILES)
                         continue;
                 memcpy(seen[n_seen++], path, sizeof path);
-                if (have_python && (have_libc || !is_libc(m.path)))
+                if (have_python && !is_libc(m.path))
                         continue;
                 if (read_elf(pid, &m, &e) < 0)
                         continue;
@@ -270,8 +271,9 @@ int py_process_inspect(pid_t pid, struct py_process *ret, char **ret_why) {
                         have_libc = true;
                         snprintf(libc_path, sizeof libc_path, "%s", m.path);
                 }
+                if (have_python && have_libc)
+                        break; /* the rest of a large program's maps (PyTorch's) are not read */
         }
-        free(line);
         if (!have_python)
                 return -ENOENT;
 

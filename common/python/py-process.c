@@ -300,10 +300,11 @@ int py_process_inspect(pid_t pid, struct py_process *ret, char **ret_why) {
                         return say(ret_why, "python %s (%s): a free-threaded build: native frames only",
                                    l->name, python_path);
         }
-        /* The key the walker reads at each sample: {int initialized; unsigned key}, one or the
-         * other way still unset before Py_Initialize(). */
+        /* The key the walker reads at each sample: {int initialized; unsigned key}, initialized
+         * 0 or 1 (not yet before Py_Initialize()), the key one of glibc's 1024 either way (0
+         * while unset): what a wrong offset is unlikely to hold. */
         r = py_read_memory(pid, python.value[S_RUNTIME] + python.bias + l->runtime_tss_key, &key, sizeof key);
-        if (r < 0 || (uint32_t) key > 1 || ((uint32_t) key == 1 && (key >> 32) >= 1024))
+        if (r < 0 || (uint32_t) key > 1 || (key >> 32) >= 1024)
                 return say(ret_why, "python %s (%s): no thread-specific key where its layout says", l->name,
                            python_path);
         if (!have_libc)

@@ -27,13 +27,13 @@ struct code {
         char *qualname, *filename;
         uint32_t firstlineno, firsttraceable, code_units;
         struct line_run *runs;
-        size_t n_runs;
+        size_t n_runs, cap_runs;
         bool bad; /* not a readable code object: -EBADMSG until read again */
 };
 
 struct process_codes {
         pid_t pid;
-        struct idmap *by_addr; /* code object -> index in codes */
+        struct idmap *by_addr; /* code object -> index in codes; NULL once forgotten */
         struct code *codes;
         size_t n, cap;
 };
@@ -83,9 +83,16 @@ struct py_code_cache *py_code_cache_free(struct py_code_cache *c) {
 
 void py_code_cache_forget(struct py_code_cache *c, pid_t pid) {
         uint64_t *slot = idmap_get(c->by_pid, (uint64_t) pid);
+        struct process_codes *p;
 
-        if (slot)
-                process_clear(&c->procs[*slot]);
+        if (!slot)
+                return;
+        /* A daemon sees many processes come and go: only the entry's few bytes stay behind. */
+        p = &c->procs[*slot];
+        process_clear(p);
+        p->by_addr = idmap_free(p->by_addr);
+        p->codes = mfree(p->codes);
+        p->cap = 0;
 }
 
 static uint64_t u64_at(const uint8_t *b, uint16_t off) {
@@ -267,16 +274,13 @@ int32_t py_line_of(const uint8_t *table, size_t n, uint32_t firstlineno, int32_t
 
 static bool add_run(void *userdata, uint32_t start, uint32_t end, int32_t line) {
         struct code *k = userdata;
-        struct line_run *r;
 
         if (k->n_runs > 0 && k->runs[k->n_runs - 1].line == line && k->runs[k->n_runs - 1].end == start) {
                 k->runs[k->n_runs - 1].end = end;
                 return true;
         }
-        r = realloc(k->runs, (k->n_runs + 1) * sizeof *r);
-        if (!r)
+        if (GROW(k->runs, k->cap_runs, k->n_runs + 1) < 0)
                 return false;
-        k->runs = r;
         k->runs[k->n_runs++] = (struct line_run) { .start = start, .end = end, .line = line };
         return true;
 }
@@ -323,8 +327,13 @@ bad:
 static struct process_codes *process_of(struct py_code_cache *c, pid_t pid) {
         uint64_t *slot = idmap_get(c->by_pid, (uint64_t) pid);
 
-        if (slot)
-                return &c->procs[*slot];
+        if (slot) {
+                struct process_codes *p = &c->procs[*slot];
+
+                if (!p->by_addr && !(p->by_addr = idmap_new())) /* forgotten, and seen again */
+                        return NULL;
+                return p;
+        }
         if (GROW(c->procs, c->cap, c->n + 1) < 0)
                 return NULL;
         c->procs[c->n] = (struct process_codes) { .pid = pid, .by_addr = idmap_new() };

@@ -64,8 +64,8 @@ static const char *const names[N_SYMBOLS] = {
 struct elf_file {
         uint64_t value[N_SYMBOLS]; /* ELF addresses; 0: not defined */
         uint64_t bias;             /* run-time address less ELF address, where it is mapped */
-        uint8_t code[64];          /* pthread_getspecific's first bytes (a glibc) */
-        bool has_code;
+        uint8_t code[128];         /* pthread_getspecific's first bytes (a glibc): both branches */
+        size_t n_code;             /* how many were read: 0, none */
 };
 
 /* The defined symbols of NAMES in E's .dynsym. */
@@ -112,21 +112,26 @@ static bool load_bias(Elf *e, uint64_t start, uint64_t pgoff, uint64_t *ret) {
         return false;
 }
 
-/* The first bytes of the function at ELF address VALUE, from the file. */
-static bool read_code(int fd, Elf *e, uint64_t value, uint8_t *buf, size_t n) {
+/* The first bytes, N at most, of the function at ELF address VALUE, from the file: how many were
+ * read (fewer where its segment ends), 0 if none. */
+static size_t read_code(int fd, Elf *e, uint64_t value, uint8_t *buf, size_t n) {
         size_t k;
 
         if (elf_getphdrnum(e, &k) < 0)
-                return false;
+                return 0;
         for (size_t i = 0; i < k; i++) {
                 GElf_Phdr ph;
+                ssize_t got;
 
                 if (!gelf_getphdr(e, (int) i, &ph) || ph.p_type != PT_LOAD || value < ph.p_vaddr ||
-                    value + n > ph.p_vaddr + ph.p_filesz)
+                    value >= ph.p_vaddr + ph.p_filesz)
                         continue;
-                return pread(fd, buf, n, (off_t) (value - ph.p_vaddr + ph.p_offset)) == (ssize_t) n;
+                if (n > ph.p_vaddr + ph.p_filesz - value)
+                        n = ph.p_vaddr + ph.p_filesz - value;
+                got = pread(fd, buf, n, (off_t) (value - ph.p_vaddr + ph.p_offset));
+                return got > 0 ? (size_t) got : 0;
         }
-        return false;
+        return 0;
 }
 
 /* Reads the file of mapping L of process PID (through map_files, which finds a deleted or
@@ -155,7 +160,7 @@ static int read_elf(pid_t pid, const struct proc_maps_line *l, struct elf_file *
         {
                 uint64_t gs = ret->value[S_GETSPECIFIC] ?: ret->value[S_GETSPECIFIC_OLD];
 
-                ret->has_code = gs && read_code(fd, e, gs, ret->code, sizeof ret->code);
+                ret->n_code = gs ? read_code(fd, e, gs, ret->code, sizeof ret->code) : 0;
         }
         elf_end(e);
         return 0;
@@ -176,6 +181,26 @@ static uint16_t decode_getspecific(const uint8_t *code, size_t n) {
                     memcmp(code + i + 4 + sizeof shl, add_fs, sizeof add_fs) == 0 &&
                     memcmp(code + i + 4 + sizeof shl + sizeof add_fs, load, sizeof load) == 0)
                         return (uint16_t) (code[i + 3] * 16);
+        return 0;
+}
+
+/* Its branch for a key of 32 or more: the key's block of 32 entries is
+ *      mov %fs:OFF(,%reg,8),%reg
+ * i.e. struct pthread's specific[] at OFF (0x510 in glibc 2.36), an array of pointers to blocks.
+ * Returns OFF, or 0 if the code is not of that shape. */
+static uint16_t decode_getspecific_second(const uint8_t *code, size_t n) {
+        for (size_t i = 0; i + 9 <= n; i++) {
+                uint32_t off;
+
+                /* fs, REX.W, mov r64 ← r/m64; ModRM: no displacement byte, a SIB; SIB: scale 8,
+                 * no base (a 32-bit displacement) */
+                if (code[i] != 0x64 || code[i + 1] != 0x48 || code[i + 2] != 0x8b ||
+                    (code[i + 3] & 0xc7) != 0x04 || (code[i + 4] & 0xc7) != 0xc5)
+                        continue;
+                memcpy(&off, code + i + 5, sizeof off);
+                if (off > 0 && off < UINT16_MAX)
+                        return (uint16_t) off;
+        }
         return 0;
 }
 
@@ -201,7 +226,8 @@ static int say(char **ret_why, const char *fmt, ...) {
 
 int py_process_inspect(pid_t pid, struct py_process *ret, char **ret_why) {
         _cleanup_fclose_ FILE *f = NULL;
-        char path[64], *line = NULL, seen[MAX_FILES][64];
+        _cleanup_free_ char *line = NULL;
+        char path[64], seen[MAX_FILES][64];
         struct elf_file python = {}, libc = {};
         char python_path[256] = "", libc_path[256] = "";
         bool have_python = false, have_libc = false;
@@ -231,7 +257,7 @@ int py_process_inspect(pid_t pid, struct py_process *ret, char **ret_why) {
                 if (known || n_seen == MAX_FILES)
                         continue;
                 memcpy(seen[n_seen++], path, sizeof path);
-                if (have_python && (have_libc || !is_libc(m.path)))
+                if (have_python && !is_libc(m.path))
                         continue;
                 if (read_elf(pid, &m, &e) < 0)
                         continue;
@@ -240,13 +266,14 @@ int py_process_inspect(pid_t pid, struct py_process *ret, char **ret_why) {
                         have_python = true;
                         snprintf(python_path, sizeof python_path, "%s", m.path);
                 }
-                if (!have_libc && is_libc(m.path) && e.has_code) {
+                if (!have_libc && is_libc(m.path) && e.n_code > 0) {
                         libc = e;
                         have_libc = true;
                         snprintf(libc_path, sizeof libc_path, "%s", m.path);
                 }
+                if (have_python && have_libc)
+                        break; /* the rest of a large program's maps (PyTorch's) are not read */
         }
-        free(line);
         if (!have_python)
                 return -ENOENT;
 
@@ -273,15 +300,16 @@ int py_process_inspect(pid_t pid, struct py_process *ret, char **ret_why) {
                         return say(ret_why, "python %s (%s): a free-threaded build: native frames only",
                                    l->name, python_path);
         }
-        /* The key the walker reads at each sample: {int initialized; unsigned key}, one or the
-         * other way still unset before Py_Initialize(). */
+        /* The key the walker reads at each sample: {int initialized; unsigned key}, initialized
+         * 0 or 1 (not yet before Py_Initialize()), the key one of glibc's 1024 either way (0
+         * while unset): what a wrong offset is unlikely to hold. */
         r = py_read_memory(pid, python.value[S_RUNTIME] + python.bias + l->runtime_tss_key, &key, sizeof key);
-        if (r < 0 || (uint32_t) key > 1 || ((uint32_t) key == 1 && (key >> 32) >= 1024))
+        if (r < 0 || (uint32_t) key > 1 || (key >> 32) >= 1024)
                 return say(ret_why, "python %s (%s): no thread-specific key where its layout says", l->name,
                            python_path);
         if (!have_libc)
                 return -EAGAIN; /* not mapped yet (a process just exec'd), or none: musl, static */
-        tsd = decode_getspecific(libc.code, sizeof libc.code);
+        tsd = decode_getspecific(libc.code, libc.n_code);
         if (!tsd)
                 return say(ret_why, "python %s (%s): %s's pthread_getspecific() is of no known shape",
                            l->name, python_path, libc_path);
@@ -294,6 +322,7 @@ int py_process_inspect(pid_t pid, struct py_process *ret, char **ret_why) {
                 .unicode_type = python.value[S_UNICODE] ? python.value[S_UNICODE] + python.bias : 0,
                 .bytes_type = python.value[S_BYTES] ? python.value[S_BYTES] + python.bias : 0,
                 .tsd_first = tsd,
+                .tsd_second = decode_getspecific_second(libc.code, libc.n_code),
         };
         snprintf(ret->path, sizeof ret->path, "%s", python_path);
         return 0;

@@ -1,9 +1,10 @@
 /* Python frames' user-space half against a live CPython: the location table's lines (hand-made
  * tables of every entry kind), a running /usr/bin/python3.11 found and described (layout, types,
  * glibc's thread-specific data: the path the kernel's walker follows, followed here by hand from a
- * thread's pthread to its thread state), its code objects named with the lines Python itself
- * reports, and what is not Python or not a code object refused. Skips the live part where
- * python3.11 is missing. */
+ * thread's pthread to its thread state), its code objects (functions, methods, a lambda, a
+ * generator, names of each str kind, a live frame in a thread) named with the lines Python itself
+ * reports, an interpreter embedded in gdb (libpython3.11.so at a load bias), and what is not
+ * Python or not a code object refused. Skips the live parts where python3.11 or gdb is missing. */
 #include <errno.h>
 #include <signal.h>
 #include <stdio.h>
@@ -18,6 +19,7 @@
 #include "tap.h"
 
 #define PYTHON "/usr/bin/python3.11"
+#define GDB "/usr/bin/gdb"
 
 /* Location table entries (Objects/locations.md): the first byte 1CCCCLLL, code C, LLL + 1 code
  * units. */
@@ -58,16 +60,30 @@ static const char script[] =
         "lam = lambda: sys._getframe()\n"
         "def gen():\n"
         "    yield sys._getframe()\n"
-        "frames = [K().method(), outer(), lam(), next(gen())]\n"
-        "for f in frames:\n"
-        "    print('frame', id(f.f_code), f.f_lasti, f.f_lineno, f.f_code.co_firstlineno, f.f_code.co_qualname,\n"
-        "          flush=True)\n"
+        /* Lines of two code units: an instruction offset that is off by any whole field (8
+         * bytes, 4 units) names another line, or none. */
+        "def steps():\n"
+        "    f = sys._getframe()\n"
+        "    a = 1\n"
+        "    return f\n"
+        "frames = [K().method(), outer(), lam(), next(gen()), steps()]\n"
+        /* Names of every str kind: 1 byte (Latin-1), 2 (Greek), 4 (U+20000) a character. */
+        "for name in ['gr\\u00f6\\u00dfe', '\\u03b4\\u03ad\\u03bb\\u03c4\\u03b1', '\\U00020000']:\n"
+        "    ns = {'sys': sys}\n"
+        "    exec('def %s():\\n    return sys._getframe()\\n' % name, ns)\n"
+        "    frames.append(ns[name]())\n"
         "ready = threading.Event()\n"
         "def worker():\n"
         "    ready.set()\n"
         "    time.sleep(60)\n"
         "t = threading.Thread(target=worker, daemon=True)\n"
-        "t.start(); ready.wait()\n"
+        "t.start(); ready.wait(); time.sleep(0.1)\n"
+        /* The thread's frame is live (in time.sleep() by now, where it stays): its f_lasti is
+         * where it waits, as the walker would find it. */
+        "frames.append(sys._current_frames()[t.ident])\n"
+        "for f in frames:\n"
+        "    print('frame', id(f.f_code), f.f_lasti, f.f_lineno, f.f_code.co_firstlineno, f.f_code.co_qualname,\n"
+        "          flush=True)\n"
         "print('thread', t.ident, flush=True)\n"
         "print('done', flush=True)\n"
         "time.sleep(60)\n";
@@ -80,12 +96,55 @@ struct fact {
         char qualname[64];
 };
 
+/* The walker's path by hand from thread state TSTATE of PID, whose innermost frame is that of
+ * fact WORKER: its current frame, each frame's code object and instruction (the instruction read
+ * from the process, so that a wrong co_code_adaptive differs from Python's f_lasti), and the
+ * frames before it, which threading.py's bootstrap called. */
+static void test_walk(pid_t pid, const struct py_process *p, struct py_code_cache *c, uint64_t tstate,
+                      const struct fact *worker) {
+        const struct py_layout *l = p->layout;
+        static const char *const want[] = { "worker", "Thread.run", "Thread._bootstrap_inner",
+                                            "Thread._bootstrap" };
+        uint64_t cframe = 0, frame = 0;
+        size_t n = 0;
+        bool named = true;
+
+        ok(py_read_memory(pid, tstate + l->ts_cframe, &cframe, 8) == 0 &&
+                   py_read_memory(pid, cframe + l->cf_current_frame, &frame, 8) == 0 && frame,
+           "the thread state's cframe names its current frame");
+        for (size_t depth = 0; frame && depth < 16; depth++) {
+                uint64_t code, instr, previous;
+                struct py_frame_name name;
+
+                if (py_read_memory(pid, frame + l->fr_code, &code, 8) < 0 ||
+                    py_read_memory(pid, frame + l->fr_instr, &instr, 8) < 0 ||
+                    py_read_memory(pid, frame + l->fr_previous, &previous, 8) < 0 ||
+                    py_code_cache_name(c, pid, p, code, (uint32_t) (instr - code), 0, &name) < 0) {
+                        named = false;
+                        break;
+                }
+                if (depth == 0) {
+                        ok(code == worker->code && instr - code == l->co_code_adaptive + worker->lasti,
+                           "its code object is worker's, its instruction %" PRIu64 " bytes in (Python: %u)",
+                           instr - code - l->co_code_adaptive, worker->lasti);
+                        ok(strcmp(name.qualname, "worker") == 0 && name.line == worker->line,
+                           "named worker, line %d (Python says %d)", name.line, worker->line);
+                }
+                if (!name.incomplete && n < sizeof want / sizeof want[0] &&
+                    strcmp(name.qualname, want[n]) == 0)
+                        n++;
+                frame = previous;
+        }
+        ok(named && n == sizeof want / sizeof want[0] && frame == 0,
+           "the thread's frames, followed to the first: worker under threading's bootstrap (%zu of 4)", n);
+}
+
 static void test_live(void) {
         int fds[2];
         pid_t pid;
         FILE *f;
         char line[512];
-        struct fact facts[8];
+        struct fact facts[16];
         size_t n = 0;
         uint64_t thread = 0;
         struct py_process p;
@@ -103,6 +162,7 @@ static void test_live(void) {
         if (pid == 0) {
                 dup2(fds[1], 1);
                 close(fds[0]);
+                setenv("PYTHONIOENCODING", "utf-8", 1); /* the names as UTF-8, whatever the locale */
                 execl(PYTHON, PYTHON, "-c", script, (char *) NULL);
                 _exit(127);
         }
@@ -113,23 +173,25 @@ static void test_live(void) {
 
                 if (sscanf(line, "frame %" SCNu64 " %" SCNu32 " %" SCNd32 " %" SCNu32 " %63s", &x.code,
                            &x.lasti, &x.line, &x.firstlineno, x.qualname) == 5 &&
-                    n < 8)
+                    n < 16)
                         facts[n++] = x;
                 else if (sscanf(line, "thread %" SCNu64, &thread) == 1)
                         continue;
                 else if (strncmp(line, "done", 4) == 0)
                         break;
         }
-        ok(n == 4 && thread != 0, "the child told of its frames and its thread");
+        ok(n == 9 && thread != 0, "the child told of its frames and its thread");
 
         r = py_process_inspect(pid, &p, &why);
         ok(r == 0 && p.layout && strcmp(p.layout->name, "3.11") == 0 && p.layout->tested,
            "python3.11 found: layout %s (%d %s)", r == 0 ? p.layout->name : "-", r, why ? why : "");
         if (r == 0) {
-                uint64_t key, slot, thread_id = 0;
+                uint64_t key = 0, slot = 0, thread_id = 0;
 
-                ok(p.runtime && p.code_type && p.unicode_type && p.bytes_type && p.tsd_first == 0x310,
-                   "its runtime, its types, glibc's specific_1stblock at 0x%x", p.tsd_first);
+                ok(p.runtime && p.code_type && p.unicode_type && p.bytes_type && p.tsd_first == 0x310 &&
+                           p.tsd_second == 0x510,
+                   "its runtime, its types, glibc's specific_1stblock at 0x%x, specific[] at 0x%x",
+                   p.tsd_first, p.tsd_second);
                 /* The walker's path by hand: the key, the thread's slot, its thread state. */
                 ok(py_read_memory(pid, p.key_addr, &key, 8) == 0 && (uint32_t) key == 1,
                    "the thread-specific key is set (%u)", (unsigned) (key >> 32));
@@ -139,6 +201,8 @@ static void test_live(void) {
                 ok(r == 0 && slot && thread_id == thread,
                    "the thread's slot holds a thread state whose thread_id is its pthread (0x%" PRIx64 ")",
                    thread_id);
+                if (r == 0 && slot && n > 0)
+                        test_walk(pid, &p, c, slot, &facts[n - 1]);
                 for (size_t i = 0; i < n; i++) {
                         struct py_frame_name name;
                         uint32_t instr = p.layout->co_code_adaptive + facts[i].lasti;
@@ -153,6 +217,11 @@ static void test_live(void) {
                 {
                         struct py_frame_name name;
 
+                        /* Forgotten (as at an exec), and then seen again: read anew. */
+                        py_code_cache_forget(c, pid);
+                        r = py_code_cache_name(c, pid, &p, facts[0].code, 0, 0, &name);
+                        ok(r == 0 && strcmp(name.qualname, facts[0].qualname) == 0,
+                           "forgotten, then named again: %s", r == 0 ? name.qualname : "-");
                         /* Not a code object: the runtime itself, and an address nothing maps. */
                         is_int(py_code_cache_name(c, pid, &p, p.runtime, 0, 0, &name), -EBADMSG,
                                "not a code object: -EBADMSG");
@@ -168,6 +237,93 @@ static void test_live(void) {
         is_int(py_process_inspect(getpid(), &p, NULL), -ENOENT, "a process that is no Python: -ENOENT");
 }
 
+/* A child that runs /bin/sleep: no Python, once it has exec'd (its exe says so). */
+static void test_not_python(void) {
+        struct py_process p;
+        char exe[256] = "";
+        pid_t pid = fork();
+
+        if (pid == 0) {
+                execl("/bin/sleep", "sleep", "60", (char *) NULL);
+                _exit(127);
+        }
+        for (int i = 0; i < 1000 && !strstr(exe, "sleep"); i++) {
+                char path[64];
+                ssize_t k;
+
+                snprintf(path, sizeof path, "/proc/%d/exe", (int) pid);
+                k = readlink(path, exe, sizeof exe - 1);
+                exe[k > 0 ? k : 0] = '\0';
+                if (!strstr(exe, "sleep"))
+                        usleep(1000);
+        }
+        ok(strstr(exe, "sleep"), "a child runs %s", exe);
+        is_int(py_process_inspect(pid, &p, NULL), -ENOENT, "sleep is no Python: -ENOENT");
+        kill(pid, SIGKILL);
+        waitpid(pid, NULL, 0);
+}
+
+/* An interpreter embedded in a program: gdb runs libpython3.11.so, mapped at a load bias that is
+ * not 0 (python3.11 is not PIE: its bias is). */
+static const char embedded_script[] =
+        "python\n"
+        "import sys, time\n"
+        "def embedded():\n"
+        "    return sys._getframe()\n"
+        "f = embedded()\n"
+        "print('frame', id(f.f_code), f.f_lasti, f.f_lineno, f.f_code.co_firstlineno, f.f_code.co_qualname,\n"
+        "      flush=True)\n"
+        "time.sleep(60)\n";
+
+static void test_embedded(void) {
+        int fds[2];
+        pid_t pid;
+        FILE *f;
+        char line[512];
+        struct fact x = {};
+        struct py_process p;
+        struct py_frame_name name;
+        _cleanup_free_ char *why = NULL;
+        _cleanup_(py_code_cache_freep) struct py_code_cache *c = py_code_cache_new();
+        int r;
+
+        if (access(GDB, X_OK) < 0) {
+                ok(true, "# SKIP no " GDB);
+                return;
+        }
+        if (pipe(fds) < 0)
+                return;
+        pid = fork();
+        if (pid == 0) {
+                dup2(fds[1], 1);
+                close(fds[0]);
+                execl(GDB, GDB, "-nx", "-batch", "-ex", embedded_script, (char *) NULL);
+                _exit(127);
+        }
+        close(fds[1]);
+        f = fdopen(fds[0], "r");
+        if (!f || !fgets(line, sizeof line, f) ||
+            sscanf(line, "frame %" SCNu64 " %" SCNu32 " %" SCNd32 " %" SCNu32 " %63s", &x.code, &x.lasti,
+                   &x.line, &x.firstlineno, x.qualname) != 5) {
+                ok(true, "# SKIP " GDB " runs no Python");
+                goto out;
+        }
+        r = py_process_inspect(pid, &p, &why);
+        ok(r == 0 && strstr(p.path, "libpython3.11.so") && strcmp(p.layout->name, "3.11") == 0,
+           "gdb's Python found in %s (%d %s)", r == 0 ? p.path : "-", r, why ? why : "");
+        if (r == 0) {
+                r = py_code_cache_name(c, pid, &p, x.code, p.layout->co_code_adaptive + x.lasti, 0, &name);
+                ok(r == 0 && strcmp(name.qualname, "embedded") == 0 && name.line == x.line,
+                   "its code object named %s, line %d (Python says %d)", r == 0 ? name.qualname : "-",
+                   r == 0 ? name.line : -2, x.line);
+        }
+out:
+        kill(pid, SIGKILL);
+        waitpid(pid, NULL, 0);
+        if (f)
+                fclose(f);
+}
+
 static void test_layouts(void) {
         ok(py_layout_find(0x030b02f0) && py_layout_find(0x030c01f0) && py_layout_find(0x030d00f0),
            "3.11, 3.12, 3.13 have layouts");
@@ -181,5 +337,7 @@ int main(void) {
         test_lines();
         test_layouts();
         test_live();
+        test_not_python();
+        test_embedded();
         return tap_done();
 }

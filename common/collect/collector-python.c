@@ -396,6 +396,9 @@ static int add_python_frames(struct collector *c, struct process *p, const struc
                         pthread_mutex_lock(&c->py_lock);
                         r = py_code_cache_name(c->py_names, (pid_t) p->pid, p->py, f[j].code, f[j].instr,
                                                f[j].globals, &name);
+                        /* A generator's frame is never incomplete (CPython's _PyFrame_IsIncomplete()). */
+                        if (r >= 0 && f[j].owner == 1)
+                                name.incomplete = false;
                         if (r >= 0 && !name.incomplete)
                                 frame = symbolizer_python(c->sym, name.qualname, name.filename,
                                                           name.line > 0 ? (uint32_t) name.line : 0);

@@ -259,6 +259,7 @@ struct process {
         uint64_t py_generation; /* of its mappings when last looked at (0: never) */
         uint64_t py_retry;      /* CLOCK_MONOTONIC ns before which it is not looked at again */
         unsigned py_tries;      /* looks that found no glibc mapped yet */
+        uint64_t py_since;      /* the time of the sample it was registered at */
 };
 
 struct trie_node {

@@ -250,7 +250,7 @@ static bool maybe_python(struct collector *c, const struct process *p) {
         return false;
 }
 
-void python_process_seen(struct collector *c, struct process *p) {
+void python_process_seen(struct collector *c, struct process *p, uint64_t time) {
         struct sampling_bpf_py_proc entry;
         _cleanup_free_ char *why = NULL;
         struct py_process info;
@@ -304,6 +304,7 @@ void python_process_seen(struct collector *c, struct process *p) {
                 return;
         }
         share_process(c, p->pid, p->py);
+        p->py_since = time;
         c->py_stats.processes++;
 }
 
@@ -316,11 +317,18 @@ void python_process_forked(struct collector *c, struct process *parent, struct p
         if (!child->py)
                 return;
         *child->py = *parent->py;
+        child->py_since = parent->py_since;
         proc_entry(child->py, &entry);
         if (sampling_bpf_py_set_process(c->py, (pid_t) child->pid, &entry) < 0)
                 child->py = mfree(child->py);
         else
                 share_process(c, child->pid, child->py);
+}
+
+void python_process_exec(struct collector *c, struct process *p, uint64_t time) {
+        if (p->py && p->py_since > time)
+                return; /* the new program's already */
+        python_process_gone(c, p);
 }
 
 void python_process_gone(struct collector *c, struct process *p) {

@@ -14,13 +14,16 @@ void python_stop(struct collector *c);
  * only). */
 int python_plan(struct collector *c, unsigned res);
 
-/* A process seen in a sample for the first time since its start or its exec: registered with
- * the walker if it is a CPython of a known layout. */
-void python_process_seen(struct collector *c, struct process *p);
+/* A process seen in a sample (at TIME) that is not registered yet: registered with the walker if
+ * it is a CPython of a known layout (looked at again as its mappings change). */
+void python_process_seen(struct collector *c, struct process *p, uint64_t time);
 /* A new process CHILD forked by PARENT: the same interpreter. */
 void python_process_forked(struct collector *c, struct process *parent, struct process *child);
-/* A process that exec'd or exited: no longer the walker's. */
+/* A process that exited: no longer the walker's. */
 void python_process_gone(struct collector *c, struct process *p);
+/* A process that exec'd at TIME: no longer the walker's, unless what is registered was found in
+ * a sample of the new program (the exec's record can come after its first samples). */
+void python_process_exec(struct collector *c, struct process *p, uint64_t time);
 
 /* Python output event ID was opened: its records are companions (python_prefetch()). */
 void python_event_opened(struct collector *c, uint64_t id);

@@ -413,12 +413,13 @@ int handle_comm(struct collector *c, const struct perf_event_header *h) {
                 t->process->jit_checked = 0;
                 t->process->store_id = 0; /* a new process row: it runs another program */
                 t->process->exe_pending = true;
-                python_process_gone(c, t->process); /* looked at again at its next sample */
                 if (record_sample_id(h, &id, &time) == 0) {
                         r = replay_maps(t->process, time);
                         if (r < 0)
                                 return r;
-                }
+                } else
+                        time = UINT64_MAX;
+                python_process_exec(c, t->process, time); /* looked at again at its next sample */
                 /* A process probed already keeps its links across the exec (they follow the
                  * thread group); one that joined a unit asked for before its exec gets them. */
                 if (c->alloc_probe)

@@ -666,7 +666,7 @@ static int handle_parsed_sample(struct collector *c, const struct cevent *e, con
                 return -ENOMEM;
         c->stats.samples++;
         if (c->py && !t->process->py)
-                python_process_seen(c, t->process);
+                python_process_seen(c, t->process, s->time);
 
         if (e->output) {
                 /* Worth the 1 in K overflows it was kept from (sampling-bpf.c): K / keep_base

@@ -24,7 +24,7 @@
 #include "read-line.h"
 
 /* Files looked at per process, at most. */
-#define MAX_FILES 256
+#define MAX_FILES 64
 
 int py_read_memory(pid_t pid, uint64_t addr, void *buf, size_t n) {
         struct iovec local = { .iov_base = buf, .iov_len = n };
@@ -204,6 +204,12 @@ static uint16_t decode_getspecific_second(const uint8_t *code, size_t n) {
         return 0;
 }
 
+static bool maybe_interpreter(const char *path) {
+        const char *base = strrchr(path, '/');
+
+        return strstr(base ? base + 1 : path, "python") != NULL;
+}
+
 static bool is_libc(const char *path) {
         const char *base = strrchr(path, '/');
 
@@ -250,15 +256,19 @@ int py_process_inspect(pid_t pid, struct py_process *ret, char **ret_why) {
 
                 if (proc_maps_parse_line(line, &m) < 0 || !m.exec || m.path[0] != '/')
                         continue;
+                /* Only what can be the interpreter (a file named like one: the name is where to
+                 * look, its symbols what is believed) or glibc: PyTorch maps hundreds of others,
+                 * some with 100,000 symbols. */
+                if (!(is_libc(m.path) ? !have_libc : !have_python && maybe_interpreter(m.path)))
+                        continue;
                 /* Each file once (by device and inode). */
                 snprintf(path, sizeof path, "%u:%u:%" PRIu64, m.dev_major, m.dev_minor, m.ino);
                 for (size_t i = 0; i < n_seen && !known; i++)
                         known = strcmp(seen[i], path) == 0;
-                if (known || n_seen == MAX_FILES)
+                if (known)
                         continue;
-                memcpy(seen[n_seen++], path, sizeof path);
-                if (have_python && !is_libc(m.path))
-                        continue;
+                if (n_seen < MAX_FILES)
+                        memcpy(seen[n_seen++], path, sizeof path);
                 if (read_elf(pid, &m, &e) < 0)
                         continue;
                 if (!have_python && e.value[S_RUNTIME] && e.value[S_VERSION]) {

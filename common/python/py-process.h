@@ -1,7 +1,8 @@
 /* A running CPython: where its runtime and the types a frame's objects must have are in the
  * process, and where its libc keeps a thread's pthread-specific data. Read from
  * /proc/PID/maps, the mapped files' .dynsym (through /proc/PID/root or map_files) and the
- * process's memory; never from a file's name (something named libpython3.11.so that does not
+ * process's memory. A file's name says only where to look (files with "python" in their names:
+ * the interpreter, libpython), never what it is (something named libpython3.11.so that does not
  * define _PyRuntime and Py_Version is not Python). */
 #pragma once
 

@@ -135,7 +135,9 @@ def check_python(who, profile):
         return
     module = profile['python'].get('<module>', 0.0)
     loop = profile['all'].get('_PyEval_EvalFrameDefault', 0.0)
-    ok(module >= 0.5 and loop < 0.05, '%s: the script\'s Python frames: <module> %.3f, the interpreter\'s loop '
+    # The interpreter's loop is left where a sample came before the process was first looked at
+    # (the daemon's reader wakes at an eighth of its ring: its first tenth of a second or so).
+    ok(module >= 0.5 and loop < 0.15, '%s: the script\'s Python frames: <module> %.3f, the interpreter\'s loop '
        '(_PyEval_EvalFrameDefault) %.3f' % (who, module, loop),
        '\n'.join('%s %.3f' % kv for kv in sorted(profile['python'].items(), key=lambda kv: -kv[1])[:15]))
 

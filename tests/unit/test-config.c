@@ -115,6 +115,12 @@ int main(void) {
         ok(parse("[collect]\nresources = cpu-time/0\n", &c, &line, error) == -EBADMSG, "period 0");
         ok(parse("[collect]\nresources = \n", &c, &line, error) == -EBADMSG, "no resources");
         ok(parse("[collect]\nkernel = maybe\n", &c, &line, error) == -EBADMSG, "kernel = maybe");
+        c = d;
+        ok(!d.no_python && parse("[collect]\npython = no\n", &c, &line, error) == 0 && c.no_python,
+           "Python frames by default; python = no turns them off");
+        ok(parse("[collect]\npython = sometimes\n", &c, &line, error) == -EBADMSG &&
+                   strstr(error, "python must be yes or no"),
+           "python = sometimes: %s", error);
         ok(config_parse("[collect]\n\0", 11, &c, &line, error, sizeof error) == -EBADMSG, "a NUL byte");
         {
                 static char big[CONFIG_MAX_LINE + 16];

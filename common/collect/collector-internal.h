@@ -259,7 +259,6 @@ struct process {
         uint64_t py_generation; /* of its mappings when last looked at (0: never) */
         uint64_t py_retry;      /* CLOCK_MONOTONIC ns before which it is not looked at again */
         unsigned py_tries;      /* looks that found no glibc mapped yet */
-        uint64_t py_since;      /* the time of the sample it was registered at */
 };
 
 struct trie_node {
@@ -315,21 +314,23 @@ struct collector {
                                          * samples, or NO_RESOURCE */
         struct alloc_probe *alloc_probe; /* alloc-* by uprobes: the processes' links; NULL: none */
         /* collector-python.c: Python frames */
-        struct sampling_bpf_py *py;     /* the walker's maps; NULL: native frames only */
-        struct py_code_cache *py_names; /* code objects read, per process (under py_lock) */
-        pthread_mutex_t py_lock;        /* the names, and what the reader thread sees: */
-        struct idmap *py_pids;          /* pid -> struct py_process * (a copy; under py_lock) */
-        struct idmap *py_ids;           /* the Python output events' ids (under py_lock) */
+        struct sampling_bpf_py *py;             /* the walker's maps; NULL: native frames only */
+        struct py_code_cache *py_names;         /* code objects read, per process (under py_lock) */
+        pthread_mutex_t py_lock;                /* the names, and what the reader thread sees: */
+        struct idmap *py_pids;                  /* pid -> struct py_process *, the registry (under py_lock):
+                                         * what the walker is told, 0 none, PY_GIVEN_UP */
+        struct idmap *py_ids;                   /* the Python output events' ids (under py_lock) */
+        uint64_t py_spaces;                     /* the last space given (struct py_process; under py_lock) */
+        uint64_t py_registered, py_unsupported; /* registrations, Pythons given up (atomic) */
         bool py_lock_ready;
-        char py_why[200]; /* why not, said once; "" */
+        struct py_prober *py_prober; /* the thread that looks at processes as they exec */
+        char py_why[200];            /* why not, said once; "" */
         struct python_stats {
-                uint64_t samples;     /* with Python frames */
-                uint64_t frames;      /* Python frames stored */
-                uint64_t unreadable;  /* of which [python: unreadable] */
-                uint64_t cut;         /* samples whose outermost Python frames were cut */
-                uint64_t unplaced;    /* runs of Python frames put at the stack's outer end */
-                uint64_t processes;   /* registered */
-                uint64_t unsupported; /* Pythons that cannot be read (said once each) */
+                uint64_t samples;    /* with Python frames */
+                uint64_t frames;     /* Python frames stored */
+                uint64_t unreadable; /* of which [python: unreadable] */
+                uint64_t cut;        /* samples whose outermost Python frames were cut */
+                uint64_t unplaced;   /* runs of Python frames put at the stack's outer end */
         } py_stats;
         struct alloc_probe_stats *alloc_stats; /* its figures, as last read (for the strings) */
         char alloc_why[160];                   /* why it could not start; "": it did */

@@ -45,6 +45,10 @@
 #define PY_RETRY_NS 20000000ULL
 #define PY_TRIES 50
 
+static int prober_start(struct collector *c);
+static void prober_stop(struct collector *c);
+static const struct py_process *registered(struct collector *c, uint32_t pid);
+
 void python_start(struct collector *c) {
         long off;
         int r;
@@ -72,6 +76,8 @@ void python_start(struct collector *c) {
                         r = -ENOMEM;
                 pthread_mutex_init(&c->py_lock, NULL);
                 c->py_lock_ready = true;
+                if (r >= 0)
+                        r = prober_start(c);
         }
         if (r < 0) {
                 c->py_names = py_code_cache_free(c->py_names);
@@ -87,32 +93,16 @@ void python_stop(struct collector *c) {
         size_t i = 0;
         uint64_t key, value;
 
+        prober_stop(c);
         c->py_names = py_code_cache_free(c->py_names);
         while (c->py_pids && idmap_next(c->py_pids, &i, &key, &value))
-                free((struct py_process *) (uintptr_t) value);
+                free((void *) (uintptr_t) value);
         c->py_pids = idmap_free(c->py_pids);
         c->py_ids = idmap_free(c->py_ids);
         if (c->py_lock_ready)
                 pthread_mutex_destroy(&c->py_lock);
         c->py_lock_ready = false;
         c->py = sampling_bpf_py_free(c->py);
-}
-
-/* What the reader thread names early: process PID's description (a copy of P), or none (NULL). */
-static void share_process(struct collector *c, uint32_t pid, const struct py_process *p) {
-        struct py_process *copy = p ? malloc(sizeof *copy) : NULL;
-        uint64_t *slot;
-
-        if (copy)
-                *copy = *p;
-        pthread_mutex_lock(&c->py_lock);
-        slot = idmap_get(c->py_pids, pid);
-        if (slot) {
-                free((struct py_process *) (uintptr_t) *slot);
-                *slot = (uint64_t) (uintptr_t) copy; /* NULL: none */
-        } else if (copy && idmap_put(c->py_pids, pid, (uint64_t) (uintptr_t) copy, &slot) < 0)
-                free(copy);
-        pthread_mutex_unlock(&c->py_lock);
 }
 
 void python_event_opened(struct collector *c, uint64_t id) {
@@ -132,7 +122,7 @@ bool python_prefetch(struct collector *c, const struct perf_event_header *h) {
         struct sampling_bpf_py_header hd;
         const struct py_process *p;
         struct record_sample s;
-        uint64_t id, *slot;
+        uint64_t id;
 
         if (!c->py || h->size < sizeof *h + 8)
                 return false;
@@ -142,13 +132,11 @@ bool python_prefetch(struct collector *c, const struct perf_event_header *h) {
                 pthread_mutex_unlock(&c->py_lock);
                 return false;
         }
-        slot = NULL;
         if (record_parse_sample(h, type, 0, &s) == 0 && s.raw && s.raw_size >= sizeof hd) {
                 memcpy(&hd, s.raw, sizeof hd);
-                slot = idmap_get(c->py_pids, s.pid);
+                p = registered(c, s.pid);
                 if (hd.magic == SAMPLING_BPF_PY_MAGIC && hd.n <= SAMPLING_BPF_PY_MAX_FRAMES &&
-                    s.raw_size >= sizeof hd + (size_t) hd.n * sizeof *f && slot && *slot) {
-                        p = (const struct py_process *) (uintptr_t) *slot;
+                    s.raw_size >= sizeof hd + (size_t) hd.n * sizeof *f && p) {
                         f = (const void *) (s.raw + sizeof hd);
                         for (unsigned j = 0; j < hd.n; j++) {
                                 struct sampling_bpf_py_frame x;
@@ -250,93 +238,300 @@ static bool maybe_python(struct collector *c, const struct process *p) {
         return false;
 }
 
-void python_process_seen(struct collector *c, struct process *p, uint64_t time) {
-        struct sampling_bpf_py_proc entry;
-        _cleanup_free_ char *why = NULL;
-        struct py_process info;
+/* ---- the registry: which processes the walker walks ---- */
+
+/* PID's registration (under py_lock), or NULL. */
+/* A pid's registrations: the current one and, across an exec, the one before, for the samples
+ * of the old program the collector has not handled yet. */
+struct py_entry {
+        struct py_process cur, old;
+        bool has_cur, has_old, given_up;
+        uint64_t since; /* cur stands from this time (CLOCK_MONOTONIC ns, the records' clock) */
+        uint64_t until; /* old stood until this time */
+};
+
+static struct py_entry *entry_of(struct collector *c, uint32_t pid) {
+        uint64_t *slot = idmap_get(c->py_pids, pid);
+
+        return slot ? (struct py_entry *) (uintptr_t) *slot : NULL;
+}
+
+/* PID's current registration (under py_lock), or NULL. */
+static const struct py_process *registered(struct collector *c, uint32_t pid) {
+        const struct py_entry *e = entry_of(c, pid);
+
+        return e && e->has_cur ? &e->cur : NULL;
+}
+
+/* Registers INFO for PID from TIME on (in a space of its own), or ends its registration (INFO
+ * NULL), marked given up if GIVEN_UP: in the walker's map and in the registry. Under py_lock.
+ * Returns 0 or a negative errno. */
+static int registry_set(struct collector *c, uint32_t pid, const struct py_process *info, bool given_up,
+                        uint64_t time) {
+        struct sampling_bpf_py_proc bpf;
+        struct py_entry *e = entry_of(c, pid);
+        uint64_t *slot;
         int r;
 
-        if (!c->py || p->py || p->py_given_up || p->exited || p->pid == 0)
+        if (!e) {
+                if (!info && !given_up)
+                        return 0;
+                e = calloc(1, sizeof *e);
+                if (!e || idmap_put(c->py_pids, pid, (uint64_t) (uintptr_t) e, &slot) < 0) {
+                        free(e);
+                        return -ENOMEM;
+                }
+        }
+        if (e->has_cur) {
+                e->old = e->cur;
+                e->has_old = true;
+                e->until = time;
+        }
+        e->has_cur = false;
+        e->given_up = given_up;
+        if (!info) {
+                sampling_bpf_py_remove_process(c->py, (pid_t) pid);
+                return 0;
+        }
+        e->cur = *info;
+        e->cur.space = ++c->py_spaces;
+        proc_entry(&e->cur, &bpf);
+        r = sampling_bpf_py_set_process(c->py, (pid_t) pid, &bpf);
+        if (r < 0)
+                return r;
+        e->has_cur = true;
+        e->since = time;
+        return 0;
+}
+
+/* Inspects PID and registers it if it is a readable Python. Returns what py_process_inspect()
+ * did, 0 after registering, or -EOPNOTSUPP (said) for a layout the walker cannot follow. */
+static int inspect_and_register(struct collector *c, uint32_t pid, bool last_try, uint64_t time) {
+        _cleanup_free_ char *why = NULL;
+        struct py_process info;
+        int r = py_process_inspect((pid_t) pid, &info, &why);
+
+        if (r == 0 && !walkable(info.layout)) {
+                free(why);
+                why = NULL;
+                if (asprintf(&why, "python %s (%s): a layout the walker cannot follow", info.layout->name,
+                             info.path) < 0)
+                        why = NULL;
+                r = -EOPNOTSUPP;
+        }
+        if (r == -EAGAIN && last_try) {
+                if (asprintf(&why, "pid %u: a Python without glibc (musl, static?): native frames only",
+                             pid) < 0)
+                        why = NULL;
+                r = -EOPNOTSUPP;
+        }
+        pthread_mutex_lock(&c->py_lock);
+        if (r == 0) {
+                r = registry_set(c, pid, &info, false, time);
+                if (r >= 0)
+                        __atomic_add_fetch(&c->py_registered, 1, __ATOMIC_RELAXED);
+        } else if (r == -EOPNOTSUPP) {
+                /* Said once per program, whoever looked first. */
+                const struct py_entry *e = entry_of(c, pid);
+
+                if (e && e->given_up)
+                        r = -EALREADY;
+                else {
+                        (void) registry_set(c, pid, NULL, true, time);
+                        __atomic_add_fetch(&c->py_unsupported, 1, __ATOMIC_RELAXED);
+                }
+        }
+        pthread_mutex_unlock(&c->py_lock);
+        if (r == -EOPNOTSUPP)
+                log_warning("Python frames: %s", why ? why : "an interpreter that cannot be read");
+        return r == -EALREADY ? -EOPNOTSUPP : r;
+}
+
+/* ---- the prober: each program looked at as it execs, on a thread of its own ---- */
+
+#define PROBER_QUEUE 1024
+#define PROBER_RETRY_NS 5000000ULL /* a Python whose glibc is not mapped yet: again this much later */
+#define PROBER_TRIES 200
+
+struct py_prober {
+        pthread_t thread;
+        pthread_mutex_t lock;
+        pthread_cond_t wake;
+        bool stop;
+        struct probe {
+                uint32_t pid;
+                unsigned tries;
+                uint64_t due; /* CLOCK_MONOTONIC ns */
+        } queue[PROBER_QUEUE];
+        size_t n;
+};
+
+static void prober_add(struct py_prober *pr, uint32_t pid, unsigned tries, uint64_t due) {
+        pthread_mutex_lock(&pr->lock);
+        if (pr->n < PROBER_QUEUE) /* past it: the collector's own look at a sample */
+                pr->queue[pr->n++] = (struct probe) { .pid = pid, .tries = tries, .due = due };
+        pthread_cond_signal(&pr->wake);
+        pthread_mutex_unlock(&pr->lock);
+}
+
+static void *prober_run(void *userdata) {
+        struct collector *c = userdata;
+        struct py_prober *pr = c->py_prober;
+
+        pthread_mutex_lock(&pr->lock);
+        while (!pr->stop) {
+                size_t first = 0;
+                uint64_t now = now_ns(CLOCK_MONOTONIC);
+                struct probe x;
+                int r;
+
+                if (pr->n == 0) {
+                        pthread_cond_wait(&pr->wake, &pr->lock);
+                        continue;
+                }
+                for (size_t i = 1; i < pr->n; i++)
+                        if (pr->queue[i].due < pr->queue[first].due)
+                                first = i;
+                if (pr->queue[first].due > now) {
+                        struct timespec until = { .tv_sec = (time_t) (pr->queue[first].due / 1000000000ULL),
+                                                  .tv_nsec = (long) (pr->queue[first].due % 1000000000ULL) };
+
+                        pthread_cond_timedwait(&pr->wake, &pr->lock, &until);
+                        continue;
+                }
+                x = pr->queue[first];
+                pr->queue[first] = pr->queue[--pr->n];
+                pthread_mutex_unlock(&pr->lock);
+                r = inspect_and_register(c, x.pid, x.tries + 1 >= PROBER_TRIES, now_ns(CLOCK_MONOTONIC));
+                if (r == -EAGAIN)
+                        prober_add(pr, x.pid, x.tries + 1, now_ns(CLOCK_MONOTONIC) + PROBER_RETRY_NS);
+                pthread_mutex_lock(&pr->lock);
+        }
+        pthread_mutex_unlock(&pr->lock);
+        return NULL;
+}
+
+static int prober_start(struct collector *c) {
+        struct py_prober *pr = calloc(1, sizeof *pr);
+        pthread_condattr_t attr;
+        int r;
+
+        if (!pr)
+                return -ENOMEM;
+        pthread_mutex_init(&pr->lock, NULL);
+        pthread_condattr_init(&attr);
+        pthread_condattr_setclock(&attr, CLOCK_MONOTONIC);
+        pthread_cond_init(&pr->wake, &attr);
+        pthread_condattr_destroy(&attr);
+        c->py_prober = pr;
+        r = pthread_create(&pr->thread, NULL, prober_run, c);
+        if (r != 0) {
+                pthread_cond_destroy(&pr->wake);
+                pthread_mutex_destroy(&pr->lock);
+                c->py_prober = mfree(pr);
+                return -r;
+        }
+        return 0;
+}
+
+static void prober_stop(struct collector *c) {
+        struct py_prober *pr = c->py_prober;
+
+        if (!pr)
                 return;
-        /* Looked at again when its mappings change (its program's own come after the exec's
-         * first samples) or when a retry is due. */
+        pthread_mutex_lock(&pr->lock);
+        pr->stop = true;
+        pthread_cond_signal(&pr->wake);
+        pthread_mutex_unlock(&pr->lock);
+        pthread_join(pr->thread, NULL);
+        pthread_cond_destroy(&pr->wake);
+        pthread_mutex_destroy(&pr->lock);
+        c->py_prober = mfree(pr);
+}
+
+void python_side_record(struct collector *c, const struct perf_event_header *h) {
+        if (!c->py)
+                return;
+        if (h->type == PERF_RECORD_COMM && (h->misc & PERF_RECORD_MISC_COMM_EXEC)) {
+                struct record_comm m;
+                uint64_t id, time;
+
+                if (record_parse_comm(h, &m) < 0 || m.pid != m.tid || record_sample_id(h, &id, &time) < 0)
+                        return;
+                /* A new program: the old one's registration goes at once (its addresses mean
+                 * nothing now), and the new one is looked at as soon as it maps its glibc. */
+                pthread_mutex_lock(&c->py_lock);
+                (void) registry_set(c, m.pid, NULL, false, time);
+                pthread_mutex_unlock(&c->py_lock);
+                if (c->py_prober)
+                        prober_add(c->py_prober, m.pid, 0, 0);
+        } else if (h->type == PERF_RECORD_FORK) {
+                struct record_task m;
+                const struct py_process *parent;
+
+                if (record_parse_task(h, &m) < 0 || m.pid == m.ppid || m.pid != m.tid)
+                        return;
+                /* A new process starts as its parent's copy: the same interpreter, walked from
+                 * its first samples (a forked worker's key is read at each sample). */
+                pthread_mutex_lock(&c->py_lock);
+                parent = registered(c, m.ppid);
+                if (parent) {
+                        struct py_process copy = *parent;
+
+                        (void) registry_set(c, m.pid, &copy, false, m.time);
+                }
+                pthread_mutex_unlock(&c->py_lock);
+        }
+}
+
+void python_process_seen(struct collector *c, struct process *p, uint64_t time) {
+        const struct py_entry *e;
+        int r;
+
+        if (!c->py || p->py || p->exited || p->pid == 0)
+                return;
+        /* Registered already (by the prober, or as a registered parent's fork): the collector's
+         * copy of the registration that stood at the sample's time, which names its program's
+         * frames until the collector meets its exec. */
+        pthread_mutex_lock(&c->py_lock);
+        e = entry_of(c, p->pid);
+        if (e) {
+                const struct py_process *at = e->has_cur && e->since <= time ? &e->cur :
+                        e->has_old && time < e->until                        ? &e->old :
+                                                                               NULL;
+
+                if (at && (p->py = malloc(sizeof *p->py)))
+                        *p->py = *at;
+                p->py_given_up |= e->given_up;
+        }
+        pthread_mutex_unlock(&c->py_lock);
+        if (p->py || p->py_given_up)
+                return;
+        /* Else the collector looks itself (a process running at the start, one that maps
+         * libpython later): when its mappings change, or when a retry is due. */
         if (p->py_retry ? now_ns(CLOCK_MONOTONIC) < p->py_retry : p->py_generation == p->maps->generation)
                 return;
         p->py_generation = p->maps->generation;
         p->py_retry = 0;
         if (!maybe_python(c, p))
                 return;
-        r = py_process_inspect((pid_t) p->pid, &info, &why);
-        if (r == -EAGAIN && ++p->py_tries < PY_TRIES) {
-                /* Its glibc is not mapped yet (it just exec'd): again a little later. */
-                p->py_retry = now_ns(CLOCK_MONOTONIC) + PY_RETRY_NS;
-                return;
-        }
-        if (r == -EAGAIN || r == -EOPNOTSUPP)
-                p->py_given_up = true; /* said once */
+        r = inspect_and_register(c, p->pid, p->py_tries + 1 >= PY_TRIES, time);
         if (r == -EAGAIN) {
-                c->py_stats.unsupported++;
-                log_warning(
-                        "Python frames: pid %u (%s): a Python without glibc (musl, static?): native frames only",
-                        p->pid, p->comm);
-                return;
+                p->py_tries++;
+                p->py_retry = now_ns(CLOCK_MONOTONIC) + PY_RETRY_NS;
+        } else if (r == -EOPNOTSUPP)
+                p->py_given_up = true;
+        else if (r == 0) {
+                p->py_generation = 0; /* the copy, at once */
+                python_process_seen(c, p, time);
         }
-        if (r == -EOPNOTSUPP) {
-                c->py_stats.unsupported++;
-                log_warning("Python frames: %s", why ? why : "an interpreter that cannot be read");
-                return;
-        }
-        if (r < 0)
-                return;
-        if (!walkable(info.layout)) {
-                c->py_stats.unsupported++;
-                log_warning("Python frames: python %s (%s): a layout the walker cannot follow",
-                            info.layout->name, info.path);
-                return;
-        }
-        p->py = malloc(sizeof *p->py);
-        if (!p->py)
-                return;
-        *p->py = info;
-        proc_entry(&info, &entry);
-        if (sampling_bpf_py_set_process(c->py, (pid_t) p->pid, &entry) < 0) {
-                p->py = mfree(p->py);
-                return;
-        }
-        share_process(c, p->pid, p->py);
-        p->py_since = time;
-        c->py_stats.processes++;
 }
 
-void python_process_forked(struct collector *c, struct process *parent, struct process *child) {
-        struct sampling_bpf_py_proc entry;
-
-        if (!c->py || !parent->py || child->py)
-                return;
-        child->py = malloc(sizeof *child->py);
-        if (!child->py)
-                return;
-        *child->py = *parent->py;
-        child->py_since = parent->py_since;
-        proc_entry(child->py, &entry);
-        if (sampling_bpf_py_set_process(c->py, (pid_t) child->pid, &entry) < 0)
-                child->py = mfree(child->py);
-        else
-                share_process(c, child->pid, child->py);
-}
-
-void python_process_exec(struct collector *c, struct process *p, uint64_t time) {
-        if (p->py && p->py_since > time)
-                return; /* the new program's already */
-        python_process_gone(c, p);
-}
-
-void python_process_gone(struct collector *c, struct process *p) {
-        if (c->py && p->py) {
-                sampling_bpf_py_remove_process(c->py, (pid_t) p->pid);
-                share_process(c, p->pid, NULL);
+/* The collector's copy of P's registration goes, and with it the code objects named under it. */
+static void drop_copy(struct collector *c, struct process *p) {
+        if (p->py) {
                 pthread_mutex_lock(&c->py_lock);
-                py_code_cache_forget(c->py_names, (pid_t) p->pid);
+                py_code_cache_forget(c->py_names, p->py->space);
                 pthread_mutex_unlock(&c->py_lock);
         }
         p->py = mfree(p->py);
@@ -344,6 +539,27 @@ void python_process_gone(struct collector *c, struct process *p) {
         p->py_generation = 0;
         p->py_retry = 0;
         p->py_tries = 0;
+}
+
+void python_process_exec(struct collector *c, struct process *p) {
+        /* The registry's was changed as the exec's record arrived (python_side_record()). */
+        drop_copy(c, p);
+}
+
+void python_process_gone(struct collector *c, struct process *p) {
+        if (c->py) {
+                uint64_t *slot;
+
+                pthread_mutex_lock(&c->py_lock);
+                slot = idmap_get(c->py_pids, p->pid);
+                if (slot && *slot) {
+                        sampling_bpf_py_remove_process(c->py, (pid_t) p->pid);
+                        free((struct py_entry *) (uintptr_t) *slot);
+                        *slot = 0;
+                }
+                pthread_mutex_unlock(&c->py_lock);
+        }
+        drop_copy(c, p);
 }
 
 int python_companion(struct collector *c, const struct record_sample *s) {

@@ -14,16 +14,20 @@ void python_stop(struct collector *c);
  * only). */
 int python_plan(struct collector *c, unsigned res);
 
-/* A process seen in a sample (at TIME) that is not registered yet: registered with the walker if
- * it is a CPython of a known layout (looked at again as its mappings change). */
+/* A process seen in a sample at TIME, not yet with the collector's copy of its registration: the copy,
+ * or (a process the prober never heard of: running at the start, mapping libpython later) a
+ * look of its own, registering it with the walker if it is a CPython of a known layout. */
 void python_process_seen(struct collector *c, struct process *p, uint64_t time);
-/* A new process CHILD forked by PARENT: the same interpreter. */
-void python_process_forked(struct collector *c, struct process *parent, struct process *child);
 /* A process that exited: no longer the walker's. */
 void python_process_gone(struct collector *c, struct process *p);
-/* A process that exec'd at TIME: no longer the walker's, unless what is registered was found in
- * a sample of the new program (the exec's record can come after its first samples). */
-void python_process_exec(struct collector *c, struct process *p, uint64_t time);
+/* A process that exec'd (the registry was changed when the record arrived: python_side_record()):
+ * the collector's copy and its names go. */
+void python_process_exec(struct collector *c, struct process *p);
+
+/* The reader thread, at each side-band record as it arrives: an exec drops the old program's
+ * registration and has the prober look at the new one (within milliseconds, as soon as its
+ * glibc is mapped); a fork registers the child as its registered parent's copy. */
+void python_side_record(struct collector *c, const struct perf_event_header *h);
 
 /* Python output event ID was opened: its records are companions (python_prefetch()). */
 void python_event_opened(struct collector *c, uint64_t id);

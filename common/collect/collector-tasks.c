@@ -145,6 +145,7 @@ void on_exec_record(void *userdata, const struct perf_event_header *h) {
         char *unit;
         int r;
 
+        python_side_record(c, h);
         if (h->type == PERF_RECORD_LOST && record_parse_lost(h, &id, &lost) == 0) {
                 /* event_ids is not written once the reader runs. */
                 slot = idmap_get(c->event_ids, id);
@@ -417,9 +418,8 @@ int handle_comm(struct collector *c, const struct perf_event_header *h) {
                         r = replay_maps(t->process, time);
                         if (r < 0)
                                 return r;
-                } else
-                        time = UINT64_MAX;
-                python_process_exec(c, t->process, time); /* looked at again at its next sample */
+                }
+                python_process_exec(c, t->process);
                 /* A process probed already keeps its links across the exec (they follow the
                  * thread group); one that joined a unit asked for before its exec gets them. */
                 if (c->alloc_probe)
@@ -495,7 +495,6 @@ int handle_task(struct collector *c, const struct perf_event_header *h) {
                  * then. */
                 if (c->alloc_probe)
                         alloc_probe_add(c->alloc_probe, (pid_t) m.pid, m.time);
-                python_process_forked(c, parent, child);
         }
         t = thread_get(c, m.pid, m.tid);
         if (!t)

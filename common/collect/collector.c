@@ -1204,8 +1204,8 @@ void collector_get_stats(const struct collector *c, struct collector_stats *ret)
         ret->python_samples = c->py_stats.samples;
         ret->python_cut = c->py_stats.cut;
         ret->python_unreadable = c->py_stats.unreadable;
-        ret->python_processes = c->py_stats.processes;
-        ret->python_unsupported = c->py_stats.unsupported;
+        ret->python_processes = __atomic_load_n(&c->py_registered, __ATOMIC_RELAXED);
+        ret->python_unsupported = __atomic_load_n(&c->py_unsupported, __ATOMIC_RELAXED);
         if (c->py)
                 (void) sampling_bpf_py_stats(c->py, &ret->python_walks, &ret->python_walk_ns);
         ret->lag_ns = 0;

@@ -81,8 +81,8 @@ struct py_code_cache *py_code_cache_free(struct py_code_cache *c) {
         return NULL;
 }
 
-void py_code_cache_forget(struct py_code_cache *c, pid_t pid) {
-        uint64_t *slot = idmap_get(c->by_pid, (uint64_t) pid);
+void py_code_cache_forget(struct py_code_cache *c, uint64_t key) {
+        uint64_t *slot = idmap_get(c->by_pid, key);
         struct process_codes *p;
 
         if (!slot)
@@ -324,8 +324,8 @@ bad:
         return -EBADMSG;
 }
 
-static struct process_codes *process_of(struct py_code_cache *c, pid_t pid) {
-        uint64_t *slot = idmap_get(c->by_pid, (uint64_t) pid);
+static struct process_codes *process_of(struct py_code_cache *c, uint64_t key, pid_t pid) {
+        uint64_t *slot = idmap_get(c->by_pid, key);
 
         if (slot) {
                 struct process_codes *p = &c->procs[*slot];
@@ -337,7 +337,7 @@ static struct process_codes *process_of(struct py_code_cache *c, pid_t pid) {
         if (GROW(c->procs, c->cap, c->n + 1) < 0)
                 return NULL;
         c->procs[c->n] = (struct process_codes) { .pid = pid, .by_addr = idmap_new() };
-        if (!c->procs[c->n].by_addr || idmap_put(c->by_pid, (uint64_t) pid, c->n, &slot) < 0) {
+        if (!c->procs[c->n].by_addr || idmap_put(c->by_pid, key, c->n, &slot) < 0) {
                 idmap_free(c->procs[c->n].by_addr);
                 return NULL;
         }
@@ -347,7 +347,7 @@ static struct process_codes *process_of(struct py_code_cache *c, pid_t pid) {
 int py_code_cache_name(struct py_code_cache *c, pid_t pid, const struct py_process *p, uint64_t code,
                        uint32_t instr, uint64_t globals, struct py_frame_name *ret) {
         const struct py_layout *l = p->layout;
-        struct process_codes *pc = process_of(c, pid);
+        struct process_codes *pc = process_of(c, p->space ? p->space : (uint64_t) pid, pid);
         struct code *k;
         uint64_t *slot;
         int32_t lasti;

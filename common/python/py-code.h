@@ -36,8 +36,9 @@ DEFINE_CLEANUP(struct py_code_cache *, py_code_cache_free);
 int py_code_cache_name(struct py_code_cache *c, pid_t pid, const struct py_process *p, uint64_t code,
                        uint32_t instr, uint64_t globals, struct py_frame_name *ret);
 
-/* Forgets the code objects of PID (it exited or exec'd). */
-void py_code_cache_forget(struct py_code_cache *c, pid_t pid);
+/* Forgets the code objects kept under KEY: a process's space (struct py_process), or its pid
+ * where it has none (it exited, or exec'd). */
+void py_code_cache_forget(struct py_code_cache *c, uint64_t key);
 
 /* The line of code unit LASTI (-1: not started) in location table TABLE of N bytes, for a code
  * object whose first line is FIRSTLINENO: the line, or -1 for an instruction without one.

@@ -24,6 +24,9 @@ struct py_process {
                                     * (keys < 32; entry i is 16 bytes, its data at +8) */
         uint16_t tsd_second;   /* offset of specific[] (keys >= 32), or 0 if unknown */
         char path[256];        /* the file defining _PyRuntime, as mapped */
+        uint64_t space;        /* what py-code.c keeps its code objects under: set by the caller to
+                                * name one program of one process (a pid execs another program,
+                                * whose code objects are not the first's); 0: the pid */
 };
 
 /* Reads N bytes at ADDR of process PID into BUF. Returns 0; -ESRCH if the process is gone; -EPERM

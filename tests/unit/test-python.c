@@ -139,8 +139,35 @@ static void test_walk(pid_t pid, const struct py_process *p, struct py_code_cach
            "the thread's frames, followed to the first: worker under threading's bootstrap (%zu of 4)", n);
 }
 
-static void test_live(void) {
+/* Starts ARGV[0] with ARGV, its standard output read from *RET_F (NULL if none could be made).
+ * Returns its pid, or -1. */
+static pid_t spawn(char *const argv[], FILE **ret_f) {
         int fds[2];
+        pid_t pid;
+
+        *ret_f = NULL;
+        if (pipe(fds) < 0)
+                return -1;
+        pid = fork();
+        if (pid == 0) {
+                dup2(fds[1], 1);
+                close(fds[0]);
+                setenv("PYTHONIOENCODING", "utf-8", 1); /* the names as UTF-8, whatever the locale */
+                execv(argv[0], argv);
+                _exit(127);
+        }
+        close(fds[1]);
+        *ret_f = fdopen(fds[0], "r");
+        return pid;
+}
+
+/* One "frame CODE LASTI LINE FIRSTLINENO QUALNAME" line of the children's. */
+static bool parse_frame(const char *line, struct fact *ret) {
+        return sscanf(line, "frame %" SCNu64 " %" SCNu32 " %" SCNd32 " %" SCNu32 " %63s", &ret->code,
+                      &ret->lasti, &ret->line, &ret->firstlineno, ret->qualname) == 5;
+}
+
+static void test_live(void) {
         pid_t pid;
         FILE *f;
         char line[512];
@@ -156,24 +183,13 @@ static void test_live(void) {
                 ok(true, "# SKIP no " PYTHON);
                 return;
         }
-        if (pipe(fds) < 0)
+        pid = spawn((char *const[]) { (char *) PYTHON, (char *) "-c", (char *) script, NULL }, &f);
+        if (pid < 0)
                 return;
-        pid = fork();
-        if (pid == 0) {
-                dup2(fds[1], 1);
-                close(fds[0]);
-                setenv("PYTHONIOENCODING", "utf-8", 1); /* the names as UTF-8, whatever the locale */
-                execl(PYTHON, PYTHON, "-c", script, (char *) NULL);
-                _exit(127);
-        }
-        close(fds[1]);
-        f = fdopen(fds[0], "r");
         while (f && fgets(line, sizeof line, f)) {
                 struct fact x = {};
 
-                if (sscanf(line, "frame %" SCNu64 " %" SCNu32 " %" SCNd32 " %" SCNu32 " %63s", &x.code,
-                           &x.lasti, &x.line, &x.firstlineno, x.qualname) == 5 &&
-                    n < 16)
+                if (parse_frame(line, &x) && n < 16)
                         facts[n++] = x;
                 else if (sscanf(line, "thread %" SCNu64, &thread) == 1)
                         continue;
@@ -276,7 +292,6 @@ static const char embedded_script[] =
         "time.sleep(60)\n";
 
 static void test_embedded(void) {
-        int fds[2];
         pid_t pid;
         FILE *f;
         char line[512];
@@ -291,20 +306,12 @@ static void test_embedded(void) {
                 ok(true, "# SKIP no " GDB);
                 return;
         }
-        if (pipe(fds) < 0)
+        pid = spawn((char *const[]) { (char *) GDB, (char *) "-nx", (char *) "-batch", (char *) "-ex",
+                                      (char *) embedded_script, NULL },
+                    &f);
+        if (pid < 0)
                 return;
-        pid = fork();
-        if (pid == 0) {
-                dup2(fds[1], 1);
-                close(fds[0]);
-                execl(GDB, GDB, "-nx", "-batch", "-ex", embedded_script, (char *) NULL);
-                _exit(127);
-        }
-        close(fds[1]);
-        f = fdopen(fds[0], "r");
-        if (!f || !fgets(line, sizeof line, f) ||
-            sscanf(line, "frame %" SCNu64 " %" SCNu32 " %" SCNd32 " %" SCNu32 " %63s", &x.code, &x.lasti,
-                   &x.line, &x.firstlineno, x.qualname) != 5) {
+        if (!f || !fgets(line, sizeof line, f) || !parse_frame(line, &x)) {
                 ok(true, "# SKIP " GDB " runs no Python");
                 goto out;
         }

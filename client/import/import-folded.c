@@ -127,7 +127,7 @@ static int write_stacks(struct import_state *st, const struct import_folded_args
         }
         if (r < 0)
                 return log_error_errno(r, "Cannot read back the sorted stacks from their temporary file: %m");
-        r = store_batch_flush(batch);
+        r = store_batch_finish(batch);
         if (r < 0)
                 return log_store_error(r, a->db, st->store);
         return 0;

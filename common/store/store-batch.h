@@ -9,7 +9,9 @@
 struct store_batch;
 
 /* Starts adding rows to S in S's transaction (store_begin()), during which nothing else adds
- * stacks to S. Returns 0 and sets *ret, or a negative errno. */
+ * stacks to S. The triggers on samples are set aside until store_batch_finish(): the caller must
+ * finish the batch or roll the transaction back, and adds no sample but through the batch
+ * meanwhile. Returns 0 and sets *ret, or a negative errno. */
 int store_batch_new(struct store *s, struct store_batch **ret);
 
 /* Frees B; the rows not yet inserted are dropped (call store_batch_flush() to keep them).
@@ -34,3 +36,7 @@ int store_batch_add_samples(struct store_batch *b, int64_t resource_id, int64_t 
 
 /* Inserts the rows that wait. Returns 0 or a negative errno. */
 int store_batch_flush(struct store_batch *b);
+
+/* Inserts the rows that wait and puts back what store_batch_new() set aside, counting the rows
+ * added as one change of the store's generation. Returns 0 or a negative errno. */
+int store_batch_finish(struct store_batch *b);

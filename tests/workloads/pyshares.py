@@ -4,10 +4,11 @@
     pyshares.py cpu SECONDS        rounds of: Work.alpha 5 units through Work.recurse (10 deep),
                                    beta_thread 3 units in a second thread (the main thread waits
                                    for it: the two never run at once), gamma_coro 2 units in an
-                                   asyncio coroutine; a unit is the same pure-Python work (unit())
-                                   each time, so of the CPU time the three spend, 0.50, 0.30 and
-                                   0.20 are theirs
-    pyshares.py selfcheck SECONDS  the same, sampled by the program itself: an ITIMER_PROF timer
+                                   asyncio coroutine, interleaved a unit at a time; a unit is the
+                                   same pure-Python work (unit()) each time, so of the CPU time
+                                   the three spend, 0.50, 0.30 and 0.20 are theirs
+    pyshares.py selfcheck SECONDS  the same (each function's units at once, 4 times as long),
+                                   sampled by the program itself: an ITIMER_PROF timer
                                    every millisecond of CPU time, whose handler reads the frames of
                                    the thread that runs unit() (sys._current_frames()) and counts
                                    each function once per sample; prints `share NAME VALUE` for
@@ -25,7 +26,12 @@ import threading
 import time
 import zlib
 
-UNIT = 400000  # about 20 ms: long beside a thread's wake-up on a loaded machine (selfcheck)
+UNIT = 100000  # about 5 ms
+# selfcheck's: about 20 ms, long beside a thread's wake-up on a loaded machine
+SELFCHECK_UNIT = 400000
+# The order of a round's units in cpu mode: the three interleaved, so that a profiler kept from
+# the CPU for a while (its samples then weigh the intervals it missed) misses them alike.
+ROUND = 'abacabacab'
 
 
 def unit():
@@ -74,22 +80,34 @@ class Beta:
             self.go.clear()
             if self.stop:
                 return
-            beta_thread(3)
+            beta_thread(self.units)
             self.done.set()
 
-    def round(self):
+    def round(self, units):
+        self.units = units
         self.done.clear()
         self.go.set()
         self.done.wait()
 
 
-def cpu(seconds):
+def cpu(seconds, interleaved=True):
+    """Rounds of 5 units of alpha, 3 of beta, 2 of gamma: interleaved one unit at a time, or
+    (selfcheck, whose own sampler needs long stretches in the thread) each function's at once."""
     w, beta, loop = Work(), Beta(), asyncio.new_event_loop()
     end = time.process_time() + seconds
     while time.process_time() < end:
-        w.recurse(10, 5)
-        beta.round()
-        loop.run_until_complete(gamma_coro(2))
+        if interleaved:
+            for f in ROUND:
+                if f == 'a':
+                    w.recurse(10, 1)
+                elif f == 'b':
+                    beta.round(1)
+                else:
+                    loop.run_until_complete(gamma_coro(1))
+        else:
+            w.recurse(10, 5)
+            beta.round(3)
+            loop.run_until_complete(gamma_coro(2))
     beta.stop = True
     beta.go.set()
     loop.close()
@@ -117,7 +135,9 @@ def selfcheck(seconds):
     # read its frames: soon, so that the frame read is the one the signal interrupted.
     sys.setswitchinterval(0.0002)
     signal.setitimer(signal.ITIMER_PROF, 0.001, 0.001)
-    cpu(seconds)
+    global UNIT
+    UNIT = SELFCHECK_UNIT
+    cpu(seconds, interleaved=False)
     signal.setitimer(signal.ITIMER_PROF, 0, 0)
     for n in ('Work.alpha', 'beta_thread', 'gamma_coro'):
         print('share %s %.4f' % (n, counts.get(n, 0) / total[0] if total[0] else 0.0))

@@ -242,8 +242,8 @@ int cmd_status(int argc, char **argv, const struct verb *verb) {
         else if (python)
                 printf("\npython: frames in %s samples of %s processes (%s ns a walk in the kernel); %s cut at 64 "
                        "frames, %s frames unreadable; %s Pythons not readable (the log says why)\n",
-                       get(python, "samples"), get(python, "processes"), get(python, "walk_ns"), get(python, "cut"),
-                       get(python, "unreadable"), get(python, "unsupported"));
+                       get(python, "samples"), get(python, "processes"), get(python, "walk_ns"),
+                       get(python, "cut"), get(python, "unreadable"), get(python, "unsupported"));
         print_pushes(&reply);
         printf("\n");
         print_sessions(&reply);

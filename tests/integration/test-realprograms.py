@@ -110,24 +110,21 @@ def function_shares(db, filters=()):
     j = json.loads(p.stdout)
     stacks = rp.cppd_stacks(cppctl, db, filters)
     python = python_functions(db)
-    return {'shares': {e['path'][0]: e['fraction'] for e in j['entries']
-                       if not rp.UNSYMBOLIZED.search(e['path'][0]) and e['path'][0] not in python},
+    return {'shares': {e['path'][0]: e['fraction'] for e in j['entries'] if not rp.UNSYMBOLIZED.search(e['path'][0])},
             'python': {e['path'][0]: e['fraction'] for e in j['entries'] if e['path'][0] in python},
-            'all': {e['path'][0]: e['fraction'] for e in j['entries']},
             'samples': j['samples'], 'lost': j['lost'], 'broken': broken_fraction(stacks),
             'unsymbolized': j['frames_unsymbolized'], 'plt': rp.plt_samples(stacks), 'error': ''}
 
 
 def python_functions(db):
-    """The names of the Python functions in DB: those whose every module is a Python file (or a
-    frozen module's \"<frozen ...>\")."""
+    """The names that are Python functions' in DB (their module a Python file, a frozen module's
+    \"<frozen ...>\" or \"<string>\"), by name as the profile's entries are: a name may be a
+    native function's too (the daemon samples the whole machine: this test's own main() beside
+    PostgreSQL's), which the comparison with perf keeps where perf has it."""
     con = sqlite3.connect(db)
     try:
-        # By name, as the profile's entries are: a name that is also a native function's (the
-        # daemon samples the whole machine: this test's own main() beside PostgreSQL's) is not.
-        return {r[0] for r in con.execute(
-            "SELECT f.name FROM function AS f LEFT JOIN module AS m ON m.id = f.module_id GROUP BY f.name "
-            "HAVING min(ifnull(m.path, '') LIKE '%.py' OR ifnull(m.path, '') LIKE '<%>') = 1")}
+        return {r[0] for r in con.execute("SELECT DISTINCT f.name FROM function AS f JOIN module AS m ON "
+                                          "m.id = f.module_id WHERE m.path LIKE '%.py' OR m.path LIKE '<%>'")}
     finally:
         con.close()
 
@@ -137,7 +134,7 @@ def check_python(who, profile):
     if program != 'torch':
         return
     module = profile['python'].get('<module>', 0.0)
-    loop = profile['all'].get('_PyEval_EvalFrameDefault', 0.0)
+    loop = profile['shares'].get('_PyEval_EvalFrameDefault', 0.0)
     # The interpreter's loop is left where a sample came before the process was first looked at
     # (the daemon's reader wakes at an eighth of its ring: its first tenth of a second or so).
     ok(module >= 0.5 and loop < 0.15, '%s: the script\'s Python frames: <module> %.3f, the interpreter\'s loop '
@@ -194,10 +191,11 @@ def check_profile(who, profile, perf):
         for i in range(2):
             if i == len(perf):
                 perf.append(perf_again())
-            # perf's interpreter loop is where cppd has the Python functions it ran (left out
-            # of ours above): not a function of either to compare.
+            # perf's interpreter loop is where cppd has the Python functions it ran: neither is
+            # compared (a Python function's name that perf has as a native one's is).
             theirs = {n: v for n, v in perf[i]['shares'].items() if not n.startswith('_PyEval_EvalFrameDefault')}
-            rows = rp.compare(ours, theirs)
+            mine = {n: v for n, v in ours.items() if n not in profile['python'] or n in theirs}
+            rows = rp.compare(mine, theirs)
             verdict = judge(rows, broken, perf[i]['broken'])
             if best is None or verdict[0] < best[0][0]:
                 best = (verdict, rows, i)

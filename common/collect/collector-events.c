@@ -597,9 +597,15 @@ void plan_sampling(struct collector *c, const struct targets *t) {
         }
         /* Python frames where a program keeps the samples or a clock is redrawn: the programs
          * walk them (collector-python.c). Where they cannot, native frames only. */
-        for (unsigned i = 0; i < c->n_resources; i++)
-                if (!c->resources[i].probed && (c->resources[i].bpf || c->resources[i].redraw))
-                        (void) python_plan(c, i);
+        for (unsigned i = 0; i < c->n_resources; i++) {
+                struct cevent *py;
+
+                if (c->resources[i].probed || !(c->resources[i].bpf || c->resources[i].redraw) ||
+                    python_plan(c, i) < 0)
+                        continue;
+                if (add_event(c, i, ROLE_SAMPLE, PERF_TYPE_SOFTWARE, PERF_COUNT_SW_BPF_OUTPUT, 1, &py) >= 0)
+                        py->python = true;
+        }
 }
 
 int add_alloc_probed(struct collector *c, unsigned res, uint64_t period) {

@@ -27,9 +27,6 @@
 #include <string.h>
 
 #include "btf-field.h"
-#include "collector-events.h"
-#include "collector-stacks.h"
-#include "collector-tasks.h"
 #include "grow.h"
 #include "log.h"
 #include "perf-record.h"
@@ -155,24 +152,16 @@ bool python_prefetch(struct collector *c, const struct perf_event_header *h) {
 
 int python_plan(struct collector *c, unsigned res) {
         struct cresource *r = &c->resources[res];
-        struct cevent *out;
         int k;
 
         if (!c->py)
-                return 0;
+                return -ENOENT;
         if (!r->bpf) {
                 k = sampling_bpf_new(c->n_cpus, &r->bpf);
                 if (k < 0)
                         return k;
         }
-        k = sampling_bpf_use_python(r->bpf, c->py);
-        if (k < 0)
-                return k;
-        k = add_event(c, res, ROLE_SAMPLE, PERF_TYPE_SOFTWARE, PERF_COUNT_SW_BPF_OUTPUT, 1, &out);
-        if (k < 0)
-                return k;
-        out->python = true;
-        return 0;
+        return sampling_bpf_use_python(r->bpf, c->py);
 }
 
 /* The lowest of the thread state's fields the walker reads (it reads PY_TS_READ bytes from it). */
@@ -562,9 +551,8 @@ void python_process_gone(struct collector *c, struct process *p) {
         drop_copy(c, p);
 }
 
-int python_companion(struct collector *c, const struct record_sample *s) {
+int python_companion(struct collector *c, struct thread *t, const struct record_sample *s) {
         struct sampling_bpf_py_header h;
-        struct thread *t;
 
         if (!s->raw || s->raw_size < sizeof h)
                 return -EBADMSG;
@@ -572,9 +560,7 @@ int python_companion(struct collector *c, const struct record_sample *s) {
         if (h.magic != SAMPLING_BPF_PY_MAGIC || h.n > SAMPLING_BPF_PY_MAX_FRAMES ||
             s->raw_size < sizeof h + (size_t) h.n * sizeof(struct sampling_bpf_py_frame))
                 return -EBADMSG;
-        t = thread_get(c, s->pid, s->tid);
-        if (!t)
-                return -ENOMEM;
+        (void) c;
         if (GROW(t->py_raw, t->py_cap, s->raw_size) < 0)
                 return -ENOMEM;
         memcpy(t->py_raw, s->raw, s->raw_size);
@@ -599,130 +585,4 @@ void python_count(struct collector *c, unsigned res, const struct python_stats *
         r->py_samples += c->py_stats.samples - before->samples;
         r->py_cut += c->py_stats.cut - before->cut;
         r->py_unreadable += c->py_stats.unreadable - before->unreadable;
-}
-
-/* Appends the frames of Python frames [FROM, TO) of H, innermost first. */
-static int add_python_frames(struct collector *c, struct process *p, const struct sampling_bpf_py_header *h,
-                             size_t from, size_t to, size_t *n) {
-        const struct sampling_bpf_py_frame *f = (const void *) (h + 1);
-
-        for (size_t j = from; j < to && *n < COLLECTOR_MAX_STACK; j++) {
-                struct py_frame_name name;
-                int64_t frame;
-                int r;
-
-                if (f[j].code == 0)
-                        continue; /* a shim: the C stack's, not a function */
-                frame = 0;
-                if (p->py) {
-                        /* Named and made a frame under the lock: the reader thread may replace
-                         * the cache's entry (and its strings) as soon as it is let go. */
-                        pthread_mutex_lock(&c->py_lock);
-                        r = py_code_cache_name(c->py_names, (pid_t) p->pid, p->py, f[j].code, f[j].instr,
-                                               f[j].globals, &name);
-                        /* A generator's frame is never incomplete (CPython's _PyFrame_IsIncomplete()). */
-                        if (r >= 0 && f[j].owner == 1)
-                                name.incomplete = false;
-                        if (r >= 0 && !name.incomplete)
-                                frame = symbolizer_python(c->sym, name.qualname, name.filename,
-                                                          name.line > 0 ? (uint32_t) name.line : 0);
-                        pthread_mutex_unlock(&c->py_lock);
-                } else
-                        r = -ESRCH;
-                if (r == -ENOMEM)
-                        return r;
-                if (r >= 0 && name.incomplete)
-                        continue; /* not begun: CPython's tracebacks leave it out too */
-                if (r < 0) {
-                        c->py_stats.unreadable++;
-                        frame = symbolizer_synthetic(c->sym, "[python: unreadable]", true);
-                }
-                if (frame < 0)
-                        return (int) frame;
-                c->stack[(*n)++] = (uint32_t) frame;
-                c->py_stats.frames++;
-        }
-        return 0;
-}
-
-int python_add_user_pcs(struct collector *c, struct process *p, const struct sampling_bpf_py_header *h,
-                        size_t n_pcs, uint64_t stack_end, size_t *n) {
-        const struct sampling_bpf_py_frame *f = (const void *) (h + 1);
-        struct run {
-                size_t first, end; /* its frames in f */
-                uint64_t anchor;   /* 0: none (the walk was cut before its entry) */
-                size_t pc;         /* the native frame it replaces; n_pcs: none */
-        } runs[SAMPLING_BPF_PY_MAX_FRAMES + 1];
-        size_t n_runs = 0, start = 0, k = 0, last_pc = 0, n_unplaced = 0;
-        int r;
-
-        c->py_stats.samples++;
-        if (h->flags & SAMPLING_BPF_PY_TRUNCATED)
-                c->py_stats.cut++;
-        /* The runs, innermost first: each ends at its eval invocation's entry. */
-        for (size_t j = 0; j < h->n; j++)
-                if (f[j].anchor) {
-                        runs[n_runs++] = (struct run) { .first = start, .end = j + 1, .anchor = f[j].anchor };
-                        start = j + 1;
-                }
-        if (start < h->n) /* the walk stopped short of its entry: 3.11 knows where it is all the same */
-                runs[n_runs++] = (struct run) { .first = start, .end = h->n, .anchor = h->anchor };
-        /* Each anchored run's native frame: the one whose stack holds the anchor, outer than the
-         * run before's. Stack pointers grow toward the outer frames. */
-        for (size_t i = 0, q = 0; q < n_runs; q++) {
-                runs[q].pc = n_pcs;
-                if (!runs[q].anchor)
-                        continue;
-                while (i < n_pcs && (i + 1 < n_pcs ? c->sps[i + 1] : stack_end) <= runs[q].anchor)
-                        i++;
-                if (i < n_pcs && c->sps[i] <= runs[q].anchor &&
-                    (q == 0 || runs[q - 1].pc == n_pcs || i > last_pc)) {
-                        runs[q].pc = i;
-                        last_pc = i;
-                }
-        }
-        for (size_t q = 0; q < n_runs; q++)
-                n_unplaced += runs[q].pc == n_pcs;
-
-        for (size_t i = 0; i < n_pcs; i++) {
-                size_t before = *n;
-                bool python = false;
-
-                while (k < n_runs && runs[k].pc == n_pcs)
-                        k++; /* not placed: at the end, below */
-                while (k < n_runs && runs[k].pc == i) {
-                        r = add_python_frames(c, p, h, runs[k].first, runs[k].end, n);
-                        if (r < 0)
-                                return r;
-                        python = true;
-                        k++;
-                }
-                if (python) {
-                        c->pc_frames[i] = (uint16_t) (*n - before) | STEP_UNSTABLE;
-                        continue;
-                }
-                r = stack_add_user_pc(c, p, c->pcs[i], n);
-                if (r < 0)
-                        return r;
-                c->pc_frames[i] =
-                        (uint16_t) (*n - before) | (r == 0 || *n == COLLECTOR_MAX_STACK ? STEP_UNSTABLE : 0);
-        }
-        /* Runs not placed (past the unwound frames: a stack deeper than its copy, or an anchor
-         * out of order): at the outer end, in order, on the outermost PC's account. */
-        if (n_pcs > 0 && n_unplaced > 0) {
-                size_t before = *n;
-
-                for (k = 0; k < n_runs; k++) {
-                        if (runs[k].pc != n_pcs)
-                                continue;
-                        r = add_python_frames(c, p, h, runs[k].first, runs[k].end, n);
-                        if (r < 0)
-                                return r;
-                        c->py_stats.unplaced++;
-                }
-                c->pc_frames[n_pcs - 1] =
-                        (uint16_t) ((c->pc_frames[n_pcs - 1] & ~STEP_UNSTABLE) + (*n - before)) |
-                        STEP_UNSTABLE;
-        }
-        return 0;
 }

@@ -9,9 +9,9 @@
 void python_start(struct collector *c);
 void python_stop(struct collector *c);
 
-/* Makes resource RES's programs walk Python frames, and adds its Python output event (opened per
- * CPU in its ring by open_bpf()). 0, or a negative errno (then the resource has native frames
- * only). */
+/* Makes resource RES's programs walk Python frames (its Python output event, opened per CPU in
+ * its ring by open_bpf(), is the caller's to add). 0, or a negative errno (then the resource has
+ * native frames only): -ENOENT without Python frames at all. */
 int python_plan(struct collector *c, unsigned res);
 
 /* A process seen in a sample at TIME, not yet with the collector's copy of its registration: the copy,
@@ -37,19 +37,11 @@ void python_event_opened(struct collector *c, uint64_t id);
  * import, milliseconds before the collector would read it). Returns whether it was one. */
 bool python_prefetch(struct collector *c, const struct perf_event_header *h);
 
-/* A companion record (S, of a Python output event): kept with its thread until its sample. */
-int python_companion(struct collector *c, const struct record_sample *s);
+/* A companion record (S, of a Python output event): kept with its thread T until its sample. */
+int python_companion(struct collector *c, struct thread *t, const struct record_sample *s);
 
 /* Thread T's Python frames for its sample at TIME, or NULL: the companion written just before it. */
 const struct sampling_bpf_py_header *python_take(struct collector *c, struct thread *t, uint64_t time);
 
 /* Charges to resource RES what the Python counters gained since BEFORE (one sample's). */
 void python_count(struct collector *c, unsigned res, const struct python_stats *before);
-
-/* Appends the frames of user PCs [0, N_PCS) (innermost first; SPS their stack pointers, STACK_END
- * the copy's end) to the stack at *N, the native frames of each eval invocation replaced by the
- * Python frames it ran (H), as add_user_pcs() does: each PC's count of frames in pc_frames,
- * unstable where Python frames stand (the PCs outer than the outermost of those stay stable).
- * Returns 0 or a negative errno. */
-int python_add_user_pcs(struct collector *c, struct process *p, const struct sampling_bpf_py_header *h,
-                        size_t n_pcs, uint64_t stack_end, size_t *n);

@@ -17,6 +17,7 @@
 #include "grow.h"
 #include "perf-map.h"
 #include "perf-record.h"
+#include "py-code.h"
 #include "syscall-names.h"
 #include "time-util.h"
 
@@ -118,6 +119,132 @@ static int add_user_pcs(struct collector *c, struct process *p, size_t from, siz
                 /* A PC cut short by the stack's bound is not its whole self: not one to keep. */
                 c->pc_frames[i] =
                         (uint16_t) (*n - before) | (r == 0 || *n == COLLECTOR_MAX_STACK ? STEP_UNSTABLE : 0);
+        }
+        return 0;
+}
+
+/* Appends the frames of Python frames [FROM, TO) of H, innermost first. */
+static int add_python_frames(struct collector *c, struct process *p, const struct sampling_bpf_py_header *h,
+                             size_t from, size_t to, size_t *n) {
+        const struct sampling_bpf_py_frame *f = (const void *) (h + 1);
+
+        for (size_t j = from; j < to && *n < COLLECTOR_MAX_STACK; j++) {
+                struct py_frame_name name;
+                int64_t frame;
+                int r;
+
+                if (f[j].code == 0)
+                        continue; /* a shim: the C stack's, not a function */
+                frame = 0;
+                if (p->py) {
+                        /* Named and made a frame under the lock: the reader thread may replace
+                         * the cache's entry (and its strings) as soon as it is let go. */
+                        pthread_mutex_lock(&c->py_lock);
+                        r = py_code_cache_name(c->py_names, (pid_t) p->pid, p->py, f[j].code, f[j].instr,
+                                               f[j].globals, &name);
+                        /* A generator's frame is never incomplete (CPython's _PyFrame_IsIncomplete()). */
+                        if (r >= 0 && f[j].owner == 1)
+                                name.incomplete = false;
+                        if (r >= 0 && !name.incomplete)
+                                frame = symbolizer_python(c->sym, name.qualname, name.filename,
+                                                          name.line > 0 ? (uint32_t) name.line : 0);
+                        pthread_mutex_unlock(&c->py_lock);
+                } else
+                        r = -ESRCH;
+                if (r == -ENOMEM)
+                        return r;
+                if (r >= 0 && name.incomplete)
+                        continue; /* not begun: CPython's tracebacks leave it out too */
+                if (r < 0) {
+                        c->py_stats.unreadable++;
+                        frame = symbolizer_synthetic(c->sym, "[python: unreadable]", true);
+                }
+                if (frame < 0)
+                        return (int) frame;
+                c->stack[(*n)++] = (uint32_t) frame;
+                c->py_stats.frames++;
+        }
+        return 0;
+}
+
+static int python_add_user_pcs(struct collector *c, struct process *p, const struct sampling_bpf_py_header *h,
+                               size_t n_pcs, uint64_t stack_end, size_t *n) {
+        const struct sampling_bpf_py_frame *f = (const void *) (h + 1);
+        struct run {
+                size_t first, end; /* its frames in f */
+                uint64_t anchor;   /* 0: none (the walk was cut before its entry) */
+                size_t pc;         /* the native frame it replaces; n_pcs: none */
+        } runs[SAMPLING_BPF_PY_MAX_FRAMES + 1];
+        size_t n_runs = 0, start = 0, k = 0, last_pc = 0, n_unplaced = 0;
+        int r;
+
+        c->py_stats.samples++;
+        if (h->flags & SAMPLING_BPF_PY_TRUNCATED)
+                c->py_stats.cut++;
+        /* The runs, innermost first: each ends at its eval invocation's entry. */
+        for (size_t j = 0; j < h->n; j++)
+                if (f[j].anchor) {
+                        runs[n_runs++] = (struct run) { .first = start, .end = j + 1, .anchor = f[j].anchor };
+                        start = j + 1;
+                }
+        if (start < h->n) /* the walk stopped short of its entry: 3.11 knows where it is all the same */
+                runs[n_runs++] = (struct run) { .first = start, .end = h->n, .anchor = h->anchor };
+        /* Each anchored run's native frame: the one whose stack holds the anchor, outer than the
+         * run before's. Stack pointers grow toward the outer frames. */
+        for (size_t i = 0, q = 0; q < n_runs; q++) {
+                runs[q].pc = n_pcs;
+                if (!runs[q].anchor)
+                        continue;
+                while (i < n_pcs && (i + 1 < n_pcs ? c->sps[i + 1] : stack_end) <= runs[q].anchor)
+                        i++;
+                if (i < n_pcs && c->sps[i] <= runs[q].anchor &&
+                    (q == 0 || runs[q - 1].pc == n_pcs || i > last_pc)) {
+                        runs[q].pc = i;
+                        last_pc = i;
+                }
+        }
+        for (size_t q = 0; q < n_runs; q++)
+                n_unplaced += runs[q].pc == n_pcs;
+
+        for (size_t i = 0; i < n_pcs; i++) {
+                size_t before = *n;
+                bool python = false;
+
+                while (k < n_runs && runs[k].pc == n_pcs)
+                        k++; /* not placed: at the end, below */
+                while (k < n_runs && runs[k].pc == i) {
+                        r = add_python_frames(c, p, h, runs[k].first, runs[k].end, n);
+                        if (r < 0)
+                                return r;
+                        python = true;
+                        k++;
+                }
+                if (python) {
+                        c->pc_frames[i] = (uint16_t) (*n - before) | STEP_UNSTABLE;
+                        continue;
+                }
+                r = stack_add_user_pc(c, p, c->pcs[i], n);
+                if (r < 0)
+                        return r;
+                c->pc_frames[i] =
+                        (uint16_t) (*n - before) | (r == 0 || *n == COLLECTOR_MAX_STACK ? STEP_UNSTABLE : 0);
+        }
+        /* Runs not placed (past the unwound frames: a stack deeper than its copy, or an anchor
+         * out of order): at the outer end, in order, on the outermost PC's account. */
+        if (n_pcs > 0 && n_unplaced > 0) {
+                size_t before = *n;
+
+                for (k = 0; k < n_runs; k++) {
+                        if (runs[k].pc != n_pcs)
+                                continue;
+                        r = add_python_frames(c, p, h, runs[k].first, runs[k].end, n);
+                        if (r < 0)
+                                return r;
+                        c->py_stats.unplaced++;
+                }
+                c->pc_frames[n_pcs - 1] =
+                        (uint16_t) ((c->pc_frames[n_pcs - 1] & ~STEP_UNSTABLE) + (*n - before)) |
+                        STEP_UNSTABLE;
         }
         return 0;
 }

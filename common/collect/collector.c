@@ -843,8 +843,11 @@ static int handle_sample(struct collector *c, const struct perf_event_header *h)
                 return 0;
         if (record_parse_sample(h, c->events[*slot].attr.sample_type, UNWIND_N_REGS, &s) < 0)
                 return -EBADMSG;
-        if (c->events[*slot].python)
-                return python_companion(c, &s);
+        if (c->events[*slot].python) {
+                struct thread *t = thread_get(c, s.pid, s.tid);
+
+                return t ? python_companion(c, t, &s) : -ENOMEM;
+        }
         return handle_parsed_sample(c, &c->events[*slot], &s);
 }
 

@@ -4,21 +4,25 @@
 The default: the cost at its defaults. Real work, each run unprofiled and profiled in
 interleaved pairs (each profiled run against the mean of the unprofiled runs on either side of
 it; the order of the profilers turns each round): a g++ compile of a file of containers and
-regex, `make -j2` of the lower layers of cppd's own sources (gcc -O2), PostgreSQL under pgbench (2 clients; its
-cost is 1/tps), and three loops whose time per event is printed: a toucher of fresh memory
-(`cycles faults`: ns a page fault), a ping-pong of two threads (`pingpong`: ns a round), a loop
-of preads (`cycles syscalls`: ns a call), and with --workloads pyweb a Python web service under
-load (tests/bench/pyweb.py: ns a request; its Python frames read at each sample, or not with the
-mode "python = no"). Profiled by cppd at its defaults (`cpu-time/10,
+regex, `make -j2` of the lower layers of cppd's own sources (gcc -O2), PostgreSQL under pgbench
+(2 clients; its cost is 1/tps), and three loops whose time per event is printed: a toucher of
+fresh memory (`cycles faults`: ns a page fault), a ping-pong of two threads (`pingpong`: ns a
+round), a loop of preads (`cycles syscalls`: ns a call); with --workloads spin, a CPU-bound
+function whose own CPU time is fixed by construction (`cycles spin`: so its CPU figure is the
+profiler's own, cppctl record's, and its wall time the rest); with --workloads pyweb, a Python
+web service under load (tests/bench/pyweb.py: ns a request; its Python frames read at each
+sample, or not with the mode "python = no"). Profiled by cppd at its defaults (`cpu-time/10,
 page-faults/256, context-switches/64`), with `jitter = no`, with `every_event = yes`, by `cppctl
 record` at its defaults, and with --before BUILD by another build's cppd and cppctl record at
-their defaults (--modes picks some of these columns, or the defaults' resources one at a time:
-"cpu-time/10 alone", "page-faults/256 alone", "context-switches/64 alone").
+their defaults (--modes picks some of these columns, or: "record --no-jitter", and the defaults'
+resources one at a time: "cpu-time/10 alone", "page-faults/256 alone", "context-switches/64
+alone").
 Each run is measured in CPU time of the workload and of every process it started (tests/bench/timed
 -c: the cost a profiler adds in the kernel is charged to the program, and CPU time is what other
 load on a shared machine moves least) and in wall time. Printed: each workload's unprofiled
-figure, and per profiler the median slowdown of the pairs with their range, in both; the load
-average before and after.
+figure, and per profiler the median slowdown of the pairs with their range, in both; the
+profiler's own CPU time during each run (cppd's, or cppctl record's less what it started) against
+the workload's; the load average before and after.
 
 --busy: the daemon on a busy machine, beside perf record -a with the same events, in one run.
 A workload loads every CPU with CPU time, page faults and system calls (recursive, process_db
@@ -37,6 +41,7 @@ import argparse
 import glob
 import os
 import re
+import resource
 import signal
 import socket
 import statistics
@@ -129,19 +134,31 @@ class Work:
         self.name, self.unit, self.argv, self.per = name, unit, argv, per
         self.transactions, self.before = transactions, before
 
-    def run(self, prefix, timed, tmp):
+    def run(self, prefix, timed, tmp, daemon=None):
+        """Also returns, third, the profiler's own CPU seconds during the run (DAEMON's, or the
+        prefix's: cppctl record's, less what it started), per event or transaction."""
         t, c = os.path.join(tmp, 'timed'), os.path.join(tmp, 'timed-cpu')
         for f in (t, c):
             if os.path.exists(f):
                 os.unlink(f)
         if self.before:
             self.before()
+        d0 = cpu_of_pid(daemon) if daemon else 0
+        r0 = resource.getrusage(resource.RUSAGE_CHILDREN)
         p = subprocess.run(list(prefix) + [timed, '-c', c, t] + self.argv, stdout=subprocess.PIPE,
                            stderr=subprocess.STDOUT, text=True)
+        r1 = resource.getrusage(resource.RUSAGE_CHILDREN)
         per = self.transactions() if self.transactions else self.per
         if p.returncode != 0 or not os.path.exists(c) or not per:
             sys.exit('bench-daemon: %s failed (%d): %s' % (self.name, p.returncode, p.stdout[-1000:]))
-        return float(open(t).read()) / per, float(open(c).read()) / per
+        cpu = float(open(c).read())
+        if daemon:
+            own = cpu_of_pid(daemon) - d0
+        elif prefix:
+            own = max(0.0, r1.ru_utime + r1.ru_stime - r0.ru_utime - r0.ru_stime - cpu)
+        else:
+            own = 0.0
+        return float(open(t).read()) / per, cpu / per, own / per
 
 
 def workloads(a, build, tmp):
@@ -178,6 +195,11 @@ def workloads(a, build, tmp):
         out.append(Work('python web service, a request', 'ns', ['/usr/bin/python3', os.path.join(REPO, 'tests', 'bench',
                                                                                            'pyweb.py'), str(n)],
                         per=n / 1e9))
+    if 'spin' in names:
+        # Its CPU time is fixed by construction (it spins until its own clock says so): what it
+        # shows is the profiler's own CPU (cppctl record's), and its wall time the rest.
+        ms = 300 if quick else 3000
+        out.append(Work('spin, %g s of CPU' % (ms / 1000), 's', [os.path.join(wl, 'cycles-nofp'), 'spin', str(ms)]))
     if 'events' in names:
         n = 2000 if quick else 20000
         out.append(Work('pingpong, a round', 'ns', [os.path.join(wl, 'pingpong-nofp'), str(n)], per=n / 1e9))
@@ -198,6 +220,9 @@ def cost_at_defaults(a):
         works = workloads(a, a.build, tmp)
         modes = [('defaults', cppd, ''), ('jitter = no', cppd, 'jitter = no'),
                  ('every_event = yes', cppd, 'every_event = yes'), ('cppctl record', None, cppctl),
+                 # cppctl record with fixed periods (only with --modes): what redrawing its clock
+                 # at each overflow costs.
+                 ('record --no-jitter', None, cppctl, '--no-jitter'),
                  # Python frames off (only with --modes): what reading them costs a Python service.
                  ('python = no', cppd, 'python = no'),
                  # The defaults' resources one at a time (only with --modes): which one costs.
@@ -206,35 +231,38 @@ def cost_at_defaults(a):
                  ('context-switches/64 alone', cppd, 'resources = context-switches/64')]
         if not a.modes:
             modes = modes[:4]
+        modes = [m if len(m) == 4 else m + ('',) for m in modes]
         if a.before:
-            modes.append(('before', os.path.join(a.before, 'daemon', 'cppd'), ''))
-            modes.append(('record before', None, os.path.join(a.before, 'client', 'cppctl')))
+            modes.append(('before', os.path.join(a.before, 'daemon', 'cppd'), '', ''))
+            modes.append(('record before', None, os.path.join(a.before, 'client', 'cppctl'), ''))
         if a.modes:
             modes = [m for m in modes if m[0] in a.modes.split(',')]
         load_before = os.getloadavg()
         off = {w.name: [] for w in works}
-        on = {(m[0], w.name, k): [] for m in modes for w in works for k in (0, 1)}
+        on = {(m[0], w.name, k): [] for m in modes for w in works for k in (0, 1, 2)}
 
-        def block(prefix=()):
-            return {w.name: w.run(prefix, timed, tmp) for w in works}
+        def block(prefix=(), daemon=None):
+            return {w.name: w.run(prefix, timed, tmp, daemon) for w in works}
 
         for r in range(rounds):
             order = modes[r % len(modes):] + modes[:r % len(modes)]
             last = block()
-            for name, daemon_bin, extra in order:
+            for name, daemon_bin, extra, opts in order:
                 if daemon_bin:
                     d = Daemon(daemon_bin, tmp, extra)
-                    got = block()
+                    got = block(daemon=d.p.pid)
                     d.stop()
                 else:
                     db = os.path.join(tmp, 'record.db')
-                    got = block([extra, 'record', '-q', '--db', db, '--'])
+                    got = block([extra, 'record', '-q'] + opts.split() + ['--db', db, '--'])
                     os.unlink(db)
                 nxt = block()
                 for w in works:
                     for k in (0, 1):
                         base = (last[w.name][k] + nxt[w.name][k]) / 2
                         on[(name, w.name, k)].append(got[w.name][k] / base - 1)
+                    # The profiler's own CPU, against the workload's unprofiled CPU time.
+                    on[(name, w.name, 2)].append(got[w.name][2] / ((last[w.name][1] + nxt[w.name][1]) / 2))
                     off[w.name].append(last[w.name])
                 last = nxt
         load_after = os.getloadavg()
@@ -262,6 +290,16 @@ def cost_at_defaults(a):
                 line += ' %24s' % ('%+.1f%% [%+.1f, %+.1f]' % (100 * statistics.median(x), 100 * min(x),
                                                                  100 * max(x)))
             print(line)
+    print('\nthe profiler\'s own CPU time during the run (cppd\'s: of the whole machine, other load '
+          'included; cppctl record\'s: less what it started), against the workload\'s unprofiled CPU '
+          'time: median [min, max]')
+    print('%-*s %12s' % (width, 'workload', '') + ''.join(' %24s' % m[0] for m in modes))
+    for w in works:
+        line = '%-*s %12s' % (width, w.name, '')
+        for m in modes:
+            x = on[(m[0], w.name, 2)]
+            line += ' %24s' % ('%.1f%% [%.1f, %.1f]' % (100 * statistics.median(x), 100 * min(x), 100 * max(x)))
+        print(line)
 
 
 def busy_machine(a):

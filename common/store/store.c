@@ -280,6 +280,10 @@ int store_sqlite_open_read(const char *path, int flags, sqlite3 **ret) {
 
         flags |= SQLITE_OPEN_READONLY;
         rc = sqlite3_open_v2(path, &db, flags, NULL);
+        /* A store in rollback-journal mode for a bulk import (store_begin_bulk()) is locked while
+         * the import writes its file: wait for it, as for any writer. */
+        if (rc == SQLITE_OK)
+                sqlite3_busy_timeout(db, STORE_BUSY_TIMEOUT_MS);
         /* SQLite opens lazily: the first read is where a WAL store needs its -shm. */
         if (rc == SQLITE_OK)
                 rc = sqlite3_exec(db, "SELECT 1 FROM sqlite_schema LIMIT 1", NULL, NULL, NULL);

@@ -77,8 +77,8 @@ void store_rollback(struct store *s);
  * such a transaction's, need no journal. The journal is synced in full (a power cut loses the
  * transaction, never the store), and store_commit() or store_rollback() put the store back in
  * WAL mode; a crash leaves the journal, which the next writer (or reader who may write) rolls
- * back, and store_open() for writing puts WAL back. Meanwhile a reader that opens the store waits
- * for the transaction (the busy timeout), as there is nothing for it to see. Returns 1 for such a
+ * back, and store_open() for writing puts WAL back. Once the transaction writes into the file,
+ * a reader that opens the store waits for the commit (the busy timeout). Returns 1 for such a
  * transaction, 0 for an ordinary one (the store has stacks, or another connection has it open),
  * or a negative errno. */
 int store_begin_bulk(struct store *s);

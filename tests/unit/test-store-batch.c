@@ -168,6 +168,37 @@ static void test_rollback(void) {
         ok(write_chains(s, 10, 2, &last) == 0 && store_commit(s) == 0 && last == 11, "written, ids from 1");
 }
 
+/* A reader that opens the store while a bulk import writes its file (holding its exclusive lock)
+ * waits for the commit and sees it, as it would see the last commit in WAL mode. */
+static void test_reader_waits(void) {
+        _cleanup_(store_closep) struct store *r = NULL;
+        int fd[2], status = 0;
+        char c = 0;
+        pid_t pid;
+
+        ok(pipe(fd) == 0, "a pipe");
+        pid = fork();
+        if (pid == 0) {
+                struct store *w = NULL;
+                int64_t last;
+
+                close(fd[0]);
+                if (store_open(path("waited.db"), STORE_WRITE, &w) < 0 || store_set_cache(w, 256 << 10) < 0 ||
+                    store_begin_bulk(w) != 1 || write_chains(w, 20000, 8, &last) < 0 ||
+                    write(fd[1], "w", 1) != 1)
+                        _exit(1);
+                usleep(500 * 1000);
+                _exit(store_commit(w) < 0 ? 1 : 0);
+        }
+        close(fd[1]);
+        ok(pid > 0 && read(fd[0], &c, 1) == 1 && c == 'w', "a child wrote 140,000 nodes, uncommitted");
+        close(fd[0]);
+        ok(store_open(path("waited.db"), STORE_READ, &r) == 0, "a reader opens the store meanwhile");
+        is_int(query_int(r, "SELECT count(*) FROM stack"), 1 + 20000 * 7, "and reads it once committed");
+        ok(waitpid(pid, &status, 0) == pid && WIFEXITED(status) && WEXITSTATUS(status) == 0,
+           "the child committed");
+}
+
 /* A child writes a bulk transaction past its page cache (so that pages reach the file) and is
  * killed before it commits. */
 static void test_interrupted(void) {
@@ -215,6 +246,7 @@ int main(void) {
         test_open_elsewhere();
         test_rollback();
         test_interrupted();
+        test_reader_waits();
         {
                 char cmd[300];
 

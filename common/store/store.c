@@ -603,7 +603,8 @@ int store_begin_bulk(struct store *s) {
         if (rc != SQLITE_OK)
                 return store_errno(s, rc);
         rc = sqlite3_step(st);
-        s->journaled = rc == SQLITE_ROW && strcmp((const char *) sqlite3_column_text(st, 0), "delete") == 0;
+        s->journaled = rc == SQLITE_ROW && sqlite3_column_text(st, 0) &&
+                strcmp((const char *) sqlite3_column_text(st, 0), "delete") == 0;
         sqlite3_finalize(st);
         if ((rc & 0xff) == SQLITE_BUSY || (rc & 0xff) == SQLITE_LOCKED || (rc == SQLITE_ROW && !s->journaled))
                 return store_begin(s);

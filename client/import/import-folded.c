@@ -3,13 +3,17 @@
  * the store exactly as it was.
  *
  * A file may hold millions of distinct stacks, tens of millions of trie nodes: more than memory
- * should hold, as ids or as text. So the lines are read into stacks of frame ids, the functions
- * and frames found or added as they come (a few thousand distinct names, cached by the store),
- * and sorted and summed in bounded memory (stack-sort.c). In that order the trie is written
- * keeping only the path to the last stack: a stack shares a prefix with the one before it, and
- * below a node this import added there can be no node it has not added, so only the children of
- * nodes that were there before are looked up, and a node's children go in one after another,
- * at the end of the stack table and its index. Each distinct stack is one sample row. */
+ * should hold, as ids or as text. So the lines are read (a mebibyte at a time, split where they
+ * lie) into stacks of frame ids, the functions and frames found or added as they come (a few
+ * thousand distinct names: each is interned once and its frame id kept by the name's dense id,
+ * so that a frame of a line costs one hash lookup, where the store's caches take three), and
+ * sorted and summed in bounded memory (stack-sort.c). In that order the trie is written keeping
+ * only the path to the last stack: a stack shares a prefix with the one before it, and below a
+ * node this import added there can be no node it has not added, so only the children of nodes
+ * that were there before are looked up, and a node's children go in one after another, at the
+ * end of the stack table and its index. Each distinct stack is one sample row. Into a new store
+ * the transaction writes the file in place (store_begin_bulk()): each page once, not to the log
+ * and again at the checkpoint. */
 #include "import-folded.h"
 
 #include <assert.h>
@@ -22,7 +26,9 @@
 #include <time.h>
 
 #include "folded.h"
+#include "grow.h"
 #include "log.h"
+#include "name-table.h"
 #include "read-line.h"
 #include "report.h"
 #include "resource.h"
@@ -47,6 +53,9 @@ struct import_state {
         uint64_t lines, samples, stacks;
         uint64_t gticks; /* the resource's in the store, this file's lines included */
         char name[FOLDED_MAX_NAME + 1];
+        struct name_table *names; /* the file's frame names */
+        uint32_t *frame_ids;      /* by name id: the frame's id in the store */
+        size_t n_frame_ids, cap_frame_ids;
         struct folded_frame frames[FOLDED_MAX_FRAMES];
         uint32_t ids[FOLDED_MAX_FRAMES]; /* the frame ids of the line */
         /* Writing: the last stack written, its frame ids and its nodes' ids, and whether each node
@@ -56,21 +65,50 @@ struct import_state {
         size_t path_n;
 };
 
+static void import_state_freep(struct import_state **p) {
+        if (*p)
+                free((*p)->frame_ids);
+        free(*p);
+}
+
+/* Sets *RET to the store's id of the frame named by F, found or added. Returns 0 or a negative
+ * errno. */
+static int frame_id(struct import_state *st, const struct folded_frame *f, uint32_t *ret) {
+        int64_t name, fn, frame;
+        int r;
+
+        name = name_table_intern(st->names, f->name, f->len);
+        if (name < 0)
+                return (int) name;
+        if ((size_t) name < st->n_frame_ids) {
+                *ret = st->frame_ids[name];
+                return 0;
+        }
+        assert((size_t) name == st->n_frame_ids); /* ids count up from 0 */
+        r = GROW(st->frame_ids, st->cap_frame_ids, st->n_frame_ids + 1);
+        if (r < 0)
+                return r;
+        memcpy(st->name, f->name, f->len);
+        st->name[f->len] = '\0';
+        r = store_function_id(st->store, st->name, 0, false, &fn);
+        if (r >= 0)
+                r = store_frame_id(st->store, fn, -1, NULL, 0, false, &frame);
+        if (r < 0)
+                return r;
+        st->frame_ids[st->n_frame_ids++] = (uint32_t) frame; /* the store's ids fit in 32 bits */
+        *ret = (uint32_t) frame;
+        return 0;
+}
+
 /* Adds one parsed line of N frames to the stacks to sort. Returns 0 or a negative errno, logged. */
 static int import_stack(struct import_state *st, const struct import_folded_args *a, size_t n,
                         uint64_t count) {
-        int64_t fn, frame;
         int r;
 
         for (size_t i = 0; i < n; i++) {
-                memcpy(st->name, st->frames[i].name, st->frames[i].len);
-                st->name[st->frames[i].len] = '\0';
-                r = store_function_id(st->store, st->name, 0, false, &fn);
-                if (r >= 0)
-                        r = store_frame_id(st->store, fn, -1, NULL, 0, false, &frame);
+                r = frame_id(st, &st->frames[i], &st->ids[i]);
                 if (r < 0)
                         return log_store_error(r, a->db, st->store);
-                st->ids[i] = (uint32_t) frame; /* the store's ids fit in 32 bits */
         }
         r = stack_sort_add(st->sort, st->ids, n, count);
         if (r < 0)
@@ -134,13 +172,16 @@ static int write_stacks(struct import_state *st, const struct import_folded_args
 }
 
 static int import_file(struct import_state *st, const struct import_folded_args *a, FILE *f) {
-        _cleanup_free_ char *line = NULL;
-        size_t cap = 0, n_frames;
+        _cleanup_(line_reader_freep) struct line_reader *reader = line_reader_new(f, READ_LINE_MAX);
+        const char *line;
+        size_t n_frames;
         uint64_t count, gticks;
         ssize_t len;
         int r;
 
-        while ((len = read_line(f, READ_LINE_MAX, &line, &cap)) > 0) {
+        if (!reader)
+                return log_error_errno(ENOMEM, "Out of memory");
+        while ((len = line_reader_next(reader, &line)) > 0) {
                 st->lines++;
                 r = folded_parse_line(line, len, st->frames, &n_frames, &count);
                 if (r == -E2BIG)
@@ -184,7 +225,7 @@ static int import_file(struct import_state *st, const struct import_folded_args 
                                        st->lines + 1, READ_LINE_MAX);
         if (len == -ENOMEM)
                 return log_error_errno(ENOMEM, "Out of memory");
-        if (len < 0 || ferror(f))
+        if (len < 0)
                 return log_error_errno(errno ?: EIO, "%s: read failed: %m", a->file);
         return 0;
 }
@@ -192,7 +233,8 @@ static int import_file(struct import_state *st, const struct import_folded_args 
 int import_folded(const struct import_folded_args *a) {
         _cleanup_(store_closep) struct store *s = NULL;
         _cleanup_(stack_sort_freep) struct stack_sort *sort = NULL;
-        _cleanup_free_ struct import_state *st = NULL;
+        _cleanup_(name_table_freep) struct name_table *names = NULL;
+        _cleanup_(import_state_freep) struct import_state *st = NULL;
         _cleanup_free_ char *base = NULL;
         _cleanup_fclose_ FILE *f = NULL;
         const struct resource *known;
@@ -221,18 +263,20 @@ int import_folded(const struct import_folded_args *a) {
 
         st = calloc(1, sizeof *st);
         sort = stack_sort_new(IMPORT_SORT_MEMORY);
+        names = name_table_new();
         base = strdup(a->file);
-        if (!st || !sort || !base) {
+        if (!st || !sort || !names || !base) {
                 log_error_errno(ENOMEM, "Out of memory");
                 return EXIT_FAILURE_;
         }
         st->store = s;
         st->sort = sort;
+        st->names = names;
         st->bucket = now - now % IMPORT_BUCKET_SECONDS;
 
         r = store_set_cache(s, IMPORT_CACHE_MEMORY);
         if (r >= 0)
-                r = store_begin(s);
+                r = store_begin_bulk(s);
         if (r < 0)
                 return exit_status(log_store_error(r, a->db, s));
         r = store_add_run(s,

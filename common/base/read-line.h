@@ -6,6 +6,8 @@
 #include <sys/stat.h>
 #include <sys/types.h>
 
+#include "cleanup.h"
+
 /* The longest line any reader of text from outside accepts (folded stacks, shell scripts), a
  * bound against garbage that still has room for deep stacks of long C++ names. */
 #define READ_LINE_MAX (16u * 1024 * 1024)
@@ -16,6 +18,23 @@
  * of F, -E2BIG as soon as the line is longer than MAX bytes (the rest of it is not read), -EIO
  * if reading failed (errno is kept), -ENOMEM. */
 ssize_t read_line(FILE *f, size_t max, char **line, size_t *cap);
+
+/* read_line() for files of millions of lines (imports): a buffer of its own, filled by the
+ * mebibyte and searched for newlines with memchr(), where read_line() takes a character at a
+ * time and copies it. */
+struct line_reader;
+
+/* Reads lines of F (which stays the caller's) of at most MAX bytes. NULL: no memory. */
+struct line_reader *line_reader_new(FILE *f, size_t max);
+struct line_reader *line_reader_free(struct line_reader *r);
+DEFINE_CLEANUP(struct line_reader *, line_reader_free);
+
+/* Points *ret at the next line, its newline included if it has one, valid until the next call;
+ * it is not NUL-terminated, and NUL bytes inside it are kept. Returns the line's length in bytes,
+ * 0 at the end of the file, -E2BIG when the line is longer than MAX bytes (with at most a buffer
+ * of the file past MAX read), -EIO if reading failed (errno is kept), -ENOMEM; once it has
+ * failed, it fails again. The buffer never holds more than MAX + 1 MiB. */
+ssize_t line_reader_next(struct line_reader *r, const char **ret);
 
 /* Reads FD to its end (whatever its size said: a file may be written meanwhile), at most MAX
  * bytes, into *ret (malloc()ed with room for MAX + 1 bytes and NUL-terminated; the caller frees

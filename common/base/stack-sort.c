@@ -5,7 +5,11 @@
  *
  * A stack is a record of 32-bit words, [n][count low][count high][id 1]...[id n], appended to one
  * buffer. When the buffer holds its share of the memory, the records are sorted through an index
- * of (first two ids, offset) pairs, so that most comparisons read the index alone, and written
+ * of 16-byte entries: the offset, and as many of the first ids as fit in 96 bits at the width of
+ * the run's largest id (6 ids of up to 13 bits), packed so that comparing the integers compares
+ * the ids in order. Stacks share their first frames (all start at main, and a few dozen frames
+ * follow it): with two ids, as the index held before, most comparisons went on to the records,
+ * two cache misses each in a buffer of 32 MiB. The records are then written
  * to the temporary file as a run, equal stacks summed. The stacks are read back in order from
  * the buffer alone when nothing was spilled, else by merging the runs through a heap of readers,
  * each with a buffer of its own that holds at least one record. Operations: many adds, then one
@@ -31,8 +35,9 @@
 #define READER_WORDS (2 * RECORD_MAX_WORDS)
 
 struct entry {
-        uint64_t head; /* the first id in the high half, the second (0 if none) in the low */
-        size_t off;    /* of the record in the buffer, in words */
+        uint64_t head;  /* the first ids, packed (sort_buffer()); 0 past the stack's end */
+        uint32_t head2; /* the ids after those, likewise */
+        uint32_t off;   /* of the record in the buffer, in words (max_buf fits) */
 };
 
 struct reader {
@@ -44,6 +49,7 @@ struct reader {
 struct stack_sort {
         uint32_t *buf;                  /* the records of the run being collected */
         size_t n_buf, cap_buf, max_buf; /* in words */
+        uint32_t max_id;                /* the largest id in the buffer */
         struct entry *index;
         size_t n_index, cap_index;
         uint64_t added;
@@ -79,7 +85,9 @@ static int entry_compare(const void *x, const void *y, void *userdata) {
 
         if (a->head != b->head)
                 return a->head < b->head ? -1 : 1;
-        return record_compare(buf + a->off, buf + b->off);
+        if (a->head2 != b->head2)
+                return a->head2 < b->head2 ? -1 : 1;
+        return record_compare(buf + a->off, buf + b->off); /* the same first ids */
 }
 
 struct stack_sort *stack_sort_new(size_t memory) {
@@ -91,6 +99,8 @@ struct stack_sort *stack_sort_new(size_t memory) {
         s->max_buf = memory / 2 / sizeof(uint32_t);
         if (s->max_buf < RECORD_MAX_WORDS)
                 s->max_buf = RECORD_MAX_WORDS;
+        if (s->max_buf > UINT32_MAX)
+                s->max_buf = UINT32_MAX; /* an entry's offset is 32 bits */
         s->fd = -1;
         return s;
 }
@@ -149,9 +159,30 @@ static int write_all(int fd, const void *p, size_t size, off_t *pos) {
         return 0;
 }
 
+/* Packs ids FROM..FROM + K of the record at REC into K fields of W bits, the first highest, 0
+ * past the record's end: a shorter stack sorts first, as in record_compare(), which orders what
+ * ties (an id 0, were there one, ties with the end). */
+static uint64_t pack_ids(const uint32_t *rec, size_t from, unsigned k, unsigned w) {
+        uint64_t v = 0;
+
+        for (size_t i = from; i < from + k; i++)
+                v = v << w | (i < rec[0] ? rec[HEADER_WORDS + i] : 0);
+        return v;
+}
+
 static void sort_buffer(struct stack_sort *s) {
-        if (s->n_index > 0) /* an empty buffer has no index yet: qsort_r() wants one all the same */
-                qsort_r(s->index, s->n_index, sizeof *s->index, entry_compare, s->buf);
+        unsigned w = s->max_id ? 32 - (unsigned) __builtin_clz(s->max_id) : 1;
+        unsigned k = 64 / w, k2 = 32 / w;
+
+        if (s->n_index == 0) /* an empty buffer has no index yet: qsort_r() wants one all the same */
+                return;
+        for (size_t i = 0; i < s->n_index; i++) {
+                const uint32_t *rec = s->buf + s->index[i].off;
+
+                s->index[i].head = pack_ids(rec, 0, k, w);
+                s->index[i].head2 = (uint32_t) pack_ids(rec, k, k2, w);
+        }
+        qsort_r(s->index, s->n_index, sizeof *s->index, entry_compare, s->buf);
 }
 
 /* Sorts the buffer and appends it to the file as a run, equal stacks summed; empties the buffer. */
@@ -201,6 +232,7 @@ static int spill(struct stack_sort *s) {
                 return r;
         s->runs[s->n_runs++] = pos;
         s->n_buf = s->n_index = 0;
+        s->max_id = 0;
         return 0;
 }
 
@@ -227,10 +259,9 @@ int stack_sort_add(struct stack_sort *s, const uint32_t *ids, size_t n, uint64_t
         rec[1] = (uint32_t) count;
         rec[2] = (uint32_t) (count >> 32);
         memcpy(rec + HEADER_WORDS, ids, n * sizeof *ids);
-        s->index[s->n_index++] = (struct entry) {
-                .head = (uint64_t) ids[0] << 32 | (n > 1 ? ids[1] : 0),
-                .off = s->n_buf,
-        };
+        s->index[s->n_index++] = (struct entry) { .off = (uint32_t) s->n_buf };
+        for (size_t i = 0; i < n; i++)
+                s->max_id = MAX(s->max_id, ids[i]);
         s->n_buf += words;
         s->added++;
         return 0;

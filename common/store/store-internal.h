@@ -41,6 +41,7 @@ struct store {
         enum store_mode mode;
         unsigned version;
         bool in_transaction;
+        bool journaled;  /* store_begin_bulk(): in rollback-journal mode until the end */
         char error[512]; /* the last SQLite message */
         sqlite3_stmt *stmts[_STMT_MAX];
 
@@ -80,6 +81,10 @@ int store_bind_text(sqlite3_stmt *st, int i, const char *text);
 /* Whether PATH's write-ahead log holds anything: frames a reader must see through the -shm
  * index, which only someone who may write beside the store can make. */
 bool store_wal_has_frames(const char *path);
+/* Whether PATH has a rollback journal with anything in it (store_begin_bulk() interrupted): the
+ * file's pages are then not all the store's, until someone who may write beside it rolls the
+ * journal back. */
+bool store_journal_is_hot(const char *path);
 /* PATH as an SQLite URI with "?immutable=1", every byte outside [A-Za-z0-9/._~-] escaped; and
  * PATH as a connection with URIs on takes it as a file name ("file:x" becomes "./file:x").
  * Both malloc()ed, or NULL: no memory. */

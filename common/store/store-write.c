@@ -891,7 +891,7 @@ int store_merge(struct store *s, const char *path, struct store_merge_stats *ret
         /* A store we may read but not write beside (as store_sqlite_open_read() finds): with
          * nothing in its write-ahead log, attach the file itself, immutable. */
         if ((r == -EROFS || r == -EACCES || r == -ENOENT) && access(path, R_OK) == 0 &&
-            !store_wal_has_frames(path)) {
+            !store_wal_has_frames(path) && !store_journal_is_hot(path)) {
                 uri = store_immutable_uri(path);
                 if (!uri)
                         return -ENOMEM;

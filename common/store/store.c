@@ -235,6 +235,15 @@ bool store_wal_has_frames(const char *path) {
         return stat(wal, &st) == 0 && st.st_size > 0;
 }
 
+bool store_journal_is_hot(const char *path) {
+        _cleanup_free_ char *journal = NULL;
+        struct stat st;
+
+        if (asprintf(&journal, "%s-journal", path) < 0)
+                return true; /* no memory: do not guess that there is none */
+        return stat(journal, &st) == 0 && st.st_size > 0;
+}
+
 char *store_plain_path(const char *path) {
         char *p;
 
@@ -271,11 +280,15 @@ int store_sqlite_open_read(const char *path, int flags, sqlite3 **ret) {
 
         flags |= SQLITE_OPEN_READONLY;
         rc = sqlite3_open_v2(path, &db, flags, NULL);
+        /* A store in rollback-journal mode for a bulk import (store_begin_bulk()) is locked while
+         * the import writes its file: wait for it, as for any writer. */
+        if (rc == SQLITE_OK)
+                sqlite3_busy_timeout(db, STORE_BUSY_TIMEOUT_MS);
         /* SQLite opens lazily: the first read is where a WAL store needs its -shm. */
         if (rc == SQLITE_OK)
                 rc = sqlite3_exec(db, "SELECT 1 FROM sqlite_schema LIMIT 1", NULL, NULL, NULL);
         if (rc == SQLITE_OK || ((rc & 0xff) != SQLITE_READONLY && (rc & 0xff) != SQLITE_CANTOPEN) ||
-            access(path, R_OK) < 0 || store_wal_has_frames(path)) {
+            access(path, R_OK) < 0 || store_wal_has_frames(path) || store_journal_is_hot(path)) {
                 *ret = db;
                 return rc;
         }
@@ -347,6 +360,16 @@ int store_open(const char *path, enum store_mode mode, struct store **ret) {
                         "changes that only a reader who may write beside the store can see (start its writer, "
                         "or read as its owner)",
                         path);
+                return r == -ENOENT ? -EROFS : r;
+        }
+        if (r != SQLITE_OK && mode == STORE_READ && s->db && store_journal_is_hot(path) &&
+            ((r & 0xff) == SQLITE_READONLY || (r & 0xff) == SQLITE_CANTOPEN)) {
+                r = store_errno(s, r);
+                snprintf(s->error, sizeof s->error,
+                         "cannot be read from here: a write to it was interrupted, and its journal "
+                         "(%s-journal) must be rolled back by a reader who may write beside the store "
+                         "(start its writer, or read as its owner)",
+                         path);
                 return r == -ENOENT ? -EROFS : r;
         }
         if (r != SQLITE_OK)
@@ -537,6 +560,17 @@ int store_check(struct store *s) {
         return r;
 }
 
+/* After store_begin_bulk()'s transaction: back to WAL mode, as store_open() left the store. Where
+ * that fails (a reader has come meanwhile and holds its lock past the busy timeout), the store
+ * stays in rollback-journal mode, whole and readable, until its next writer's store_open(). */
+static void store_back_to_wal(struct store *s) {
+        if (!s->journaled)
+                return;
+        s->journaled = false;
+        (void) sqlite3_exec(s->db, "PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL", NULL, NULL,
+                            NULL);
+}
+
 int store_begin(struct store *s) {
         int r;
 
@@ -549,6 +583,43 @@ int store_begin(struct store *s) {
         return 0;
 }
 
+int store_begin_bulk(struct store *s) {
+        int64_t has_stacks;
+        sqlite3_stmt *st;
+        int rc, r;
+
+        if (s->mode != STORE_WRITE)
+                return -EROFS;
+        r = store_query_int(s, "SELECT EXISTS (SELECT 1 FROM stack)", &has_stacks);
+        if (r < 0)
+                return r;
+        if (has_stacks)
+                return store_begin(s);
+        /* Leaving WAL mode takes the file's exclusive lock at once, without the busy handler: it
+         * fails while another connection has the store open, however idle. A connection that
+         * comes between here and BEGIN finds a store in rollback-journal mode, which it reads and
+         * writes as well: only the waiting of readers differs. */
+        rc = sqlite3_prepare_v2(s->db, "PRAGMA journal_mode = DELETE", -1, &st, NULL);
+        if (rc != SQLITE_OK)
+                return store_errno(s, rc);
+        rc = sqlite3_step(st);
+        s->journaled = rc == SQLITE_ROW && sqlite3_column_text(st, 0) &&
+                strcmp((const char *) sqlite3_column_text(st, 0), "delete") == 0;
+        sqlite3_finalize(st);
+        if ((rc & 0xff) == SQLITE_BUSY || (rc & 0xff) == SQLITE_LOCKED || (rc == SQLITE_ROW && !s->journaled))
+                return store_begin(s);
+        if (rc != SQLITE_ROW)
+                return store_errno(s, rc);
+        r = store_exec(s, "PRAGMA synchronous = FULL");
+        if (r >= 0)
+                r = store_begin(s);
+        if (r < 0) {
+                store_back_to_wal(s);
+                return r;
+        }
+        return 1;
+}
+
 int store_commit(struct store *s) {
         int r = store_exec(s, "COMMIT");
 
@@ -557,12 +628,14 @@ int store_commit(struct store *s) {
                 return r;
         }
         s->in_transaction = false;
+        store_back_to_wal(s);
         return 0;
 }
 
 void store_rollback(struct store *s) {
         sqlite3_exec(s->db, "ROLLBACK", NULL, NULL, NULL);
         s->in_transaction = false;
+        store_back_to_wal(s);
         /* Ids handed out in the transaction no longer exist. The name strings may stay. */
         store_forget_caches(s);
 }

@@ -70,6 +70,19 @@ int store_begin(struct store *s);
 int store_commit(struct store *s);
 void store_rollback(struct store *s);
 
+/* store_begin() for a transaction that adds millions of rows to a store that holds no stacks yet
+ * and that no other connection has open (an import into a new store): the transaction writes the
+ * store's file in place, with a rollback journal, where a WAL transaction writes every page twice
+ * (to the log, then to the file at the checkpoint). Pages past the file's end, all but a few of
+ * such a transaction's, need no journal. The journal is synced in full (a power cut loses the
+ * transaction, never the store), and store_commit() or store_rollback() put the store back in
+ * WAL mode; a crash leaves the journal, which the next writer (or reader who may write) rolls
+ * back, and store_open() for writing puts WAL back. Once the transaction writes into the file,
+ * a reader that opens the store waits for the commit (the busy timeout). Returns 1 for such a
+ * transaction, 0 for an ordinary one (the store has stacks, or another connection has it open),
+ * or a negative errno. */
+int store_begin_bulk(struct store *s);
+
 /* ---- writing (store-write.c); all inside a transaction ---- */
 
 struct store_run {

@@ -37,6 +37,86 @@ static void test_bound(void) {
         ok(ftell(f) <= 1001, "and the rest of the line was not read");
 }
 
+static void test_line_reader(void) {
+        static const char text[] = "one\nt\0o\n\nlast";
+        _cleanup_fclose_ FILE *f = fmemopen((void *) text, sizeof text - 1, "r");
+        _cleanup_(line_reader_freep) struct line_reader *r = line_reader_new(f, 16);
+        const char *line;
+
+        ok(line_reader_next(r, &line) == 4 && memcmp(line, "one\n", 4) == 0,
+           "reader: a line with its newline");
+        ok(line_reader_next(r, &line) == 4 && memcmp(line, "t\0o\n", 4) == 0, "reader: a NUL byte is kept");
+        ok(line_reader_next(r, &line) == 1 && line[0] == '\n', "reader: an empty line");
+        ok(line_reader_next(r, &line) == 4 && memcmp(line, "last", 4) == 0,
+           "reader: the last line, without a newline");
+        ok(line_reader_next(r, &line) == 0, "reader: then the end");
+        ok(line_reader_next(r, &line) == 0, "reader: and the end again");
+}
+
+static void test_line_reader_bound(void) {
+        size_t size = 4 << 20;
+        _cleanup_free_ char *zeros = calloc(1, size);
+        _cleanup_fclose_ FILE *f = fmemopen(zeros, size, "r");
+        _cleanup_(line_reader_freep) struct line_reader *r = line_reader_new(f, 1000);
+        _cleanup_fclose_ FILE *g = NULL;
+        _cleanup_(line_reader_freep) struct line_reader *q = NULL;
+        const char *line;
+        long at;
+
+        ok(line_reader_next(r, &line) == -E2BIG, "reader: a line past the bound: -E2BIG");
+        at = ftell(f);
+        ok(at <= 1000 + (1 << 20), "reader: at most a chunk past the bound was read (%ld bytes)", at);
+        ok(line_reader_next(r, &line) == -E2BIG, "reader: and it fails again");
+
+        /* Exactly MAX bytes with the newline is a line; one more is not. */
+        memset(zeros, 'x', size);
+        zeros[999] = '\n';
+        zeros[2000] = '\n';
+        g = fmemopen(zeros, 2001, "r");
+        q = line_reader_new(g, 1000);
+        ok(line_reader_next(q, &line) == 1000, "reader: a line of MAX bytes, its newline included");
+        ok(line_reader_next(q, &line) == -E2BIG, "reader: one of MAX + 1: -E2BIG");
+}
+
+/* Lines of random lengths, some past the reader's chunk (1 MiB) so that they straddle refills
+ * and grow its buffer, read alike by line_reader_next() and read_line(). */
+static void test_line_reader_random(void) {
+        size_t size = 6 << 20, n = 0, lines = 0, same = 0, longest = 0;
+        _cleanup_free_ char *text = malloc(size), *copy = NULL;
+        _cleanup_fclose_ FILE *f = NULL, *g = NULL;
+        _cleanup_(line_reader_freep) struct line_reader *r = NULL;
+        size_t cap = 0;
+        unsigned seed = 27;
+
+        while (n < size) {
+                size_t len = rand_r(&seed) % 64 == 0 ? (size_t) rand_r(&seed) % (3 << 20) :
+                                                       (size_t) rand_r(&seed) % 200;
+
+                for (size_t i = 0; i < len && n < size; i++)
+                        text[n++] = (char) ('a' + rand_r(&seed) % 26);
+                if (n < size)
+                        text[n++] = '\n';
+        }
+        f = fmemopen(text, size, "r");
+        g = fmemopen(text, size, "r");
+        r = line_reader_new(f, 4 << 20);
+        for (;;) {
+                const char *line;
+                ssize_t a = line_reader_next(r, &line), b = read_line(g, 4 << 20, &copy, &cap);
+
+                if (a != b || (a > 0 && memcmp(line, copy, a) != 0))
+                        break;
+                if (a <= 0) {
+                        same = 1;
+                        break;
+                }
+                lines++;
+                longest = MAX(longest, (size_t) a);
+        }
+        ok(same && lines > 100 && longest > (1 << 20),
+           "reader: %zu random lines (the longest %zu bytes) read as read_line() reads them", lines, longest);
+}
+
 /* read_all() on a pipe holding SIZE bytes of 'x', bounded at MAX. */
 static ssize_t read_pipe(size_t size, size_t max, char **ret) {
         int fd[2];
@@ -142,6 +222,9 @@ int main(void) {
         test_read_line();
         test_read_open();
         test_bound();
+        test_line_reader();
+        test_line_reader_bound();
+        test_line_reader_random();
         test_read_all();
         test_perf_map();
         return tap_done();

@@ -83,6 +83,20 @@ static void test_random(void) {
         check(m, N, 64 << 20, "in memory");
         check(m, N, 64 << 10, "spilled to runs");
         check(m, 0, 64 << 10, "nothing");
+
+        /* ids of 32 bits, so that the index holds 3 of them (2 + 1) */
+        for (size_t i = 0; i < N; i++)
+                for (size_t j = 0; j < m[i].n; j++)
+                        m[i].ids[j] = (uint32_t) (rng() % 4) * UINT32_C(0x55555555);
+        check(m, N, 64 << 20, "ids of 32 bits, in memory");
+        check(m, N, 64 << 10, "ids of 32 bits, spilled to runs");
+
+        /* ids of 13 bits (6 in the index) under prefixes of 7 that few stacks share */
+        for (size_t i = 0; i < N; i++)
+                for (size_t j = 0; j < m[i].n; j++)
+                        m[i].ids[j] = j < 7 ? 4000 + (uint32_t) (rng() % 2) : 1 + (uint32_t) (rng() % 8000);
+        check(m, N, 64 << 20, "ids of 13 bits, in memory");
+        check(m, N, 64 << 10, "ids of 13 bits, spilled to runs");
 }
 
 static void test_by_hand(void) {

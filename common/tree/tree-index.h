@@ -143,7 +143,9 @@ void tree_index_seal(void *data, size_t size);
 
 /* Lets go of the pages of a mapped index that a walk has passed (they stay in the page cache,
  * and come back on the next read): a walk over scattered nodes of a big index calls it now and
- * then, so that its memory stays its own. Does nothing to a built index. */
+ * then, so that its memory stays its own. Does nothing to a built index, nor to a mapped one of
+ * TREE_INDEX_TRIM_MIN bytes or less, which may stay mapped whole. */
+#define TREE_INDEX_TRIM_MIN (32u << 20)
 void tree_index_trim(const struct tree_index *x);
 
 struct tree_index *tree_index_free(struct tree_index *x);

@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/mman.h>
 #include <unistd.h>
 
 #include "folded-tree.h"
@@ -397,7 +398,8 @@ static void test_in_file(void) {
                    memcmp(a->function_hits, b->function_hits, by_name) == 0 &&
                    memcmp(a->body_hits, b->body_hits, by_name) == 0,
            "nodes, node lists and hits by name byte for byte the same");
-        tree_index_trim(b);
+        /* What tree_index_trim() does to an index past TREE_INDEX_TRIM_MIN. */
+        (void) madvise(b->map, b->map_size, MADV_DONTNEED);
         ok(same_up_views(a, b, 0.001), "every upward view the same, read back after its pages went");
         {
                 char head[sizeof before];

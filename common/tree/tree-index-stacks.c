@@ -7,7 +7,7 @@
  * are its weight less its children's, and its children are pushed sorted by name, descending, so
  * that the first name is popped first. Memory is the walk's stack: the children not yet visited
  * of each node on the path, a few thousand entries, however big the index; a mapped index is let
- * go of now and then (tree_index_trim()), so the walk keeps a window of it mapped. */
+ * go of as the walk goes (tree_index_touch()), so the walk keeps a window of it mapped. */
 #include "tree-index.h"
 
 #include <errno.h>
@@ -15,10 +15,6 @@
 #include <string.h>
 
 #include "grow.h"
-
-/* Nodes read between two tree_index_trim()s: each may map up to 2 MiB of the file around it (a
- * large folio of the page cache), see callpath.c. */
-#define TRIM_NODES 64
 
 struct pending {
         uint32_t node;
@@ -41,7 +37,8 @@ int tree_index_each_stack(const struct tree_index *x,
                           void *userdata) {
         _cleanup_free_ struct pending *stack = NULL;
         _cleanup_free_ uint32_t *path = NULL;
-        size_t n = 0, cap = 0, reads = 0;
+        struct tree_index_window window = {};
+        size_t n = 0, cap = 0;
         int r;
 
         path = malloc(((size_t) x->max_depth + 1) * sizeof *path);
@@ -62,8 +59,7 @@ int tree_index_each_stack(const struct tree_index *x,
                         if (size == 0 || size > end - c || x->nodes[c].name >= x->n_names ||
                             p.depth >= x->max_depth)
                                 return -EBADMSG;
-                        if (++reads % TRIM_NODES == 0)
-                                tree_index_trim(x);
+                        tree_index_touch(x, &window, c);
                         if (GROW(stack, cap, n + k + 1) < 0)
                                 return -ENOMEM;
                         stack[n + k] = (struct pending) { .node = c, .depth = p.depth + 1 };

@@ -87,6 +87,31 @@ static int index_tree(struct query_args *q) {
         return query_output_close(q, out, r);
 }
 
+/* Several resources in a format that holds several, from their indexes walked (speedscope). */
+static int indexes_tree(struct query_args *q) {
+        _cleanup_free_ struct view_data *v = NULL;
+        _cleanup_free_ const struct tree_index **xs = NULL;
+        size_t n = 0;
+        FILE *out;
+        int r;
+
+        r = query_load_indexes(q, &v, &n);
+        if (r < 0)
+                return exit_status(r);
+        xs = calloc(n, sizeof *xs);
+        if (!xs)
+                r = log_error_errno(ENOMEM, "Out of memory");
+        else if ((out = query_output(q))) {
+                for (size_t i = 0; i < n; i++)
+                        xs[i] = v[i].index;
+                r = query_output_close(q, out, q->format->trees_index(out, xs, n));
+        } else
+                r = EXIT_FAILURE_;
+        for (size_t i = 0; i < n; i++)
+                view_data_done(&v[i]);
+        return r < 0 ? exit_status(r) : r;
+}
+
 /* The whole of tree and export: NAME renders the sample tree in FORMAT (NULL: text, at the
  * threshold; else with everything) unless --format says. */
 static int tree_command(int argc, char **argv, const char *name, const char *usage,
@@ -131,6 +156,8 @@ static int tree_command(int argc, char **argv, const char *name, const char *usa
                 return dot_tree(&q);
         if (q.format->tree_index && !(q.resources && q.resources[1]))
                 return index_tree(&q);
+        if (q.format->trees_index)
+                return indexes_tree(&q);
         r = query_load_many(&q, &names, &trees, &n);
         if (r < 0)
                 return exit_status(r);

@@ -22,10 +22,15 @@
 
 #define LEAVING (UINT32_C(1) << 31) /* in pending.depth: the node's subtree is done */
 
+/* A node's weight and name are kept beside it, so that sorting siblings reads no node again: the
+ * children of an inverted tree's root lie all over the index, and reading them again for the
+ * sort's comparisons would map the whole file back. */
 struct pending {
         uint32_t node;
         uint32_t depth;  /* the root's is 0; | LEAVING */
         uint64_t offset; /* hits drawn before it at its depth, under its parent */
+        uint64_t weight;
+        uint32_t name;
 };
 
 /* qsort() has no context argument in C11. */
@@ -33,8 +38,7 @@ static _Thread_local const struct tree_index *sorting;
 
 /* Lightest first, ties by name descending: the reverse of the drawing order, for a stack. */
 static int drawn_last_first(const void *a, const void *b) {
-        const struct tree_index_node *x = &sorting->nodes[((const struct pending *) a)->node];
-        const struct tree_index_node *y = &sorting->nodes[((const struct pending *) b)->node];
+        const struct pending *x = a, *y = b;
 
         if (x->weight != y->weight)
                 return x->weight < y->weight ? -1 : 1;
@@ -70,6 +74,7 @@ int tree_index_each_drawn(const struct tree_index *x,
                                 return r;
                         continue;
                 }
+                tree_index_touch(x, &window, p.node);
                 if (depth > 0)
                         path[depth - 1] = x->nodes[p.node].name;
                 end = p.node + tree_index_size(x, p.node);
@@ -87,7 +92,12 @@ int tree_index_each_drawn(const struct tree_index *x,
                         tree_index_touch(x, &window, c);
                         if (GROW(stack, cap, first + k + 1) < 0)
                                 return -ENOMEM;
-                        stack[first + k] = (struct pending) { .node = c, .depth = depth + 1 };
+                        stack[first + k] = (struct pending) {
+                                .node = c,
+                                .depth = depth + 1,
+                                .weight = x->nodes[c].weight,
+                                .name = x->nodes[c].name,
+                        };
                         below += x->nodes[c].weight;
                 }
                 if (below > x->nodes[p.node].weight)
@@ -111,7 +121,7 @@ int tree_index_each_drawn(const struct tree_index *x,
                 offset = p.offset;
                 for (size_t i = first + k; i > first; i--) {
                         stack[i - 1].offset = offset;
-                        offset += x->nodes[stack[i - 1].node].weight;
+                        offset += stack[i - 1].weight;
                 }
                 n = first + k;
         }

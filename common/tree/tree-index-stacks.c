@@ -16,17 +16,19 @@
 
 #include "grow.h"
 
+/* A node's name is kept beside it, so that sorting siblings reads no node again (and maps back
+ * the pages let go of: an inverted tree's root has thousands of children all over the index). */
 struct pending {
         uint32_t node;
         uint32_t depth; /* the root's is 0 */
+        uint32_t name;
 };
 
 /* qsort() has no context argument in C11. */
 static _Thread_local const struct tree_index *sorting;
 
 static int name_cmp_desc(const void *a, const void *b) {
-        const struct tree_index_node *x = &sorting->nodes[((const struct pending *) a)->node];
-        const struct tree_index_node *y = &sorting->nodes[((const struct pending *) b)->node];
+        const struct pending *x = a, *y = b;
 
         return strcmp(sample_tree_name(sorting->header, y->name), sample_tree_name(sorting->header, x->name));
 }
@@ -51,6 +53,7 @@ int tree_index_each_stack(const struct tree_index *x,
                 uint64_t below = 0;
                 size_t k = 0;
 
+                tree_index_touch(x, &window, p.node);
                 if (p.depth > 0)
                         path[p.depth - 1] = x->nodes[p.node].name;
                 for (uint32_t c = p.node + 1; c < end; c += tree_index_size(x, c), k++) {
@@ -62,7 +65,9 @@ int tree_index_each_stack(const struct tree_index *x,
                         tree_index_touch(x, &window, c);
                         if (GROW(stack, cap, n + k + 1) < 0)
                                 return -ENOMEM;
-                        stack[n + k] = (struct pending) { .node = c, .depth = p.depth + 1 };
+                        stack[n + k] = (struct pending) { .node = c,
+                                                          .depth = p.depth + 1,
+                                                          .name = x->nodes[c].name };
                         below += x->nodes[c].weight;
                 }
                 if (below > x->nodes[p.node].weight)

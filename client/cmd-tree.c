@@ -3,9 +3,9 @@
  * Graphviz dot, an HTML report, pprof, speedscope. cppctl export is the same command for other
  * tools, pprof by default. Several resources (-r A,B) go into the formats that hold several
  * (html, pprof, speedscope). At a threshold, the text, JSON, flame and icicle trees read the
- * tree's index, as the profile views do, and draw the paths above the threshold alone; other
- * formats, and these at threshold 0, load the tree; dot draws the call graph gathered from the
- * index, and folded writes the index's stacks as it walks it. */
+ * tree's index, as the profile views do, and draw the paths above the threshold alone; at
+ * threshold 0 they are drawn as the index is walked, as folded stacks are written; dot draws the
+ * call graph gathered from the index; the other formats load the tree. */
 #include "cppctl.h"
 
 #include <errno.h>
@@ -68,21 +68,48 @@ static int dot_tree(struct query_args *q) {
         return query_output_close(q, out, r);
 }
 
-/* Folded stacks, one a line, whatever the threshold: written as the index is walked
- * (tree_index_each_stack()), in the tree's order, with the index mapped a window at a time. */
-static int folded_tree(struct query_args *q) {
+/* The text, JSON, flame and icicle trees at threshold 0, and folded stacks at any: drawn as the
+ * index is walked (tree_index_each_drawn(), tree_index_each_stack()), with the index mapped a
+ * window at a time, so that a tree of millions of nodes is drawn whole without loading it. */
+static int index_tree(struct query_args *q) {
         _cleanup_(view_data_done) struct view_data v = {};
         FILE *out;
         int r;
 
-        r = query_load_index(q, false, &v);
+        q->filter.labels = q->format->labels;
+        r = query_load_index(q, q->format->inverted, &v);
         if (r < 0)
                 return exit_status(r);
         out = query_output(q);
         if (!out)
                 return EXIT_FAILURE_;
-        r = render_folded_index(out, v.index);
+        r = q->format->tree_index(out, v.index, q->threshold);
         return query_output_close(q, out, r);
+}
+
+/* Several resources in a format that holds several, from their indexes walked (speedscope). */
+static int indexes_tree(struct query_args *q) {
+        _cleanup_free_ struct view_data *v = NULL;
+        _cleanup_free_ const struct tree_index **xs = NULL;
+        size_t n = 0;
+        FILE *out;
+        int r;
+
+        r = query_load_indexes(q, &v, &n);
+        if (r < 0)
+                return exit_status(r);
+        xs = calloc(n, sizeof *xs);
+        if (!xs)
+                r = log_error_errno(ENOMEM, "Out of memory");
+        else if ((out = query_output(q))) {
+                for (size_t i = 0; i < n; i++)
+                        xs[i] = v[i].index;
+                r = query_output_close(q, out, q->format->trees_index(out, xs, n));
+        } else
+                r = EXIT_FAILURE_;
+        for (size_t i = 0; i < n; i++)
+                view_data_done(&v[i]);
+        return r < 0 ? exit_status(r) : r;
 }
 
 /* The whole of tree and export: NAME renders the sample tree in FORMAT (NULL: text, at the
@@ -127,8 +154,10 @@ static int tree_command(int argc, char **argv, const char *name, const char *usa
                 return pruned_tree(&q);
         if (streq(q.format->name, "dot"))
                 return dot_tree(&q);
-        if (streq(q.format->name, "folded") && !(q.resources && q.resources[1]))
-                return folded_tree(&q);
+        if (q.format->tree_index && !(q.resources && q.resources[1]))
+                return index_tree(&q);
+        if (q.format->trees_index)
+                return indexes_tree(&q);
         r = query_load_many(&q, &names, &trees, &n);
         if (r < 0)
                 return exit_status(r);

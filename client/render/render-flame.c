@@ -84,10 +84,10 @@ void xml_write_escaped_n(FILE *f, const char *s, size_t len) {
         }
 }
 
-static bool frame_shown(const struct sample_tree *t, uint32_t node, double threshold) {
-        uint64_t w = t->nodes[node].weight;
+static bool frame_shown(const struct tree_index *x, uint32_t node, double threshold) {
+        uint64_t w = x->nodes[node].weight;
 
-        return w > 0 && (double) w / (double) t->total >= threshold;
+        return w > 0 && (double) w / (double) x->header->total >= threshold;
 }
 
 /* A warm colour from the name's FNV-1a hash, so that a function has one colour everywhere. */
@@ -118,34 +118,34 @@ static void frame_label(FILE *f, const char *name, double width) {
         fputs("..", f);
 }
 
-static void frame_write(FILE *f, const struct sample_tree *t, uint32_t node, uint64_t offset, uint32_t rows,
-                        bool icicle, uint32_t *path) {
-        const struct sample_tree_node *n = &t->nodes[node];
-        const char *name = node == SAMPLE_TREE_ROOT ? "all" : sample_tree_name(t, n->name);
-        double x = FLAME_PAD + (double) offset / (double) t->total * FLAME_GRAPH_WIDTH;
-        double width = (double) n->weight / (double) t->total * FLAME_GRAPH_WIDTH;
-        uint32_t y = FLAME_TOP + (icicle ? n->depth : rows - 1 - n->depth) * FRAME_HEIGHT;
-        size_t depth = sample_tree_stack(t, node, path);
+static void frame_write(FILE *f, const struct tree_index *x, const struct tree_index_drawn *d, uint32_t rows,
+                        bool icicle) {
+        const struct sample_tree *t = x->header;
+        uint64_t weight = x->nodes[d->node].weight;
+        const char *name = d->depth == 0 ? "all" : sample_tree_name(t, x->nodes[d->node].name);
+        double x0 = FLAME_PAD + (double) d->offset / (double) t->total * FLAME_GRAPH_WIDTH;
+        double width = (double) weight / (double) t->total * FLAME_GRAPH_WIDTH;
+        uint32_t y = FLAME_TOP + (icicle ? d->depth : rows - 1 - d->depth) * FRAME_HEIGHT;
 
         fprintf(f,
                 "<g class=\"fg-frame\" data-x=\"%" PRIu64 "\" data-w=\"%" PRIu64 "\" data-d=\"%" PRIu32
                 "\" data-n=\"",
-                offset, n->weight, n->depth);
+                d->offset, weight, d->depth);
         xml_write_escaped(f, name);
         fputs("\"><title>", f);
-        if (depth == 0)
+        if (d->depth == 0)
                 fputs(name, f);
-        for (size_t i = 0; i < depth; i++) {
+        for (size_t i = 0; i < d->depth; i++) {
                 if (i > 0)
                         fputs(icicle ? " ← " : " → ", f);
-                xml_write_escaped(f, sample_tree_name(t, path[i]));
+                xml_write_escaped(f, sample_tree_name(t, d->path[i]));
         }
-        fprintf(f, " (%" PRIu64 " hit%s, %.2f%%)</title>", n->weight, n->weight == 1 ? "" : "s",
-                100.0 * (double) n->weight / (double) t->total);
-        fprintf(f, "<rect x=\"%.2f\" y=\"%" PRIu32 "\" width=\"%.2f\" height=\"%d\" rx=\"2\" fill=\"", x, y,
+        fprintf(f, " (%" PRIu64 " hit%s, %.2f%%)</title>", weight, weight == 1 ? "" : "s",
+                100.0 * (double) weight / (double) t->total);
+        fprintf(f, "<rect x=\"%.2f\" y=\"%" PRIu32 "\" width=\"%.2f\" height=\"%d\" rx=\"2\" fill=\"", x0, y,
                 width, FRAME_HEIGHT - 1);
         frame_fill(f, name);
-        fprintf(f, "\"/><text x=\"%.2f\" y=\"%.1f\">", x + 3, y + FRAME_HEIGHT * 0.75);
+        fprintf(f, "\"/><text x=\"%.2f\" y=\"%.1f\">", x0 + 3, y + FRAME_HEIGHT * 0.75);
         frame_label(f, name, width);
         fputs("</text></g>\n", f);
 }
@@ -275,25 +275,69 @@ static void flame_facts(FILE *f, const struct sample_tree *t, double threshold) 
                 fprintf(f, "; frames under %g%% of the total not shown", 100.0 * threshold);
 }
 
-int render_flame_svg_element(FILE *f, struct sample_tree *t, bool icicle, double threshold,
-                             const char *title) {
-        _cleanup_free_ uint32_t *stack = NULL, *path = NULL;
-        _cleanup_free_ uint64_t *offset = NULL;
-        uint32_t rows = 0, height, bottom;
-        size_t depth = 0;
+/* The rows a graph needs: one more than the depth of the deepest frame shown. Frames shown are
+ * closed upwards (weights only shrink below), so a subtree whose top is not shown is stepped over;
+ * the preorder's open path is kept as the ends of its subtrees. */
+static int flame_rows(const struct tree_index *x, double threshold, uint32_t *ret) {
+        _cleanup_free_ uint32_t *ends = malloc(((size_t) x->max_depth + 1) * sizeof *ends);
+        struct tree_index_window window = {};
+        uint32_t rows = 0, depth = 0;
 
-        sample_tree_weigh(t);
-        for (uint32_t i = 0; i < t->n_nodes; i++)
-                if (t->total > 0 && frame_shown(t, i, threshold))
-                        rows = MAX(rows, t->nodes[i].depth + 1);
-        height = FLAME_TOP + rows * FRAME_HEIGHT + FLAME_BOTTOM;
-        bottom = height - 12;
-
-        stack = malloc(t->n_nodes * sizeof *stack);
-        path = malloc(MAX(rows, 1u) * sizeof *path);
-        offset = malloc(t->n_nodes * sizeof *offset);
-        if (!stack || !path || !offset)
+        if (!ends)
                 return -ENOMEM;
+        if (x->header->total == 0 || !frame_shown(x, 0, threshold)) {
+                *ret = 0;
+                return 0;
+        }
+        ends[0] = tree_index_size(x, 0);
+        for (uint32_t i = 1; i < ends[0];) {
+                uint32_t size = tree_index_size(x, i);
+
+                while (depth > 0 && i >= ends[depth])
+                        depth--;
+                if (size == 0 || size > ends[depth] - i || depth >= x->max_depth)
+                        return -EBADMSG;
+                tree_index_touch(x, &window, i);
+                if (!frame_shown(x, i, threshold)) {
+                        i += size;
+                        continue;
+                }
+                ends[++depth] = i + size;
+                rows = MAX(rows, depth);
+                i++;
+        }
+        *ret = rows + 1;
+        return 0;
+}
+
+struct flame_walk {
+        FILE *f;
+        double threshold;
+        uint32_t rows;
+        bool icicle;
+};
+
+static int flame_frame(const struct tree_index *x, const struct tree_index_drawn *d, void *userdata) {
+        struct flame_walk *w = userdata;
+
+        if (d->depth > 0 && !frame_shown(x, d->node, w->threshold))
+                return 1;
+        frame_write(w->f, x, d, w->rows, w->icicle);
+        return 0;
+}
+
+int render_flame_svg_index(FILE *f, const struct tree_index *x, bool icicle, double threshold,
+                           const char *title) {
+        const struct sample_tree *t = x->header;
+        struct flame_walk w = { .f = f, .threshold = threshold, .icicle = icicle };
+        uint32_t height, bottom;
+        int r;
+
+        r = flame_rows(x, threshold, &w.rows);
+        if (r < 0)
+                return r;
+        height = FLAME_TOP + w.rows * FRAME_HEIGHT + FLAME_BOTTOM;
+        bottom = height - 12;
 
         fprintf(f,
                 "<svg xmlns=\"http://www.w3.org/2000/svg\" class=\"fg\" width=\"%d\""
@@ -319,28 +363,11 @@ int render_flame_svg_element(FILE *f, struct sample_tree *t, bool icicle, double
                 FLAME_PAD, FLAME_WIDTH - FLAME_PAD, FLAME_PAD, bottom, t->total > 0 ? "" : "No samples.",
                 FLAME_WIDTH - FLAME_PAD, bottom);
 
-        /* Pre-order walk, children heaviest first; a child's offset is fixed by its parent. */
+        /* Pre-order, children heaviest first; a child starts where its previous sibling ended. */
         if (t->total > 0) {
-                offset[SAMPLE_TREE_ROOT] = 0;
-                stack[depth++] = SAMPLE_TREE_ROOT;
-        }
-        while (depth > 0) {
-                uint32_t node = stack[--depth];
-                _cleanup_free_ uint32_t *children = NULL;
-                uint64_t x = offset[node];
-                int k;
-
-                frame_write(f, t, node, x, rows, icicle, path);
-                k = render_sorted_children(t, node, &children);
-                if (k < 0)
-                        return k;
-                for (int i = 0; i < k; i++) {
-                        offset[children[i]] = x;
-                        x += t->nodes[children[i]].weight;
-                }
-                for (int i = k; i > 0; i--)
-                        if (frame_shown(t, children[i - 1], threshold))
-                                stack[depth++] = children[i - 1];
+                r = tree_index_each_drawn(x, flame_frame, NULL, &w);
+                if (r < 0)
+                        return r;
         }
 
         fprintf(f,
@@ -352,7 +379,21 @@ int render_flame_svg_element(FILE *f, struct sample_tree *t, bool icicle, double
         return ferror(f) ? -EIO : 0;
 }
 
+int render_flame_svg_element(FILE *f, struct sample_tree *t, bool icicle, double threshold,
+                             const char *title) {
+        _cleanup_(tree_index_freep) struct tree_index *x = NULL;
+        int r;
+
+        r = tree_index_build(t, &x);
+        return r < 0 ? r : render_flame_svg_index(f, x, icicle, threshold, title);
+}
+
 int render_flame_svg(FILE *f, struct sample_tree *t, bool icicle, double threshold, const char *title) {
         fputs("<?xml version=\"1.0\" encoding=\"UTF-8\" standalone=\"no\"?>\n", f);
         return render_flame_svg_element(f, t, icicle, threshold, title);
+}
+
+int render_flame_svg_file_index(FILE *f, const struct tree_index *x, bool icicle, double threshold) {
+        fputs("<?xml version=\"1.0\" encoding=\"UTF-8\" standalone=\"no\"?>\n", f);
+        return render_flame_svg_index(f, x, icicle, threshold, NULL);
 }

@@ -40,6 +40,27 @@ static int icicle_tree(FILE *f, struct sample_tree *t, double threshold) {
         return r < 0 ? r : render_flame_svg(f, inverted, true, threshold, NULL);
 }
 
+static int folded_index(FILE *f, const struct tree_index *x, double threshold) {
+        return render_folded_index(f, x);
+}
+
+static int flame_index(FILE *f, const struct tree_index *x, double threshold) {
+        return render_flame_svg_file_index(f, x, false, threshold);
+}
+
+/* from the inverted tree's index */
+static int icicle_index(FILE *f, const struct tree_index *x, double threshold) {
+        return render_flame_svg_file_index(f, x, true, threshold);
+}
+
+static int speedscope_index(FILE *f, const struct tree_index *x, double threshold) {
+        return render_speedscope_index(f, &x, 1);
+}
+
+static int pprof_index(FILE *f, const struct tree_index *x, double threshold) {
+        return render_pprof_index(f, x);
+}
+
 static int html_trees(FILE *f, struct sample_tree *const *trees, size_t n) {
         return render_html_report(f, trees, n, NULL);
 }
@@ -51,6 +72,7 @@ const struct render_format render_formats[] = {
                 .live = true,
                 .profile = render_text_profile,
                 .tree = render_text_tree,
+                .tree_index = render_text_tree_index,
                 .graph = text_graph,
                 .table = render_text_table,
                 .diff = render_text_diff,
@@ -60,6 +82,7 @@ const struct render_format render_formats[] = {
                 .live = true,
                 .profile = render_json_profile,
                 .tree = render_json_tree,
+                .tree_index = render_json_tree_index,
                 .graph = json_graph,
                 .table = render_json_table,
                 .diff = render_json_diff,
@@ -70,13 +93,24 @@ const struct render_format render_formats[] = {
                 .table = render_csv_table,
                 .diff = render_csv_diff,
         },
-        { .name = "folded", .tree = folded_tree },
-        { .name = "flame", .tree = flame_tree },
-        { .name = "icicle", .tree = icicle_tree },
+        { .name = "folded", .tree = folded_tree, .tree_index = folded_index },
+        { .name = "flame", .tree = flame_tree, .tree_index = flame_index },
+        { .name = "icicle", .tree = icicle_tree, .tree_index = icicle_index, .inverted = true },
         { .name = "dot", .tree = render_dot, .graph = dot_graph },
         { .name = "html", .trees = html_trees },
-        { .name = "pprof", .binary = "gzipped binary", .trees = render_pprof },
-        { .name = "speedscope", .trees = render_speedscope },
+        {
+                .name = "pprof",
+                .binary = "gzipped binary",
+                .trees = render_pprof,
+                .tree_index = pprof_index,
+                .labels = true,
+        },
+        {
+                .name = "speedscope",
+                .trees = render_speedscope,
+                .tree_index = speedscope_index,
+                .trees_index = render_speedscope_index,
+        },
         {},
 };
 

@@ -131,64 +131,64 @@ int render_sorted_children(const struct sample_tree *t, uint32_t node, uint32_t 
         return n;
 }
 
-int render_json_tree(FILE *f, struct sample_tree *t, double threshold) {
-        /* Each stack entry is a node to open, or (top bit set) a node whose children array and
-         * object must be closed. */
-        _cleanup_free_ uint32_t *stack = NULL;
-        _cleanup_free_ bool *first = NULL; /* by depth: no sibling written yet */
-        size_t depth = 0, omitted = 0;
-        uint32_t max_depth = 0;
+struct json_tree {
+        FILE *f;
+        double threshold;
+        size_t omitted;
+        bool *first; /* by depth: no sibling written yet */
+};
 
-        sample_tree_weigh(t);
-        for (size_t i = 0; i < t->n_nodes; i++)
-                max_depth = MAX(max_depth, t->nodes[i].depth);
-        stack = malloc(2 * t->n_nodes * sizeof *stack);
-        first = malloc((max_depth + 2) * sizeof *first);
-        if (!stack || !first)
-                return -ENOMEM;
+static int json_tree_open(const struct tree_index *x, const struct tree_index_drawn *d, void *userdata) {
+        struct json_tree *w = userdata;
+        const struct tree_index_node *n = &x->nodes[d->node];
+        uint64_t total = x->header->total;
+        double fraction = total ? (double) n->weight / (double) total : 0.0;
 
-        render_json_header(f, "tree", t, threshold);
-        fputs(", \"roots\": [", f);
-        first[0] = true;
-        stack[depth++] = SAMPLE_TREE_ROOT | 0x80000000u;
-        stack[depth++] = SAMPLE_TREE_ROOT;
-        while (depth > 0) {
-                uint32_t node = stack[--depth];
-                _cleanup_free_ uint32_t *children = NULL;
-                const struct sample_tree_node *n;
-                int k;
-
-                if (node & 0x80000000u) {
-                        node &= 0x7fffffffu;
-                        if (node != SAMPLE_TREE_ROOT)
-                                fputs("]}", f);
-                        continue;
+        if (d->depth > 0) {
+                if (fraction < w->threshold) {
+                        w->omitted++;
+                        return 1;
                 }
-                n = &t->nodes[node];
-                if (node != SAMPLE_TREE_ROOT) {
-                        double fraction = t->total ? (double) n->weight / (double) t->total : 0.0;
-
-                        if (fraction < threshold) {
-                                omitted++;
-                                continue;
-                        }
-                        fputs(first[n->depth - 1] ? "\n" : ",\n", f);
-                        first[n->depth - 1] = false;
-                        fprintf(f, "%*s{\"name\": ", (int) n->depth, "");
-                        json_write_string(f, sample_tree_name(t, n->name));
-                        fprintf(f,
-                                ", \"fraction\": %.6f, \"hits\": %" PRIu64 ", \"self\": %" PRIu64
-                                ", \"children\": [",
-                                fraction, n->weight, n->self);
-                        stack[depth++] = node | 0x80000000u;
-                }
-                first[n->depth] = true;
-                k = render_sorted_children(t, node, &children);
-                if (k < 0)
-                        return k;
-                for (int i = k; i > 0; i--)
-                        stack[depth++] = children[i - 1];
+                fputs(w->first[d->depth - 1] ? "\n" : ",\n", w->f);
+                w->first[d->depth - 1] = false;
+                fprintf(w->f, "%*s{\"name\": ", (int) d->depth, "");
+                json_write_string(w->f, sample_tree_name(x->header, n->name));
+                fprintf(w->f,
+                        ", \"fraction\": %.6f, \"hits\": %" PRIu64 ", \"self\": %" PRIu64 ", \"children\": [",
+                        fraction, n->weight, d->self);
         }
-        fprintf(f, "\n], \"omitted\": %zu}\n", omitted);
+        w->first[d->depth] = true;
+        return 0;
+}
+
+static int json_tree_close(const struct tree_index *x, uint32_t node, uint32_t depth, void *userdata) {
+        struct json_tree *w = userdata;
+
+        if (depth > 0)
+                fputs("]}", w->f);
+        return 0;
+}
+
+int render_json_tree_index(FILE *f, const struct tree_index *x, double threshold) {
+        _cleanup_free_ bool *first = malloc(((size_t) x->max_depth + 2) * sizeof *first);
+        struct json_tree w = { .f = f, .threshold = threshold, .first = first };
+        int r;
+
+        if (!first)
+                return -ENOMEM;
+        render_json_header(f, "tree", x->header, threshold);
+        fputs(", \"roots\": [", f);
+        r = tree_index_each_drawn(x, json_tree_open, json_tree_close, &w);
+        if (r < 0)
+                return r;
+        fprintf(f, "\n], \"omitted\": %zu}\n", w.omitted);
         return ferror(f) ? -EIO : 0;
+}
+
+int render_json_tree(FILE *f, struct sample_tree *t, double threshold) {
+        _cleanup_(tree_index_freep) struct tree_index *x = NULL;
+        int r;
+
+        r = tree_index_build(t, &x);
+        return r < 0 ? r : render_json_tree_index(f, x, threshold);
 }

@@ -1,6 +1,7 @@
 /* `cppctl export --format pprof`: the trees encoded by common/push/pprof.c (whose opening
  * comment says what goes where), written out. No time is set: an export covers whatever the
- * filters chose, not an interval. */
+ * filters chose, not an interval. One resource's profile is written as its index is walked
+ * (pprof_write_index()), its tree never loaded nor its Profile held. */
 #include "render.h"
 
 #include <errno.h>
@@ -19,4 +20,8 @@ int render_pprof(FILE *f, struct sample_tree *const *trees, size_t n) {
         if (fwrite(data, 1, size, f) != size || ferror(f))
                 return -EIO;
         return 0;
+}
+
+int render_pprof_index(FILE *f, const struct tree_index *x) {
+        return pprof_write_index(f, x);
 }

@@ -116,42 +116,46 @@ int render_text_profile(FILE *f, const struct profile *p, double threshold) {
                                   paths ? "call path" : "function");
 }
 
-int render_text_tree(FILE *f, struct sample_tree *t, double threshold) {
-        _cleanup_free_ uint32_t *stack = NULL;
-        size_t depth = 0, omitted = 0;
-        char format[64];
-        int k;
+struct text_tree {
+        FILE *f;
+        double threshold;
+        size_t omitted;
+};
 
-        sample_tree_weigh(t);
-        snprintf(format, sizeof format, "frame_designator (usage_fraction) [%s]", render_count_label(t));
-        render_text_header(f, "Sample Tree Profile", t, format);
+static int text_tree_line(const struct tree_index *x, const struct tree_index_drawn *d, void *userdata) {
+        struct text_tree *w = userdata;
+        uint64_t weight = x->nodes[d->node].weight, total = x->header->total;
+        double fraction = total ? (double) weight / (double) total : 0.0;
 
-        /* Pre-order walk; each node's children are pushed sorted, heaviest on top. Every node
-         * is pushed once, so the stack never holds more than all of them. */
-        stack = malloc(t->n_nodes * sizeof *stack);
-        if (!stack)
-                return -ENOMEM;
-        stack[depth++] = SAMPLE_TREE_ROOT;
-        while (depth > 0) {
-                uint32_t node = stack[--depth];
-                _cleanup_free_ uint32_t *children = NULL;
-
-                if (node != SAMPLE_TREE_ROOT) {
-                        const struct sample_tree_node *n = &t->nodes[node];
-                        double fraction = t->total ? (double) n->weight / (double) t->total : 0.0;
-
-                        if (fraction < threshold) {
-                                omitted++;
-                                continue; /* and its subtree: weights only shrink below */
-                        }
-                        fprintf(f, "%*s%s (%.4f) [%" PRIu64 "]\n", (int) (2 * (n->depth - 1)), "",
-                                sample_tree_name(t, n->name), fraction, n->weight);
-                }
-                k = render_sorted_children(t, node, &children);
-                if (k < 0)
-                        return k;
-                for (int i = k; i > 0; i--)
-                        stack[depth++] = children[i - 1];
+        if (d->depth == 0)
+                return 0;
+        if (fraction < w->threshold) {
+                w->omitted++;
+                return 1; /* and its subtree: weights only shrink below */
         }
-        return render_text_finish(f, omitted, false, threshold, "subtree");
+        fprintf(w->f, "%*s%s (%.4f) [%" PRIu64 "]\n", (int) (2 * (d->depth - 1)), "",
+                sample_tree_name(x->header, x->nodes[d->node].name), fraction, weight);
+        return 0;
+}
+
+int render_text_tree_index(FILE *f, const struct tree_index *x, double threshold) {
+        struct text_tree w = { .f = f, .threshold = threshold };
+        char format[64];
+        int r;
+
+        snprintf(format, sizeof format, "frame_designator (usage_fraction) [%s]",
+                 render_count_label(x->header));
+        render_text_header(f, "Sample Tree Profile", x->header, format);
+        r = tree_index_each_drawn(x, text_tree_line, NULL, &w);
+        if (r < 0)
+                return r;
+        return render_text_finish(f, w.omitted, false, threshold, "subtree");
+}
+
+int render_text_tree(FILE *f, struct sample_tree *t, double threshold) {
+        _cleanup_(tree_index_freep) struct tree_index *x = NULL;
+        int r;
+
+        r = tree_index_build(t, &x);
+        return r < 0 ? r : render_text_tree_index(f, x, threshold);
 }

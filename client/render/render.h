@@ -25,6 +25,13 @@ struct render_format {
         bool live;          /* redrawn in place, as cppctl top does */
         int (*profile)(FILE *f, const struct profile *p, double threshold);
         int (*tree)(FILE *f, struct sample_tree *t, double threshold);
+        /* the same drawing from the index of the tree (of the inverted tree where INVERTED says),
+         * which is never loaded: a window of it mapped at a time */
+        int (*tree_index)(FILE *f, const struct tree_index *x, double threshold);
+        bool inverted;
+        bool labels; /* it needs the index's labels' binaries and stored names (store_filter.labels) */
+        /* several trees' indexes in one file, as TREES draws the trees */
+        int (*trees_index)(FILE *f, const struct tree_index *const *xs, size_t n);
         /* several trees (one per resource) in one file; a format with it draws one tree so too */
         int (*trees)(FILE *f, struct sample_tree *const *trees, size_t n);
         /* the caller/callee view of G, built from T; ROOTS as render_text_graph() takes them */
@@ -68,9 +75,13 @@ int render_format_trees(const struct render_format *f, FILE *out, struct sample_
 /* THRESHOLD is a fraction of the total: entries below it are left out (and counted). */
 int render_text_profile(FILE *f, const struct profile *p, double threshold);
 int render_text_tree(FILE *f, struct sample_tree *t, double threshold);
+/* The same lines from the index X of a tree, drawn as tree_index_each_drawn() walks it: the
+ * renderers of a loaded tree draw through an index built from it (tree_index_build()). */
+int render_text_tree_index(FILE *f, const struct tree_index *x, double threshold);
 
 int render_json_profile(FILE *f, const struct profile *p, double threshold);
 int render_json_tree(FILE *f, struct sample_tree *t, double threshold);
+int render_json_tree_index(FILE *f, const struct tree_index *x, double threshold);
 
 /* The caller/callee view of G (render-graph.c): every function at or above THRESHOLD, or with
  * ROOTS (indexed by name id; NULL: all) only those marked, each with its callers and callees. */
@@ -202,6 +213,12 @@ void xml_write_escaped_n(FILE *f, const char *s, size_t len);
 int render_flame_svg(FILE *f, struct sample_tree *t, bool icicle, double threshold, const char *title);
 int render_flame_svg_element(FILE *f, struct sample_tree *t, bool icicle, double threshold,
                              const char *title);
+/* The same from the index X of the tree (for an icicle graph, of the inverted tree), walked by
+ * tree_index_each_drawn(): render_flame_svg_index() is the element, render_flame_svg_file_index()
+ * the document, untitled. */
+int render_flame_svg_index(FILE *f, const struct tree_index *x, bool icicle, double threshold,
+                           const char *title);
+int render_flame_svg_file_index(FILE *f, const struct tree_index *x, bool icicle, double threshold);
 
 /* Writes a self-contained HTML page on the N TREES of a store (one per resource): per tree its
  * header facts, function profile, heaviest downward call paths and flame graph. TITLE may be
@@ -234,8 +251,13 @@ int render_dot_graph(FILE *f, const struct call_graph *g, const struct sample_tr
 /* speedscope's JSON file format: one sampled profile per tree in TREES[0..n) (one per resource),
  * frames shared by name, weights in gticks. Returns 0, -ENOMEM or -EIO. */
 int render_speedscope(FILE *f, struct sample_tree *const *trees, size_t n);
+/* The same from the indexes XS[0..n) of the trees, walked (tree_index_each_stack()), not loaded. */
+int render_speedscope_index(FILE *f, const struct tree_index *const *xs, size_t n);
 
 /* pprof's profile.proto (schemas/profile.proto), gzipped: one sample type per tree in
  * TREES[0..n), values in gticks, one sample per distinct stack. Returns 0, -ENOMEM, -EIO, or
  * -E2BIG past 4 GiB before compression. */
 int render_pprof(FILE *f, struct sample_tree *const *trees, size_t n);
+/* The same of the one tree the index X holds (pprof_write_index()): X's header must know its
+ * labels' binaries (an index laid out from the store with store_filter.labels). */
+int render_pprof_index(FILE *f, const struct tree_index *x);

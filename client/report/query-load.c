@@ -158,3 +158,46 @@ int query_load_many(struct query_args *q, struct name_table **ret_names, struct 
         *ret_n = n;
         return 0;
 }
+
+int query_load_indexes(struct query_args *q, struct view_data **ret, size_t *ret_n) {
+        _cleanup_(source_closep) struct source *src = NULL;
+        size_t n = q->resources ? strv_length(q->resources) : 1;
+        _cleanup_free_ struct view_data *v = calloc(n, sizeof *v);
+        uint64_t total = 0;
+        int r;
+
+        if (!v)
+                return log_error_errno(ENOMEM, "Out of memory");
+        r = source_open(q->db, q->credentials, 0, &src);
+        if (r < 0)
+                return r;
+        for (size_t i = 0; i < n; i++) {
+                struct store_filter f = q->filter;
+
+                q->resource = q->resources ? q->resources[i] : q->resource;
+                r = pick_resource(q, src);
+                if (r >= 0) {
+                        f.resource = q->resource;
+                        r = source_load_index(src, &f, false, &v[i]);
+                        if (r < 0)
+                                r = source_log_error(src, r, q->resource);
+                }
+                if (r < 0) {
+                        for (size_t k = 0; k < i; k++)
+                                view_data_done(&v[k]);
+                        return r;
+                }
+                total += v[i].index->header->total;
+        }
+        q->resource = q->resources ? q->resources[0] : q->resource;
+        if (total == 0) {
+                for (size_t k = 0; k < n; k++)
+                        view_data_done(&v[k]);
+                log_error("no samples of %s in %s match the filters",
+                          q->resources ? "these resources" : q->resource, q->db);
+                return -ENODATA;
+        }
+        *ret = take_ptr(&v);
+        *ret_n = n;
+        return 0;
+}

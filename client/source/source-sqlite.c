@@ -54,7 +54,7 @@ static int sqlite_load_tree(struct source *s, const struct store_filter *f, stru
 static bool unfiltered(const struct store_filter *f) {
         return f->run_id == 0 && !f->unit && f->pid == 0 && !f->no_idle && !f->comm && !f->exe && !f->host &&
                 !f->has_since && !f->has_until && f->by == STORE_BY_FUNCTION && !f->fold_inline &&
-                !f->focus && !f->ignore && !f->hide && !f->raw_names;
+                !f->focus && !f->ignore && !f->hide && !f->raw_names && !f->labels;
 }
 
 /* The index of a filtered tree, laid out from the store's stacks (store_load_index()), and for

@@ -522,3 +522,221 @@ int pprof_encode_below(const struct sample_tree *t, uint32_t top, int64_t time_n
 
         return encode(&tree, 1, top, time_nanos, duration_nanos, ret, ret_size);
 }
+
+/* The gzip stream of pprof_write_index(): bytes gathered into IN, deflated into OUT as IN fills,
+ * OUT written to F as it fills. Deflate with Z_NO_FLUSH decides its blocks from the bytes alone,
+ * not from how they are handed in, so the stream is byte for byte pprof_gzip()'s of the same
+ * bytes in one buffer. */
+struct gzip_stream {
+        z_stream z;
+        FILE *f;
+        size_t n_in;
+        uint8_t in[1 << 16], out[1 << 16];
+};
+
+/* Deflates what IN holds with FLUSH (Z_NO_FLUSH, or Z_FINISH at the end) and writes what comes
+ * out. Returns 0, or -EIO. */
+static int gzip_deflate(struct gzip_stream *g, int flush) {
+        int r;
+
+        g->z.next_in = g->in;
+        g->z.avail_in = (unsigned) g->n_in;
+        do {
+                g->z.next_out = g->out;
+                g->z.avail_out = sizeof g->out;
+                r = deflate(&g->z, flush);
+                if (r == Z_STREAM_ERROR)
+                        return -EIO;
+                if (fwrite(g->out, 1, sizeof g->out - g->z.avail_out, g->f) != sizeof g->out - g->z.avail_out)
+                        return -EIO;
+        } while (g->z.avail_out == 0 || (flush == Z_FINISH && r != Z_STREAM_END));
+        g->n_in = 0;
+        return 0;
+}
+
+static int gzip_add(struct gzip_stream *g, const void *data, size_t size) {
+        const uint8_t *p = data;
+
+        while (size > 0) {
+                size_t n = MIN(size, sizeof g->in - g->n_in);
+                int r;
+
+                memcpy(g->in + g->n_in, p, n);
+                g->n_in += n;
+                p += n;
+                size -= n;
+                if (g->n_in == sizeof g->in) {
+                        r = gzip_deflate(g, Z_NO_FLUSH);
+                        if (r < 0)
+                                return r;
+                }
+        }
+        return 0;
+}
+
+/* Writes V as a protobuf varint into BUF (10 bytes at most). Returns its length. */
+static size_t varint(uint8_t *buf, uint64_t v) {
+        size_t n = 0;
+
+        for (; v >= 0x80; v >>= 7)
+                buf[n++] = (uint8_t) (v | 0x80);
+        buf[n++] = (uint8_t) v;
+        return n;
+}
+
+/* What the two walks of pprof_write_index() share. */
+struct pprof_index_walk {
+        struct pprof *p;
+        uint32_t *function_of;  /* by X's name id: function id + 1; 0: not seen yet */
+        uint64_t *location_ids; /* one stack's, leaf first */
+        size_t n_samples, size; /* the samples and their bytes in the Profile, tag included */
+        uint8_t *packed;        /* one sample, packed */
+        size_t cap_packed;
+        struct gzip_stream *gzip; /* the second walk's */
+};
+
+/* The Sample of STACK, its location ids in W. */
+static void index_sample(struct pprof_index_walk *w, const uint32_t *path, size_t depth, uint64_t self,
+                         Perftools__Profiles__Sample *s, int64_t *value) {
+        perftools__profiles__sample__init(s);
+        for (size_t i = 0; i < depth; i++)
+                w->location_ids[i] = w->function_of[path[depth - 1 - i]]; /* leaf first; id + 1 */
+        s->n_location_id = depth;
+        s->location_id = w->location_ids;
+        *value = (int64_t) (self * w->p->gticks);
+        s->n_value = 1;
+        s->value = value;
+}
+
+/* The first walk: functions and their binaries in order of first sight, as merge_stack() finds
+ * them over one tree, each binary's gticks, and the samples' size. */
+static int index_note_stack(const struct tree_index *x, const uint32_t *path, size_t depth, uint64_t self,
+                            void *userdata) {
+        struct pprof_index_walk *w = userdata;
+        struct pprof *p = w->p;
+        Perftools__Profiles__Sample s;
+        uint8_t len[10];
+        int64_t value;
+        size_t size;
+        int r;
+
+        for (size_t i = 0; i < depth; i++) {
+                const char *name = sample_tree_name(x->header, path[i]);
+                int64_t id;
+
+                if (w->function_of[path[i]] != 0)
+                        continue;
+                id = name_table_intern(p->functions, name, strlen(name));
+                if (id < 0)
+                        return (int) id;
+                w->function_of[path[i]] = id + 1;
+                r = note_function(p, x->header, path[i], id);
+                if (r < 0)
+                        return r;
+        }
+        if (depth > 0 && p->fn_mapping[w->function_of[path[depth - 1]] - 1] != 0)
+                p->mapping_hits[p->fn_mapping[w->function_of[path[depth - 1]] - 1] - 1] += self * p->gticks;
+        index_sample(w, path, depth, self, &s, &value);
+        size = perftools__profiles__sample__get_packed_size(&s);
+        w->size += 1 + varint(len, size) + size;
+        w->n_samples++;
+        return 0;
+}
+
+/* The second walk: each sample packed and deflated, tag and length first. */
+static int index_write_stack(const struct tree_index *x, const uint32_t *path, size_t depth, uint64_t self,
+                             void *userdata) {
+        struct pprof_index_walk *w = userdata;
+        Perftools__Profiles__Sample s;
+        uint8_t head[11] = { 0x12 }; /* field 2 (sample), length-delimited */
+        int64_t value;
+        size_t size;
+        int r;
+
+        index_sample(w, path, depth, self, &s, &value);
+        size = perftools__profiles__sample__get_packed_size(&s);
+        if (GROW(w->packed, w->cap_packed, size + 1) < 0)
+                return -ENOMEM;
+        perftools__profiles__sample__pack(&s, w->packed);
+        r = gzip_add(w->gzip, head, 1 + varint(head + 1, size));
+        return r < 0 ? r : gzip_add(w->gzip, w->packed, size);
+}
+
+int pprof_write_index(FILE *f, const struct tree_index *x) {
+        _cleanup_(pprof_done) struct pprof p = { .n_trees = 1 };
+        _cleanup_free_ uint32_t *function_of = calloc(x->n_names + 1, sizeof *function_of);
+        _cleanup_free_ uint64_t *location_ids = malloc(((size_t) x->max_depth + 1) * sizeof *location_ids);
+        _cleanup_free_ struct gzip_stream *gzip = calloc(1, sizeof *gzip);
+        _cleanup_free_ uint8_t *head = NULL, *tail = NULL;
+        struct pprof_index_walk w = {
+                .p = &p, .function_of = function_of, .location_ids = location_ids, .gzip = gzip
+        };
+        Perftools__Profiles__Profile first = PERFTOOLS__PROFILES__PROFILE__INIT;
+        Perftools__Profiles__Profile rest = PERFTOOLS__PROFILES__PROFILE__INIT;
+        struct sample_tree *header = x->header;
+        size_t head_size, tail_size;
+        int r;
+
+        p.functions = name_table_new();
+        p.mapping_keys = name_table_new();
+        if (!function_of || !location_ids || !gzip || !p.functions || !p.mapping_keys)
+                return -ENOMEM;
+        p.gticks = header->info.period ?: 1;
+        r = tree_index_each_stack(x, index_note_stack, &w);
+        if (r >= 0)
+                r = add_strings(&p, &header);
+        if (r >= 0)
+                r = add_mappings(&p);
+        if (r >= 0)
+                r = add_functions(&p);
+        if (r < 0)
+                goto finish;
+
+        /* The Profile's fields are packed in the order of their numbers: the sample types (1),
+         * the samples (2), then the rest; so the samples go between the two. */
+        first.n_sample_type = 1;
+        first.sample_type = p.type_ptrs;
+        rest.n_mapping = p.n_mappings;
+        rest.mapping = p.map_ptrs;
+        rest.n_location = rest.n_function = name_table_size(p.functions);
+        rest.location = p.loc_ptrs;
+        rest.function = p.fn_ptrs;
+        rest.n_string_table = name_table_size(p.strings);
+        rest.string_table = p.string_table;
+        rest.period_type = &p.types[0];
+        rest.period = (int64_t) header->info.period;
+        head_size = perftools__profiles__profile__get_packed_size(&first);
+        tail_size = perftools__profiles__profile__get_packed_size(&rest);
+        if (head_size + w.size + tail_size > UINT_MAX) {
+                r = -E2BIG; /* as pprof_gzip() refuses it */
+                goto finish;
+        }
+        head = malloc(head_size + 1);
+        tail = malloc(tail_size + 1);
+        if (!head || !tail) {
+                r = -ENOMEM;
+                goto finish;
+        }
+        perftools__profiles__profile__pack(&first, head);
+        perftools__profiles__profile__pack(&rest, tail);
+
+        r = deflateInit2(&gzip->z, Z_DEFAULT_COMPRESSION, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY);
+        if (r != Z_OK) {
+                r = r == Z_MEM_ERROR ? -ENOMEM : -EINVAL;
+                goto finish;
+        }
+        gzip->f = f;
+        r = gzip_add(gzip, head, head_size);
+        if (r >= 0)
+                r = tree_index_each_stack(x, index_write_stack, &w);
+        if (r >= 0)
+                r = gzip_add(gzip, tail, tail_size);
+        if (r >= 0)
+                r = gzip_deflate(gzip, Z_FINISH);
+        deflateEnd(&gzip->z);
+        if (r >= 0 && ferror(f))
+                r = -EIO;
+finish:
+        free(w.packed);
+        return r < 0 ? r : 0;
+}

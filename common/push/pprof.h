@@ -3,9 +3,11 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #include "name-table.h"
 #include "sample-tree.h"
+#include "tree-index.h"
 
 /* Encodes TREES (N of them, one sample type each, in that order) as a gzipped pprof Profile, as
  * pprof.c's opening comment lays out. TIME_NANOS and DURATION_NANOS (unix ns; 0: unset) say
@@ -18,6 +20,14 @@ int pprof_encode(struct sample_tree *const *trees, size_t n, int64_t time_nanos,
  * a unit's profile out of a tree of all units (store_filter.unit_roots). */
 int pprof_encode_below(const struct sample_tree *t, uint32_t top, int64_t time_nanos, int64_t duration_nanos,
                        uint8_t **ret, size_t *ret_size);
+
+/* Writes to F what pprof_encode() makes of the one tree that X indexes (no time set), as X is
+ * walked (tree_index_each_stack(), twice: the functions and binaries first, then the samples,
+ * packed and gzipped as they come), so that the tree is never loaded nor the Profile held. X's
+ * header must know its labels' binaries and stored names (an index laid out from the store, not
+ * a cached one). Returns 0, -ENOMEM, -E2BIG past 4 GiB before compression (nothing written
+ * then), -EIO, or -EBADMSG for an index that does not add up. */
+int pprof_write_index(FILE *f, const struct tree_index *x);
 
 /* Gzips DATA[0..SIZE) into *ret (malloc()ed) and *ret_size. Deflate's gzip wrapper (window bits
  * 15 + 16) writes a header with no name and no time, so the bytes depend on DATA alone. Returns

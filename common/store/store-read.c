@@ -668,6 +668,11 @@ static int stack_path(struct tree_load *l, struct stack_table *t, uint32_t id, s
                         k = t->chains[frame].n;
                 }
                 for (size_t j = 0; j < k; j++) {
+                        /* the binary each label lies in, as tree_load_push() notes it (pprof's
+                         * mappings): the header's, whatever the label becomes */
+                        if (labels[j].module != SAMPLE_TREE_NONE &&
+                            sample_tree_set_label_module(l->tree, labels[j].label, labels[j].module) < 0)
+                                return -ENOMEM;
                         st.focus |= labels[j].focus;
                         st.ignore |= labels[j].ignore;
                         if (labels[j].skip)

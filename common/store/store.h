@@ -172,6 +172,8 @@ struct store_filter {
         enum store_granularity by;
         bool fold_inline;      /* drop inline frames (their hits go to the caller) */
         bool raw_names;        /* C++ and Rust names as stored, not demangled */
+        bool labels;           /* a view needs its labels' binaries and stored names (pprof's
+                                * mappings): not from a cached index, which keeps neither */
         const regex_t *focus;  /* keep only stacks with a frame matching (pprof's -focus) */
         const regex_t *ignore; /* drop stacks with a frame matching (-ignore) */
         const regex_t *hide;   /* drop matching frames, keep the samples (-hide) */

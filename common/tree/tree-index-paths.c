@@ -193,6 +193,9 @@ int tree_index_from_paths(struct sample_tree *header, const uint32_t *names, str
                                 i | (tree_index_size(x, i) == 1 ? TREE_INDEX_LEAF : 0);
                 }
         }
+        /* The lists' last pages, one or more per name (a large folio each): a walk of the index
+         * after this would hold them all, hundreds of MiB, until it passed them. */
+        tree_index_trim(x);
         x->header = take_ptr(&h);
         x->own_header = true;
         *ret = take_ptr(&x);

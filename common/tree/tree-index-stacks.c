@@ -7,7 +7,7 @@
  * are its weight less its children's, and its children are pushed sorted by name, descending, so
  * that the first name is popped first. Memory is the walk's stack: the children not yet visited
  * of each node on the path, a few thousand entries, however big the index; a mapped index is let
- * go of now and then (tree_index_trim()), so the walk keeps a window of it mapped. */
+ * go of as the walk goes (tree_index_touch()), so the walk keeps a window of it mapped. */
 #include "tree-index.h"
 
 #include <errno.h>
@@ -16,21 +16,19 @@
 
 #include "grow.h"
 
-/* Nodes read between two tree_index_trim()s: each may map up to 2 MiB of the file around it (a
- * large folio of the page cache), see callpath.c. */
-#define TRIM_NODES 64
-
+/* A node's name is kept beside it, so that sorting siblings reads no node again (and maps back
+ * the pages let go of: an inverted tree's root has thousands of children all over the index). */
 struct pending {
         uint32_t node;
         uint32_t depth; /* the root's is 0 */
+        uint32_t name;
 };
 
 /* qsort() has no context argument in C11. */
 static _Thread_local const struct tree_index *sorting;
 
 static int name_cmp_desc(const void *a, const void *b) {
-        const struct tree_index_node *x = &sorting->nodes[((const struct pending *) a)->node];
-        const struct tree_index_node *y = &sorting->nodes[((const struct pending *) b)->node];
+        const struct pending *x = a, *y = b;
 
         return strcmp(sample_tree_name(sorting->header, y->name), sample_tree_name(sorting->header, x->name));
 }
@@ -41,7 +39,8 @@ int tree_index_each_stack(const struct tree_index *x,
                           void *userdata) {
         _cleanup_free_ struct pending *stack = NULL;
         _cleanup_free_ uint32_t *path = NULL;
-        size_t n = 0, cap = 0, reads = 0;
+        struct tree_index_window window = {};
+        size_t n = 0, cap = 0;
         int r;
 
         path = malloc(((size_t) x->max_depth + 1) * sizeof *path);
@@ -54,6 +53,7 @@ int tree_index_each_stack(const struct tree_index *x,
                 uint64_t below = 0;
                 size_t k = 0;
 
+                tree_index_touch(x, &window, p.node);
                 if (p.depth > 0)
                         path[p.depth - 1] = x->nodes[p.node].name;
                 for (uint32_t c = p.node + 1; c < end; c += tree_index_size(x, c), k++) {
@@ -62,11 +62,12 @@ int tree_index_each_stack(const struct tree_index *x,
                         if (size == 0 || size > end - c || x->nodes[c].name >= x->n_names ||
                             p.depth >= x->max_depth)
                                 return -EBADMSG;
-                        if (++reads % TRIM_NODES == 0)
-                                tree_index_trim(x);
+                        tree_index_touch(x, &window, c);
                         if (GROW(stack, cap, n + k + 1) < 0)
                                 return -ENOMEM;
-                        stack[n + k] = (struct pending) { .node = c, .depth = p.depth + 1 };
+                        stack[n + k] = (struct pending) { .node = c,
+                                                          .depth = p.depth + 1,
+                                                          .name = x->nodes[c].name };
                         below += x->nodes[c].weight;
                 }
                 if (below > x->nodes[p.node].weight)

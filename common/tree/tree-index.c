@@ -27,6 +27,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+/* What a read of a mapped node may map around it: a large folio of the page cache. */
+#define FOLIO_BYTES ((uintptr_t) 2 << 20)
+
 #define MAGIC "CPPDTIX"
 #define VERSION \
         5 /* 2: leaves marked in occ; 3: names demangled, the store's token, a checksum; 4: sampling and \
@@ -177,6 +180,48 @@ void tree_index_trim(const struct tree_index *x) {
          * on a paravirtualized VM). */
         if (x->map && x->map_size > TREE_INDEX_TRIM_MIN)
                 (void) madvise(x->map, x->map_size, MADV_DONTNEED);
+}
+
+/* Lets go of the mapped pages of nodes LO..HI of X and of the large folios (2 MiB) around them. */
+static void trim_nodes(const struct tree_index *x, uint32_t lo, uint32_t hi) {
+        uintptr_t map = (uintptr_t) x->map, end = map + x->map_size, page = (uintptr_t) sysconf(_SC_PAGESIZE);
+        uintptr_t from = (uintptr_t) &x->nodes[lo], to = (uintptr_t) &x->nodes[hi + 1];
+
+        from = from - map > FOLIO_BYTES ? from - FOLIO_BYTES : map;
+        to = end - to > FOLIO_BYTES ? to + FOLIO_BYTES : end;
+        from &= ~(page - 1);
+        if (to > from)
+                (void) madvise((void *) from, to - from, MADV_DONTNEED);
+}
+
+void tree_index_touch(const struct tree_index *x, struct tree_index_window *w, uint32_t node) {
+        size_t last = w->n - 1;
+
+        /* A small index stays mapped whole, as for tree_index_trim(). */
+        if (!x->map || x->map_size <= TREE_INDEX_TRIM_MIN)
+                return;
+        if (w->n > 0 && node + TREE_INDEX_NEAR >= w->lo[last] && node <= w->hi[last] + TREE_INDEX_NEAR) {
+                w->span += node < w->lo[last] ? w->lo[last] - node :
+                        node > w->hi[last]    ? node - w->hi[last] :
+                                                0;
+                w->lo[last] = MIN(w->lo[last], node);
+                w->hi[last] = MAX(w->hi[last], node);
+                if (w->span < TREE_INDEX_WINDOW_NODES)
+                        return;
+                tree_index_let_go(x, w);
+                return;
+        }
+        if (w->n == TREE_INDEX_RANGES)
+                tree_index_let_go(x, w);
+        w->lo[w->n] = w->hi[w->n] = node;
+        w->n++;
+}
+
+void tree_index_let_go(const struct tree_index *x, struct tree_index_window *w) {
+        for (size_t i = 0; i < w->n; i++)
+                trim_nodes(x, w->lo[i], w->hi[i]);
+        w->n = 0;
+        w->span = 0;
 }
 
 struct tree_index *tree_index_new(size_t n, size_t n_names) {

@@ -126,6 +126,28 @@ int tree_index_each_stack(const struct tree_index *x,
                                     uint64_t self, void *userdata),
                           void *userdata);
 
+/* A node as tree_index_each_drawn() draws it: its number in the index, its depth (the root's is
+ * 0), its self hits (its weight less its children's), its offset (the weights of the nodes drawn
+ * before it under its parent, plus its parent's offset: where a flame graph puts it), and PATH,
+ * its names root first, PATH[0..depth), valid during the call. */
+struct tree_index_drawn {
+        uint32_t node, depth;
+        uint64_t self, offset;
+        const uint32_t *path;
+};
+
+/* Calls ENTER for each node of X, the root first, in the order the tree renderers draw them
+ * (tree-index-sorted.c): preorder, each node's children heaviest first, ties by name. ENTER
+ * returns 0 to walk the node's subtree, which LEAVE (if not NULL) then closes, with the node's
+ * number and depth; 1 to skip it (no LEAVE); a negative errno to stop. Returns 0, ENTER's or
+ * LEAVE's error, -ENOMEM, or -EBADMSG for an index whose sizes or weights do not add up. */
+int tree_index_each_drawn(const struct tree_index *x,
+                          int (*enter)(const struct tree_index *x, const struct tree_index_drawn *d,
+                                       void *userdata),
+                          int (*leave)(const struct tree_index *x, uint32_t node, uint32_t depth,
+                                       void *userdata),
+                          void *userdata);
+
 /* Writes X to FD (a new file) under KEY. Returns 0 or a negative errno (-ENOSPC...). */
 int tree_index_write(const struct tree_index *x, const struct tree_index_key *key, int fd);
 
@@ -147,6 +169,24 @@ void tree_index_seal(void *data, size_t size);
  * TREE_INDEX_TRIM_MIN bytes or less, which may stay mapped whole. */
 #define TREE_INDEX_TRIM_MIN (32u << 20)
 void tree_index_trim(const struct tree_index *x);
+
+/* The nodes a walk has read since it last let go of them, as a few ranges: a walk that reads a
+ * mapped index nearly in order, with jumps (a node's children lie past each other's subtrees),
+ * notes each node it reads (tree_index_touch()), and the pages of those ranges, with the 2 MiB
+ * around each (what a read may map: a large folio of the page cache), are let go of when there
+ * are TREE_INDEX_RANGES of them or they span TREE_INDEX_WINDOW_NODES. tree_index_trim() lets go
+ * of the whole file, which costs the kernel a walk over all of it: done every few dozen nodes
+ * over a 300 MB index, more than the walk itself. Start it zeroed. */
+#define TREE_INDEX_RANGES 16
+#define TREE_INDEX_NEAR 65536           /* nodes: a read this close to a range extends it */
+#define TREE_INDEX_WINDOW_NODES 1048576 /* 20 MiB of nodes */
+struct tree_index_window {
+        uint32_t lo[TREE_INDEX_RANGES], hi[TREE_INDEX_RANGES];
+        size_t n;
+        uint64_t span; /* nodes, over the ranges */
+};
+void tree_index_touch(const struct tree_index *x, struct tree_index_window *w, uint32_t node);
+void tree_index_let_go(const struct tree_index *x, struct tree_index_window *w);
 
 struct tree_index *tree_index_free(struct tree_index *x);
 DEFINE_CLEANUP(struct tree_index *, tree_index_free);

@@ -121,11 +121,14 @@ def main():
         fa, fb = functions(d.store, '--unit', unit_a), functions(d.store, '--unit', unit_b)
         ok(fa.get('recurse', 0) > 100 and 'name_field_lt' not in fa,
            'samples of the workload in %s land under its unit' % unit_a,
-           [sorted(fa.items())[:20], 'flush took %.1f s' % took, d.request('status\n'), d.log_text()[-2000:]])
+           [sorted(fa.items(), key=lambda x: -x[1])[:20], 'flush took %.1f s' % took, d.request('status\n'),
+            d.log_text()[-2000:]])
         ok(fb.get('name_field_lt', 0) > 50 and 'recurse' not in fb,
-           'samples of the workload in %s land under its unit' % unit_b, sorted(fb.items())[:20])
+           'samples of the workload in %s land under its unit' % unit_b,
+           sorted(fb.items(), key=lambda x: -x[1])[:20])
         fp = functions(d.store, '--pid', str(a.pid))
-        ok(fp.get('recurse', 0) > 100 and 'name_field_lt' not in fp, 'and under its pid')
+        ok(fp.get('recurse', 0) > 100 and 'name_field_lt' not in fp, 'and under its pid',
+           sorted(fp.items(), key=lambda x: -x[1])[:20])
         # The program's row: before its exec the child was Python's, in no unit until moved, and a
         # flush between its first samples and the exec gives that a row of its own.
         rows = store_query(d.store, "SELECT DISTINCT unit FROM process WHERE pid = %d AND exe = '%s'"

@@ -248,7 +248,8 @@ def main():
            'nor attach to another user\'s process', p.stderr)
         p = run(nobody + [cppctl, 'attach', '--unit', unit_a, '--duration', '0.2', '--socket', d.sock])
         ok(p.returncode == 1 and 'only root may profile a unit' in p.stderr, 'nor to a unit', p.stderr)
-        own = subprocess.Popen(nobody + [recursive, '12', '100'])
+        # Long enough to outlive a loaded machine's attach (it is killed after).
+        own = subprocess.Popen(nobody + [recursive, '12', '1000'])
         procs.append(own)
         time.sleep(0.2)
         p = run(nobody + [cppctl, 'attach', str(own.pid), '--duration', '0.5', '--socket', d.sock, '-q'])

@@ -2,7 +2,9 @@
 
 A stack is a list of function names, outermost first. Its class:
   whole        it reaches main, or a thread's start (clone3, start_thread)
-  before-main  the dynamic loader (ld.so, _dl_start...), an exec, or the C runtime before main
+  before-main  the dynamic loader (ld.so, _dl_start...), an exec, or the C runtime before main;
+               also a stack of no user frame at all (cppd's "[unknown]" alone, perf's kernel
+               frames of execve): the thread was in the kernel between two programs
   after-main   exit handlers once main has returned (exit, __run_exit_handlers, _dl_fini)
   broken       anything else: an unknown frame at the root, or a chain cut short
 """
@@ -10,7 +12,11 @@ import subprocess
 
 LOADER = ('_dl_start', '_dl_start_user', '_dl_start_final', '_dl_sysdep_start', 'dl_main', '_dl_init',
           '_dl_relocate_object', '_dl_map_object', '_dl_catch_exception', '_dl_catch_error')
-EXEC = ('execve', '__execve', 'syscall:execve', 'execvp', 'execv')
+EXEC = ('execve', '__execve', 'syscall:execve', 'execvp', 'execv', '__x64_sys_execve', 'bprm_execve')
+# A sample with no user frame: cppd stores "[unknown]" alone. Seen inside execve once the old
+# program is gone (load_elf_binary), which a VM whose page faults cost 13 µs makes long enough to
+# be sampled a few times a run: no unwinder has anything to read there.
+NO_USER = ['[unknown]']
 EXIT = ('exit', '__run_exit_handlers', '_dl_fini', '_IO_cleanup', '_exit', '__libc_atexit')
 THREAD = ('clone3', 'clone', '__clone', '__clone3', 'start_thread')
 RUNTIME = ('_start', '__libc_start_main', '__libc_start_main_impl', '__libc_start_call_main')
@@ -22,6 +28,8 @@ def classify(frames):
         return 'whole'
     if not frames:
         return 'broken'
+    if frames == NO_USER:
+        return 'before-main'
     if any(f in EXIT for f in frames):
         return 'after-main'
     root = frames[0]

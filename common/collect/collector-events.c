@@ -784,15 +784,53 @@ static uint64_t redraw_draw(struct collector *c, uint64_t mean) {
         return mean / 2 + c->redraw_rng * 2685821657736338717ULL % (mean + 1);
 }
 
+/* Room in log L for one more late sample: its entries moved to the front, or the log grown
+ * while it is over half full (each entry then moves a bounded number of times). Returns false
+ * at REDRAW_MISSED_MAX entries or without memory. Under redraw_lock. */
+static bool missed_room(struct redraw_log *l) {
+        unsigned cap = l->cap_missed ? l->cap_missed * 2 : 16;
+        uint64_t *time, *missed;
+
+        if (l->missed_head + l->n_missed < l->cap_missed)
+                return true;
+        if (l->n_missed <= l->cap_missed / 2 && l->cap_missed > 0) {
+                memmove(l->missed_time, l->missed_time + l->missed_head,
+                        l->n_missed * sizeof *l->missed_time);
+                memmove(l->missed, l->missed + l->missed_head, l->n_missed * sizeof *l->missed);
+                l->missed_head = 0;
+                return true;
+        }
+        if (l->n_missed >= REDRAW_MISSED_MAX)
+                return false;
+        time = malloc(cap * sizeof *time);
+        missed = malloc(cap * sizeof *missed);
+        if (!time || !missed) {
+                free(time);
+                free(missed);
+                return false;
+        }
+        if (l->n_missed) {
+                memcpy(time, l->missed_time + l->missed_head, l->n_missed * sizeof *time);
+                memcpy(missed, l->missed + l->missed_head, l->n_missed * sizeof *missed);
+        }
+        free(l->missed_time);
+        free(l->missed);
+        l->missed_time = time;
+        l->missed = missed;
+        l->missed_head = 0;
+        l->cap_missed = cap;
+        return true;
+}
+
 /* Log L's sample at TIME stands for MISSED more intervals (redraw_clock()). */
 static void add_missed(struct collector *c, struct redraw_log *l, uint64_t time, uint64_t missed) {
         bool full;
 
         pthread_mutex_lock(&c->redraw_lock);
-        full = l->n_missed == REDRAW_LOG;
+        full = !missed_room(l);
         if (!full) {
-                l->missed_time[l->n_missed] = time;
-                l->missed[l->n_missed++] = missed;
+                l->missed_time[l->missed_head + l->n_missed] = time;
+                l->missed[l->missed_head + l->n_missed++] = missed;
         }
         pthread_mutex_unlock(&c->redraw_lock);
         if (full)
@@ -834,7 +872,7 @@ void redraw_clock(void *userdata, const struct perf_event_header *h) {
          * it caught running, the reader having been kept from the CPU). Unless the period in
          * force ran out meanwhile (the kernel took the next overflow itself, which the reader
          * meets next), or this was a gate's notice (another task's time: not ours to count).
-         * A log too full to say so counts them as lost. */
+         * A log too full to say so (REDRAW_MISSED_MAX) counts them as lost. */
         if (late >= p && late < l->period) {
                 while (late >= p && missed < REDRAW_MAX_MISSED) {
                         late -= p;
@@ -886,13 +924,12 @@ uint64_t redraw_weight(struct collector *c, uint64_t id, uint64_t time) {
                         l->n -= i - 1;
                 }
                 /* Intervals missed after this sample; older entries' samples were lost. */
-                while (k < l->n_missed && l->missed_time[k] <= time) {
-                        if (l->missed_time[k] == time)
-                                intervals += l->missed[k];
+                while (k < l->n_missed && l->missed_time[l->missed_head + k] <= time) {
+                        if (l->missed_time[l->missed_head + k] == time)
+                                intervals += l->missed[l->missed_head + k];
                         k++;
                 }
-                memmove(l->missed_time, l->missed_time + k, (l->n_missed - k) * sizeof *l->missed_time);
-                memmove(l->missed, l->missed + k, (l->n_missed - k) * sizeof *l->missed);
+                l->missed_head = k < l->n_missed ? l->missed_head + k : 0;
                 l->n_missed -= k;
         }
         pthread_mutex_unlock(&c->redraw_lock);

@@ -68,6 +68,10 @@
 #define REDRAW_MAX_MISSED 100000
 /* Thinning changes a redrawn clock's log holds until the consumer passes them. */
 #define REDRAW_LOG 8
+/* Late samples a redrawn clock's log holds until the consumer passes them: the log grows as the
+ * consumer falls behind (a storm in another resource's rings keeps it behind the clock's
+ * samples by hundreds of them); past this, their missed intervals count as lost. */
+#define REDRAW_MISSED_MAX 65536u
 /* The resource of events that count none (the side band's dummy). */
 #define NO_RESOURCE COLLECTOR_MAX_RESOURCES
 /* The idle task's process, thread and frame name (perf's). */
@@ -132,10 +136,11 @@ struct redraw_log {
         unsigned resource;
         uint64_t time[REDRAW_LOG], factor[REDRAW_LOG];
         unsigned n;
-        uint64_t last;                                        /* the factor of the latest draw */
-        uint64_t missed_time[REDRAW_LOG], missed[REDRAW_LOG]; /* the sample at MISSED_TIME[i]
-                                                               * stands for MISSED[i] more */
-        unsigned n_missed;
+        uint64_t last; /* the factor of the latest draw */
+        /* The late samples not yet weighed: the sample at MISSED_TIME[i] stands for MISSED[i]
+         * more intervals, for i in [MISSED_HEAD, MISSED_HEAD + N_MISSED) of CAP_MISSED. */
+        uint64_t *missed_time, *missed;
+        unsigned missed_head, n_missed, cap_missed;
         uint64_t seen;   /* the time of the latest overflow drawn for (the reader's) */
         uint64_t period; /* the period in force since then (the reader's) */
 };
@@ -245,8 +250,13 @@ struct process {
         uint64_t *bytes_remaining; /* per resource counted in user space: gticks to the
                                          * next period boundary (bytes, shared switches) */
         struct symtab *jit;        /* /tmp/perf-PID.map, read when a PC falls outside modules */
+        /* The map as last read (size, modification time, inode: a stale map of an earlier
+         * process of the same pid, rewritten to the same size, is told apart by its time), and
+         * when it was last looked at (CLOCK_MONOTONIC ns). */
         off_t jit_size;
-        uint64_t jit_checked; /* CLOCK_MONOTONIC ns of the last look at the map's size */
+        struct timespec jit_mtime;
+        ino_t jit_ino;
+        uint64_t jit_checked;
         /* The last RECENT_MAPS executable mappings recorded (a ring, the next at n_recent %
          * RECENT_MAPS): an exec's COMM record can be met after its program's own MMAP2s, which
          * two CPUs' rings carry when the task moved during the exec, and a pass of the reader

@@ -168,8 +168,11 @@ struct collector *collector_free(struct collector *c) {
         idmap_free(c->threads);
         idmap_free(c->event_ids);
         idmap_free(c->redraw_ids);
-        for (size_t l = 0; l < c->n_redraw_logs; l++)
+        for (size_t l = 0; l < c->n_redraw_logs; l++) {
+                free(c->redraw_logs[l]->missed_time);
+                free(c->redraw_logs[l]->missed);
                 free(c->redraw_logs[l]);
+        }
         free(c->redraw_logs);
         pthread_mutex_destroy(&c->redraw_lock);
         idmap_free(c->trie);

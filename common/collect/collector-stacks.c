@@ -40,8 +40,8 @@ static int64_t trie_child(struct collector *c, uint32_t parent, uint32_t frame) 
         return c->n_nodes++;
 }
 
-/* Looks PC up in P's JIT map, reading /tmp/perf-PID.map again if it has grown (looked at once a
- * second at most). */
+/* Looks PC up in P's JIT map, reading /tmp/perf-PID.map again if it has changed (looked at once
+ * a second at most, and again at new executable memory of no file: handle_mmap2()). */
 static const char *jit_lookup(struct collector *c, struct process *p, uint64_t pc) {
         const struct symtab_entry *e = p->jit ? symtab_lookup(p->jit, pc) : NULL;
         char path[128];
@@ -63,7 +63,8 @@ static const char *jit_lookup(struct collector *c, struct process *p, uint64_t p
                 if (stat(path, &st) < 0)
                         return NULL;
         }
-        if (st.st_size == p->jit_size)
+        if (st.st_size == p->jit_size && st.st_ino == p->jit_ino &&
+            st.st_mtim.tv_sec == p->jit_mtime.tv_sec && st.st_mtim.tv_nsec == p->jit_mtime.tv_nsec)
                 return NULL;
         {
                 _cleanup_fclose_ FILE *f = NULL;
@@ -74,6 +75,8 @@ static const char *jit_lookup(struct collector *c, struct process *p, uint64_t p
                 symtab_free(p->jit);
                 p->jit = t;
                 p->jit_size = st.st_size;
+                p->jit_mtime = st.st_mtim;
+                p->jit_ino = st.st_ino;
         }
         e = symtab_lookup(p->jit, pc);
         return e ? name_table_get(c->sym->names, e->name) : NULL;

@@ -381,6 +381,11 @@ int handle_mmap2(struct collector *c, const struct perf_event_header *h) {
                 if (r < 0)
                         return r;
         }
+        /* New executable memory of no file (a JIT's, made executable by mprotect()): the map
+         * naming it may be new too, and a look at it within the last second (jit_lookup()) did
+         * not see it. */
+        if (!mapped_file(m.filename) && !streq(m.filename, "[vdso]"))
+                p->jit_checked = 0;
         if (record_sample_id(h, &id, &time) == 0)
                 remember_map(p, time, m.addr, m.addr + m.len, m.pgoff, module,
                              mapped_file(m.filename) ? m.filename : NULL);
@@ -411,6 +416,8 @@ int handle_comm(struct collector *c, const struct perf_event_header *h) {
                 t->stack_top_off = false;
                 t->process->jit = symtab_free(t->process->jit);
                 t->process->jit_size = 0;
+                t->process->jit_mtime = (struct timespec) {};
+                t->process->jit_ino = 0;
                 t->process->jit_checked = 0;
                 t->process->store_id = 0; /* a new process row: it runs another program */
                 t->process->exe_pending = true;

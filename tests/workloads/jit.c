@@ -6,7 +6,8 @@
  *
  * The generated function counts a register down from its argument: "mov %edi, %eax; 1: dec
  * %eax; jnz 1b; ret". x86_64 only; elsewhere it exits 77, which the test takes as a skip.
- * Usage: jit [MS], by default 300 ms of CPU time. The map file stays: a profiler may read it
+ * Usage: jit [MS [STALE_MS]], by default 300 ms of CPU time; with STALE_MS, that long first
+ * under a map of the same size that names the code stale_named. The map file stays: a profiler may read it
  * after the process is gone, as cppd does; the test removes it. */
 #include <stdio.h>
 #include <stdlib.h>
@@ -37,11 +38,12 @@ int main(int argc, char **argv) {
                 0xc3,       /* ret */
         };
         char path[64];
-        unsigned long ms;
+        unsigned long ms, stale_ms;
         FILE *f;
         void *mem;
 
         workload_arg(argc, argv, 1, MS_DEFAULT, &ms);
+        workload_arg(argc, argv, 2, 0, &stale_ms);
         mem = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
         if (mem == MAP_FAILED) {
                 perror("mmap");
@@ -53,13 +55,19 @@ int main(int argc, char **argv) {
                 return EXIT_FAILURE;
         }
         snprintf(path, sizeof path, "/tmp/perf-%d.map", (int) getpid());
-        f = fopen(path, "we");
-        if (!f || fprintf(f, "%lx %zx jitted_spin\n", (unsigned long) mem, sizeof code) < 0 ||
-            fclose(f) != 0) {
-                perror(path);
-                return EXIT_FAILURE;
+        /* First a map of the same size naming the code otherwise, as an earlier process of the
+         * same pid may have left it, read while the code runs; then the true one over it. */
+        for (int pass = stale_ms ? 0 : 1; pass < 2; pass++) {
+                f = fopen(path, "we");
+                if (!f ||
+                    fprintf(f, "%lx %zx %s\n", (unsigned long) mem, sizeof code,
+                            pass ? "jitted_spin" : "stale_named") < 0 ||
+                    fclose(f) != 0) {
+                        perror(path);
+                        return EXIT_FAILURE;
+                }
+                run_jitted((spin_fn) mem, pass ? ms : stale_ms);
         }
-        run_jitted((spin_fn) mem, ms);
         return EXIT_SUCCESS;
 #else
         (void) argc;

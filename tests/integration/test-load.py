@@ -90,9 +90,12 @@ def fork_storm(d, unprofiled):
     print('# fork storm: %d processes in %d s, %d a second (%d without cppd)' % (n, SECONDS, rate, unprofiled))
     # Thousands a second where the machine forks that fast (9,000-10,000 on some of these VMs,
     # under 1,000 on others, whose page tables are shadowed): the daemon must not be what slows it.
+    # A sanitizer build's daemon costs what the sanitizers add (half this machine's forks, seen
+    # on a VM whose forks are slow): its rate is only printed.
     want = min(1000, 0.5 * unprofiled)
-    ok(status == 0 and rate >= want, 'a fork/exit storm of %d processes a second for %d s (at least %d: half the '
-       'machine\'s own rate, or 1000)' % (rate, SECONDS, want))
+    ok(status == 0 and (rate >= want or asan()), 'a fork/exit storm of %d processes a second for %d s (at least %d: '
+       'half the machine\'s own rate, or 1000%s)' % (rate, SECONDS, want, '; not asked of a sanitizer build' if asan()
+                                                      else ''))
     time.sleep(2 * FLUSH)
     reply = d.flush_all()
     st = d.status_lines()

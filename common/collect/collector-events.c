@@ -839,7 +839,7 @@ static void add_missed(struct collector *c, struct redraw_log *l, uint64_t time,
 
 void redraw_clock(void *userdata, const struct perf_event_header *h) {
         struct collector *c = userdata;
-        uint64_t id, time, factor = 1, mean, now, late, p, missed = 0, *slot;
+        uint64_t id, time, factor = 1, mean, now, late, p, floor, missed = 0, *slot;
         struct redraw_log *l = NULL;
 
         if (h->size < sizeof *h + 32)
@@ -873,20 +873,31 @@ void redraw_clock(void *userdata, const struct perf_event_header *h) {
          * force ran out meanwhile (the kernel took the next overflow itself, which the reader
          * meets next), or this was a gate's notice (another task's time: not ours to count).
          * A log too full to say so (REDRAW_MISSED_MAX) counts them as lost. */
-        if (late >= p && late < l->period) {
+        if (late >= p && late < l->period)
                 while (late >= p && missed < REDRAW_MAX_MISSED) {
                         late -= p;
                         missed++;
                         p = redraw_draw(c, mean);
                 }
-                if (id == l->id)
-                        add_missed(c, l, time, missed);
-        }
+        /* What the overflow before asked this one to carry (below): an overflow of another
+         * task (a gate's notice) ends the stretch in that task's time, and drops it. */
+        if (id == l->id)
+                missed += l->carry;
+        l->carry = 0;
+        if (missed && id == l->id)
+                add_missed(c, l, time, missed);
+        floor = MAX(mean / 2, CLOCK_MIN_NS);
         p = late < p ? p - late : p;
         /* But never sooner than half the mean: the kernel repeats the period until the next
          * redraw, and a reader away for a while would come back to a burst of samples a few
-         * microseconds apart, and be later still for them. */
-        p = MAX(p, MAX(mean / 2, CLOCK_MIN_NS));
+         * microseconds apart, and be later still for them. An interval so stretched ends
+         * FLOOR - P later than drawn, time in which a sample would have come with probability
+         * (FLOOR - P) / MEAN: the next overflow, which ends it, stands for that one too with
+         * that probability (left out, the tasks running while the reader is late, a busy
+         * thread beside it, lost a fifth of their share on a loaded VM). */
+        if (p < floor && redraw_draw(c, mean) - mean / 2 < floor - p)
+                l->carry = 1;
+        p = MAX(p, floor);
         l->period = p;
         (void) ioctl(l->fd, PERF_EVENT_IOC_PERIOD, &p);
         if (factor == l->last)

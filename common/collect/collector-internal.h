@@ -143,6 +143,7 @@ struct redraw_log {
         unsigned missed_head, n_missed, cap_missed;
         uint64_t seen;   /* the time of the latest overflow drawn for (the reader's) */
         uint64_t period; /* the period in force since then (the reader's) */
+        uint64_t carry;  /* intervals the next overflow stands for too (the floor's stretch) */
 };
 
 struct cevent {
@@ -257,6 +258,7 @@ struct process {
         struct timespec jit_mtime;
         ino_t jit_ino;
         uint64_t jit_checked;
+        uint64_t proc_reread_ns; /* when /proc was last read again for it (process_reread()) */
         /* The last RECENT_MAPS executable mappings recorded (a ring, the next at n_recent %
          * RECENT_MAPS): an exec's COMM record can be met after its program's own MMAP2s, which
          * two CPUs' rings carry when the task moved during the exec, and a pass of the reader

@@ -14,6 +14,7 @@
 #include <time.h>
 
 #include "collector-python.h"
+#include "collector-tasks.h"
 #include "grow.h"
 #include "perf-map.h"
 #include "perf-record.h"
@@ -361,6 +362,18 @@ int64_t sample_stack(struct collector *c, const struct record_sample *s, struct 
         }
         if (leaf >= 0 && n < COLLECTOR_MAX_STACK)
                 c->stack[n++] = leaf;
+        /* A leaf outside the mappings known: they may have been lost (process_reread()). */
+        {
+                bool dwarf =
+                        c->config.unwind == UNWIND_DWARF && s->regs && s->abi != PERF_SAMPLE_REGS_ABI_NONE;
+                uint64_t pc = dwarf ? s->regs[UNWIND_REG_IP] : n_pcs ? c->pcs[0] : 0;
+
+                if (pc && !proc_maps_find(p->maps, pc)) {
+                        r = process_reread(c, p);
+                        if (r < 0)
+                                return r;
+                }
+        }
 
         if (c->config.unwind == UNWIND_DWARF && s->regs && s->abi != PERF_SAMPLE_REGS_ABI_NONE) {
                 struct unwind_target target = { .collector = c, .process = p };

@@ -185,16 +185,19 @@ static int take_exec_unit(struct collector *c, uint32_t pid, char **ret) {
         return v != EXEC_UNIT_TAKEN;
 }
 
-static int load_proc_maps(struct collector *c, struct process *p) {
-        _cleanup_fclose_ FILE *f = NULL;
-        _cleanup_free_ char *line = NULL;
-        size_t cap = 0;
+/* P's /proc/PID/maps, open. NULL and errno: gone, forbidden. */
+static FILE *open_proc_maps(const struct process *p) {
         char path[64];
 
         snprintf(path, sizeof path, "/proc/%u/maps", p->pid);
-        f = fopen(path, "re");
-        if (!f)
-                return -errno;
+        return fopen(path, "re");
+}
+
+/* Adds the executable mappings read from F (P's /proc/PID/maps) to P's. */
+static int add_proc_maps(struct collector *c, struct process *p, FILE *f) {
+        _cleanup_free_ char *line = NULL;
+        size_t cap = 0;
+
         while (getline(&line, &cap, f) > 0) {
                 struct proc_maps_line l;
                 uint32_t module = SYMBOLIZER_NO_MODULE;
@@ -215,6 +218,12 @@ static int load_proc_maps(struct collector *c, struct process *p) {
         return 0;
 }
 
+static int load_proc_maps(struct collector *c, struct process *p) {
+        _cleanup_fclose_ FILE *f = open_proc_maps(p);
+
+        return f ? add_proc_maps(c, p, f) : -errno;
+}
+
 /* Reads P's systemd unit while it lives. Keeps the old one if P is gone or has none. */
 static void read_unit(struct process *p) {
         char *unit = systemd_unit(p->pid);
@@ -232,12 +241,67 @@ static void read_comm(const char *path, char comm[static 16]) {
                 comm[strcspn(comm, "\n")] = '\0';
 }
 
+/* P's name, program and unit from /proc. */
+static void read_proc_names(struct process *p) {
+        char path[64], exe[4096];
+        ssize_t n;
+
+        snprintf(path, sizeof path, "/proc/%u/comm", p->pid);
+        read_comm(path, p->comm);
+        snprintf(path, sizeof path, "/proc/%u/exe", p->pid);
+        n = readlink(path, exe, sizeof exe - 1);
+        if (n > 0) {
+                exe[n] = '\0';
+                free(p->exe);
+                p->exe = strdup(exe);
+        }
+        read_unit(p);
+}
+
+/* How often a process's /proc is read again at most (process_reread()). */
+#define PROC_REREAD_NS 1000000000ULL
+
+int process_reread(struct collector *c, struct process *p) {
+        char comm[sizeof p->comm];
+        _cleanup_free_ char *exe = NULL;
+        _cleanup_fclose_ FILE *f = NULL;
+        int r;
+
+        uint64_t now = now_ns(CLOCK_MONOTONIC);
+
+        if ((p->proc_reread_ns && now - p->proc_reread_ns < PROC_REREAD_NS) || p->exited || c->offline ||
+            p->pid == 0)
+                return 0;
+        p->proc_reread_ns = now;
+        f = open_proc_maps(p);
+        if (!f)
+                return 0; /* gone: what is known stays */
+        memcpy(comm, p->comm, sizeof comm);
+        exe = p->exe ? strdup(p->exe) : NULL;
+        read_proc_names(p);
+        proc_maps_clear(p->maps);
+        r = add_proc_maps(c, p, f);
+        if (r == -ENOMEM)
+                return r;
+        if (!streq(comm, p->comm) || !exe || !p->exe || !streq(exe, p->exe)) {
+                /* An exec the side band lost: another program, another row (handle_comm()). */
+                uint64_t *slot = idmap_get(c->threads, p->pid);
+
+                if (slot && ((struct thread *) (uintptr_t) *slot)->process == p)
+                        memcpy(((struct thread *) (uintptr_t) *slot)->comm, p->comm, sizeof p->comm);
+                p->store_id = 0;
+                p->jit = symtab_free(p->jit);
+                p->jit_size = 0;
+                p->jit_checked = 0;
+        }
+        return r == 0;
+}
+
 /* The process PID, created if new; FROM_PROC reads its maps and name from /proc (attach, or a
  * process whose FORK we never saw). NULL: no memory. */
 struct process *process_get(struct collector *c, uint32_t pid, bool from_proc) {
         struct process *p;
         uint64_t *slot;
-        char path[64];
 
         slot = idmap_get(c->processes, pid);
         if (slot)
@@ -257,18 +321,8 @@ struct process *process_get(struct collector *c, uint32_t pid, bool from_proc) {
         if (pid == 0)
                 strcpy(p->comm, IDLE_NAME); /* the idle task: nothing in /proc to read */
         else if (from_proc && !c->offline) {
-                char exe[4096];
-                ssize_t n;
-
-                snprintf(path, sizeof path, "/proc/%u/comm", pid);
-                read_comm(path, p->comm);
-                snprintf(path, sizeof path, "/proc/%u/exe", pid);
-                n = readlink(path, exe, sizeof exe - 1);
-                if (n > 0) {
-                        exe[n] = '\0';
-                        p->exe = strdup(exe);
-                }
-                read_unit(p);
+                p->proc_reread_ns = now_ns(CLOCK_MONOTONIC);
+                read_proc_names(p);
                 (void) load_proc_maps(c, p); /* gone or forbidden: its frames stay unknown */
         }
         c->stats.processes++;

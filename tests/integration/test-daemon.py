@@ -83,6 +83,43 @@ def check_stacks_whole(d, tmp, pid, exe):
        % (counts['broken'], total, pid, allowed, what), [stacks.describe(counts, broken), p.stderr])
 
 
+def side_band_lost(tmp, cg, unit, recursive):
+    """A program whose exec the side band lost (its COMM and MMAP2 records: the daemon stopped
+    while execs fill its rings) is named from /proc once it runs on: its code, not [unknown],
+    and under its unit. Its shell's fork and exec are seen first, as a service's would be."""
+    d = daemon.Daemon(cppd, tmp, 'sideband', 'cpu-time/1', flush=FLUSH, extra='ring_size = 256K\n')
+    try:
+        if not ok(d.ready(), 'side band: a daemon with rings of 256 KiB', d.log_text()):
+            return
+        w = subprocess.Popen(['sh', '-c', 'read x; exec %s 12 100' % recursive], stdin=subprocess.PIPE,
+                             preexec_fn=in_cgroup(cg))
+        time.sleep(0.5)
+        d.flush_all()
+        os.kill(d.pid, signal.SIGSTOP)
+        try:
+            # Each exec writes a COMM and 4 MMAP2 records: 2000 of them overflow 64 KiB rings.
+            subprocess.run(['sh', '-c', 'i=0; while [ $i -lt 2000 ]; do /bin/true; i=$((i+1)); done'], check=True)
+            w.stdin.write(b'go\n')
+            w.stdin.flush()
+            time.sleep(0.3)
+        finally:
+            os.kill(d.pid, signal.SIGCONT)
+        w.wait()
+        ok(d.flush_all() == 'ok', 'side band: flushed after the stop')
+        lost = int(d.status_lines()['daemon']['lost'])
+        fp = functions(d.store, '--pid', str(w.pid))
+        fu = functions(d.store, '--unit', unit)
+        ok(lost > 0 and fp.get('recurse', 0) > 300,
+           'side band: a program whose exec was lost (%d records lost) is named from /proc: recurse %d hits '
+           '(of its 1.5 s), [unknown] %d' % (lost, fp.get('recurse', 0), fp.get('[unknown]', 0)),
+           sorted(fp.items(), key=lambda x: -x[1])[:20])
+        ok(fu.get('recurse', 0) > 300 and fu.get('recurse', 0) == fp.get('recurse', 0),
+           'side band: and under its unit (%d hits)' % fu.get('recurse', 0),
+           sorted(fu.items(), key=lambda x: -x[1])[:20])
+    finally:
+        d.stop()
+
+
 def main():
     if os.geteuid() != 0:
         skip_all('needs root: system-wide perf events and cgroups')
@@ -90,10 +127,10 @@ def main():
     if not root:
         skip_all('no cgroup2 hierarchy')
     tag = 'cppd-test-%d' % os.getpid()
-    unit_a, unit_b = tag + '-a.service', tag + '-b.service'
-    cg_a, cg_b = os.path.join(root, unit_a), os.path.join(root, unit_b)
-    os.mkdir(cg_a)
-    os.mkdir(cg_b)
+    unit_a, unit_b, unit_c = tag + '-a.service', tag + '-b.service', tag + '-c.service'
+    cg_a, cg_b, cg_c = (os.path.join(root, u) for u in (unit_a, unit_b, unit_c))
+    for cg in (cg_a, cg_b, cg_c):
+        os.mkdir(cg)
     recursive = os.path.join(workloads, 'recursive-nofp')
     process_db = os.path.join(workloads, 'process_db-nofp')
     procs = []
@@ -370,6 +407,7 @@ def main():
                'and what is allocated stops growing once warm: %d KiB in the quietest of the last four bursts '
                '(steps %s): nothing per process' % (min(steps[-4:]), steps))
         d.stop()
+        side_band_lost(tmp, cg_c, unit_c, recursive)
     finally:
         for dd in daemons:
             try:
@@ -381,7 +419,7 @@ def main():
             if q.poll() is None:
                 q.kill()
                 q.wait()
-        for cg in (cg_a, cg_b):
+        for cg in (cg_a, cg_b, cg_c):
             # Move anything left to the root, then remove the cgroup.
             try:
                 for pid in open(os.path.join(cg, 'cgroup.procs')).read().split():

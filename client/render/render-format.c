@@ -103,6 +103,7 @@ const struct render_format render_formats[] = {
                 .binary = "gzipped binary",
                 .trees = render_pprof,
                 .tree_index = pprof_index,
+                .trees_index = render_pprof_indexes,
                 .labels = true,
         },
         {

@@ -261,3 +261,5 @@ int render_pprof(FILE *f, struct sample_tree *const *trees, size_t n);
 /* The same of the one tree the index X holds (pprof_write_index()): X's header must know its
  * labels' binaries (an index laid out from the store with store_filter.labels). */
 int render_pprof_index(FILE *f, const struct tree_index *x);
+/* The same of the trees the indexes XS[0..n) hold, one sample type each (pprof_write_indexes()). */
+int render_pprof_indexes(FILE *f, const struct tree_index *const *xs, size_t n);

@@ -607,7 +607,8 @@ struct pprof_index_walk {
 };
 
 /* The first walk: functions and their binaries in order of first sight, as merge_stack() finds
- * them over the trees one after the other, and each binary's gticks. */
+ * them over the trees one after the other, and each binary's gticks (and, of one index, the
+ * samples' size). */
 static int index_note_stack(const struct tree_index *x, const uint32_t *path, size_t depth, uint64_t self,
                             void *userdata) {
         struct pprof_index_walk *w = userdata;
@@ -632,6 +633,24 @@ static int index_note_stack(const struct tree_index *x, const uint32_t *path, si
         if (depth > 0 && p->fn_mapping[function_of[path[depth - 1]] - 1] != 0)
                 p->mapping_hits[p->fn_mapping[function_of[path[depth - 1]] - 1] - 1] +=
                         self * w->gticks[w->x];
+        if (p->n_trees == 1) {
+                /* one index: its walk is the merged walk, whose samples' size it adds up too */
+                Perftools__Profiles__Sample s;
+                uint8_t len[10];
+                size_t size;
+
+                perftools__profiles__sample__init(&s);
+                for (size_t i = 0; i < depth; i++) /* leaf first; id + 1 */
+                        w->location_ids[i] = function_of[path[depth - 1 - i]];
+                s.n_location_id = depth;
+                s.location_id = w->location_ids;
+                w->values[0] = (int64_t) (self * w->gticks[0]);
+                s.n_value = 1;
+                s.value = w->values;
+                size = perftools__profiles__sample__get_packed_size(&s);
+                w->size += 1 + varint(len, size) + size;
+                w->n_samples++;
+        }
         return 0;
 }
 
@@ -806,7 +825,7 @@ int pprof_write_indexes(FILE *f, const struct tree_index *const *xs, size_t n) {
         }
         for (w.x = 0; r >= 0 && w.x < n; w.x++)
                 r = tree_index_each_stack(xs[w.x], index_note_stack, &w);
-        if (r >= 0)
+        if (r >= 0 && n > 1)
                 r = size_samples(&w);
         if (r >= 0)
                 r = add_strings(&p, headers);

@@ -87,7 +87,8 @@ static int index_tree(struct query_args *q) {
         return query_output_close(q, out, r);
 }
 
-/* Several resources in a format that holds several, from their indexes walked (speedscope). */
+/* Several resources in a format that holds several, from their indexes walked (speedscope,
+ * pprof). */
 static int indexes_tree(struct query_args *q) {
         _cleanup_free_ struct view_data *v = NULL;
         _cleanup_free_ const struct tree_index **xs = NULL;
@@ -95,6 +96,7 @@ static int indexes_tree(struct query_args *q) {
         FILE *out;
         int r;
 
+        q->filter.labels = q->format->labels;
         r = query_load_indexes(q, &v, &n);
         if (r < 0)
                 return exit_status(r);

@@ -65,6 +65,14 @@ static int html_trees(FILE *f, struct sample_tree *const *trees, size_t n) {
         return render_html_report(f, trees, n, NULL);
 }
 
+static int html_index(FILE *f, const struct tree_index *x, double threshold) {
+        return render_html_report_index(f, &x, 1, NULL);
+}
+
+static int html_indexes(FILE *f, const struct tree_index *const *xs, size_t n) {
+        return render_html_report_index(f, xs, n, NULL);
+}
+
 const struct render_format render_formats[] = {
         {
                 .name = "text",
@@ -97,12 +105,13 @@ const struct render_format render_formats[] = {
         { .name = "flame", .tree = flame_tree, .tree_index = flame_index },
         { .name = "icicle", .tree = icicle_tree, .tree_index = icicle_index, .inverted = true },
         { .name = "dot", .tree = render_dot, .graph = dot_graph },
-        { .name = "html", .trees = html_trees },
+        { .name = "html", .trees = html_trees, .tree_index = html_index, .trees_index = html_indexes },
         {
                 .name = "pprof",
                 .binary = "gzipped binary",
                 .trees = render_pprof,
                 .tree_index = pprof_index,
+                .trees_index = render_pprof_indexes,
                 .labels = true,
         },
         {

@@ -15,6 +15,7 @@
 #include <errno.h>
 #include <inttypes.h>
 #include <stdlib.h>
+#include <string.h>
 
 #define HTML_TOP_FUNCTIONS 30
 #define HTML_TOP_PATHS 20
@@ -33,7 +34,8 @@ static const char html_style[] =
         "p.note { color: #666; }\n"
         "</style>\n";
 
-static void html_facts(FILE *f, const struct sample_tree *t) {
+/* T's header facts; its TOTAL hits are given, since an index's header holds no weighed tree. */
+static void html_facts(FILE *f, const struct sample_tree *t, uint64_t total) {
         const struct sample_tree_info *i = &t->info;
 
         fputs("<table class=\"facts\">\n<tr><th>Unit</th><td>1 gtick = ", f);
@@ -47,7 +49,7 @@ static void html_facts(FILE *f, const struct sample_tree *t) {
                 "</td></tr>\n<tr><th>Samples</th><td>%" PRIu64 "</td></tr>\n"
                 "<tr><th>Hits</th><td>%" PRIu64 "</td></tr>\n"
                 "<tr><th>Samples lost</th><td>%" PRIu64 "</td></tr>\n",
-                i->samples, t->total, i->lost);
+                i->samples, total, i->lost);
         if (i->frames)
                 fprintf(f, "<tr><th>Frames unsymbolized</th><td>%.1f%%</td></tr>\n",
                         100.0 * (double) i->frames_unsymbolized / (double) i->frames);
@@ -104,6 +106,41 @@ static void html_profile(FILE *f, const struct profile *p, size_t max, const cha
                 fprintf(f, "<p class=\"note\">%zu more %s not shown.</p>\n", p->n_entries - shown, what);
 }
 
+/* The section's heading and facts; returns whether there are samples to show. */
+static bool html_section_head(FILE *f, const struct sample_tree *header, uint64_t total, size_t index) {
+        fprintf(f, "<section id=\"resource-%zu\">\n<h2>", index);
+        xml_write_escaped(f, header->info.resource ?: "samples");
+        fputs("</h2>\n", f);
+        html_facts(f, header, total);
+        if (total == 0) {
+                fputs("<p>No samples.</p>\n</section>\n", f);
+                return false;
+        }
+        return true;
+}
+
+static void html_functions(FILE *f, const struct profile *functions) {
+        fputs("<h3>Functions</h3>\n<p class=\"note\">Per function, the share of samples whose stack "
+              "contains it (body and descendants, paper §4.4).</p>\n",
+              f);
+        html_profile(f, functions, HTML_TOP_FUNCTIONS, "functions");
+}
+
+static void html_down(FILE *f, const struct profile *down, const char *top) {
+        fputs("<h3>Call paths down from <code>", f);
+        xml_write_escaped(f, top);
+        fputs("</code></h3>\n<p class=\"note\">The heaviest call paths starting at the "
+              "heaviest outermost frame (downward profile, paper §4.3).</p>\n",
+              f);
+        html_profile(f, down, HTML_TOP_PATHS, "call paths");
+}
+
+static void html_flame_head(FILE *f) {
+        fputs("<h3>Flame graph</h3>\n<p class=\"note\">Hover for details, click to zoom, Search to "
+              "highlight.</p>\n",
+              f);
+}
+
 static int html_section(FILE *f, struct sample_tree *t, size_t index) {
         _cleanup_(profile_freep) struct profile *functions = NULL, *down = NULL;
         _cleanup_free_ uint32_t *roots = NULL;
@@ -112,22 +149,13 @@ static int html_section(FILE *f, struct sample_tree *t, size_t index) {
         int r, k;
 
         sample_tree_weigh(t);
-        fprintf(f, "<section id=\"resource-%zu\">\n<h2>", index);
-        xml_write_escaped(f, resource);
-        fputs("</h2>\n", f);
-        html_facts(f, t);
-        if (t->total == 0) {
-                fputs("<p>No samples.</p>\n</section>\n", f);
+        if (!html_section_head(f, t, t->total, index))
                 return 0;
-        }
 
         r = profile_function(t, 0, &functions);
         if (r < 0)
                 return r;
-        fputs("<h3>Functions</h3>\n<p class=\"note\">Per function, the share of samples whose stack "
-              "contains it (body and descendants, paper §4.4).</p>\n",
-              f);
-        html_profile(f, functions, HTML_TOP_FUNCTIONS, "functions");
+        html_functions(f, functions);
 
         k = render_sorted_children(t, SAMPLE_TREE_ROOT, &roots);
         if (k < 0)
@@ -137,17 +165,10 @@ static int html_section(FILE *f, struct sample_tree *t, size_t index) {
                 r = profile_down(t, top, 0, &down);
                 if (r < 0)
                         return r;
-                fputs("<h3>Call paths down from <code>", f);
-                xml_write_escaped(f, top);
-                fputs("</code></h3>\n<p class=\"note\">The heaviest call paths starting at the "
-                      "heaviest outermost frame (downward profile, paper §4.3).</p>\n",
-                      f);
-                html_profile(f, down, HTML_TOP_PATHS, "call paths");
+                html_down(f, down, top);
         }
 
-        fputs("<h3>Flame graph</h3>\n<p class=\"note\">Hover for details, click to zoom, Search to "
-              "highlight.</p>\n",
-              f);
+        html_flame_head(f);
         r = render_flame_svg_element(f, t, false, HTML_FLAME_THRESHOLD, resource);
         if (r < 0)
                 return r;
@@ -155,7 +176,58 @@ static int html_section(FILE *f, struct sample_tree *t, size_t index) {
         return 0;
 }
 
-int render_html_report(FILE *f, struct sample_tree *const *trees, size_t n, const char *title) {
+/* The same section from the index X of the tree: the profiles are the index's views, the
+ * heaviest outermost frame the heaviest of the root's children (ties by name, as
+ * render_sorted_children() sorts them), and the flame graph is drawn from the tree of the nodes
+ * above its threshold (tree_index_prune()), as `cppctl tree --format flame -t` draws it. */
+static int html_section_index(FILE *f, const struct tree_index *x, size_t index) {
+        _cleanup_(profile_freep) struct profile *functions = NULL, *down = NULL;
+        _cleanup_(sample_tree_freep) struct sample_tree *pruned = NULL;
+        const char *resource = x->header->info.resource ?: "samples";
+        uint32_t top = 0;
+        int r;
+
+        if (!html_section_head(f, x->header, x->header->total, index))
+                return 0;
+
+        r = profile_function_index(x, 0, &functions);
+        if (r < 0)
+                return r;
+        html_functions(f, functions);
+
+        for (uint32_t c = 1, end = tree_index_size(x, 0); c < end; c += tree_index_size(x, c)) {
+                if (tree_index_size(x, c) == 0 || x->nodes[c].name >= x->n_names)
+                        return -EBADMSG;
+                if (top == 0 || x->nodes[c].weight > x->nodes[top].weight ||
+                    (x->nodes[c].weight == x->nodes[top].weight &&
+                     strcmp(sample_tree_name(x->header, x->nodes[c].name),
+                            sample_tree_name(x->header, x->nodes[top].name)) < 0))
+                        top = c;
+        }
+        if (top > 0) {
+                const char *name = sample_tree_name(x->header, x->nodes[top].name);
+
+                r = profile_down_index(x, name, 0, &down);
+                if (r < 0)
+                        return r;
+                html_down(f, down, name);
+        }
+
+        html_flame_head(f);
+        r = tree_index_prune(x, HTML_FLAME_THRESHOLD, &pruned);
+        if (r < 0)
+                return r;
+        r = render_flame_svg_element(f, pruned, false, HTML_FLAME_THRESHOLD, resource);
+        if (r < 0)
+                return r;
+        fputs("</section>\n", f);
+        return 0;
+}
+
+/* The page around N sections, each written by SECTION(F, I, USERDATA); RESOURCE(I, USERDATA)
+ * names the Ith for the links. */
+static int html_page(FILE *f, size_t n, const char *title, const char *(*resource)(size_t i, void *userdata),
+                     int (*section)(FILE *f, size_t i, void *userdata), void *userdata) {
         int r;
 
         title = title ?: "cppd profile report";
@@ -170,16 +242,48 @@ int render_html_report(FILE *f, struct sample_tree *const *trees, size_t n, cons
                 fputs("<nav><ul>\n", f);
                 for (size_t i = 0; i < n; i++) {
                         fprintf(f, "<li><a href=\"#resource-%zu\">", i);
-                        xml_write_escaped(f, trees[i]->info.resource ?: "samples");
+                        xml_write_escaped(f, resource(i, userdata) ?: "samples");
                         fputs("</a></li>\n", f);
                 }
                 fputs("</ul></nav>\n", f);
         }
         for (size_t i = 0; i < n; i++) {
-                r = html_section(f, trees[i], i);
+                r = section(f, i, userdata);
                 if (r < 0)
                         return r;
         }
         fputs("</body>\n</html>\n", f);
         return ferror(f) ? -EIO : 0;
+}
+
+static const char *tree_resource(size_t i, void *userdata) {
+        struct sample_tree *const *trees = userdata;
+
+        return trees[i]->info.resource;
+}
+
+static int tree_section(FILE *f, size_t i, void *userdata) {
+        struct sample_tree *const *trees = userdata;
+
+        return html_section(f, trees[i], i);
+}
+
+int render_html_report(FILE *f, struct sample_tree *const *trees, size_t n, const char *title) {
+        return html_page(f, n, title, tree_resource, tree_section, (void *) trees);
+}
+
+static const char *index_resource(size_t i, void *userdata) {
+        const struct tree_index *const *xs = userdata;
+
+        return xs[i]->header->info.resource;
+}
+
+static int index_section(FILE *f, size_t i, void *userdata) {
+        const struct tree_index *const *xs = userdata;
+
+        return html_section_index(f, xs[i], i);
+}
+
+int render_html_report_index(FILE *f, const struct tree_index *const *xs, size_t n, const char *title) {
+        return html_page(f, n, title, index_resource, index_section, (void *) xs);
 }

@@ -1,7 +1,7 @@
 /* `cppctl export --format pprof`: the trees encoded by common/push/pprof.c (whose opening
  * comment says what goes where), written out. No time is set: an export covers whatever the
- * filters chose, not an interval. One resource's profile is written as its index is walked
- * (pprof_write_index()), its tree never loaded nor its Profile held. */
+ * filters chose, not an interval. The profile of one resource or several is written as their
+ * indexes are walked (pprof_write_indexes()), their trees never loaded nor the Profile held. */
 #include "render.h"
 
 #include <errno.h>
@@ -24,4 +24,8 @@ int render_pprof(FILE *f, struct sample_tree *const *trees, size_t n) {
 
 int render_pprof_index(FILE *f, const struct tree_index *x) {
         return pprof_write_index(f, x);
+}
+
+int render_pprof_indexes(FILE *f, const struct tree_index *const *xs, size_t n) {
+        return pprof_write_indexes(f, xs, n);
 }

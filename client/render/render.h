@@ -224,6 +224,9 @@ int render_flame_svg_file_index(FILE *f, const struct tree_index *x, bool icicle
  * header facts, function profile, heaviest downward call paths and flame graph. TITLE may be
  * NULL. Returns 0, -ENOMEM or -EIO. */
 int render_html_report(FILE *f, struct sample_tree *const *trees, size_t n, const char *title);
+/* The same page from the indexes XS[0..n) of the trees (their views, and the flame graph of their
+ * nodes above its threshold), which are never loaded. */
+int render_html_report_index(FILE *f, const struct tree_index *const *xs, size_t n, const char *title);
 
 /* Formats for other tools; each file's opening comment shows its format. */
 
@@ -261,3 +264,5 @@ int render_pprof(FILE *f, struct sample_tree *const *trees, size_t n);
 /* The same of the one tree the index X holds (pprof_write_index()): X's header must know its
  * labels' binaries (an index laid out from the store with store_filter.labels). */
 int render_pprof_index(FILE *f, const struct tree_index *x);
+/* The same of the trees the indexes XS[0..n) hold, one sample type each (pprof_write_indexes()). */
+int render_pprof_indexes(FILE *f, const struct tree_index *const *xs, size_t n);

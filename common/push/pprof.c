@@ -584,107 +584,251 @@ static size_t varint(uint8_t *buf, uint64_t v) {
         return n;
 }
 
-/* What the two walks of pprof_write_index() share. */
+/* What the two walks of pprof_write_indexes() share. */
 struct pprof_index_walk {
         struct pprof *p;
-        uint32_t *function_of;  /* by X's name id: function id + 1; 0: not seen yet */
+        const struct tree_index *const *xs;
+        uint32_t **function_of; /* by index, by its name id: function id + 1; 0: not seen yet */
+        uint64_t *gticks;       /* by index: gticks per hit */
+        size_t x;               /* the index of the first walk */
         uint64_t *location_ids; /* one stack's, leaf first */
+        int64_t *values;        /* one stack's, by index */
+        bool *take;             /* by index: whether it has the stack at hand */
         size_t n_samples, size; /* the samples and their bytes in the Profile, tag included */
         uint8_t *packed;        /* one sample, packed */
         size_t cap_packed;
         struct gzip_stream *gzip; /* the second walk's */
+
+        /* The second walk: each index's stacks, walked side by side. */
+        struct tree_index_stacks **stacks;
+        const uint32_t **path; /* by index: its stack at hand; NULL past its last */
+        size_t *depth;
+        uint64_t *self;
 };
 
-/* The Sample of STACK, its location ids in W. */
-static void index_sample(struct pprof_index_walk *w, const uint32_t *path, size_t depth, uint64_t self,
-                         Perftools__Profiles__Sample *s, int64_t *value) {
-        perftools__profiles__sample__init(s);
-        for (size_t i = 0; i < depth; i++)
-                w->location_ids[i] = w->function_of[path[depth - 1 - i]]; /* leaf first; id + 1 */
-        s->n_location_id = depth;
-        s->location_id = w->location_ids;
-        *value = (int64_t) (self * w->p->gticks);
-        s->n_value = 1;
-        s->value = value;
-}
-
 /* The first walk: functions and their binaries in order of first sight, as merge_stack() finds
- * them over one tree, each binary's gticks, and the samples' size. */
+ * them over the trees one after the other, and each binary's gticks (and, of one index, the
+ * samples' size). */
 static int index_note_stack(const struct tree_index *x, const uint32_t *path, size_t depth, uint64_t self,
                             void *userdata) {
         struct pprof_index_walk *w = userdata;
         struct pprof *p = w->p;
-        Perftools__Profiles__Sample s;
-        uint8_t len[10];
-        int64_t value;
-        size_t size;
+        uint32_t *function_of = w->function_of[w->x];
         int r;
 
         for (size_t i = 0; i < depth; i++) {
                 const char *name = sample_tree_name(x->header, path[i]);
                 int64_t id;
 
-                if (w->function_of[path[i]] != 0)
+                if (function_of[path[i]] != 0)
                         continue;
                 id = name_table_intern(p->functions, name, strlen(name));
                 if (id < 0)
                         return (int) id;
-                w->function_of[path[i]] = id + 1;
+                function_of[path[i]] = id + 1;
                 r = note_function(p, x->header, path[i], id);
                 if (r < 0)
                         return r;
         }
-        if (depth > 0 && p->fn_mapping[w->function_of[path[depth - 1]] - 1] != 0)
-                p->mapping_hits[p->fn_mapping[w->function_of[path[depth - 1]] - 1] - 1] += self * p->gticks;
-        index_sample(w, path, depth, self, &s, &value);
-        size = perftools__profiles__sample__get_packed_size(&s);
-        w->size += 1 + varint(len, size) + size;
-        w->n_samples++;
+        if (depth > 0 && p->fn_mapping[function_of[path[depth - 1]] - 1] != 0)
+                p->mapping_hits[p->fn_mapping[function_of[path[depth - 1]] - 1] - 1] +=
+                        self * w->gticks[w->x];
+        if (p->n_trees == 1) {
+                /* one index: its walk is the merged walk, whose samples' size it adds up too */
+                Perftools__Profiles__Sample s;
+                uint8_t len[10];
+                size_t size;
+
+                perftools__profiles__sample__init(&s);
+                for (size_t i = 0; i < depth; i++) /* leaf first; id + 1 */
+                        w->location_ids[i] = function_of[path[depth - 1 - i]];
+                s.n_location_id = depth;
+                s.location_id = w->location_ids;
+                w->values[0] = (int64_t) (self * w->gticks[0]);
+                s.n_value = 1;
+                s.value = w->values;
+                size = perftools__profiles__sample__get_packed_size(&s);
+                w->size += 1 + varint(len, size) + size;
+                w->n_samples++;
+        }
         return 0;
 }
 
-/* The second walk: each sample packed and deflated, tag and length first. */
-static int index_write_stack(const struct tree_index *x, const uint32_t *path, size_t depth, uint64_t self,
-                             void *userdata) {
-        struct pprof_index_walk *w = userdata;
-        Perftools__Profiles__Sample s;
-        uint8_t head[11] = { 0x12 }; /* field 2 (sample), length-delimited */
-        int64_t value;
-        size_t size;
-        int r;
+/* Whether index A's stack at hand comes before index B's in sample_tree_each_stack() order over
+ * the merged tree: names compared as strings from the root, a stack before those it prefixes. A
+ * stack no longer at hand comes last. Returns <0, 0 (the same stack) or >0. */
+static int stack_cmp(const struct pprof_index_walk *w, size_t a, size_t b) {
+        if (!w->path[a] || !w->path[b])
+                return !w->path[a] - !w->path[b];
+        for (size_t i = 0; i < w->depth[a] && i < w->depth[b]; i++) {
+                uint32_t fa = w->function_of[a][w->path[a][i]], fb = w->function_of[b][w->path[b][i]];
 
-        index_sample(w, path, depth, self, &s, &value);
-        size = perftools__profiles__sample__get_packed_size(&s);
-        if (GROW(w->packed, w->cap_packed, size + 1) < 0)
-                return -ENOMEM;
-        perftools__profiles__sample__pack(&s, w->packed);
-        r = gzip_add(w->gzip, head, 1 + varint(head + 1, size));
-        return r < 0 ? r : gzip_add(w->gzip, w->packed, size);
+                if (fa != fb)
+                        return strcmp(name_table_get(w->p->functions, fa - 1),
+                                      name_table_get(w->p->functions, fb - 1));
+        }
+        return w->depth[a] < w->depth[b] ? -1 : w->depth[a] > w->depth[b];
 }
 
-int pprof_write_index(FILE *f, const struct tree_index *x) {
-        _cleanup_(pprof_done) struct pprof p = { .n_trees = 1 };
-        _cleanup_free_ uint32_t *function_of = calloc(x->n_names + 1, sizeof *function_of);
-        _cleanup_free_ uint64_t *location_ids = malloc(((size_t) x->max_depth + 1) * sizeof *location_ids);
+/* The next stack of the merged walk, as the Sample S over W's arrays: the first stack at hand
+ * with each index's value for it (0 where it has none); those indexes step on. Returns 1, 0 past
+ * the last, or a negative errno. */
+static int next_sample(struct pprof_index_walk *w, Perftools__Profiles__Sample *s) {
+        size_t n = w->p->n_trees, first = 0;
+        int r;
+
+        for (size_t i = 1; i < n; i++)
+                if (stack_cmp(w, i, first) < 0)
+                        first = i;
+        if (!w->path[first])
+                return 0;
+        perftools__profiles__sample__init(s);
+        for (size_t i = 0; i < w->depth[first]; i++) /* leaf first; id + 1 */
+                w->location_ids[i] = w->function_of[first][w->path[first][w->depth[first] - 1 - i]];
+        s->n_location_id = w->depth[first];
+        s->location_id = w->location_ids;
+        s->n_value = n;
+        s->value = w->values;
+        for (size_t i = 0; i < n; i++) {
+                w->take[i] = i == first || (w->path[i] && stack_cmp(w, i, first) == 0);
+                w->values[i] = w->take[i] ? (int64_t) (w->self[i] * w->gticks[i]) : 0;
+        }
+        for (size_t i = 0; i < n; i++) { /* after the comparisons: a step overwrites the path */
+                if (!w->take[i])
+                        continue;
+                r = tree_index_stacks_next(w->stacks[i], &w->path[i], &w->depth[i], &w->self[i]);
+                if (r < 0)
+                        return r;
+                if (r == 0)
+                        w->path[i] = NULL;
+        }
+        return 1;
+}
+
+/* Starts (or starts again) the merged walk over every index. */
+static int start_samples(struct pprof_index_walk *w) {
+        for (size_t i = 0; i < w->p->n_trees; i++) {
+                int r;
+
+                w->stacks[i] = tree_index_stacks_free(w->stacks[i]);
+                r = tree_index_stacks_new(w->xs[i], &w->stacks[i]);
+                if (r >= 0)
+                        r = tree_index_stacks_next(w->stacks[i], &w->path[i], &w->depth[i], &w->self[i]);
+                if (r < 0)
+                        return r;
+                if (r == 0)
+                        w->path[i] = NULL;
+        }
+        return 0;
+}
+
+/* The samples' count and size in the Profile: the merged walk, each sample sized. */
+static int size_samples(struct pprof_index_walk *w) {
+        Perftools__Profiles__Sample s;
+        uint8_t len[10];
+        int r;
+
+        r = start_samples(w);
+        while (r >= 0 && (r = next_sample(w, &s)) > 0) {
+                size_t size = perftools__profiles__sample__get_packed_size(&s);
+
+                w->size += 1 + varint(len, size) + size;
+                w->n_samples++;
+        }
+        return r;
+}
+
+/* The merged walk again: each sample packed and deflated, tag and length first. */
+static int write_samples(struct pprof_index_walk *w) {
+        Perftools__Profiles__Sample s;
+        int r;
+
+        r = start_samples(w);
+        while (r >= 0 && (r = next_sample(w, &s)) > 0) {
+                uint8_t head[11] = { 0x12 }; /* field 2 (sample), length-delimited */
+                size_t size = perftools__profiles__sample__get_packed_size(&s);
+
+                if (GROW(w->packed, w->cap_packed, size + 1) < 0)
+                        return -ENOMEM;
+                perftools__profiles__sample__pack(&s, w->packed);
+                r = gzip_add(w->gzip, head, 1 + varint(head + 1, size));
+                if (r >= 0)
+                        r = gzip_add(w->gzip, w->packed, size);
+        }
+        return r;
+}
+
+static void index_walk_done(struct pprof_index_walk *w, size_t n) {
+        for (size_t i = 0; i < n; i++) {
+                if (w->function_of)
+                        free(w->function_of[i]);
+                if (w->stacks)
+                        tree_index_stacks_free(w->stacks[i]);
+        }
+        free(w->function_of);
+        free(w->stacks);
+        free(w->path);
+        free(w->depth);
+        free(w->self);
+        free(w->gticks);
+        free(w->location_ids);
+        free(w->values);
+        free(w->take);
+        free(w->packed);
+}
+
+int pprof_write_indexes(FILE *f, const struct tree_index *const *xs, size_t n) {
+        _cleanup_(pprof_done) struct pprof p = { .n_trees = n };
         _cleanup_free_ struct gzip_stream *gzip = calloc(1, sizeof *gzip);
+        _cleanup_free_ struct sample_tree **headers = calloc(n + 1, sizeof *headers);
         _cleanup_free_ uint8_t *head = NULL, *tail = NULL;
         struct pprof_index_walk w = {
-                .p = &p, .function_of = function_of, .location_ids = location_ids, .gzip = gzip
+                .p = &p,
+                .xs = xs,
+                .gzip = gzip,
+                .function_of = calloc(n + 1, sizeof *w.function_of),
+                .stacks = calloc(n + 1, sizeof *w.stacks),
+                .path = calloc(n + 1, sizeof *w.path),
+                .depth = calloc(n + 1, sizeof *w.depth),
+                .self = calloc(n + 1, sizeof *w.self),
+                .gticks = calloc(n + 1, sizeof *w.gticks),
+                .values = calloc(n + 1, sizeof *w.values),
+                .take = calloc(n + 1, sizeof *w.take),
         };
         Perftools__Profiles__Profile first = PERFTOOLS__PROFILES__PROFILE__INIT;
         Perftools__Profiles__Profile rest = PERFTOOLS__PROFILES__PROFILE__INIT;
-        struct sample_tree *header = x->header;
+        uint32_t max_depth = 0;
         size_t head_size, tail_size;
-        int r;
+        int r = 0;
 
         p.functions = name_table_new();
         p.mapping_keys = name_table_new();
-        if (!function_of || !location_ids || !gzip || !p.functions || !p.mapping_keys)
-                return -ENOMEM;
-        p.gticks = header->info.period ?: 1;
-        r = tree_index_each_stack(x, index_note_stack, &w);
+        if (n == 0 || !gzip || !headers || !w.function_of || !w.stacks || !w.path || !w.depth || !w.self ||
+            !w.gticks || !w.values || !w.take || !p.functions || !p.mapping_keys) {
+                r = n == 0 ? -EINVAL : -ENOMEM;
+                goto finish;
+        }
+        for (size_t i = 0; i < n; i++) {
+                headers[i] = xs[i]->header;
+                w.gticks[i] = xs[i]->header->info.period ?: 1;
+                max_depth = MAX(max_depth, xs[i]->max_depth);
+                w.function_of[i] = calloc((size_t) xs[i]->n_names + 1, sizeof *w.function_of[i]);
+                if (!w.function_of[i]) {
+                        r = -ENOMEM;
+                        goto finish;
+                }
+        }
+        w.location_ids = malloc(((size_t) max_depth + 1) * sizeof *w.location_ids);
+        if (!w.location_ids) {
+                r = -ENOMEM;
+                goto finish;
+        }
+        for (w.x = 0; r >= 0 && w.x < n; w.x++)
+                r = tree_index_each_stack(xs[w.x], index_note_stack, &w);
+        if (r >= 0 && n > 1)
+                r = size_samples(&w);
         if (r >= 0)
-                r = add_strings(&p, &header);
+                r = add_strings(&p, headers);
         if (r >= 0)
                 r = add_mappings(&p);
         if (r >= 0)
@@ -694,7 +838,7 @@ int pprof_write_index(FILE *f, const struct tree_index *x) {
 
         /* The Profile's fields are packed in the order of their numbers: the sample types (1),
          * the samples (2), then the rest; so the samples go between the two. */
-        first.n_sample_type = 1;
+        first.n_sample_type = n;
         first.sample_type = p.type_ptrs;
         rest.n_mapping = p.n_mappings;
         rest.mapping = p.map_ptrs;
@@ -704,7 +848,7 @@ int pprof_write_index(FILE *f, const struct tree_index *x) {
         rest.n_string_table = name_table_size(p.strings);
         rest.string_table = p.string_table;
         rest.period_type = &p.types[0];
-        rest.period = (int64_t) header->info.period;
+        rest.period = (int64_t) headers[0]->info.period;
         head_size = perftools__profiles__profile__get_packed_size(&first);
         tail_size = perftools__profiles__profile__get_packed_size(&rest);
         if (head_size + w.size + tail_size > UINT_MAX) {
@@ -728,7 +872,7 @@ int pprof_write_index(FILE *f, const struct tree_index *x) {
         gzip->f = f;
         r = gzip_add(gzip, head, head_size);
         if (r >= 0)
-                r = tree_index_each_stack(x, index_write_stack, &w);
+                r = write_samples(&w);
         if (r >= 0)
                 r = gzip_add(gzip, tail, tail_size);
         if (r >= 0)
@@ -737,6 +881,10 @@ int pprof_write_index(FILE *f, const struct tree_index *x) {
         if (r >= 0 && ferror(f))
                 r = -EIO;
 finish:
-        free(w.packed);
+        index_walk_done(&w, n);
         return r < 0 ? r : 0;
+}
+
+int pprof_write_index(FILE *f, const struct tree_index *x) {
+        return pprof_write_indexes(f, &x, 1);
 }

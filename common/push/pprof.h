@@ -29,6 +29,13 @@ int pprof_encode_below(const struct sample_tree *t, uint32_t top, int64_t time_n
  * then), -EIO, or -EBADMSG for an index that does not add up. */
 int pprof_write_index(FILE *f, const struct tree_index *x);
 
+/* As pprof_write_index(), for the N trees XS[0..n) index (one sample type each, in that order),
+ * what pprof_encode() makes of them: their stacks are merged as they are walked side by side
+ * (tree_index_stacks_next()), each index's in the same order of names, so that no tree and no
+ * merged tree is held: memory is the functions, binaries and one stack per index. Returns as
+ * pprof_write_index() does, or -EINVAL for N 0. */
+int pprof_write_indexes(FILE *f, const struct tree_index *const *xs, size_t n);
+
 /* Gzips DATA[0..SIZE) into *ret (malloc()ed) and *ret_size. Deflate's gzip wrapper (window bits
  * 15 + 16) writes a header with no name and no time, so the bytes depend on DATA alone. Returns
  * 0, -ENOMEM, -E2BIG past 4 GiB, or -EIO. */

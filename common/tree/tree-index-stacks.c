@@ -33,54 +33,94 @@ static int name_cmp_desc(const void *a, const void *b) {
         return strcmp(sample_tree_name(sorting->header, y->name), sample_tree_name(sorting->header, x->name));
 }
 
-int tree_index_each_stack(const struct tree_index *x,
-                          int (*fn)(const struct tree_index *x, const uint32_t *path, size_t depth,
-                                    uint64_t self, void *userdata),
-                          void *userdata) {
-        _cleanup_free_ struct pending *stack = NULL;
-        _cleanup_free_ uint32_t *path = NULL;
-        struct tree_index_window window = {};
-        size_t n = 0, cap = 0;
-        int r;
+struct tree_index_stacks {
+        const struct tree_index *x;
+        struct pending *stack;
+        size_t n, cap;
+        uint32_t *path;
+        struct tree_index_window window;
+};
 
-        path = malloc(((size_t) x->max_depth + 1) * sizeof *path);
-        if (!path || GROW(stack, cap, 1) < 0)
+int tree_index_stacks_new(const struct tree_index *x, struct tree_index_stacks **ret) {
+        struct tree_index_stacks *s = calloc(1, sizeof *s);
+
+        if (!s)
                 return -ENOMEM;
-        stack[n++] = (struct pending) { .node = 0, .depth = 0 };
-        while (n > 0) {
-                struct pending p = stack[--n];
+        s->x = x;
+        s->path = malloc(((size_t) x->max_depth + 1) * sizeof *s->path);
+        if (!s->path || GROW(s->stack, s->cap, 1) < 0) {
+                tree_index_stacks_free(s);
+                return -ENOMEM;
+        }
+        s->stack[s->n++] = (struct pending) { .node = 0, .depth = 0 };
+        *ret = s;
+        return 0;
+}
+
+struct tree_index_stacks *tree_index_stacks_free(struct tree_index_stacks *s) {
+        if (s) {
+                free(s->stack);
+                free(s->path);
+                free(s);
+        }
+        return NULL;
+}
+
+int tree_index_stacks_next(struct tree_index_stacks *s, const uint32_t **ret_path, size_t *ret_depth,
+                           uint64_t *ret_self) {
+        const struct tree_index *x = s->x;
+
+        while (s->n > 0) {
+                struct pending p = s->stack[--s->n];
                 uint32_t end = p.node + tree_index_size(x, p.node);
                 uint64_t below = 0;
-                size_t k = 0;
+                size_t k = 0, n = s->n;
 
-                tree_index_touch(x, &window, p.node);
+                tree_index_touch(x, &s->window, p.node);
                 if (p.depth > 0)
-                        path[p.depth - 1] = x->nodes[p.node].name;
+                        s->path[p.depth - 1] = x->nodes[p.node].name;
                 for (uint32_t c = p.node + 1; c < end; c += tree_index_size(x, c), k++) {
                         uint32_t size = tree_index_size(x, c);
 
                         if (size == 0 || size > end - c || x->nodes[c].name >= x->n_names ||
                             p.depth >= x->max_depth)
                                 return -EBADMSG;
-                        tree_index_touch(x, &window, c);
-                        if (GROW(stack, cap, n + k + 1) < 0)
+                        tree_index_touch(x, &s->window, c);
+                        if (GROW(s->stack, s->cap, n + k + 1) < 0)
                                 return -ENOMEM;
-                        stack[n + k] = (struct pending) { .node = c,
-                                                          .depth = p.depth + 1,
-                                                          .name = x->nodes[c].name };
+                        s->stack[n + k] = (struct pending) { .node = c,
+                                                             .depth = p.depth + 1,
+                                                             .name = x->nodes[c].name };
                         below += x->nodes[c].weight;
                 }
                 if (below > x->nodes[p.node].weight)
                         return -EBADMSG;
-                if (x->nodes[p.node].weight > below) {
-                        r = fn(x, path, p.depth, x->nodes[p.node].weight - below, userdata);
-                        if (r < 0)
-                                return r;
-                }
                 sorting = x;
-                qsort(stack + n, k, sizeof *stack, name_cmp_desc);
+                qsort(s->stack + n, k, sizeof *s->stack, name_cmp_desc);
                 sorting = NULL;
-                n += k;
+                s->n = n + k;
+                if (x->nodes[p.node].weight > below) {
+                        *ret_path = s->path;
+                        *ret_depth = p.depth;
+                        *ret_self = x->nodes[p.node].weight - below;
+                        return 1;
+                }
         }
         return 0;
+}
+
+int tree_index_each_stack(const struct tree_index *x,
+                          int (*fn)(const struct tree_index *x, const uint32_t *path, size_t depth,
+                                    uint64_t self, void *userdata),
+                          void *userdata) {
+        _cleanup_(tree_index_stacks_freep) struct tree_index_stacks *s = NULL;
+        const uint32_t *path;
+        uint64_t self;
+        size_t depth;
+        int r;
+
+        r = tree_index_stacks_new(x, &s);
+        while (r >= 0 && (r = tree_index_stacks_next(s, &path, &depth, &self)) > 0)
+                r = fn(x, path, depth, self, userdata);
+        return r < 0 ? r : 0;
 }

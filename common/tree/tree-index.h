@@ -126,6 +126,18 @@ int tree_index_each_stack(const struct tree_index *x,
                                     uint64_t self, void *userdata),
                           void *userdata);
 
+/* The stacks tree_index_each_stack() visits, one at a time, for a caller that walks several
+ * indexes side by side (a merge of their stacks, which come in the same order of names: pprof's
+ * Profile of several resources). tree_index_stacks_next() returns 1 and sets *RET_PATH (valid
+ * until the next call), *RET_DEPTH and *RET_SELF to the next stack, 0 past the last, -ENOMEM, or
+ * -EBADMSG as tree_index_each_stack() does. X must outlive the walk. */
+struct tree_index_stacks;
+int tree_index_stacks_new(const struct tree_index *x, struct tree_index_stacks **ret);
+int tree_index_stacks_next(struct tree_index_stacks *s, const uint32_t **ret_path, size_t *ret_depth,
+                           uint64_t *ret_self);
+struct tree_index_stacks *tree_index_stacks_free(struct tree_index_stacks *s);
+DEFINE_CLEANUP(struct tree_index_stacks *, tree_index_stacks_free);
+
 /* A node as tree_index_each_drawn() draws it: its number in the index, its depth (the root's is
  * 0), its self hits (its weight less its children's), its offset (the weights of the nodes drawn
  * before it under its parent, plus its parent's offset: where a flame graph puts it), and PATH,

@@ -73,11 +73,11 @@ struct cp_state {
         struct idmap *index; /* idmap_pair(parent, name) -> record */
         struct cp_later *later;
         size_t n_later, cap_later;
-        uint32_t *queue;        /* by path length: the first record with subtrees left */
-        struct cp_frame *stack; /* max_depth + 1 frames */
-        uint32_t *on_path;      /* by name: how often it labels the walk's path or starting path */
-        uint64_t visits;        /* nodes visited, for tree_index_trim() */
-        bool dropped;           /* a subtree below the threshold was never walked */
+        uint32_t *queue;                 /* by path length: the first record with subtrees left */
+        struct cp_frame *stack;          /* max_depth + 1 frames */
+        uint32_t *on_path;               /* by name: how often it labels the walk's path or starting path */
+        struct tree_index_window window; /* the nodes read since the pages were let go of */
+        bool dropped;                    /* a subtree below the threshold was never walked */
 };
 
 static void cp_state_done(struct cp_state *s) {
@@ -129,11 +129,12 @@ static uint32_t subtree_end(const struct tree_index *t, uint32_t node, uint32_t 
         return size == 0 || size > limit - node ? 0 : node + size;
 }
 
-/* Counts a node read from the index; now and then lets go of the index pages read so far: a
- * view's memory is what it keeps, not the pages it passed. */
-static void touched(struct cp_state *s) {
-        if (++s->visits % CALLPATH_TRIM_VISITS == 0)
-                tree_index_trim(s->t);
+/* Notes NODE read from the index; now and then lets go of the index pages read so far
+ * (tree_index_touch(): the ranges of nodes read, not the whole file, whose madvise() every few
+ * dozen nodes cost the kernel more than the walk at -t 0): a view's memory is what it keeps, not
+ * the pages it passed. */
+static void touched(struct cp_state *s, uint32_t node) {
+        tree_index_touch(s->t, &s->window, node);
 }
 
 /* Prepares the visit of NODE (its subtree ends at END) as record CP, counting its weight unless
@@ -203,7 +204,7 @@ static int walk(struct cp_state *s) {
                         if (end == 0 || depth > t->max_depth || t->nodes[c].name >= t->n_names)
                                 return -EBADMSG;
                         f->child = end;
-                        touched(s);
+                        touched(s, c);
                         if (s->min_hits > 0 && t->nodes[c].weight < s->min_hits && tree_index_fresh(t, c)) {
                                 r = defer(s, f->next_parent, c);
                                 if (r < 0)
@@ -318,7 +319,7 @@ int callpath_summarize(const struct tree_index *t, const bool *roots, uint64_t m
 
                 if (end == 0 || t->nodes[tops[i]].name >= t->n_names)
                         return -EBADMSG;
-                touched(&s);
+                touched(&s, tops[i]);
                 cp = record_get(&s, 0, t->nodes[tops[i]].name);
                 if (cp < 0)
                         return cp;
@@ -341,7 +342,7 @@ int callpath_summarize(const struct tree_index *t, const bool *roots, uint64_t m
                         for (uint32_t l = s.records[q].deferred; l != NONE; l = s.later[l].next) {
                                 uint32_t c = s.later[l].node;
 
-                                touched(&s);
+                                touched(&s, c);
                                 visit(&s, c, c + tree_index_size(t, c), q, true, &s.stack[0]);
                                 r = walk(&s);
                                 if (r < 0)

@@ -67,7 +67,8 @@ VIEWS
 
 # The formats that draw the whole tree, at threshold 0 and for export, whose outputs are too big
 # to keep (a flame graph of 40,000 frames is 16 MB): compared by their SHA-256 with the outputs of
-# the cppctl of 91ac632, which loaded the tree for each (-r A,B still does, and is compared too).
+# the cppctl of 91ac632, which loaded the tree for each; the pprof lines from "-r page-faults" on
+# and the html lines past the first, with the cppctl of cd4de9d, which loaded the trees for them.
 hashes=$expected/hashes.txt
 [ "${3:-}" = "--write" ] && : > "$hashes"
 while IFS= read -r view; do
@@ -95,7 +96,13 @@ export --format pprof
 export --format pprof --resource page-faults
 export --format pprof --since @1700000300
 export --format pprof -r cpu-time,page-faults
+export --format pprof -r page-faults,cpu-time
+export --format pprof -r page-faults,cpu-time --unit b.service
+export --format pprof -r cpu-time,page-faults --hide net_.*
 export --format html -r cpu-time,page-faults
+export --format html -r page-faults,cpu-time --since @1700000300
+export --format html
+export --format html --resource page-faults --focus util_parse
 VIEWS
 
 # An import into the store that holds all this: the bulk path sets the triggers on samples aside

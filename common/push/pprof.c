@@ -670,6 +670,15 @@ static int stack_cmp(const struct pprof_index_walk *w, size_t a, size_t b) {
         return w->depth[a] < w->depth[b] ? -1 : w->depth[a] > w->depth[b];
 }
 
+/* Index I's next stack into the walk's path; its path NULL at the end. 0 or a negative errno. */
+static int step_stack(struct pprof_index_walk *w, size_t i) {
+        int r = tree_index_stacks_next(w->stacks[i], &w->path[i], &w->depth[i], &w->self[i]);
+
+        if (r == 0)
+                w->path[i] = NULL;
+        return r < 0 ? r : 0;
+}
+
 /* The next stack of the merged walk, as the Sample S over W's arrays: the first stack at hand
  * with each index's value for it (0 where it has none); those indexes step on. Returns 1, 0 past
  * the last, or a negative errno. */
@@ -696,11 +705,9 @@ static int next_sample(struct pprof_index_walk *w, Perftools__Profiles__Sample *
         for (size_t i = 0; i < n; i++) { /* after the comparisons: a step overwrites the path */
                 if (!w->take[i])
                         continue;
-                r = tree_index_stacks_next(w->stacks[i], &w->path[i], &w->depth[i], &w->self[i]);
+                r = step_stack(w, i);
                 if (r < 0)
                         return r;
-                if (r == 0)
-                        w->path[i] = NULL;
         }
         return 1;
 }
@@ -713,11 +720,9 @@ static int start_samples(struct pprof_index_walk *w) {
                 w->stacks[i] = tree_index_stacks_free(w->stacks[i]);
                 r = tree_index_stacks_new(w->xs[i], &w->stacks[i]);
                 if (r >= 0)
-                        r = tree_index_stacks_next(w->stacks[i], &w->path[i], &w->depth[i], &w->self[i]);
+                        r = step_stack(w, i);
                 if (r < 0)
                         return r;
-                if (r == 0)
-                        w->path[i] = NULL;
         }
         return 0;
 }

@@ -159,7 +159,8 @@ def main():
                 return float(f.read())
 
         record = [cppctl, 'record', '-q', '--db', db, '-e', 'alloc-bytes,alloc-count', '--']
-        heap = ['heaptrack', '-o', os.path.join(tmp, 'htc')] if shutil.which('heaptrack') else None
+        # Quick (CI's smoke test): cppctl record only, not heaptrack nor attach (20 s less).
+        heap = ['heaptrack', '-o', os.path.join(tmp, 'htc')] if shutil.which('heaptrack') and not a.quick else None
         rows = {'the compiler alone, under cppctl record': [], 'the compiler and cppctl record': [],
                 'the compiler and heaptrack (its interpreter too)': [],
                 'the compiler alone, under cppctl attach (uprobes)': []}
@@ -174,9 +175,10 @@ def main():
             rows['the compiler and cppctl record'].append(cpu_of(record + cc1) / off - 1)
             if heap:
                 rows['the compiler and heaptrack (its interpreter too)'].append(cpu_of(heap + cc1) / off - 1)
-            _, waited = under_attach(None, db, shell)
-            _, attached = under_attach(cppctl, db, shell)
-            rows['the compiler alone, under cppctl attach (uprobes)'].append(attached / waited - 1)
+            if not a.quick:
+                _, waited = under_attach(None, db, shell)
+                _, attached = under_attach(cppctl, db, shell)
+                rows['the compiler alone, under cppctl attach (uprobes)'].append(attached / waited - 1)
         print('\ncc1plus -O0 of compile.cc (%.2f s of CPU unprofiled, median), at the defaults (alloc-bytes/524288, '
               'alloc-count/1000): slowdown in CPU time, median of %d interleaved rounds [min, max]:' %
               (statistics.median(plain), len(plain)))

@@ -251,7 +251,8 @@ def main():
             ok(all(unit == unit_b for _, unit, _ in rows) and
                any(pid == fault_b.pid and n > 100 for pid, _, n in rows),
                'the unit\'s page faults (its faulter\'s, and a few of its other process), and only those',
-               (rows, sampling))
+               (rows, sampling, 'faulter pid %d (alive: %s)' % (fault_b.pid, fault_b.poll() is None), p.stdout,
+                d.request('status\n')))
             ok(sampling == [('random',)], 'the unit session\'s page faults are sampled at random', sampling)
         fault_a.kill()
         fault_b.kill()

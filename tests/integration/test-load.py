@@ -5,7 +5,7 @@ printed; it must stay below a stated bound, and what it follows must shrink back
 processes are gone. Needs root; TAP output.
 
 Usage: test-load.py CPPD CPPCTL WORKLOADS_DIR
-Environment: CPPD_LOAD_SECONDS, the storm's length (60, a minute; 10 under
+Environment: CPPD_LOAD_SECONDS, the storm's length (20 s; 10 under
 AddressSanitizer, whose run follows the plain one in tests/run)."""
 import math
 import os
@@ -29,7 +29,7 @@ def asan():
     return 'libasan' in subprocess.run(['ldd', cppd], stdout=subprocess.PIPE, text=True).stdout
 
 
-SECONDS = int(os.environ.get('CPPD_LOAD_SECONDS', '10' if asan() else '60'))
+SECONDS = int(os.environ.get('CPPD_LOAD_SECONDS', '10' if asan() else '20'))
 
 
 class RssWatch:

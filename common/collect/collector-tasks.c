@@ -265,9 +265,8 @@ int process_reread(struct collector *c, struct process *p) {
         char comm[sizeof p->comm];
         _cleanup_free_ char *exe = NULL;
         _cleanup_fclose_ FILE *f = NULL;
+        uint64_t now = now_ns(CLOCK_MONOTONIC), *slot;
         int r;
-
-        uint64_t now = now_ns(CLOCK_MONOTONIC);
 
         if ((p->proc_reread_ns && now - p->proc_reread_ns < PROC_REREAD_NS) || p->exited || c->offline ||
             p->pid == 0)
@@ -284,11 +283,13 @@ int process_reread(struct collector *c, struct process *p) {
         if (r == -ENOMEM)
                 return r;
         if (!streq(comm, p->comm) || !exe || !p->exe || !streq(exe, p->exe)) {
-                /* An exec the side band lost: another program, another row (handle_comm()). */
-                uint64_t *slot = idmap_get(c->threads, p->pid);
+                /* An exec the side band lost: another program, another row (handle_comm()),
+                 * and its main thread's new name. */
+                struct thread *main_thread =
+                        (slot = idmap_get(c->threads, p->pid)) ? (struct thread *) (uintptr_t) *slot : NULL;
 
-                if (slot && ((struct thread *) (uintptr_t) *slot)->process == p)
-                        memcpy(((struct thread *) (uintptr_t) *slot)->comm, p->comm, sizeof p->comm);
+                if (main_thread && main_thread->process == p)
+                        memcpy(main_thread->comm, p->comm, sizeof p->comm);
                 p->store_id = 0;
                 p->jit = symtab_free(p->jit);
                 p->jit_size = 0;

@@ -259,6 +259,7 @@ struct process {
         ino_t jit_ino;
         uint64_t jit_checked;
         uint64_t proc_reread_ns; /* when /proc was last read again for it (process_reread()) */
+        bool proc_reread_idle;   /* and that read left the address that asked for it unmapped */
         /* The last RECENT_MAPS executable mappings recorded (a ring, the next at n_recent %
          * RECENT_MAPS): an exec's COMM record can be met after its program's own MMAP2s, which
          * two CPUs' rings carry when the task moved during the exec, and a pass of the reader

@@ -369,7 +369,7 @@ int64_t sample_stack(struct collector *c, const struct record_sample *s, struct 
                 uint64_t pc = dwarf ? s->regs[UNWIND_REG_IP] : n_pcs ? c->pcs[0] : 0;
 
                 if (pc && !proc_maps_find(p->maps, pc)) {
-                        r = process_reread(c, p);
+                        r = process_reread(c, p, pc);
                         if (r < 0)
                                 return r;
                 }

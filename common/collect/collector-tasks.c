@@ -258,20 +258,25 @@ static void read_proc_names(struct process *p) {
         read_unit(p);
 }
 
-/* How often a process's /proc is read again at most (process_reread()). */
-#define PROC_REREAD_NS 1000000000ULL
+/* How often a process's /proc is read again at most (process_reread()): soon after a read that
+ * mapped the address that asked for it (the side band lost an exec or mappings, and may lose
+ * more), rarely after one that did not (code of no file: a JIT's, a loader's). */
+#define PROC_REREAD_NS 10000000ULL
+#define PROC_REREAD_IDLE_NS 1000000000ULL
 
-int process_reread(struct collector *c, struct process *p) {
+int process_reread(struct collector *c, struct process *p, uint64_t pc) {
         char comm[sizeof p->comm];
         _cleanup_free_ char *exe = NULL;
         _cleanup_fclose_ FILE *f = NULL;
         uint64_t now = now_ns(CLOCK_MONOTONIC), *slot;
         int r;
 
-        if ((p->proc_reread_ns && now - p->proc_reread_ns < PROC_REREAD_NS) || p->exited || c->offline ||
-            p->pid == 0)
+        if ((p->proc_reread_ns &&
+             now - p->proc_reread_ns < (p->proc_reread_idle ? PROC_REREAD_IDLE_NS : PROC_REREAD_NS)) ||
+            p->exited || c->offline || p->pid == 0)
                 return 0;
         p->proc_reread_ns = now;
+        p->proc_reread_idle = true;
         f = open_proc_maps(p);
         if (!f)
                 return 0; /* gone: what is known stays */
@@ -282,6 +287,7 @@ int process_reread(struct collector *c, struct process *p) {
         r = add_proc_maps(c, p, f);
         if (r == -ENOMEM)
                 return r;
+        p->proc_reread_idle = !proc_maps_find(p->maps, pc);
         if (!streq(comm, p->comm) || !exe || !p->exe || !streq(exe, p->exe)) {
                 /* An exec the side band lost: another program, another row (handle_comm()),
                  * and its main thread's new name. */

@@ -25,12 +25,13 @@ void on_exec_record(void *userdata, const struct perf_event_header *h);
 struct process *process_get(struct collector *c, uint32_t pid, bool from_proc);
 
 /* Reads P's name, program, unit and executable mappings again from /proc, where a sample's
- * leaf falls outside the mappings known, at most once a second a process: the side band's
+ * leaf PC falls outside the mappings known: at most every 10 ms a process, or once a second
+ * after a read that left PC unmapped (a JIT's code) or found P gone. The side band's
  * records of an exec (COMM) and its MMAP2s may have been lost with a full ring, which would
  * leave the new program's code unnamed and out of its unit for its whole life (the LOST record
  * that says so comes later, with the ring's next record). A changed name or program is an exec:
  * a new process row. Returns 1 if read, 0 if not (too soon, P gone, offline), or -ENOMEM. */
-int process_reread(struct collector *c, struct process *p);
+int process_reread(struct collector *c, struct process *p, uint64_t pc);
 
 /* The thread TID of process PID, created if new. NULL: no memory (or too many threads). */
 struct thread *thread_get(struct collector *c, uint32_t pid, uint32_t tid);

@@ -205,7 +205,8 @@ static void do_status(struct connection *c) {
               "live_threads", num(&nb, st.live_threads), "flushes", num(&nb, m->flushes), "flush_ms_last",
               num(&nb, m->flush_usec_last / 1000), "flush_ms_max", num(&nb, m->flush_usec_max / 1000),
               "addresses", num(&nb, st.addresses), "lag_ms", num(&nb, st.lag_ns / 1000000), "stacks_cut",
-              num(&nb, st.stacks_cut), "stacks_cut_short", num(&nb, st.stacks_cut_short), NULL);
+              num(&nb, st.stacks_cut), "stacks_cut_short", num(&nb, st.stacks_cut_short), "rereads",
+              num(&nb, st.proc_rereads), NULL);
         /* Python frames: in how many samples, of how many processes; or why not. */
         nb.n = 0;
         reply(c, "python", "processes", num(&nb, st.python_processes), "samples", num(&nb, st.python_samples),
@@ -218,7 +219,7 @@ static void do_status(struct connection *c) {
                 collector_resource_stats(m->collector, i, &rs);
                 reply(c, "resource", "name", rs.name, "period", num(&nb, rs.period), "active",
                       rs.active ? "yes" : "no", "samples", num(&nb, rs.samples), "hits", num(&nb, rs.hits),
-                      "lost", num(&nb, rs.lost), "samples_per_second",
+                      "stored", num(&nb, rs.stored), "lost", num(&nb, rs.lost), "samples_per_second",
                       num(&nb, (uint64_t) m->resource_rate[i]), "probed",
                       rs.libc ? num(&nb, rs.probed) : NULL, "not_measured",
                       rs.libc || rs.uncounted ? num(&nb, rs.uncounted) : NULL, "not_measured_why",

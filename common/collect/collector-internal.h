@@ -100,6 +100,7 @@ struct cresource {
         bool active;
         bool unnamed; /* no event to open: never active (collector_resource_stats) */
         uint64_t samples, hits, lost, lost_flushed;
+        uint64_t hits_flushed;    /* hits, at the last flush that committed */
         uint64_t lost_records;    /* of lost: told by the kernel's LOST records */
         uint64_t lost_unreported; /* of lost: counted by the programs, not yet told by the kernel */
         int64_t store_id;

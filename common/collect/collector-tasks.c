@@ -277,6 +277,7 @@ int process_reread(struct collector *c, struct process *p, uint64_t pc) {
                 return 0;
         p->proc_reread_ns = now;
         p->proc_reread_idle = true;
+        c->stats.proc_rereads++;
         f = open_proc_maps(p);
         if (!f)
                 return 0; /* gone: what is known stays */

@@ -1081,8 +1081,10 @@ int collector_flush(struct collector *c, bool final) {
                 forget_ids(c, true);
                 return r;
         }
-        for (unsigned i = 0; i < c->n_resources; i++)
+        for (unsigned i = 0; i < c->n_resources; i++) {
                 c->resources[i].lost_flushed = c->resources[i].lost;
+                c->resources[i].hits_flushed = c->resources[i].hits;
+        }
         idmap_clear(c->agg_index);
         c->n_agg = 0;
         c->agg_bucket = -1;
@@ -1253,6 +1255,7 @@ void collector_resource_stats(const struct collector *c, unsigned i, struct coll
                 .unnamed = r->unnamed,
                 .samples = r->samples,
                 .hits = r->hits,
+                .stored = r->hits_flushed,
                 .lost = r->lost,
                 .sampling = r->random ? "random" : "fixed",
                 .thinned = r->thin.max_factor ? r->thin.max_factor : 1,

@@ -86,6 +86,7 @@ struct collector_resource_stats {
         bool unnamed;     /* a hardware event libpfm4 has no name for on this CPU */
         uint64_t samples; /* samples that became hits */
         uint64_t hits;
+        uint64_t stored;        /* of the hits, those a flush committed to the store */
         uint64_t lost;          /* PERF_RECORD_LOST */
         const char *sampling;   /* how intervals are drawn: "random" (geometric, per
                                          * sample, in the kernel), "fixed" (they may alias) */
@@ -113,6 +114,7 @@ struct collector_stats {
         uint64_t addresses;                    /* distinct user addresses symbolized (cache misses) */
         uint64_t stacks_cut, stacks_cut_short; /* samples whose stack copy ended at its thread's
                                                  * top, and threads for which that fell short */
+        uint64_t proc_rereads;                 /* processes read again from /proc (process_reread()) */
         /* Python frames (collector-python.c): samples with them, of which cut at the walker's
          * bound, frames unreadable, processes registered, Pythons that cannot be read */
         uint64_t python_samples, python_cut, python_unreadable, python_processes, python_unsupported;

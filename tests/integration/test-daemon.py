@@ -106,12 +106,14 @@ def side_band_lost(tmp, cg, unit, recursive):
             os.kill(d.pid, signal.SIGCONT)
         w.wait()
         ok(d.flush_all() == 'ok', 'side band: flushed after the stop')
-        lost = int(d.status_lines()['daemon']['lost'])
+        st = d.status_lines()
+        lost, rereads = int(st['daemon']['lost']), int(st['state']['rereads'])
         fp = functions(d.store, '--pid', str(w.pid))
         fu = functions(d.store, '--unit', unit)
-        ok(lost > 0 and fp.get('recurse', 0) > 300,
-           'side band: a program whose exec was lost (%d records lost) is named from /proc: recurse %d hits '
-           '(of its 1.5 s), [unknown] %d' % (lost, fp.get('recurse', 0), fp.get('[unknown]', 0)),
+        ok(lost > 0 and rereads > 0 and fp.get('recurse', 0) > 300,
+           'side band: a program whose exec was lost (%d records lost) is named from /proc (%d read again): '
+           'recurse %d hits (of its 1.5 s), [unknown] %d'
+           % (lost, rereads, fp.get('recurse', 0), fp.get('[unknown]', 0)),
            sorted(fp.items(), key=lambda x: -x[1])[:20])
         ok(fu.get('recurse', 0) > 300 and fu.get('recurse', 0) == fp.get('recurse', 0),
            'side band: and under its unit (%d hits)' % fu.get('recurse', 0),

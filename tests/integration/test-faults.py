@@ -345,6 +345,7 @@ def kills(tmp):
             os.kill(d.pid, signal.SIGKILL)
             d.stop(signal.SIGKILL)
             counted = int(status['resource:cpu-time']['hits'])
+            committed = int(status['resource:cpu-time']['stored'])
             run_id = int(status['daemon']['run'])
             rate = (counted - h1) / (t2 - t1) if t2 > t1 else 0
             check = store_query(store, 'PRAGMA integrity_check')
@@ -352,7 +353,7 @@ def kills(tmp):
             if check != [('ok',)] or rate <= 0:
                 bad.append('cycle %d: integrity_check %s, %.0f hits/s' % (cycle + 1, check, rate))
                 break
-            losses.append((counted - stored, counted, stored, rate))
+            losses.append((counted - stored, counted, stored, rate, committed))
             cycles += 1
     finally:
         for q in (busy, churn):
@@ -361,21 +362,18 @@ def kills(tmp):
     ok(restarts_failed is None, 'the daemon restarts on the killed store every time', restarts_failed)
     ok(cycles == KILLS and not bad, 'kill -9 %d times (%d right as the WAL was written): PRAGMA integrity_check '
        'says ok after every one' % (cycles, mid_write), '\n'.join(bad))
-    # Hits lost in seconds of the daemon's usual rate of handling (the median over the cycles):
-    # a cycle whose daemon the machine starved of CPU handles few hits a second, and a few hits
-    # lost would read as seconds by its own rate (3.9 s from 90 hits at 23 a second, seen).
-    rate = sorted(r for *_, r in losses)[len(losses) // 2] if losses else 1.0
-    worst = max(losses, default=(0, 0, 0, rate))
+    # What a kill -9 may lose is what no flush had committed yet: every hit the daemon said was
+    # stored (its status, read just before the kill) is in the store. How long that is in seconds
+    # depends on the flush timer, which a starved daemon runs late (16 hits a second handled,
+    # seen under ASan beside a CPU hog): printed here, and flushes' regularity is long_reader's.
+    short = [(c, st, cm) for _, c, st, _, cm in losses if st < cm]
+    ok(losses and not short, 'every hit a flush had committed before the kill is in the store: %d cycles '
+       '(counted, stored, committed) %s' % (len(losses), [x[1:3] + x[4:] for x in losses]), short)
+    rate = sorted(r for _, _, _, r, _ in losses)[len(losses) // 2] if losses else 1.0
+    worst = max(losses, default=(0, 0, 0, rate, 0))
     median = sorted(x[0] for x in losses)[len(losses) // 2] if losses else 0
-    worst = (worst[0] / rate,) + worst[1:3]
     print('# worst cycle: %.2f s of hits lost (%d counted before the kill, %d stored); median %.2f s; %.0f hits/s'
-          % (worst + (median / rate, rate)))
-    # The flush timer waits while the loop handles a batch of samples, longest just after the
-    # start, when the daemon reads every process's debug information: a second of slack, two
-    # under ASan.
-    slack = 2.0 if ASAN else 1.0
-    ok(worst[0] <= FLUSH + slack, 'at most %.2f s of hits lost, a flush interval is %.1f s (and %.1f s of slack)'
-       % (worst[0], FLUSH, slack))
+          % (worst[0] / rate, worst[1], worst[2], median / rate, rate))
 
 
 def long_reader(tmp):

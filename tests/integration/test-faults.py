@@ -72,7 +72,9 @@ def full_disk(tmp):
         os.close(fd)
         ok(full, 'the tmpfs is full')
         rss_before = d.rss_kib()
-        lost_before = int(d.status_lines()['resource:cpu-time']['lost'])
+        st = d.status_lines()
+        lost_before = int(st['resource:cpu-time']['lost'])
+        seen_before, live_before = int(st['daemon']['processes']), int(st['state']['live_processes'])
         w = subprocess.Popen([os.path.join(workloads, 'recursive-nofp'), '12', '200'])
         # Processes that exit while their hits wait in memory: each is kept until stored.
         churn = subprocess.Popen(['sh', '-c', 'i=0; while [ $i -lt 2000 ]; do /bin/true; i=$((i+1)); done'])
@@ -91,6 +93,7 @@ def full_disk(tmp):
         churn.wait()
         st = d.status_lines()
         live = int(st['state']['live_processes'])
+        seen = int(st['daemon']['processes']) - seen_before
         time.sleep(2 * FLUSH)
         st = d.status_lines()
         failures = int(st['daemon']['flush_failures'])
@@ -100,10 +103,14 @@ def full_disk(tmp):
            'the log says so once, naming the store and the full disk', log[-2000:])
         reply = d.request('flush\n')
         ok(reply.startswith('error errno=ENOSPC '), 'a flush asked for says ENOSPC', reply)
-        print('# while full: %d distinct hits held, %d processes kept, RSS %d KiB before, at most %d KiB during'
-              % (held_max, live, rss_before, rss_max))
-        ok(held_max > 0 and live > 1000, 'the hits are held in memory (up to %d distinct), and the %d processes they '
-           'belong to' % (held_max, live))
+        print('# while full: %d distinct hits held, %d processes kept (%d before), RSS %d KiB before, at most %d KiB '
+              'during' % (held_max, live, live_before, rss_before, rss_max))
+        # Of the churn's 2000, those the daemon saw (a starved one loses some side band: 685 seen
+        # under ASan beside a CPU hog), and every one it saw is kept: none is let go before its
+        # hits are stored.
+        ok(held_max > 0 and seen > 300 and live - live_before >= 0.95 * seen,
+           'the hits are held in memory (up to %d distinct), and the processes they belong to: %d kept of the %d '
+           'new ones seen' % (held_max, live - live_before, seen))
         # 2000 exited processes kept with their unwinders took 700 MiB; without, 20 to 46 MiB
         # (10 runs), most of it the records queued from the rings while a failed flush runs
         # (queue_size, 8 MiB by default), which malloc_trim() after each flush returns.

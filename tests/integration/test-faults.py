@@ -9,6 +9,7 @@ Environment: CPPD_FAULT_KILLS, the kill -9 cycles (100; 20 in a build with Addre
 each takes three times as long and what they test is SQLite's crash safety, not memory)."""
 import errno
 import hashlib
+import math
 import os
 import random
 import shutil
@@ -137,8 +138,15 @@ def full_disk(tmp):
         # Samples the kernel dropped meanwhile (counted; the churn and a slow build overflow the
         # rings) were never held: the workload's milliseconds less those are what must be stored.
         lost = int(d.status_lines()['resource:cpu-time']['lost']) - lost_before
-        ok(stored >= SHARE * (cpu_ms - lost), 'the hits held while the disk was full are stored: %d of the workload\'s %.0f ms'
-           ' (%d samples of all processes lost meanwhile)' % (stored, cpu_ms, lost),
+        # A daemon seconds behind (ASan beside a CPU hog: 10 s) thins the clock, keeping 1 sample
+        # in up to K, each weighing K: the workload's hits then stray by about sqrt(K x its ms),
+        # three of which are allowed (at K = 1, none: the share's margin covers the sampling).
+        thinned = store_query(store, 'SELECT rr.thinned FROM run_resource rr JOIN resource r ON r.id = rr.resource_id '
+                              'WHERE r.name = ? AND rr.run_id = ?', ('cpu-time', run_id))[0][0]
+        stray = 3 * math.sqrt(thinned * cpu_ms) if thinned > 1 else 0
+        ok(stored >= SHARE * (cpu_ms - lost) - stray, 'the hits held while the disk was full are stored: %d of the '
+           'workload\'s %.0f ms (%d samples of all processes lost meanwhile; thinned to 1 in %d at most, %.0f hits '
+           'of straying allowed)' % (stored, cpu_ms, lost, thinned, stray),
            (d.status_lines()['resource:cpu-time'],
             store_query(store, 'SELECT rr.* FROM run_resource rr JOIN resource r ON r.id = rr.resource_id '
                         'WHERE r.name = ? AND rr.run_id = ?', ('cpu-time', run_id)),

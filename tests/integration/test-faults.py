@@ -512,7 +512,9 @@ def syscall_storm(tmp):
            '%d calls' % (hits, lost_status, calls))
         stacks = store_query(d.store, "SELECT count(*) FROM sample_text WHERE pid = ? AND stack LIKE "
                              "'%storm_descend;storm_descend;storm_calls;%syscall:getppid'", (p.pid,))[0][0]
-        ok(stacks > 0, 'the stored stacks go through storm_descend to getppid')
+        ok(stacks > 0, 'the stored stacks go through storm_descend to getppid (%d of them)' % stacks,
+           store_query(d.store, "SELECT stack, sum(hits) FROM sample_text WHERE pid = ? GROUP BY stack "
+                       "ORDER BY 2 DESC LIMIT 8", (p.pid,)))
         status = d.stop()
         log = d.log_text()
         ok(os.WIFEXITED(status) and os.WEXITSTATUS(status) == 0, 'SIGTERM after the storm: exits 0', log[-1500:])

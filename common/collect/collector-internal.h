@@ -197,6 +197,7 @@ struct thread {
         uint32_t slot;
         int64_t store_id;
         bool exited;
+        uint64_t gone_ns; /* found gone then (mark_gone()), its records maybe still queued */
         bool offcpu_pending;
         uint32_t offcpu_node;
         uint64_t offcpu_since;     /* ns */
@@ -249,6 +250,7 @@ struct process {
         struct proc_maps *maps;
         int64_t store_id;
         bool exited;
+        uint64_t gone_ns;          /* found gone then (mark_gone()), its records maybe still queued */
         uint64_t *bytes_remaining; /* per resource counted in user space: gticks to the
                                          * next period boundary (bytes, shared switches) */
         struct symtab *jit;        /* /tmp/perf-PID.map, read when a PC falls outside modules */
@@ -365,6 +367,8 @@ struct collector {
         size_t n_slots, cap_slots;
         uint64_t lost_checked;    /* stats.lost when mark_gone() last looked */
         uint64_t gone_checked_ns; /* and when (CLOCK_MONOTONIC) */
+        bool gone_waiting;        /* tasks found gone whose records may still be queued */
+        uint64_t handled_ns;      /* the time of the latest record handled */
 
         /* collector-stacks.c: the frame trie, and the scratch space of one sample's stack */
         struct trie_node *nodes; /* nodes[0]: the empty stack */

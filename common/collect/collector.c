@@ -1017,6 +1017,12 @@ int collector_drain(struct collector *c, uint64_t budget_ns) {
                 c->queue_off += h->size;
                 n++;
                 r = handle_record(c, h);
+                {
+                        uint64_t t;
+
+                        if (record_time(h, &t) == 0 && t > c->handled_ns)
+                                c->handled_ns = t; /* mark_gone() */
+                }
                 if (r == -ENOMEM || r == -ENOSPC || r == -EIO)
                         return r;
                 if (r < 0)

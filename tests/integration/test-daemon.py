@@ -167,7 +167,13 @@ def main():
            sorted(fb.items(), key=lambda x: -x[1])[:20])
         fp = functions(d.store, '--pid', str(a.pid))
         ok(fp.get('recurse', 0) > 100 and 'name_field_lt' not in fp, 'and under its pid',
-           sorted(fp.items(), key=lambda x: -x[1])[:20])
+           [sorted(fp.items(), key=lambda x: -x[1])[:20],
+            # Which process rows, and their stacks: where an exec's records went missing.
+            store_query(d.store, "SELECT p.id, p.comm, p.exe, p.unit, t.tid, substr(st.text, -160), sum(s.hits), "
+                        "min(s.bucket) FROM sample s JOIN resource r ON r.id = s.resource_id AND r.name = 'cpu-time' "
+                        "JOIN thread t ON t.id = s.thread_id JOIN process p ON p.id = t.process_id "
+                        "JOIN stack_text st ON st.stack_id = s.stack_id WHERE p.pid = ? GROUP BY p.id, st.text "
+                        "ORDER BY 7 DESC LIMIT 12", (a.pid,))])
         # The program's row: before its exec the child was Python's, in no unit until moved, and a
         # flush between its first samples and the exec gives that a row of its own.
         rows = store_query(d.store, "SELECT DISTINCT unit FROM process WHERE pid = %d AND exe = '%s'"

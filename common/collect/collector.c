@@ -934,7 +934,8 @@ static int handle_lost(struct collector *c, const struct perf_event_header *h) {
 static void count_unreported(struct collector *c) {
         for (unsigned i = 0; i < c->n_resources; i++) {
                 struct cresource *r = &c->resources[i];
-                uint64_t failed, missed = __atomic_exchange_n(&r->redraw_missed, 0, __ATOMIC_RELAXED);
+                uint64_t failed, failed_k,
+                        missed = __atomic_exchange_n(&r->redraw_missed, 0, __ATOMIC_RELAXED);
 
                 /* A redrawn clock's intervals the reader was too late for (redraw_clock()). */
                 if (missed) {
@@ -944,7 +945,15 @@ static void count_unreported(struct collector *c) {
                 }
                 if (!r->bpf)
                         continue;
-                failed = sampling_bpf_failed(r->bpf);
+                failed = sampling_bpf_failed(r->bpf, &failed_k);
+                if (failed && r->keep_base) {
+                        /* The header's "lost, each of weight 1 to thinned" holds for them too. */
+                        failed_k = MAX((failed_k + r->keep_base / 2) / r->keep_base, 1u);
+                        pthread_mutex_lock(&c->thin_lock);
+                        if (failed_k > r->thin.max_factor)
+                                r->thin.max_factor = failed_k;
+                        pthread_mutex_unlock(&c->thin_lock);
+                }
                 if (failed > r->lost_records + r->lost_unreported) {
                         uint64_t more = failed - r->lost_records - r->lost_unreported;
 

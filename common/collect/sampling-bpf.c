@@ -112,8 +112,9 @@ struct state {
         uint64_t k;
         uint64_t window_start;
         uint64_t kept;
-        uint64_t failed; /* samples the output event had no room for */
-        uint64_t left;   /* counting programs: events to the next candidate, this one included */
+        uint64_t failed;   /* samples the output event had no room for */
+        uint64_t failed_k; /* the largest k among them: what the heaviest weighed */
+        uint64_t left;     /* counting programs: events to the next candidate, this one included */
 };
 
 /* One bucket of the interval's inverse distribution function (counting programs): the
@@ -443,20 +444,23 @@ static int possible_cpus(void) {
         return highest >= 0 ? (int) highest + 1 : -EIO;
 }
 
-uint64_t sampling_bpf_failed(const struct sampling_bpf *s) {
+uint64_t sampling_bpf_failed(const struct sampling_bpf *s, uint64_t *max_k) {
         _cleanup_free_ struct state *v = NULL;
         int n = possible_cpus();
         uint32_t key = 0;
         uint64_t sum = 0;
         union bpf_attr a = { .map_fd = (uint32_t) s->state_fd, .key = (uint64_t) (uintptr_t) &key };
 
+        *max_k = 0;
         if (n <= 0 || !(v = calloc((size_t) n, sizeof *v)))
                 return 0;
         a.value = (uint64_t) (uintptr_t) v;
         if (sys_bpf(BPF_MAP_LOOKUP_ELEM, &a) < 0)
                 return 0;
-        for (int i = 0; i < n; i++)
+        for (int i = 0; i < n; i++) {
                 sum += v[i].failed;
+                *max_k = MAX(*max_k, v[i].failed_k);
+        }
         return sum;
 }
 
@@ -1087,9 +1091,10 @@ static void emit_write_raw(const struct sampling_bpf *s, struct asm_prog *p) {
 }
 
 /* Writes raw = { k, field } as a sample to this CPU's output event (ctx in r6, k in r9). A
- * full ring loses the sample, counted so (sampling_bpf_failed()); not thinned further here: a
- * ring full for a while would raise k at every sample, and a few samples of huge weight would
- * carry the profile. */
+ * full ring loses the sample, counted so (sampling_bpf_failed()), with the largest k lost
+ * (sampling_bpf_failed_factor()): a ring full while k climbs loses samples heavier than any
+ * kept. Not thinned further here: a ring full for a while would raise k at every sample, and a
+ * few samples of huge weight would carry the profile. */
 static void emit_output(const struct sampling_bpf *s, struct field f, struct asm_prog *p) {
         STX(BPF_DW, BPF_REG_10, BPF_REG_9, SLOT_RAW);
         ST(BPF_DW, BPF_REG_10, SLOT_RAW + 8, 0);
@@ -1112,6 +1117,9 @@ static void emit_output(const struct sampling_bpf *s, struct field f, struct asm
         LDX(BPF_DW, BPF_REG_3, BPF_REG_8, offsetof(struct state, failed));
         ADD_K(BPF_REG_3, 1);
         STX(BPF_DW, BPF_REG_8, BPF_REG_3, offsetof(struct state, failed));
+        LDX(BPF_DW, BPF_REG_3, BPF_REG_8, offsetof(struct state, failed_k));
+        emit(p, BPF_JMP | BPF_JGE | BPF_X, BPF_REG_3, BPF_REG_9, 1, 0); /* no heavier: skip the store */
+        STX(BPF_DW, BPF_REG_8, BPF_REG_9, offsetof(struct state, failed_k));
 }
 
 /* The every-event program: see the top of this file. TRACEPOINT: the tracepoint flavour

@@ -96,8 +96,9 @@ int sampling_bpf_set_budget(struct sampling_bpf *s, uint64_t budget, uint64_t ma
 
 /* Samples the programs kept but the output events had no room for, on every CPU since the
  * start: the kernel reports its ring losses only at the ring's next write, so those at the end
- * of a flood would go unreported. */
-uint64_t sampling_bpf_failed(const struct sampling_bpf *s);
+ * of a flood would go unreported. *MAX_K: the largest k among them (what the heaviest weighed,
+ * in the programs' units: keep_base per period). */
+uint64_t sampling_bpf_failed(const struct sampling_bpf *s, uint64_t *max_k);
 
 /* The kinds of allocation entry points (alloc-probe.c), each probe's cookie. */
 enum sampling_bpf_alloc_kind {

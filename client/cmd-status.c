@@ -204,13 +204,16 @@ int cmd_status(int argc, char **argv, const struct verb *verb) {
                                 printf("handling lags %.1f s behind the kernel (it yields the CPU to the programs "
                                        "profiled)\n",
                                        get_u64(m, "lag_ms") / 1000.0);
-                        printf("\n%-20s %8s %10s %12s %12s %10s\n", "resource", "period", "samples/s",
-                               "samples", "hits", "lost");
+                        if (get_u64(m, "rereads"))
+                                printf("%s re-reads of /proc for addresses its maps did not yet show\n",
+                                       get(m, "rereads"));
+                        printf("\n%-20s %8s %10s %12s %12s %12s %10s\n", "resource", "period", "samples/s",
+                               "samples", "hits", "stored", "lost");
                 } else if (streq(m->word, "resource")) {
                         if (streq(get(m, "active"), "yes"))
-                                printf("%-20s %8s %10s %12s %12s %10s\n", get(m, "name"), get(m, "period"),
-                                       get(m, "samples_per_second"), get(m, "samples"), get(m, "hits"),
-                                       get(m, "lost"));
+                                printf("%-20s %8s %10s %12s %12s %12s %10s\n", get(m, "name"),
+                                       get(m, "period"), get(m, "samples_per_second"), get(m, "samples"),
+                                       get(m, "hits"), get(m, "stored"), get(m, "lost"));
                         else
                                 printf("%-20s %8s   not counted on this machine\n", get(m, "name"),
                                        get(m, "period"));

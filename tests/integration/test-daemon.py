@@ -266,6 +266,10 @@ def main():
         fault_b.kill()
         p = run([cppctl, 'status', '--socket', d.sock])
         ok(p.returncode == 0 and 'cpu-time' in p.stdout and 'no sessions' in p.stdout, 'cppctl status', p.stdout + p.stderr)
+        # Per resource: the hits a flush committed (what a kill -9 now would keep), at most those counted.
+        row = re.search(r'^cpu-time\s+\S+\s+\S+\s+\d+\s+(\d+)\s+(\d+)\s+\d+$', p.stdout, re.M)
+        ok(row and 0 < int(row.group(2)) <= int(row.group(1)),
+           'cppctl status: cpu-time\'s hits stored by a flush, at most those counted', p.stdout)
         # top while the workloads run: each refresh asks for a flush and shows the unit's work.
         p = run([cppctl, 'top', '--db', d.store, '--socket', d.sock, '--unit', unit_a, '-r', 'cpu-time',
                  '--count', '2', '--interval', '300ms', '--window', '10min', '-t', '0.05'])

@@ -475,6 +475,7 @@ void python_side_record(struct collector *c, const struct perf_event_header *h) 
 
 void python_process_seen(struct collector *c, struct process *p, uint64_t time) {
         const struct py_entry *e;
+        bool later = false;
         int r;
 
         if (!c->py || p->py || p->exited || p->pid == 0)
@@ -492,9 +493,13 @@ void python_process_seen(struct collector *c, struct process *p, uint64_t time) 
                 if (at && (p->py = malloc(sizeof *p->py)))
                         *p->py = *at;
                 p->py_given_up |= e->given_up;
+                /* Registered after this sample (its exec's prober): the sample has no Python
+                 * frames, and a look now would register it again, in a new space, whose names
+                 * the reader has not read ahead: a process gone by then would go unnamed. */
+                later = !at && e->has_cur && time < e->since;
         }
         pthread_mutex_unlock(&c->py_lock);
-        if (p->py || p->py_given_up)
+        if (p->py || p->py_given_up || later)
                 return;
         /* Else the collector looks itself (a process running at the start, one that maps
          * libpython later): when its mappings change, or when a retry is due. */

@@ -88,10 +88,11 @@ def control(tmp):
     try:
         if not ok(d.ready(), 'a daemon whose group is %s' % GROUP, d.log_text()):
             return
-        # A root process and a root session on it, long enough for the checks below.
+        # A root process and a root session on it, long enough for the checks below (under ASan
+        # on a loaded machine they took over 30 s: the session had ended).
         mine = subprocess.Popen([os.path.join(workloads, 'recursive-nofp'), '12', '100000'])
         procs.append(mine)
-        session = subprocess.Popen([cppctl, 'attach', str(mine.pid), '--duration', '30', '--socket', d.sock, '-q'],
+        session = subprocess.Popen([cppctl, 'attach', str(mine.pid), '--duration', '600', '--socket', d.sock, '-q'],
                                    stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
         procs.append(session)
         sid = None

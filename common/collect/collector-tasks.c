@@ -194,7 +194,7 @@ static FILE *open_proc_maps(const struct process *p) {
 }
 
 /* Adds the executable mappings read from F (P's /proc/PID/maps) to P's. */
-static int add_proc_maps(struct collector *c, struct process *p, FILE *f) {
+static int add_proc_maps(struct collector *c, struct proc_maps *m, FILE *f) {
         _cleanup_free_ char *line = NULL;
         size_t cap = 0;
 
@@ -211,7 +211,7 @@ static int add_proc_maps(struct collector *c, struct process *p, FILE *f) {
                         if (r < 0)
                                 return r;
                 }
-                r = proc_maps_add(p->maps, l.start, l.end, l.pgoff, module);
+                r = proc_maps_add(m, l.start, l.end, l.pgoff, module);
                 if (r < 0)
                         return r;
         }
@@ -221,7 +221,7 @@ static int add_proc_maps(struct collector *c, struct process *p, FILE *f) {
 static int load_proc_maps(struct collector *c, struct process *p) {
         _cleanup_fclose_ FILE *f = open_proc_maps(p);
 
-        return f ? add_proc_maps(c, p, f) : -errno;
+        return f ? add_proc_maps(c, p->maps, f) : -errno;
 }
 
 /* Reads P's systemd unit while it lives. Keeps the old one if P is gone or has none. */
@@ -268,6 +268,7 @@ int process_reread(struct collector *c, struct process *p, uint64_t pc) {
         char comm[sizeof p->comm];
         _cleanup_free_ char *exe = NULL;
         _cleanup_fclose_ FILE *f = NULL;
+        _cleanup_(proc_maps_freep) struct proc_maps *read = NULL;
         uint64_t now = now_ns(CLOCK_MONOTONIC), *slot;
         int r;
 
@@ -281,11 +282,21 @@ int process_reread(struct collector *c, struct process *p, uint64_t pc) {
         f = open_proc_maps(p);
         if (!f)
                 return 0; /* gone: what is known stays */
+        read = proc_maps_new();
+        if (!read)
+                return -ENOMEM;
+        r = add_proc_maps(c, read, f);
+        /* An exited task its parent has not reaped yet (a zombie) shows no mappings: what the
+         * records said stays (a short-lived child's every later sample went [unknown]). */
+        if (r < 0 || read->n == 0)
+                return r == -ENOMEM ? r : 0;
         memcpy(comm, p->comm, sizeof comm);
         exe = p->exe ? strdup(p->exe) : NULL;
         read_proc_names(p);
         proc_maps_clear(p->maps);
-        r = add_proc_maps(c, p, f);
+        for (size_t i = 0; i < read->n && r >= 0; i++)
+                r = proc_maps_add(p->maps, read->mappings[i].start, read->mappings[i].end,
+                                  read->mappings[i].pgoff, read->mappings[i].module);
         if (r == -ENOMEM)
                 return r;
         p->proc_reread_idle = !proc_maps_find(p->maps, pc);

@@ -1091,9 +1091,8 @@ static void emit_write_raw(const struct sampling_bpf *s, struct asm_prog *p) {
 }
 
 /* Writes raw = { k, field } as a sample to this CPU's output event (ctx in r6, k in r9). A
- * full ring loses the sample, counted so (sampling_bpf_failed()), with the largest k lost
- * (sampling_bpf_failed_factor()): a ring full while k climbs loses samples heavier than any
- * kept. Not thinned further here: a ring full for a while would raise k at every sample, and a
+ * full ring loses the sample, counted so with the largest k lost (sampling_bpf_failed()): a
+ * ring full while k climbs loses samples heavier than any kept. Not thinned further here: a ring full for a while would raise k at every sample, and a
  * few samples of huge weight would carry the profile. */
 static void emit_output(const struct sampling_bpf *s, struct field f, struct asm_prog *p) {
         STX(BPF_DW, BPF_REG_10, BPF_REG_9, SLOT_RAW);

@@ -4,10 +4,13 @@
 
 Usage: test-python.py CPPCTL CPPD WORKLOADS_DIR WORKLOADS_SOURCE_DIR
 
-Truth by construction (tests/workloads/pyshares.py): three functions spend CPU time in the
-proportions 0.50, 0.30, 0.20, one through a recursion, one in a thread, one in a coroutine. Their
-shares must be within twice their printed 95% bar of the truth (plus 0.02 for the interpreter's
-own work around them), recorded by `cppctl record` and by the daemon; and within 0.03 of what the
+Truth by construction and by measure (tests/workloads/pyshares.py): three functions spend CPU
+time in the proportions 0.50, 0.30, 0.20 by construction, one through a recursion, one in a thread,
+one in a coroutine, and the program measures each one's time with its thread's CPU clock: the
+thread's units cost more or less than the main thread's from one run to the next (0.23 to 0.37 of
+the three seen on a busy VM), so the truth is what the run measured. Their shares must be within
+twice their printed 95% bar of it (plus 0.02 for the interpreter's own work around the units),
+recorded by `cppctl record` and by the daemon; and within 0.03 of what the
 program measures of itself with an ITIMER_PROF sampler of its own frames (pyshares.py selfcheck,
 an independent sampler). Native frames stay where they are: a C extension's (zlib's deflate) under
 the Python function that called it, a system call's under the Python function that made it.
@@ -68,22 +71,38 @@ def folded(db, resource='cpu-time', *filters):
     return out
 
 
-def check_truth(who, db, *filters):
-    """Each function's share among the three against the truth, within twice its bar."""
+def measured(out):
+    """The three functions' shares of the CPU time the run measured (pyshares.py's `spent` lines)."""
+    spent = {}
+    for line in out.splitlines():
+        w = line.split()
+        if len(w) == 3 and w[0] == 'spent':
+            spent[w[1]] = int(w[2])
+    total = sum(spent.get(n, 0) for n in TRUTH)
+    return {n: spent.get(n, 0) / total for n in TRUTH} if total else None
+
+
+def check_truth(who, db, out, *filters):
+    """Each function's share among the three against the run's measure (OUT, its output), within
+    twice its bar."""
+    truths = measured(out)
+    if not ok(truths is not None, '%s: pyshares.py measured its functions\' CPU time' % who, out[-2000:]):
+        return {}
     f, j = functions(db, 'cpu-time', *filters)
     total = sum(f.get(n, (0, 0, 0, 0))[3] for n in TRUTH)
     ok(total > 200, '%s: %d hits in the three functions (of %d)' % (who, total, j['hits']), j.get('python'))
     if total == 0:
         return {}
     shares = {}
-    for name, truth in TRUTH.items():
+    for name, truth in truths.items():
         fr, lo, hi, hits = f.get(name, (0.0, 0.0, 0.0, 0))
         share = hits / total
         # The bar of the share among the three: the printed bar scaled the same way.
         half = (hi - lo) / 2 * j['hits'] / total
         shares[name] = share
         ok(abs(share - truth) <= 2 * half + SLACK,
-           '%s: %s %.3f of the three (bar ±%.3f), truth %.2f' % (who, name, share, half, truth))
+           '%s: %s %.3f of the three (bar ±%.3f), truth %.3f by its thread\'s clock (%.2f by '
+           'construction)' % (who, name, share, half, truth, TRUTH[name]))
     return shares
 
 
@@ -92,7 +111,7 @@ def check_cpu(d):
     p = record(db, [], [PYTHON, SHARES, 'cpu', '3'])
     if not ok(p.returncode == 0, 'record of pyshares.py cpu', p.stderr):
         return
-    check_truth('record', db)
+    check_truth('record', db, p.stdout)
     f, j = functions(db)
     eval_share = f.get('_PyEval_EvalFrameDefault', (0, 0, 0, 0))[0]
     ok(eval_share < 0.05, 'record: the interpreter\'s loop is replaced by the functions it ran '
@@ -204,7 +223,7 @@ def check_daemon(d):
         dm.stop()
     if not ok(p.returncode == 0, 'daemon: pyshares.py cpu ran beside it', err):
         return
-    check_truth('daemon', dm.store, '--pid', str(p.pid))
+    check_truth('daemon', dm.store, out, '--pid', str(p.pid))
 
 
 def check_fork_exec(d):

@@ -6,7 +6,10 @@
                                    for it: the two never run at once), gamma_coro 2 units in an
                                    asyncio coroutine, interleaved a unit at a time; a unit is the
                                    same pure-Python work (unit()) each time, so of the CPU time
-                                   the three spend, 0.50, 0.30 and 0.20 are theirs
+                                   the three spend, 0.50, 0.30 and 0.20 are theirs by
+                                   construction; at the end prints `spent NAME NS` for each, the
+                                   CPU time its units took by its thread's clock (the second
+                                   thread's cost more or less than the main thread's, by run)
     pyshares.py selfcheck SECONDS  the same (each function's units at once, 4 times as long),
                                    sampled by the program itself: an ITIMER_PROF timer
                                    every millisecond of CPU time, whose handler reads the frames of
@@ -34,11 +37,21 @@ SELFCHECK_UNIT = 400000
 ROUND = 'abacabacab'
 
 
+# The CPU time each function spent in unit() (its thread's clock, CLOCK_THREAD_CPUTIME_ID).
+SPENT = {}
+
+
 def unit():
     s = 0
     for i in range(UNIT):
         s += i * i
     return s
+
+
+def timed(name):
+    t = time.thread_time_ns()
+    unit()
+    SPENT[name] = SPENT.get(name, 0) + time.thread_time_ns() - t
 
 
 class Work:
@@ -49,17 +62,17 @@ class Work:
 
     def alpha(self, units):
         for _ in range(units):
-            unit()
+            timed('Work.alpha')
 
 
 def beta_thread(units):
     for _ in range(units):
-        unit()
+        timed('beta_thread')
 
 
 async def gamma_coro(units):
     for _ in range(units):
-        unit()
+        timed('gamma_coro')
         await asyncio.sleep(0)
 
 
@@ -111,6 +124,8 @@ def cpu(seconds, interleaved=True):
     beta.stop = True
     beta.go.set()
     loop.close()
+    for name, ns in sorted(SPENT.items()):
+        print('spent %s %d' % (name, ns))
 
 
 def selfcheck(seconds):

@@ -198,6 +198,12 @@ static int set(struct config *c, const char *section, const char *key, char *val
                 c->every_event = b;
                 return 0;
         }
+        if (KEY("collect", "realtime_reader")) {
+                if (parse_boolean(value, &b) < 0)
+                        return fail(error, size, "realtime_reader must be yes or no");
+                c->realtime_reader = b;
+                return 0;
+        }
         if (KEY("collect", "python")) {
                 if (parse_boolean(value, &b) < 0)
                         return fail(error, size, "python must be yes or no");

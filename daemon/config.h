@@ -32,12 +32,13 @@ struct config {
         unsigned n_resources;
         enum unwind_mode unwind;
         bool kernel;
-        bool no_jitter;      /* jitter = no: fixed periods (they may alias) */
-        bool every_event;    /* every_event = yes: a coin at every event, not a countdown */
-        bool no_python;      /* python = no: native frames only, no Python functions */
-        uint32_t stack_size; /* bytes */
-        uint32_t ring_size;  /* bytes per CPU, a power of two */
-        uint32_t queue_size; /* bytes of records read from the rings, not yet handled */
+        bool no_jitter;       /* jitter = no: fixed periods (they may alias) */
+        bool every_event;     /* every_event = yes: a coin at every event, not a countdown */
+        bool no_python;       /* python = no: native frames only, no Python functions */
+        bool realtime_reader; /* realtime_reader = yes: the ring reader in SCHED_FIFO */
+        uint32_t stack_size;  /* bytes */
+        uint32_t ring_size;   /* bytes per CPU, a power of two */
+        uint32_t queue_size;  /* bytes of records read from the rings, not yet handled */
         /* [store] */
         char store_path[4096];
         uint64_t flush_interval; /* µs */

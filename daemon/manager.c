@@ -52,6 +52,7 @@ void manager_collector_config(const struct manager *m, struct collector_config *
         ret->jitter = !m->config.no_jitter;
         ret->every_event = m->config.every_event;
         ret->no_python = m->config.no_python;
+        ret->realtime_reader = m->config.realtime_reader;
         ret->stack_size = m->config.stack_size;
         ret->ring_size = m->config.ring_size;
         ret->bucket_seconds = m->config.bucket / 1000000;

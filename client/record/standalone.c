@@ -103,6 +103,7 @@ int recording_parse(struct recording_args *a, int argc, char **argv, const char 
                                                  { "max-rate", required_argument, NULL, 'R' },
                                                  { "lines", no_argument, NULL, 'l' },
                                                  { "no-python", no_argument, NULL, 'Y' },
+                                                 { "no-realtime", no_argument, NULL, 'T' },
                                                  { "db", required_argument, NULL, 'd' },
                                                  { "output", required_argument, NULL, 'o' },
                                                  { "quiet", no_argument, NULL, 'q' },
@@ -120,6 +121,7 @@ int recording_parse(struct recording_args *a, int argc, char **argv, const char 
                 .config = COLLECTOR_CONFIG_DEFAULT,
         };
         a->config.max_rate = RECORDING_MAX_RATE;
+        a->config.realtime_reader = true;
         optind = 0;
         /* record: "+" stops at the command's first word, so its own options stay its own. */
         while ((c = getopt_long(argc, argv, attach ? "he:p:d:o:qk" : "+he:p:d:o:qk", options, NULL)) >= 0)
@@ -149,6 +151,9 @@ int recording_parse(struct recording_args *a, int argc, char **argv, const char 
                                "                         stored as functions\n"
                                "      --no-python        native frames only: no Python functions where\n"
                                "                         CPython ran them (by default read at each sample)\n"
+                               "      --no-realtime      leave the thread that reads the samples in the normal\n"
+                               "                         scheduling class (by default real-time where allowed,\n"
+                               "                         so that a busy machine does not make it late)\n"
                                "  -d, --db FILE          the store (default: $CPPD_DB or ./" SOURCE_DEFAULT_DB
                                ");\n"
                                "                         -o is a report's file in cppctl, never a store\n"
@@ -207,6 +212,9 @@ int recording_parse(struct recording_args *a, int argc, char **argv, const char 
                         break;
                 case 'V':
                         a->config.every_event = true;
+                        break;
+                case 'T':
+                        a->config.realtime_reader = false;
                         break;
                 case 'R':
                         if (safe_atou64_range(optarg, 0, UINT32_MAX, &u) < 0)

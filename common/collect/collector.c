@@ -74,6 +74,7 @@
 #include "collector-tasks.h"
 #include "grow.h"
 #include "idmap.h"
+#include "log.h"
 #include "perf-event.h"
 #include "perf-map.h"
 #include "perf-record.h"
@@ -396,7 +397,16 @@ static int start_reader(struct collector *c) {
                 if (r < 0)
                         return r;
         }
-        return ring_reader_start(c->reader);
+        r = ring_reader_start(c->reader);
+        if (r < 0 || !c->config.realtime_reader)
+                return r;
+        r = ring_reader_set_realtime(c->reader);
+        if (r < 0)
+                log_info("The ring reader runs in the normal scheduling class (%s: it needs CAP_SYS_NICE or "
+                         "an RLIMIT_RTPRIO of 1): on a busy machine a redrawn clock's samples come late, and "
+                         "the intervals it missed are weighed by guess (doc/sampling.md)",
+                         strerror(-r));
+        return 0;
 }
 
 static bool owns_ring(const struct collector *c, int fd) {

@@ -36,6 +36,9 @@ struct collector_config {
         unsigned bucket_seconds;      /* samples are summed per time bucket of this size */
         size_t queue_size;            /* bytes of records read from the rings, not yet handled */
         bool no_python;               /* native frames only: no Python frames (collector-python.c) */
+        bool realtime_reader;         /* the thread that empties the rings in the real-time
+                                       * class where allowed (ring_reader_set_realtime()): a
+                                       * redrawn clock's draws on time on a busy machine */
         bool function_frames;         /* store frames as functions, without address, file and
                                          * line: one stack per path of functions, not per path of
                                          * call sites (recursion makes the latter without end) */

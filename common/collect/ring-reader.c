@@ -22,6 +22,7 @@
 #include <errno.h>
 #include <poll.h>
 #include <pthread.h>
+#include <sched.h>
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
@@ -580,6 +581,14 @@ int ring_reader_start(struct ring_reader *r) {
          * the queue, not samples. Raising the reader instead would need CAP_SYS_NICE. */
         (void) setpriority(PRIO_PROCESS, gettid(), RING_READER_CONSUMER_NICE);
         return 0;
+}
+
+int ring_reader_set_realtime(struct ring_reader *r) {
+        struct sched_param sp = { .sched_priority = 1 };
+
+        if (!r->started)
+                return -EINVAL;
+        return -pthread_setschedparam(r->thread, SCHED_FIFO, &sp);
 }
 
 int ring_reader_fd(const struct ring_reader *r) {

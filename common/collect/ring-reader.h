@@ -68,6 +68,14 @@ int ring_reader_set_classes(struct ring_reader *r, const unsigned *classes, unsi
  * handles the records). Returns 0 or a negative errno. */
 int ring_reader_start(struct ring_reader *r);
 
+/* Puts the started thread in the real-time class (SCHED_FIFO, the lowest priority), so that it
+ * runs as soon as a record wakes it, whatever else wants the CPU: a clock redrawn at each sample
+ * (redraw_clock()) is only as punctual as its reader. It sleeps in poll() between passes, and
+ * the kernel's real-time throttling bounds what a flood can take. Returns 0, or a negative errno:
+ * -EPERM without CAP_SYS_NICE or an RLIMIT_RTPRIO of at least 1 (or where a unit's
+ * RestrictRealtime= forbids it). */
+int ring_reader_set_realtime(struct ring_reader *r);
+
 /* An eventfd that is readable when records are queued, for poll(). */
 int ring_reader_fd(const struct ring_reader *r);
 

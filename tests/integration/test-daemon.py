@@ -41,6 +41,18 @@ def Daemon(tmp, name='d', resources='cpu-time/1, page-faults/64, context-switche
                          bucket=bucket, watchdog=True)
 
 
+def fifo_threads(pid):
+    """How many of process PID's threads are in SCHED_FIFO (/proc/PID/task/TID/stat's field 41)."""
+    n = 0
+    for tid in os.listdir('/proc/%d/task' % pid):
+        try:
+            stat = open('/proc/%d/task/%s/stat' % (pid, tid)).read()
+        except OSError:
+            continue
+        n += int(stat[stat.rindex(')') + 2:].split()[38]) == 1
+    return n
+
+
 def in_cgroup(path):
     def enter():
         with open(os.path.join(path, 'cgroup.procs'), 'w') as f:
@@ -147,6 +159,13 @@ def main():
         ok(any('STATUS=Profiling' in m for m in d.messages), 'with a STATUS= line saying what is profiled',
            d.messages)
         ok(d.read_notify('WATCHDOG=1', timeout=3), 'WATCHDOG=1 arrives, with WATCHDOG_USEC set')
+        # The ring reader in the real-time class only when asked (doc/sampling.md).
+        ok(fifo_threads(d.pid) == 0, 'no thread of cppd in SCHED_FIFO by default')
+        rt = Daemon(tmp, 'rt', 'cpu-time/10', extra='realtime_reader = yes\n')
+        daemons.append(rt)
+        ok(rt.read_notify('READY=1') and fifo_threads(rt.pid) == 1,
+           'realtime_reader = yes: one thread of cppd (the ring reader) in SCHED_FIFO', rt.log_text()[-800:])
+        rt.stop()
 
         # Units: a workload in each of two cgroups named like services.
         a = subprocess.Popen([recursive, '12', '40'], preexec_fn=in_cgroup(cg_a))

@@ -436,6 +436,42 @@ def test_against_perf(tmp):
        % (ours[0]['broken'], n_ours, allowed, stacks.describe(*theirs)), stacks.describe(*ours))
 
 
+def policies(pid):
+    """{tid: scheduling policy} of process PID's threads (/proc/PID/task/TID/stat's field 41)."""
+    out = {}
+    for tid in os.listdir('/proc/%d/task' % pid):
+        try:
+            stat = open('/proc/%d/task/%s/stat' % (pid, tid)).read()
+        except OSError:
+            continue
+        out[int(tid)] = int(stat[stat.rindex(')') + 2:].split()[38])
+    return out
+
+
+def test_realtime_reader(tmp):
+    """The thread that reads the rings is in the real-time class (SCHED_FIFO, 1), the others and
+    the command are not; --no-realtime leaves it in the normal class."""
+    for args, want in (([], 1), (['--no-realtime'], 0)):
+        db = os.path.join(tmp, 'rt.db')
+        p = subprocess.Popen([cppctl, 'record', '-q', '--db', db] + args + ['--', 'sleep', '3'],
+                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        fifo, threads, child = set(), set(), {}
+        while p.poll() is None:
+            time.sleep(0.1)
+            try:
+                seen = policies(p.pid)
+                kids = open('/proc/%d/task/%d/children' % (p.pid, p.pid)).read().split()
+                child.update(policies(int(kids[0])) if kids else {})
+            except (OSError, ValueError):
+                continue
+            threads |= set(seen)
+            fifo |= {t for t, pol in seen.items() if pol == 1}
+        p.communicate()
+        ok(p.returncode == 0 and len(fifo) == want and len(threads) > 1 and child and set(child.values()) == {0},
+           'record %s: %d of cppctl\'s %d threads in SCHED_FIFO (want %d), the command\'s in the normal class'
+           % (' '.join(args) or '(defaults)', len(fifo), len(threads), want), (fifo, threads, child))
+
+
 def main():
     if os.geteuid() != 0 and int(open('/proc/sys/kernel/perf_event_paranoid').read()) > 1:
         skip_all('needs root, or perf_event_paranoid <= 1')
@@ -444,6 +480,7 @@ def main():
     with tempfile.TemporaryDirectory() as tmp:
         test_process_db(tmp)
         test_reader(tmp)
+        test_realtime_reader(tmp)
         test_pingpong(tmp)
         test_recursive(tmp)
         test_forker(tmp)

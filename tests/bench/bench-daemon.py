@@ -14,9 +14,9 @@ web service under load (tests/bench/pyweb.py: ns a request; its Python frames re
 sample, or not with the mode "python = no"). Profiled by cppd at its defaults (`cpu-time/10,
 page-faults/256, context-switches/64`), with `jitter = no`, with `every_event = yes`, by `cppctl
 record` at its defaults, and with --before BUILD by another build's cppd and cppctl record at
-their defaults (--modes picks some of these columns, or: "record --no-jitter", and the defaults'
-resources one at a time: "cpu-time/10 alone", "page-faults/256 alone", "context-switches/64
-alone").
+their defaults (--modes picks some of these columns, or: "record --no-jitter", "record
+--no-realtime", and the defaults' resources one at a time: "cpu-time/10 alone", "page-faults/256
+alone", "context-switches/64 alone").
 Each run is measured in CPU time of the workload and of every process it started (tests/bench/timed
 -c: the cost a profiler adds in the kernel is charged to the program, and CPU time is what other
 load on a shared machine moves least) and in wall time. Printed: each workload's unprofiled
@@ -223,6 +223,9 @@ def cost_at_defaults(a):
                  # cppctl record with fixed periods (only with --modes): what redrawing its clock
                  # at each overflow costs.
                  ('record --no-jitter', None, cppctl, '--no-jitter'),
+                 # cppctl record's reader in the normal class (only with --modes): what the
+                 # real-time one costs, or saves.
+                 ('record --no-realtime', None, cppctl, '--no-realtime'),
                  # Python frames off (only with --modes): what reading them costs a Python service.
                  ('python = no', cppd, 'python = no'),
                  # The defaults' resources one at a time (only with --modes): which one costs.

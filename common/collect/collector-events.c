@@ -9,6 +9,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -155,10 +156,10 @@ static int add_fd(struct collector *c, int fd, unsigned event) {
         return 0;
 }
 
-/* Keeps a log for redrawn clock event ID (file FD, resource RES); a gated clock's also under the
- * id of NOTICES, its CPU's output event, whose notices of other tasks' overflows redraw it too.
- * Returns 0 or a negative errno. */
-static int add_redraw_log(struct collector *c, uint64_t id, int fd, unsigned res, int notices) {
+/* Keeps a log for redrawn clock event ID (file FD, resource RES, on CPU); a gated clock's also
+ * under the id of NOTICES, its CPU's output event, whose notices of other tasks' overflows
+ * redraw it too. Returns 0 or a negative errno. */
+static int add_redraw_log(struct collector *c, uint64_t id, int fd, unsigned res, int notices, int cpu) {
         _cleanup_free_ struct redraw_log *l = calloc(1, sizeof *l);
         uint64_t notices_id = 0, *slot;
         int r = -ENOMEM;
@@ -170,6 +171,7 @@ static int add_redraw_log(struct collector *c, uint64_t id, int fd, unsigned res
         *l = (struct redraw_log) {
                 .id = id, .fd = fd, .resource = res, .last = 1, .period = c->resources[res].redraw_period
         };
+        l->cpu = cpu;
         pthread_mutex_lock(&c->redraw_lock);
         if (GROW(c->redraw_logs, c->cap_redraw_logs, c->n_redraw_logs + 1) == 0 &&
             (r = idmap_put(c->redraw_ids, id, c->n_redraw_logs, &slot)) >= 0 &&
@@ -266,7 +268,8 @@ int open_one(struct collector *c, unsigned ev, const struct targets *t, pid_t id
         if (e->python)
                 python_event_opened(c, id);
         if (e->redraw) {
-                r = add_redraw_log(c, id, fd, e->resource, e->gated ? notices_fd(c, e->resource, cpu) : -1);
+                r = add_redraw_log(c, id, fd, e->resource, e->gated ? notices_fd(c, e->resource, cpu) : -1,
+                                   cpu);
                 if (r < 0)
                         return r;
         }
@@ -862,8 +865,26 @@ void redraw_clock(void *userdata, const struct perf_event_header *h) {
 
         now = now_ns(CLOCK_MONOTONIC); /* the events' clock (use_clockid) */
         late = now > time ? now - time : 0;
+        /* A real-time reader on the clock's own CPU ran there from the overflow on (it preempts
+         * at once): the time since is its own, which no interval can sample (none is shorter
+         * than half the mean), so it is left out of the clock, the interval starting at the
+         * ioctl. Counted in the interval, it went to whatever ran before and after it (a
+         * CPU-bound thread beside a busy one came out 5-15% over its CPU time). */
+        if (__atomic_load_n(&c->reader_realtime, __ATOMIC_RELAXED) && sched_getcpu() == l->cpu)
+                late = 0;
         mean = c->resources[l->resource].redraw_period * factor;
         p = redraw_draw(c, mean);
+        /* How late the overflow asked for came: the kernel starts the timer when the ioctl
+         * reaches the clock's CPU (a cross-CPU interrupt, tens of microseconds on a VM), and
+         * the timer's interrupt comes late by as much again, more out of an idle CPU. Each
+         * interval would be longer than drawn by that much (a clock of 1 ms took 0.91 of the
+         * CPU time it measured), so the period asked for is shortened by the delay, smoothed
+         * over about 16 overflows. Not by each overflow's own: a long one (the host stopped
+         * the VM's CPU) would then be made up by a burst of samples of whatever runs after.
+         * Only the overflow asked for (not the kernel's repeat of the period), and a delay
+         * under half the mean, count (doc/sampling.md, "The delay of an overflow"). */
+        if (l->target && time >= l->target && time - l->target < mean / 2)
+                l->delay = (l->delay * 15 + (time - l->target)) / 16;
         /* The next overflow where the interval drawn ends: the time since the sample is part
          * of it. A reader later than that (a loaded machine) missed the interval's end, and
          * maybe more: the clock goes on where the intervals that fit in its lateness would
@@ -898,7 +919,11 @@ void redraw_clock(void *userdata, const struct perf_event_header *h) {
         if (p < floor && redraw_draw(c, mean) - mean / 2 < floor - p)
                 l->carry = 1;
         p = MAX(p, floor);
+        /* Less the delay, after the guard: the interval still ends no sooner than half the
+         * mean after the sample, the kernel's start of it being that much late. */
+        p -= MIN(l->delay, mean / 4);
         l->period = p;
+        l->target = now + p;
         (void) ioctl(l->fd, PERF_EVENT_IOC_PERIOD, &p);
         if (factor == l->last)
                 return;

@@ -133,7 +133,7 @@ struct cresource {
  * interval here, since it may have changed since; under redraw_lock. */
 struct redraw_log {
         uint64_t id; /* the clock's own (a gate's notices come under another) */
-        int fd;
+        int fd, cpu;
         unsigned resource;
         uint64_t time[REDRAW_LOG], factor[REDRAW_LOG];
         unsigned n;
@@ -145,6 +145,8 @@ struct redraw_log {
         uint64_t seen;   /* the time of the latest overflow drawn for (the reader's) */
         uint64_t period; /* the period in force since then (the reader's) */
         uint64_t carry;  /* intervals the next overflow stands for too (the floor's stretch) */
+        uint64_t target; /* when the overflow asked for would come without delays (the reader's) */
+        uint64_t delay;  /* how late overflows come after that, smoothed (redraw_clock()) */
 };
 
 struct cevent {
@@ -311,6 +313,7 @@ struct collector {
                                      * holds, or NO_RESOURCE */
         pthread_mutex_t thin_lock;  /* the resources' thinning: the reader thread raises it */
         bool bpf_failed;            /* the last open_one() failed at attaching BPF */
+        bool reader_realtime;       /* the reader thread is in the real-time class (start_reader()) */
         int n_ring_list;
         struct ring_buffer **ring_list; /* the rings that exist, for the reader */
         struct ring_reader *reader;

@@ -374,6 +374,7 @@ static void on_sample(void *userdata, const struct perf_event_header *h) {
 
 /* Starts the thread that empties the rings, telling it each event's sample layout. */
 static int start_reader(struct collector *c) {
+        bool timely = c->py; /* whether the reader acts at samples (on_sample()) */
         uint64_t id, ev;
         size_t i = 0;
         int r;
@@ -383,10 +384,9 @@ static int start_reader(struct collector *c) {
                 return -ENOMEM;
         ring_reader_set_hook(c->reader, on_exec_record, c);
         for (unsigned res = 0; res < c->n_resources; res++)
-                if (c->resources[res].redraw || c->py) {
-                        ring_reader_set_sample_hook(c->reader, on_sample, c);
-                        break;
-                }
+                timely |= c->resources[res].redraw;
+        if (timely)
+                ring_reader_set_sample_hook(c->reader, on_sample, c);
         ring_reader_set_pressure(c->reader, on_pressure, c);
         r = ring_reader_set_classes(c->reader, c->ring_resource, c->n_resources);
         if (r < 0)
@@ -398,9 +398,11 @@ static int start_reader(struct collector *c) {
                         return r;
         }
         r = ring_reader_start(c->reader);
-        if (r < 0 || !c->config.realtime_reader)
+        /* Punctuality buys nothing where the reader only copies records for the consumer. */
+        if (r < 0 || !c->config.realtime_reader || !timely)
                 return r;
         r = ring_reader_set_realtime(c->reader);
+        __atomic_store_n(&c->reader_realtime, r >= 0, __ATOMIC_RELAXED); /* the reader reads it */
         if (r < 0)
                 log_info("The ring reader runs in the normal scheduling class (%s: it needs CAP_SYS_NICE or "
                          "an RLIMIT_RTPRIO of 1): on a busy machine a redrawn clock's samples come late, and "

@@ -450,8 +450,9 @@ def policies(pid):
 
 def test_realtime_reader(tmp):
     """The thread that reads the rings is in the real-time class (SCHED_FIFO, 1), the others and
-    the command are not; --no-realtime leaves it in the normal class."""
-    for args, want in (([], 1), (['--no-realtime'], 0)):
+    the command are not; --no-realtime leaves it in the normal class, and so does a recording
+    where the reader has nothing to do at samples (no redrawn clock, no Python frames)."""
+    for args, want in (([], 1), (['--no-realtime'], 0), (['-e', 'page-faults', '--no-python'], 0)):
         db = os.path.join(tmp, 'rt.db')
         p = subprocess.Popen([cppctl, 'record', '-q', '--db', db] + args + ['--', 'sleep', '3'],
                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)

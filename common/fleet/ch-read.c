@@ -404,8 +404,13 @@ static int name_later(struct load *l, const struct tree_load_frame *fr, const ch
         /* named later: each distinct frame once, and its module */
         l->tree->info.frames_named_later++;
         if (fr->module_index != SAMPLE_TREE_NONE) {
+                size_t had = l->cap_late_module;
+
                 if (GROW(l->late_module, l->cap_late_module, (size_t) fr->module_index + 1) < 0)
                         return -ENOMEM;
+                /* GROW leaves the new flags as realloc() found them: a module counted at random
+                 * (fleet-shards saw "1 frame from 0 modules") */
+                memset(l->late_module + had, 0, l->cap_late_module - had);
                 if (!l->late_module[fr->module_index]) {
                         l->late_module[fr->module_index] = 1;
                         l->tree->info.modules_named_later++;

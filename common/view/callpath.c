@@ -24,7 +24,14 @@
  * first: a path's hits are then final (all that can add to it lies below shorter paths, already
  * taken), and its subtrees are walked if it reached MIN_HITS, or dropped: nothing below a path
  * under MIN_HITS can reach it. A view of a million distinct stacks at 1% walks the few
- * thousand nodes heavy enough to matter and the children beside them. */
+ * thousand nodes heavy enough to matter and the children beside them.
+ *
+ * Wanted paths. A table of several resources shows a path that reaches the threshold in any of
+ * them, with its hits in each: in the others it may be far below. callpath_summarize() can be
+ * given those paths (struct callpath_wanted, a trie of their names keyed as the records are), and
+ * then also walks the subtrees left below a prefix of one of them, and adds those paths whatever
+ * their hits. A subtree left below a path that is no such prefix holds none of them: every path
+ * it adds to extends that path. */
 #include "profile.h"
 
 #include <errno.h>
@@ -68,6 +75,9 @@ struct cp_frame {
 struct cp_state {
         const struct tree_index *t;
         uint64_t min_hits;
+        const struct callpath_wanted *wanted; /* NULL: none */
+        uint32_t *want; /* with wanted, by record: its path's id there, or NONE (records stay 32 bytes) */
+        size_t cap_want;
         struct cp_record *records;
         size_t n, cap;
         struct idmap *index; /* idmap_pair(parent, name) -> record */
@@ -87,9 +97,15 @@ static void cp_state_done(struct cp_state *s) {
         free(s->queue);
         free(s->stack);
         free(s->on_path);
+        free(s->want);
+}
+
+static uint32_t want_of(const struct cp_state *s, uint32_t record) {
+        return s->want ? s->want[record] : NONE;
 }
 
 static int64_t record_get(struct cp_state *s, uint32_t parent, uint32_t name) {
+        uint32_t want = want_of(s, parent);
         uint64_t *slot;
         int r;
 
@@ -98,8 +114,15 @@ static int64_t record_get(struct cp_state *s, uint32_t parent, uint32_t name) {
                 return r;
         if (r == 0)
                 return *slot;
-        if (GROW(s->records, s->cap, s->n + 1) < 0)
+        if (want != NONE) {
+                const uint64_t *w = idmap_get(s->wanted->paths, idmap_pair(want, name));
+
+                want = w ? (uint32_t) *w : NONE;
+        }
+        if (GROW(s->records, s->cap, s->n + 1) < 0 || (s->want && GROW(s->want, s->cap_want, s->n + 1) < 0))
                 return -ENOMEM;
+        if (s->want)
+                s->want[s->n] = want;
         s->records[s->n] = (struct cp_record) {
                 .parent = parent,
                 .name = name,
@@ -275,8 +298,30 @@ static int64_t outermost(const struct tree_index *t, const bool *roots, bool lea
         return k;
 }
 
-int callpath_summarize(const struct tree_index *t, const bool *roots, uint64_t min_hits, bool reverse,
-                       struct profile *p) {
+int callpath_wanted_add(struct callpath_wanted *w, const uint32_t *path, size_t len) {
+        uint32_t id = 0;
+
+        if (!w->paths && !(w->paths = idmap_new()))
+                return -ENOMEM;
+        for (size_t i = 0; i < len; i++) {
+                uint64_t *slot;
+                int r = idmap_put(w->paths, idmap_pair(id, path[i]), w->n + 1, &slot);
+
+                if (r < 0)
+                        return r;
+                w->n += r;
+                id = (uint32_t) *slot;
+        }
+        return 0;
+}
+
+void callpath_wanted_done(struct callpath_wanted *w) {
+        w->paths = idmap_free(w->paths);
+        w->n = 0;
+}
+
+int callpath_summarize(const struct tree_index *t, const bool *roots, uint64_t min_hits,
+                       const struct callpath_wanted *wanted, bool reverse, struct profile *p) {
         _cleanup_(cp_state_done) struct cp_state s = { .t = t, .min_hits = min_hits };
         _cleanup_free_ uint32_t *tops = NULL, *path = NULL;
         uint32_t n_roots = 0, single = 0;
@@ -294,6 +339,14 @@ int callpath_summarize(const struct tree_index *t, const bool *roots, uint64_t m
                 return -ENOMEM;
         for (size_t i = 0; i < (size_t) t->max_depth + 2; i++)
                 s.queue[i] = NONE;
+        if (wanted && wanted->paths) {
+                s.wanted = wanted;
+                s.cap_want = s.cap;
+                s.want = malloc(s.cap_want * sizeof *s.want);
+                if (!s.want)
+                        return -ENOMEM;
+                s.want[0] = 0; /* the empty path: the root of the wanted ones */
+        }
         s.records[s.n++] = (struct cp_record) { .name = NAME_NONE, .deferred = NONE, .next_queued = NONE };
 
         /* Summarize-below-root: from the outermost occurrence of ROOT on each stack. With one
@@ -332,7 +385,7 @@ int callpath_summarize(const struct tree_index *t, const bool *roots, uint64_t m
         /* The subtrees left for later, shortest paths first: each path's hits are final. */
         for (size_t len = 1; len < (size_t) t->max_depth + 2; len++)
                 for (uint32_t q = s.queue[len]; q != NONE; q = s.records[q].next_queued) {
-                        if (s.records[q].hits < min_hits) {
+                        if (s.records[q].hits < min_hits && want_of(&s, q) == NONE) {
                                 s.dropped = true;
                                 continue;
                         }
@@ -360,13 +413,16 @@ int callpath_summarize(const struct tree_index *t, const bool *roots, uint64_t m
         for (size_t i = 1; i < s.n; i++) {
                 uint32_t len = s.records[i].len, j = 0;
 
-                if (s.records[i].hits < min_hits) {
+                bool wanted_here = want_of(&s, i) != NONE && s.records[i].hits > 0;
+
+                if (s.records[i].hits < min_hits && !wanted_here) {
                         p->n_omitted++; /* as profile_add() would, without the path */
                         continue;
                 }
                 for (uint32_t k = i; k != 0; k = s.records[k].parent, j++)
                         path[reverse ? j : len - 1 - j] = s.records[k].name;
-                r = profile_add(p, path, len, s.records[i].hits);
+                r = wanted_here ? profile_add_always(p, path, len, s.records[i].hits) :
+                                  profile_add(p, path, len, s.records[i].hits);
                 if (r < 0)
                         return r;
         }

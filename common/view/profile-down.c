@@ -8,24 +8,7 @@
 
 int profile_down_index(const struct tree_index *x, const char *root, uint64_t min_hits,
                        struct profile **ret) {
-        _cleanup_(profile_freep) struct profile *p = NULL;
-        _cleanup_free_ bool *roots = NULL;
-        uint32_t id;
-        int r;
-
-        r = profile_roots_index(x, root, &roots, &id);
-        if (r <= 0)
-                return r < 0 ? r : -ENOENT;
-        p = profile_new(PROFILE_DOWN, x->header, id);
-        if (!p)
-                return -ENOMEM;
-        p->min_hits = min_hits;
-        r = callpath_summarize(x, roots, min_hits, false, p);
-        if (r < 0)
-                return r;
-        profile_sort(p);
-        *ret = take_ptr(&p);
-        return 0;
+        return profile_paths_index(x, PROFILE_DOWN, root, min_hits, NULL, ret);
 }
 
 int profile_down(struct sample_tree *t, const char *root, uint64_t min_hits, struct profile **ret) {

@@ -11,24 +11,7 @@
 
 int profile_up_index(const struct tree_index *inverted, const char *root, uint64_t min_hits,
                      struct profile **ret) {
-        _cleanup_(profile_freep) struct profile *p = NULL;
-        _cleanup_free_ bool *roots = NULL;
-        uint32_t id;
-        int r;
-
-        r = profile_roots_index(inverted, root, &roots, &id);
-        if (r <= 0)
-                return r < 0 ? r : -ENOENT;
-        p = profile_new(PROFILE_UP, inverted->header, id);
-        if (!p)
-                return -ENOMEM;
-        p->min_hits = min_hits;
-        r = callpath_summarize(inverted, roots, min_hits, true, p);
-        if (r < 0)
-                return r;
-        profile_sort(p);
-        *ret = take_ptr(&p);
-        return 0;
+        return profile_paths_index(inverted, PROFILE_UP, root, min_hits, NULL, ret);
 }
 
 int profile_up(struct sample_tree *t, const char *root, uint64_t min_hits, struct profile **ret) {

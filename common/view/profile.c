@@ -36,6 +36,10 @@ int profile_add(struct profile *p, const uint32_t *path, size_t len, uint64_t hi
                 p->n_omitted++;
                 return 0;
         }
+        return profile_add_always(p, path, len, hits);
+}
+
+int profile_add_always(struct profile *p, const uint32_t *path, size_t len, uint64_t hits) {
         if (p->n_names + len > UINT32_MAX)
                 return -E2BIG;
         if (GROW(p->entries, p->cap_entries, p->n_entries + 1) < 0 ||

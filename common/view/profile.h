@@ -10,6 +10,8 @@
 #include "sample-tree.h"
 #include "tree-index.h"
 
+struct callpath_wanted;
+
 enum profile_kind {
         PROFILE_DOWN,     /* call paths starting at the root function (paper §4.3) */
         PROFILE_UP,       /* call paths ending at the root function (paper §4.3) */
@@ -45,6 +47,8 @@ DEFINE_CLEANUP(struct profile *, profile_free);
 /* Appends an entry for PATH[0..len) with HITS, or only counts it in n_omitted if HITS is below
  * p->min_hits. Returns 0 or -ENOMEM. */
 int profile_add(struct profile *p, const uint32_t *path, size_t len, uint64_t hits);
+/* The same whatever HITS (a path asked for by name: struct callpath_wanted). */
+int profile_add_always(struct profile *p, const uint32_t *path, size_t len, uint64_t hits);
 
 /* Sorts by hits, most first; ties in path order (name by name, a prefix before its
  * extensions) so that output is deterministic and reads like a tree. */
@@ -111,15 +115,45 @@ int profile_compute(struct sample_tree *t, enum profile_kind kind, const char *r
                     struct profile **ret);
 int profile_compute_index(const struct tree_index *x, enum profile_kind kind, const char *root,
                           uint64_t min_hits, struct profile **ret);
+/* The downward or upward view of X, as profile_compute_index(), with WANTED's paths added whatever
+ * their hits (callpath_summarize()). */
+int profile_paths_index(const struct tree_index *x, enum profile_kind kind, const char *root,
+                        uint64_t min_hits, const struct callpath_wanted *wanted, struct profile **ret);
+
+/* A view that shows a few paths and counts the rest (the HTML report's, a table of several
+ * resources) computes them all where its indexes hold at most this many nodes (a path per node
+ * at most: tens of MiB), and above it only those at a threshold, counting the rest "at least".
+ * CPPD_EXACT_NODES in the environment sets another (tests: 0). */
+#define PROFILE_EXACT_NODES 500000
+size_t profile_exact_nodes(void);
+
+/* KIND's view of X holding at least its K heaviest entries, exactly (ties included), and the
+ * others counted: every entry where X holds at most profile_exact_nodes() nodes, else those
+ * above the highest of min_hits total/2^i that reaches K entries (n_omitted then exact unless
+ * omitted_partial). Returns as profile_compute_index(). */
+int profile_heaviest_index(const struct tree_index *x, enum profile_kind kind, const char *root, size_t k,
+                           struct profile **ret);
+
+/* Call paths asked for whatever their hits: a trie of names (an index's name ids, in the
+ * index's order: root first downward, leaf first in an inverted index), keyed by
+ * idmap_pair(prefix id, name), the empty path's id 0. Adding a path adds its prefixes.
+ * callpath_wanted_add() returns 0 or -ENOMEM. */
+struct callpath_wanted {
+        struct idmap *paths;
+        uint32_t n;
+};
+int callpath_wanted_add(struct callpath_wanted *w, const uint32_t *path, size_t len);
+void callpath_wanted_done(struct callpath_wanted *w);
 
 /* Runs the appendix's algorithm on T from the names marked in ROOTS (indexed by name id; one
  * name, or the call sites of one function) and adds one entry per canonical call path with at
  * least MIN_HITS hits to P, in T's order (root first) or REVERSEd, counting the others in
- * n_omitted (and setting omitted_partial where it left paths below MIN_HITS unseen). Used by
- * the downward view on the sample tree's index and the upward view on the inverted tree's.
- * Returns 0, -ENOMEM, or -EBADMSG for an index that does not add up. */
-int callpath_summarize(const struct tree_index *t, const bool *roots, uint64_t min_hits, bool reverse,
-                       struct profile *p);
+ * n_omitted (and setting omitted_partial where it left paths below MIN_HITS unseen). Every
+ * path of WANTED (may be NULL) that has hits is added too, whatever their number, and is never
+ * counted omitted. Used by the downward view on the sample tree's index and the upward view on
+ * the inverted tree's. Returns 0, -ENOMEM, or -EBADMSG for an index that does not add up. */
+int callpath_summarize(const struct tree_index *t, const bool *roots, uint64_t min_hits,
+                       const struct callpath_wanted *wanted, bool reverse, struct profile *p);
 
 /* Marks in *ret (indexed by name id, malloc()ed) the names ROOT stands for: the name itself if a
  * node has it, else every label "ROOT (...)" (the call sites of function ROOT with --by line).

@@ -124,6 +124,85 @@ static int compare(struct model *m, const struct profile *p, uint64_t min_hits, 
         return wrong;
 }
 
+/* As compare(), for a profile that was also asked for WANT[0..n) (model path ids) and so must
+ * hold those paths and their prefixes in the index's order too (upward, REVERSE: the shown
+ * path's suffixes), whatever their hits. */
+static int compare_wanted(struct model *m, const struct profile *p, uint64_t min_hits, const uint32_t *want,
+                          size_t n_want, bool reverse, const char *what) {
+        size_t n = name_table_size(m->paths), kept = 0;
+        int wrong = 0;
+
+        for (size_t i = 0; i < n; i++) {
+                const char *path = name_table_get(m->paths, i);
+                int64_t got = profile_hits(p, path);
+                bool asked = false;
+
+                for (size_t k = 0; k < n_want && !asked; k++) {
+                        const char *w = name_table_get(m->paths, want[k]);
+                        size_t len = strlen(path), wlen = strlen(w);
+
+                        if (reverse)
+                                asked = wlen >= len && strcmp(w + wlen - len, path) == 0 &&
+                                        (wlen == len || w[wlen - len - 1] == ' ');
+                        else
+                                asked = strncmp(w, path, len) == 0 && (w[len] == '\0' || w[len] == ' ');
+                }
+                if (m->hits[i] < min_hits && !asked) {
+                        if (got >= 0 && wrong++ < 5)
+                                printf("# %s: (%s) neither asked for nor above %llu, yet shown\n", what, path,
+                                       (unsigned long long) min_hits);
+                        continue;
+                }
+                kept++;
+                if (got != (int64_t) m->hits[i] && wrong++ < 5)
+                        printf("# %s: (%s)%s model %llu, profile %lld\n", what, path,
+                               asked ? " asked for:" : "", (unsigned long long) m->hits[i], (long long) got);
+        }
+        if (kept != profile_n_paths(p)) {
+                printf("# %s: model has %zu paths asked for or above %llu, profile %zu\n", what, kept,
+                       (unsigned long long) min_hits, profile_n_paths(p));
+                wrong++;
+        }
+        return wrong;
+}
+
+/* Asks for N_WANT of the model's paths at random (any hits) through WANTED, in T's name ids and
+ * in the index's order (REVERSE: the model's path read backwards). */
+static void want_random(struct model *m, const struct sample_tree *t, bool reverse, uint32_t *want,
+                        size_t n_want, struct callpath_wanted *wanted) {
+        for (size_t k = 0; k < n_want; k++) {
+                const char *text = name_table_get(m->paths, want[k] = rng(name_table_size(m->paths)));
+                uint32_t ids[MAX_DEPTH];
+                size_t len = (strlen(text) + 1) / 2;
+
+                for (size_t j = 0; j < len; j++) {
+                        char name[2] = { text[2 * j], '\0' };
+
+                        ids[reverse ? len - 1 - j : j] = name_table_find(t->names, name);
+                }
+                if (callpath_wanted_add(wanted, ids, len) < 0)
+                        abort();
+        }
+}
+
+/* The downward (or upward: INVERTED) view of T from ROOT at MIN_HITS with random paths asked
+ * for, against the model. */
+static void check_wanted(struct model *m, const struct sample_tree *t, const struct tree_index *x,
+                         enum profile_kind kind, const char *root, uint64_t min_hits) {
+        _cleanup_(profile_freep) struct profile *p = NULL;
+        struct callpath_wanted wanted = {};
+        uint32_t want[12];
+        int r;
+
+        want_random(m, t, kind == PROFILE_UP, want, ELEMENTSOF(want), &wanted);
+        r = profile_paths_index(x, kind, root, min_hits, &wanted, &p);
+        ok(r == 0 &&
+                   compare_wanted(m, p, min_hits, want, ELEMENTSOF(want), kind == PROFILE_UP, "wanted") == 0,
+           "%s %s at %llu hits, %zu paths asked for: those and the paths above match the model",
+           kind == PROFILE_UP ? "up to" : "down from", root, (unsigned long long) min_hits, ELEMENTSOF(want));
+        callpath_wanted_done(&wanted);
+}
+
 static void model_reset(struct model *m) {
         name_table_free(m->paths);
         m->paths = name_table_new();
@@ -136,7 +215,8 @@ static void model_reset(struct model *m) {
 static void run(uint64_t seed, int n_letters) {
         static struct sample samples[N_STACKS];
         static struct model m;
-        _cleanup_(sample_tree_freep) struct sample_tree *t = sample_tree_new(NULL);
+        _cleanup_(sample_tree_freep) struct sample_tree *t = sample_tree_new(NULL), *inverted = NULL;
+        _cleanup_(tree_index_freep) struct tree_index *x = NULL, *inverted_x = NULL;
         uint32_t ids[MAX_DEPTH];
         int wrong;
 
@@ -154,6 +234,9 @@ static void run(uint64_t seed, int n_letters) {
         }
 
         sample_tree_weigh(t);
+        if (tree_index_build(t, &x) < 0 || sample_tree_invert(t, &inverted) < 0 ||
+            tree_index_build(inverted, &inverted_x) < 0)
+                abort();
         for (const char *r = ALPHABET; r < ALPHABET + n_letters; r++) {
                 char root[2] = { *r, '\0' }, reversed[MAX_DEPTH];
 
@@ -173,6 +256,7 @@ static void run(uint64_t seed, int n_letters) {
                         ok(wrong == 0, "seed %llu: downward from %s matches the model on %zu paths",
                            (unsigned long long) seed, root, name_table_size(m.paths));
                 }
+                check_wanted(&m, t, x, PROFILE_DOWN, root, profile_min_hits(t->total, 0.03));
 
                 model_reset(&m);
                 for (int i = 0; i < N_STACKS; i++) {
@@ -193,6 +277,7 @@ static void run(uint64_t seed, int n_letters) {
                         ok(wrong == 0, "seed %llu: upward to %s matches the model on %zu paths",
                            (unsigned long long) seed, root, name_table_size(m.paths));
                 }
+                check_wanted(&m, t, inverted_x, PROFILE_UP, root, profile_min_hits(t->total, 0.03));
         }
 
         {

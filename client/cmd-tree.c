@@ -97,7 +97,7 @@ static int indexes_tree(struct query_args *q) {
         int r;
 
         q->filter.labels = q->format->labels;
-        r = query_load_indexes(q, &v, &n);
+        r = query_load_indexes(q, false, &v, &n);
         if (r < 0)
                 return exit_status(r);
         xs = calloc(n, sizeof *xs);

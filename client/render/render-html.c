@@ -102,8 +102,10 @@ static void html_profile(FILE *f, const struct profile *p, size_t max, const cha
                 fprintf(f, "%s</td></tr>\n", paths ? ")" : "");
         }
         fputs("</table>\n", f);
-        if (p->n_entries > shown)
-                fprintf(f, "<p class=\"note\">%zu more %s not shown.</p>\n", p->n_entries - shown, what);
+        /* a profile at a threshold (profile_heaviest_index()) counted those below it */
+        if (p->n_entries + p->n_omitted > shown)
+                fprintf(f, "<p class=\"note\">%s%zu more %s not shown.</p>\n",
+                        p->omitted_partial ? "At least " : "", p->n_entries + p->n_omitted - shown, what);
 }
 
 /* The section's heading and facts; returns whether there are samples to show. */
@@ -178,8 +180,9 @@ static int html_section(FILE *f, struct sample_tree *t, size_t index) {
 
 /* The same section from the index X of the tree: the profiles are the index's views, the
  * heaviest outermost frame the heaviest of the root's children (ties by name, as
- * render_sorted_children() sorts them), and the flame graph is drawn from the tree of the nodes
- * above its threshold (tree_index_prune()), as `cppctl tree --format flame -t` draws it. */
+ * render_sorted_children() sorts them), its call paths the heaviest (profile_heaviest_index():
+ * of a big index, not every one of its millions), and the flame graph is drawn from the tree of
+ * the nodes above its threshold (tree_index_prune()), as `cppctl tree --format flame -t` draws it. */
 static int html_section_index(FILE *f, const struct tree_index *x, size_t index) {
         _cleanup_(profile_freep) struct profile *functions = NULL, *down = NULL;
         _cleanup_(sample_tree_freep) struct sample_tree *pruned = NULL;
@@ -207,7 +210,7 @@ static int html_section_index(FILE *f, const struct tree_index *x, size_t index)
         if (top > 0) {
                 const char *name = sample_tree_name(x->header, x->nodes[top].name);
 
-                r = profile_down_index(x, name, 0, &down);
+                r = profile_heaviest_index(x, PROFILE_DOWN, name, HTML_TOP_PATHS, &down);
                 if (r < 0)
                         return r;
                 html_down(f, down, name);

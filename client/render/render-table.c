@@ -166,10 +166,9 @@ int render_text_table(FILE *f, const struct profile_join *j, bool ratio, double 
                                 profile_join_hits(j, row, 1));
                 fputc('\n', f);
         }
-        omitted = j->n_rows - (size_t) n;
-        for (size_t c = 0; c < j->n_columns; c++) /* entries the views left out already */
-                omitted += j->columns[c]->n_omitted;
-        return render_text_finish(f, omitted, false, threshold, paths ? "call path" : "function");
+        omitted = j->n_rows - (size_t) n + j->n_omitted; /* and the paths the views left out already */
+        return render_text_finish(f, omitted, j->omitted_partial, threshold,
+                                  paths ? "call path" : "function");
 }
 
 static void json_facts(FILE *f, const struct sample_tree *t) {
@@ -243,7 +242,10 @@ int render_json_table(FILE *f, const struct profile_join *j, bool ratio, double 
                 }
                 fputs("]}", f);
         }
-        fprintf(f, "%s], \"omitted\": %zu}\n", n ? "\n" : "", j->n_rows - (size_t) n);
+        /* "omitted_exact" only where it is false (the views stopped at the threshold), so that a
+         * table whose count is exact reads as it always did */
+        fprintf(f, "%s], \"omitted\": %zu%s}\n", n ? "\n" : "", j->n_rows - (size_t) n + j->n_omitted,
+                j->omitted_partial ? ", \"omitted_exact\": false" : "");
         return ferror(f) ? -EIO : 0;
 }
 

@@ -159,7 +159,7 @@ int query_load_many(struct query_args *q, struct name_table **ret_names, struct 
         return 0;
 }
 
-int query_load_indexes(struct query_args *q, struct view_data **ret, size_t *ret_n) {
+int query_load_indexes(struct query_args *q, bool inverted, struct view_data **ret, size_t *ret_n) {
         _cleanup_(source_closep) struct source *src = NULL;
         size_t n = q->resources ? strv_length(q->resources) : 1;
         _cleanup_free_ struct view_data *v = calloc(n, sizeof *v);
@@ -178,7 +178,7 @@ int query_load_indexes(struct query_args *q, struct view_data **ret, size_t *ret
                 r = pick_resource(q, src);
                 if (r >= 0) {
                         f.resource = q->resource;
-                        r = source_load_index(src, &f, false, &v[i]);
+                        r = source_load_index(src, &f, inverted, &v[i]);
                         if (r < 0)
                                 r = source_log_error(src, r, q->resource);
                 }

@@ -111,10 +111,11 @@ int query_load_index(struct query_args *q, bool inverted, struct view_data *ret)
  * trees of two stores compare by name id. */
 int query_load_shared(struct query_args *q, struct name_table *names, struct sample_tree **ret);
 
-/* As query_load_index(), for every resource of Q->resources (the downward trees): RET[0..*ret_n)
- * (malloc()ed; each done with view_data_done(), then freed). -ENODATA only if no resource has
- * samples matching the filters; a resource without is an empty index. */
-int query_load_indexes(struct query_args *q, struct view_data **ret, size_t *ret_n);
+/* As query_load_index(), for every resource of Q->resources (the downward trees, or the
+ * INVERTED ones): RET[0..*ret_n) (malloc()ed; each done with view_data_done(), then freed).
+ * -ENODATA only if no resource has samples matching the filters; a resource without is an empty
+ * index. */
+int query_load_indexes(struct query_args *q, bool inverted, struct view_data **ret, size_t *ret_n);
 
 /* As query_load(), for every resource of Q->resources, with one shared name table (*ret_names,
  * freed after the trees) so that paths compare by id. -ENODATA only if no resource has samples

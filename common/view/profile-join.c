@@ -67,8 +67,11 @@ int profile_join(const struct profile *const *columns, size_t n, struct profile_
                 return -ENOMEM;
         j->n_columns = n;
         j->columns = columns;
-        for (size_t c = 0; c < n; c++)
+        for (size_t c = 0; c < n; c++) {
                 n_cells += columns[c]->n_entries;
+                j->n_omitted += columns[c]->n_omitted;
+                j->omitted_partial = j->omitted_partial || columns[c]->omitted_partial;
+        }
         cells = malloc((n_cells + 1) * sizeof *cells);
         if (!cells)
                 return -ENOMEM;

@@ -20,13 +20,18 @@ struct profile_join {
         const struct profile *const *columns; /* borrowed */
         struct profile_join_row *rows;
         size_t n_rows;
-        uint32_t *names; /* every row's path, concatenated */
-        uint64_t *hits;  /* hits[row * n_columns + column]: 0 where a profile lacks the path */
+        uint32_t *names;      /* every row's path, concatenated */
+        uint64_t *hits;       /* hits[row * n_columns + column]: 0 where a profile lacks the path */
+        size_t n_omitted;     /* paths in no row: the columns' n_omitted summed... */
+        bool omitted_partial; /* ...or, where a column left some unseen, at least this many */
 };
 
 /* Joins the entries of COLUMNS[0..n) (n >= 1; borrowed, they must outlive the join) by path.
  * Rows are sorted by the first column's hits, then the next's, most first, ties in path order.
- * Returns 0 and sets *ret, or -ENOMEM. */
+ * The paths the columns omitted are counted as their sum (a path omitted in two columns is
+ * counted twice: exact where at most one column omits any), and partial where one's are. The
+ * caller that knows better sets n_omitted and omitted_partial after. Returns 0 and sets *ret,
+ * or -ENOMEM. */
 int profile_join(const struct profile *const *columns, size_t n, struct profile_join **ret);
 struct profile_join *profile_join_free(struct profile_join *j);
 DEFINE_CLEANUP(struct profile_join *, profile_join_free);

@@ -105,6 +105,59 @@ export --format html
 export --format html --resource page-faults --focus util_parse
 VIEWS
 
+# Several resources side by side (-r A,B and --ratio A/B), each read from its index since issue 27,
+# against the cppctl of 3b74a7d, which loaded the trees. Asked again with CPPD_EXACT_NODES=0
+# (the way of a store of more than 500,000 nodes: each resource at its threshold, then again with
+# the rows' paths asked for), every row must be the same; only the count of paths shown nowhere
+# may read "at least" a smaller number (JSON: "omitted_exact": false), never a larger one.
+omitted_of() { sed -n 's/.*(\(at least \)\{0,1\}\([0-9]*\) .* not shown)$/\2/p; s/.*"omitted": \([0-9]*\).*/\1/p' "$1"; }
+rows_of() { sed 's/^(\(at least \)\{0,1\}[0-9]* .* not shown)$/(omitted)/; s/"omitted": .*}$/"omitted"}/' "$1"; }
+i=0
+while IFS= read -r view; do
+        i=$((i + 1))
+        # shellcheck disable=SC2086 # VIEW is words
+        (cd "$tmp" && CPPD_INDEX_DIR=/dev/null/none $cppctl $view --db s.db > "table-$i.txt" 2>&1
+         echo "exit $?" >> "table-$i.txt"
+         CPPD_EXACT_NODES=0 CPPD_INDEX_DIR=/dev/null/none $cppctl $view --db s.db > "rows-$i.txt" 2>&1
+         echo "exit $?" >> "rows-$i.txt")
+        [ "${3:-}" = "--write" ] && cp "$tmp/table-$i.txt" "$expected/table-$i.txt"
+        same_file "$tmp/table-$i.txt" "$expected/table-$i.txt" "cppctl $view"
+        rows_of "$tmp/rows-$i.txt" > "$tmp/rows-$i.cut"
+        rows_of "$tmp/table-$i.txt" > "$tmp/table-$i.cut"
+        same_file "$tmp/rows-$i.cut" "$tmp/table-$i.cut" "cppctl $view, from the rows' paths: the same rows"
+        exact=$(omitted_of "$tmp/table-$i.txt") bound=$(omitted_of "$tmp/rows-$i.txt")
+        [ "${bound:-0}" -le "${exact:-0}" ] && { [ -z "$exact" ] || [ -n "$bound" ]; }
+        ok $? "cppctl $view, from the rows' paths: ${bound:-no} paths not shown, at most the ${exact:-no} counted"
+done <<'VIEWS'
+down main -r cpu-time,page-faults -t 0.005
+up util_parse_1593 -r page-faults,cpu-time -t 0.002
+functions -r cpu-time,page-faults -t 0.005
+body -r page-faults,cpu-time --unit a.service -t 0.002
+down main --ratio page-faults/cpu-time -t 0.01
+down main -r cpu-time,page-faults --since @1700000300 -t 0.01 --format json
+up util_parse_1593 -r cpu-time,page-faults -t 0.001 --format csv
+down ui_emit_3421 -r cpu-time,page-faults -t 0
+down nosuchfn -r cpu-time,page-faults
+down main -r page-faults,cpu-time --hide net_.* -t 0.01 --format json
+VIEWS
+
+# The HTML report's call paths down from the heaviest outermost frame: the 20 heaviest of a big
+# index are found at a threshold (profile_heaviest_index()), the rest counted "at least".
+for resource in cpu-time page-faults; do
+        (cd "$tmp" && CPPD_INDEX_DIR=/dev/null/none $cppctl export --format html -r "$resource" --db s.db \
+                > "exact.html" &&
+         CPPD_EXACT_NODES=0 CPPD_INDEX_DIR=/dev/null/none $cppctl export --format html -r "$resource" --db s.db \
+                > "heaviest.html")
+        ok $? "export --format html -r $resource, at threshold 0 and from the heaviest paths"
+        notes='s/^<p class="note">\(At least \)\{0,1\}[0-9]* more call paths not shown.<\/p>$/(more)/'
+        cmp -s <(sed "$notes" "$tmp/exact.html") <(sed "$notes" "$tmp/heaviest.html")
+        ok $? "export --format html -r $resource: the same report from the heaviest paths"
+        more() { sed -n 's/^<p class="note">\(At least \)\{0,1\}\([0-9]*\) more call paths not shown.<\/p>$/\2/p' "$1"; }
+        exact=$(more "$tmp/exact.html") bound=$(more "$tmp/heaviest.html")
+        [ -n "$exact" ] && [ -n "$bound" ] && [ "$bound" -le "$exact" ]
+        ok $? "export --format html -r $resource: ${bound:-no} more call paths counted, at most the ${exact:-no} there are"
+done
+
 # An import into the store that holds all this: the bulk path sets the triggers on samples aside
 # while it writes (store-batch.c). They must be back as they were, the generation bumped, every
 # node found rather than added again, and the samples counted beside those already there.

@@ -4,7 +4,9 @@
 BENCHMARKS.md). Each view is timed cold, with an empty cache directory (the view lays out its
 index from the store, in a file there, and keeps it if unfiltered), and with the index cache
 (the index mapped); building the indexes, which the first unfiltered view after each change of
-the store does, is timed on its own.
+the store does, is timed on its own. A second resource, page-faults (a fifth of the samples over
+a fifth of the stacks, other ones), is there for the views of several resources (-r A,B,
+--ratio A/B).
 --keep DIR keeps the folded file and the store in DIR and reuses them (a 1 M-stack store takes
 a minute to make): the import is then not timed. Prints figures; never fails on speed.
 
@@ -68,6 +70,16 @@ def main():
             rate, cpu_rate, import_rss = a.samples / max(wall, 1e-3), a.samples / max(cpu, 1e-3), rss
         else:
             print('the store %s is kept from an earlier run: the import is not timed' % db)
+        import sqlite3
+        with sqlite3.connect(db) as con:
+            second = con.execute("SELECT count(*) FROM resource WHERE name = 'page-faults'").fetchone()[0]
+        if not second:
+            other = os.path.join(keep, 'bench-%d-%d-seed2.folded' % (a.samples // 5, a.stacks // 5))
+            if not os.path.exists(other):
+                subprocess.run([sys.executable, os.path.join(here, 'gen-folded.py'), other, '--samples',
+                                str(a.samples // 5), '--stacks', str(max(1, a.stacks // 5)), '--seed', '2'],
+                               check=True)
+            run([cppctl, 'import', '--folded', other, '--db', db, '--resource', 'page-faults'])
         views = [
             ('functions', ['functions']),
             ('body', ['body']),
@@ -91,10 +103,19 @@ def main():
         views[4] = ('up %s' % mid, ['up', mid])
         views.append(('down %s' % mid, ['down', mid]))
         views.append(('up %s --since @0' % mid, ['up', mid, '--since', '@0']))
+        several = ['-r', 'cpu-time,page-faults']
+        views += [
+            ('functions -r A,B', ['functions'] + several),
+            ('down main -r A,B', ['down', 'main'] + several),
+            ('up %s -r A,B' % mid, ['up', mid] + several),
+            ('down main --ratio B/A', ['down', 'main', '--ratio', 'page-faults/cpu-time']),
+            ('functions -r A,B --since @0', ['functions', '--since', '@0'] + several),
+        ]
         # The indexes, built once (what the first unfiltered view after a change of the store
         # pays): the tree's by a function profile, the inverted tree's by an upward profile.
         index = os.path.join(tmp, 'index')
         _, build_down, _, build_down_rss = run([cppctl, 'functions', '--db', db], index=index)
+        run([cppctl, 'functions', '--db', db, '-r', 'page-faults'], index=index)
         _, build_up, _, build_up_rss = run([cppctl, 'up', mid, '--db', db], index=index)
         # Indexed views three times each: the first may find the index's pages gone from the page
         # cache (a loaded store's view reads most of the file then: see BENCHMARKS.md), the best

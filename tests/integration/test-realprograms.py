@@ -27,7 +27,8 @@ count, and
   difference in broken stacks (realprograms.classify) in the direction it explains (perf 6.1:
   15-40% broken on g++, PyTorch, Chromium; cppd 1-22%); and perf's own profile varies beyond
   sampling error (PyTorch's Py_BytesMain: 0.65 in one run, 0.92 in the next), so a second perf
-  recording is made when the first disagrees. Past 5% of samples lost (the daemon built with
+  recording is made when the first disagrees; the daemon is compared first with perf recording
+  its own run (`perf record -a -G` on the unit's cgroup, perf outside it). Past 5% of samples lost (the daemon built with
   ASan, lagging) the shares are not compared.
 - names: none is still mangled (C++ _Z..., Rust _R...), and each function that perf names
   demangled ("at::native::matmul") at 1% or more and cppd's profile has too has a demangled name
@@ -64,6 +65,7 @@ import math
 import os
 import re
 import shutil
+import signal
 import sqlite3
 import subprocess
 import sys
@@ -266,6 +268,18 @@ def check_names(who, profile, recordings):
            % (who, profile['plt'], most['plt']))
 
 
+def perf_profile(data, what='perf'):
+    """The function profile of perf's recording DATA (then removed), or None if it has no sample."""
+    stacks = [(s, 1) for s in rp.perf_stacks(data)]
+    os.unlink(data)
+    shares, n = rp.shares(stacks)
+    unsymbolized = rp.unsymbolized_fraction(stacks)
+    plt = rp.plt_samples(stacks)
+    print('# %s: %d samples, %.1f%% of frames unsymbolized, %d in PLT stubs' % (what, n, 100 * unsymbolized, plt))
+    return {'shares': shares, 'broken': broken_fraction(stacks), 'samples': n, 'unsymbolized': unsymbolized,
+            'plt': plt} if n else None
+
+
 def record_perf(tmp):
     """perf's function profile of the workload, or None where perf does not work here."""
     why = rp.working_perf(tmp)
@@ -278,14 +292,47 @@ def record_perf(tmp):
     p = rp.run(rp.perf_record_argv(data) + w.argv)
     ok(p.returncode == 0 and not w.check(), 'perf record %s (%.1f s)' % (program, time.monotonic() - t0),
        p.stderr[-1000:] + w.check())
-    stacks = [(s, 1) for s in rp.perf_stacks(data)]
-    os.unlink(data)
-    shares, n = rp.shares(stacks)
-    unsymbolized = rp.unsymbolized_fraction(stacks)
-    plt = rp.plt_samples(stacks)
-    print('# perf: %d samples, %.1f%% of frames unsymbolized, %d in PLT stubs' % (n, 100 * unsymbolized, plt))
-    return {'shares': shares, 'broken': broken_fraction(stacks), 'samples': n, 'unsymbolized': unsymbolized,
-            'plt': plt} if n else None
+    return perf_profile(data)
+
+
+def perf_beside(tmp, unit):
+    """perf recording the cgroup UNIT (a child of the cgroup2 root) on every CPU, started before
+    the daemon's run of the workload and stopped after it: the same run the daemon samples, so
+    that the two profiles differ by sampling alone (the workloads vary from run to run on these
+    shared VMs: g++ took 3,574 samples of CPU in one run and 10,758 in the next, its shares moved
+    by 0.10). perf itself is outside the cgroup. Returns (process, data) once it records, or None
+    where it cannot."""
+    data = os.path.join(tmp, 'perf-beside.data')
+    argv = rp.perf_record_argv(data)[:-1] + ['-a', '-G', unit]  # -G after the event it applies to
+    p = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    for _ in range(100):  # its header written: it records
+        if p.poll() is not None:
+            print('# perf beside the daemon did not start: %s' % p.stderr.read().decode(errors='replace')[-500:])
+            return None
+        if os.path.exists(data) and os.path.getsize(data) > 0:
+            time.sleep(0.5)
+            return p, data
+        time.sleep(0.05)
+    p.kill()
+    p.wait()
+    return None
+
+
+def stop_perf_beside(beside):
+    """The profile of perf_beside()'s recording, or None."""
+    p, data = beside
+    # SIGTERM: perf writes the recording out and raises the signal again (SIGINT, here, was
+    # not acted on by perf 6.1 recording with -a)
+    p.send_signal(signal.SIGTERM)
+    try:
+        p.wait(timeout=120)
+    except subprocess.TimeoutExpired:
+        p.kill()
+        p.wait()
+    if p.returncode not in (0, -signal.SIGTERM) or not os.path.exists(data):
+        print('# perf beside the daemon failed (%s): %s' % (p.returncode, p.stderr.read().decode(errors='replace')[-500:]))
+        return None
+    return perf_profile(data, 'perf beside the daemon')
 
 
 def perf_again():
@@ -345,10 +392,12 @@ def record_daemon(tmp, perf):
             with open(os.path.join(cg, 'cgroup.procs'), 'w') as f:
                 f.write(str(os.getpid()))
         w.before()
+        beside = perf_beside(tmp, unit) if perf else None
         p = subprocess.run(w.argv, preexec_fn=enter, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
         why = w.check()
         ok(p.returncode == 0 and not why, '%s did its work in %s' % (program, unit), why)
         time.sleep(0.5)
+        same_run = stop_perf_beside(beside) if beside else None
         try:
             reply = d.flush_all(timeout=600)
         except OSError as e:
@@ -357,7 +406,7 @@ def record_daemon(tmp, perf):
             return
         profile = function_shares(d.store, ['--unit', unit])
         if ok(not profile['error'], 'cppctl functions --unit on the daemon\'s store', profile['error']):
-            check_profile('daemon', profile, perf)
+            check_profile('daemon', profile, [same_run] + perf if same_run else perf)
     finally:
         if d is not None:
             status = d.stop()

@@ -28,7 +28,7 @@
  * design runs ROUNDS times, interleaved with the others (a shared machine's noise only adds):
  * the best and the median are printed. Never fails (exit 0 also when
  * it cannot run: it says why).
- * Usage: bench-sampling [EVENTS] [ROUNDS] */
+ * Usage: bench-sampling [EVENTS] [ROUNDS] [STACK_BYTES] (0: no user stack, as --unwind fp) */
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
@@ -48,7 +48,6 @@
 #include "sampling-bpf.h"
 
 #define RING (1u << 20)
-#define STACK 16384
 #define MAX_CPUS 256
 #define MAX_ROUNDS 15
 
@@ -209,11 +208,16 @@ static int event_attr(enum kind kind, struct perf_event_attr *a) {
         return 0;
 }
 
+/* The user stack copied with each sample (the daemon's default, or the third argument). */
+static unsigned stack_size = 16384;
+
 static void with_stack(struct perf_event_attr *a) {
-        a->sample_type = PERF_SAMPLE_IP | PERF_SAMPLE_TID | PERF_SAMPLE_TIME | PERF_SAMPLE_REGS_USER |
-                PERF_SAMPLE_STACK_USER;
-        a->sample_regs_user = 0xff;
-        a->sample_stack_user = STACK;
+        a->sample_type = PERF_SAMPLE_IP | PERF_SAMPLE_TID | PERF_SAMPLE_TIME;
+        if (stack_size) {
+                a->sample_type |= PERF_SAMPLE_REGS_USER | PERF_SAMPLE_STACK_USER;
+                a->sample_regs_user = 0xff;
+                a->sample_stack_user = stack_size;
+        }
 }
 
 /* An output event per CPU for program S, each with a ring. */
@@ -249,6 +253,7 @@ static double measure(enum kind kind, enum design design, long n, int *ret_err) 
         int r = 0, n_outs = 0;
         double v = 0;
 
+        *ret_err = 0;
         pin(0);
         if (design == NONE)
                 return workload(kind, n);
@@ -419,12 +424,15 @@ int main(int argc, char **argv) {
         long n = argc > 1 ? atol(argv[1]) : 100000;
         int rounds = argc > 2 ? atoi(argv[2]) : 5, err, at_once;
 
+        if (argc > 3)
+                stack_size = (unsigned) atoi(argv[3]) & ~7u;
+
         if (n <= 0)
                 n = 100000;
         rounds = MAX(MIN(rounds, MAX_ROUNDS), 1);
         printf("Cost per event, %ld events, %d interleaved rounds (best / median), events on CPU 0 for every "
-               "task:\n",
-               n, rounds);
+               "task, %u bytes of user stack a sample:\n",
+               n, rounds, stack_size);
         for (int kind = 0; kind < _KIND_MAX; kind++) {
                 double v[_DESIGN_MAX][MAX_ROUNDS];
                 int failed[_DESIGN_MAX] = {};

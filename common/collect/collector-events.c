@@ -125,6 +125,9 @@ static void prepare_attr(struct collector *c, struct cevent *e, bool side_band, 
         a->exclude_callchain_kernel = !c->config.kernel || (e->gated && e->output) || e->python;
         a->exclude_hv = 1;
         a->sample_id_all = 1;
+        /* The samples the event could not write, which the kernel reports only at the ring's
+         * next write: the last of a flood are told by nothing else (count_unreported()). */
+        a->read_format = side_band || c->no_format_lost ? 0 : PERF_FORMAT_LOST;
         a->inherit = inherit;
         a->disabled = enable_on_exec;
         a->enable_on_exec = enable_on_exec;
@@ -216,6 +219,12 @@ int open_one(struct collector *c, unsigned ev, const struct targets *t, pid_t id
         prepare_attr(c, e, side_band, t->inherit, t->enable_on_exec);
         c->bpf_failed = false;
         fd = perf_event_open_fd(&e->attr, id_, cpu, -1, t->flags);
+        if (fd == -EINVAL && e->attr.read_format) {
+                /* A kernel before 6.0: no count of an event's own losses (count_unreported()). */
+                c->no_format_lost = true;
+                e->attr.read_format = 0;
+                fd = perf_event_open_fd(&e->attr, id_, cpu, -1, t->flags);
+        }
         if (fd < 0) {
                 /* A CPU's clock for every task needs CAP_PERFMON (or perf_event_paranoid <= 0),
                  * a task's does not: without it, the task's own clock at fixed periods. */

@@ -313,6 +313,7 @@ struct collector {
                                      * holds, or NO_RESOURCE */
         pthread_mutex_t thin_lock;  /* the resources' thinning: the reader thread raises it */
         bool bpf_failed;            /* the last open_one() failed at attaching BPF */
+        bool no_format_lost;        /* the kernel refused PERF_FORMAT_LOST (before Linux 6.0) */
         bool reader_realtime;       /* the reader thread is in the real-time class (start_reader()) */
         int n_ring_list;
         struct ring_buffer **ring_list; /* the rings that exist, for the reader */

@@ -784,15 +784,19 @@ static int handle_parsed_sample(struct collector *c, const struct cevent *e, con
                         return 0;
                 }
                 hits = MIN(v, (uint64_t) UINT32_MAX);
-                /* The thread's sequence (arg4): a gap is samples lost, the ring's (already
-                 * counted from LOST records) or the kernel's throttling (told nowhere else). A
-                 * thread's first sample starts its count; a lower number, a new program. */
+                /* The thread's sequence (arg4), from 1: a gap is samples lost, the ring's
+                 * (already counted from LOST records) or the kernel's throttling (told nowhere
+                 * else), also before the first sample seen of the thread; a number not past
+                 * the last, a new program in the thread (an exec, or a thread id used again),
+                 * whose count starts afresh. */
                 if (e->raw_size == 8 && e->raw_offset + 24 <= s->raw_size) {
                         struct cresource *res = &c->resources[e->resource];
                         uint64_t seq, *last = &t->weight_seq[res->def->config == ALLOC_OPTION_BYTES ? 0 : 1];
 
                         memcpy(&seq, s->raw + e->raw_offset + 16, 8);
-                        if (*last && seq > *last + 1) {
+                        if (seq <= *last)
+                                *last = 0;
+                        if (seq > *last + 1) {
                                 uint64_t gap = seq - *last - 1, known = MIN(gap, res->ring_unmatched);
 
                                 res->ring_unmatched -= known;
@@ -940,9 +944,29 @@ static int handle_lost(struct collector *c, const struct perf_event_header *h) {
         return 0;
 }
 
+/* The samples resource RES's events could not write into their rings, as the kernel counts
+ * them (PERF_FORMAT_LOST; inherited events count into the parent's), or 0 where it cannot. */
+static uint64_t events_lost(struct collector *c, unsigned res) {
+        uint64_t lost = 0;
+
+        for (size_t f = 0; f < c->n_fds; f++) {
+                const struct cevent *e = &c->events[c->fds[f].event];
+                uint64_t v[2];
+
+                /* Not a gate's notices nor Python's companions: their losses cost no sample
+                 * (handle_lost()). */
+                if (e->resource == res && !e->output && !e->python &&
+                    (e->attr.read_format & PERF_FORMAT_LOST) &&
+                    read(c->fds[f].fd, v, sizeof v) == (ssize_t) sizeof v)
+                        lost += v[1];
+        }
+        return lost;
+}
+
 /* The kernel reports a ring's losses at its next write, so a flood's last losses go unreported
- * when nothing is written after them: the programs count what they could not write, which
- * counts here as lost until LOST records come for it. */
+ * when nothing is written after them: the programs count what they could not write, and the
+ * kernel what an event could not (events_lost()), which counts here as lost until LOST records
+ * come for it. */
 static void count_unreported(struct collector *c) {
         for (unsigned i = 0; i < c->n_resources; i++) {
                 struct cresource *r = &c->resources[i];
@@ -955,10 +979,14 @@ static void count_unreported(struct collector *c) {
                         c->stats.lost += missed;
                         thin_note(c, i, r->last_time, missed);
                 }
-                if (!r->bpf)
-                        continue;
-                failed = sampling_bpf_failed(r->bpf, &failed_k);
-                if (failed && r->keep_base) {
+                if (!r->bpf) {
+                        /* Samples the events write themselves: the kernel's count of each
+                         * event's refused samples (PERF_FORMAT_LOST). */
+                        failed = events_lost(c, i);
+                        failed_k = 0;
+                } else
+                        failed = sampling_bpf_failed(r->bpf, &failed_k);
+                if (failed && failed_k && r->keep_base) {
                         /* The header's "lost, each of weight 1 to thinned" holds for them too. */
                         failed_k = MAX((failed_k + r->keep_base / 2) / r->keep_base, 1u);
                         pthread_mutex_lock(&c->thin_lock);

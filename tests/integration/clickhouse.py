@@ -17,12 +17,18 @@ Several servers as one cluster (ClickHouse's remote_servers), before they start:
 
 The server runs as whoever runs the tests (root here: clickhouse-server 18.16 runs as root when
 started directly, it only refuses to when its data belongs to someone else). There is no systemd
-as PID 1 here, so it is started in the foreground as a child process of the test."""
+as PID 1 here, so it is started in the foreground as a child process of the test, in a session
+of its own (a test's Ctrl-C is not the server's). So that a test ended by SIGTERM (meson's
+timeout) or by an exception leaves no server behind, every server still running is killed then
+(_kill_running())."""
+import atexit
 import os
 import shutil
 import signal
 import socket
 import subprocess
+import sys
+import threading
 import time
 import urllib.error
 import urllib.parse
@@ -99,6 +105,24 @@ def skip_unless_installed():
         tap.skip_all('clickhouse-server is not installed (packaging/install-deps installs it)')
 
 
+_running = set()  # the servers started and not yet stopped or killed
+
+
+def _kill_running():
+    for ch in list(_running):
+        ch.kill()
+
+
+def _on_sigterm(signum, _frame):
+    """The servers live in sessions of their own, which the signal to the test's process group
+    does not reach: they are killed, and the test exits as by SIGTERM."""
+    _kill_running()
+    sys.exit(128 + signum)
+
+
+atexit.register(_kill_running)
+
+
 def free_port():
     """A TCP port nobody listens on now (the kernel's choice for an ephemeral bind)."""
     with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
@@ -159,11 +183,16 @@ class ClickHouse:
                                      stdin=subprocess.DEVNULL, stdout=log, stderr=log,
                                      start_new_session=True)
         log.close()
+        _running.add(self)
+        if (threading.current_thread() is threading.main_thread() and
+                signal.getsignal(signal.SIGTERM) == signal.SIG_DFL):
+            signal.signal(signal.SIGTERM, _on_sigterm)
         deadline = time.monotonic() + self.timeout
         while time.monotonic() < deadline:
             if self.proc.poll() is not None:
                 status = self.proc.returncode
                 self.proc = None
+                _running.discard(self)
                 raise RuntimeError('clickhouse-server exited with %s:\n%s' % (status, self.log_tail()))
             try:
                 if self.query('SELECT 1', timeout=2) == '1\n':
@@ -185,6 +214,7 @@ class ClickHouse:
             self.proc.kill()
             self.proc.wait()
         self.proc = None
+        _running.discard(self)
 
     def kill(self):
         """SIGKILL: the server dies mid-work, as in a crash or an OOM kill."""
@@ -193,6 +223,7 @@ class ClickHouse:
         self.proc.send_signal(signal.SIGKILL)
         self.proc.wait()
         self.proc = None
+        _running.discard(self)
 
     def restart(self):
         self.stop()

@@ -19,6 +19,8 @@
  *   countdown        a program at the raw tracepoint that counts down a geometric interval
  *                    per CPU and samples at zero (the design chosen)
  *   countdown, none  the same with a period of 2^26: the cost of counting one event down
+ *   point alone      page faults: the same without the event that sees faults taken in kernel
+ *                    mode (user mode excluded): what that event costs a fault taken in user mode
  *
  * and the check behind rejecting a kernel period redrawn from user space: right after
  * PERF_EVENT_IOC_PERIOD the next event overflows at once, whatever the period.
@@ -65,6 +67,7 @@ enum design {
         EVERY_DROP,
         COUNTDOWN,
         COUNTDOWN_NONE,
+        COUNTDOWN_POINT,
         _DESIGN_MAX
 };
 
@@ -79,6 +82,7 @@ static const char *const design_names[] = {
         "every event, none kept",
         "countdown, 1 in P kept",
         "countdown, none kept",
+        "the point alone, none kept",
 };
 
 /* CPU time of this process, both threads of a ping-pong included: on a shared machine, time
@@ -301,9 +305,9 @@ static double measure(enum kind kind, enum design design, long n, int *ret_err) 
                                 r = sampling_bpf_count_tracepoint(s, "page_fault_user", -1, true);
                                 a.sample_period = 1;
                                 a.exclude_user = 1;
-                                if (r >= 0)
+                                if (r >= 0 && design != COUNTDOWN_POINT)
                                         fd = perf_event_open_fd(&a, -1, 0, -1, 0);
-                                if (r >= 0)
+                                if (r >= 0 && design != COUNTDOWN_POINT)
                                         r = fd < 0 ? fd : sampling_bpf_attach(s, fd);
                         } else if (r >= 0)
                                 r = sampling_bpf_count_tracepoint(s, "sched_switch", -1, false);
@@ -325,6 +329,11 @@ out:
                 close(fd);
         *ret_err = r < 0 ? r : 0;
         return r < 0 ? 0 : v;
+}
+
+/* Whether DESIGN is one for events of KIND: only page faults have a second event. */
+static bool applies(enum kind kind, enum design design) {
+        return design != COUNTDOWN_POINT || kind == FAULT;
 }
 
 static int cmp_double(const void *a, const void *b) {
@@ -439,6 +448,8 @@ int main(int argc, char **argv) {
 
                 for (int i = 0; i < rounds; i++)
                         for (int d = 0; d < _DESIGN_MAX; d++) {
+                                if (!applies((enum kind) kind, (enum design) d))
+                                        continue;
                                 v[d][i] = failed[d] ? 0 : measure((enum kind) kind, (enum design) d, n, &err);
                                 if (err && !failed[d]) {
                                         failed[d] = err;
@@ -450,7 +461,7 @@ int main(int argc, char **argv) {
                 for (int d = 0; d < _DESIGN_MAX; d++) {
                         double base;
 
-                        if (failed[d])
+                        if (failed[d] || !applies((enum kind) kind, (enum design) d))
                                 continue;
                         qsort(v[d], (size_t) rounds, sizeof(double), cmp_double);
                         base = v[NONE][0];

@@ -135,12 +135,12 @@ static void prepare_attr(struct collector *c, struct cevent *e, bool side_band, 
         a->clockid = CLOCK_MONOTONIC;
         a->watermark = 1;
         /* A sample ring wakes the reader at an eighth: a storm's first rate is then measured
-         * (thinning.c) while the ring still has room. A redrawn clock's wakes it at each sample,
-         * whose hook draws the next interval. */
+         * (thinning.c) while the ring still has room. A redrawn clock's wakes it every
+         * REDRAW_EVERY samples, whose hook draws the next intervals. */
         a->wakeup_watermark = ring_size(c, side_band) / (side_band ? 2 : 8);
         if (e->redraw || e->gated) {
                 a->watermark = 0;
-                a->wakeup_events = 1;
+                a->wakeup_events = REDRAW_EVERY;
         }
         a->context_switch = e->role == ROLE_OFFCPU;
         /* Not build_id: the kernel then leaves a build-id flag in the MMAP2 records of every other
@@ -777,13 +777,18 @@ int open_bpf(struct collector *c, unsigned res, const struct targets *t) {
         return r;
 }
 
-/* The reader thread, at each sample, as soon as it wakes for it: a redrawn clock's next interval.
- * The kernel restarts the clock's timer with the period an ioctl gives it, from the ioctl on, so
- * the period asked for is the interval drawn (uniform in [P/2, 3P/2], P times the thinning) less
- * the time since the sample: each interval between two samples is then the one drawn, and
- * independent of the others and of the program, as a BPF program's would be, at one timer tick
- * a sample instead of CLOCK_SPLIT. A reader later than the draw (it runs below the consumer's
- * priority only when the queue is full) makes that interval the kernel's floor longer.
+/* The reader thread, at each sample, as soon as it wakes for it: a redrawn clock's overflows
+ * counted, and every REDRAW_EVERY of them, at the end of the pass, its next intervals drawn
+ * (redraw_clocks()). The kernel restarts the clock's timer with the period an ioctl gives it,
+ * from the ioctl on, and repeats it until the next: so the period asked for is the interval
+ * drawn (uniform in [P/2, 3P/2], P times the thinning) less a REDRAW_EVERY-th of the time since
+ * the sample (and of the delay below), and the REDRAW_EVERY intervals after the sample end where
+ * as many of the drawn length would. Each block of equal intervals is of a length drawn
+ * independently of the others and of the program, and starts where the one before ended, at a
+ * phase no loop can hold: at one timer tick a sample instead of CLOCK_SPLIT, and one wake-up
+ * and cross-CPU interrupt every REDRAW_EVERY samples. A reader later than the draw (it runs
+ * below the consumer's priority only when the queue is full) makes that interval the kernel's
+ * floor longer.
  *
  * Each sample is worth the thinning factor its interval was drawn with, which may have changed
  * by the time the consumer sees it: the draws' factors are logged where they change
@@ -851,7 +856,7 @@ static void add_missed(struct collector *c, struct redraw_log *l, uint64_t time,
 
 void redraw_clock(void *userdata, const struct perf_event_header *h) {
         struct collector *c = userdata;
-        uint64_t id, time, factor = 1, mean, now, late, p, floor, missed = 0, *slot;
+        uint64_t id, time, factor = 1, mean, missed = 0, *slot;
         struct redraw_log *l = NULL;
 
         if (h->size < sizeof *h + 32)
@@ -871,7 +876,54 @@ void redraw_clock(void *userdata, const struct perf_event_header *h) {
         if (!l || time <= l->seen)
                 return;
         l->seen = time;
+        mean = c->resources[l->resource].redraw_period * factor;
+        /* At the first overflow after a redraw, the one asked for: how late it came (below),
+         * and what the redraw asked it to carry (its stretch). */
+        if (l->count++ == 0) {
+                /* How late it came: the kernel starts the timer when the ioctl reaches the
+                 * clock's CPU (a cross-CPU interrupt, tens of microseconds on a VM), and the
+                 * timer's interrupt comes late by as much again, more out of an idle CPU. Each
+                 * interval would be longer than drawn by that much (a clock of 1 ms took 0.91
+                 * of the CPU time it measured), so the period asked for is shortened by the
+                 * delay, smoothed over about 16 overflows. Not by each overflow's own: a long
+                 * one (the host stopped the VM's CPU) would then be made up by a burst of
+                 * samples of whatever runs after. Only the overflow asked for (not the kernel's
+                 * repeats of the period), and a delay under half the mean, count
+                 * (doc/sampling.md, "The delay of an overflow"). */
+                if (l->target && time >= l->target && time - l->target < mean / 2)
+                        l->delay = (l->delay * 15 + (time - l->target)) / 16;
+                /* What the redraw asked this overflow to carry (below): an overflow of another
+                 * task (a gate's notice) ends the stretch in that task's time, and drops it. */
+                if (id == l->id)
+                        missed += l->carry;
+                l->carry = 0;
+        }
+        /* The kernel repeats the period between redraws, one every REDRAW_EVERY overflows or
+         * more: the clock is redrawn at the end of the pass (redraw_clocks()) from its latest
+         * overflow, since the reader wakes at its ring's REDRAW_EVERY-th record, and its count
+         * of overflows (a gate's notices in another ring among them) may be past that. */
+        if (l->count < REDRAW_EVERY) {
+                if (missed)
+                        add_missed(c, l, time, missed);
+                return;
+        }
+        if (l->pending && l->pending_missed)
+                add_missed(c, l, l->pending_time, l->pending_missed);
+        l->pending = true;
+        l->pending_id = id;
+        l->pending_time = time;
+        l->pending_missed = missed;
+}
 
+/* Redraws clock L from its latest overflow, PENDING_TIME. */
+static void redraw_one(struct collector *c, struct redraw_log *l) {
+        uint64_t id = l->pending_id, time = l->pending_time, missed = l->pending_missed, factor, mean, now,
+                 late, p, drawn, floor;
+
+        l->pending = false;
+        l->count = 0;
+        factor = __atomic_load_n(&c->resources[l->resource].redraw_factor, __ATOMIC_RELAXED);
+        mean = c->resources[l->resource].redraw_period * factor;
         now = now_ns(CLOCK_MONOTONIC); /* the events' clock (use_clockid) */
         late = now > time ? now - time : 0;
         /* A real-time reader on the clock's own CPU ran there from the overflow on (it preempts
@@ -881,19 +933,7 @@ void redraw_clock(void *userdata, const struct perf_event_header *h) {
          * CPU-bound thread beside a busy one came out 5-15% over its CPU time). */
         if (__atomic_load_n(&c->reader_realtime, __ATOMIC_RELAXED) && sched_getcpu() == l->cpu)
                 late = 0;
-        mean = c->resources[l->resource].redraw_period * factor;
-        p = redraw_draw(c, mean);
-        /* How late the overflow asked for came: the kernel starts the timer when the ioctl
-         * reaches the clock's CPU (a cross-CPU interrupt, tens of microseconds on a VM), and
-         * the timer's interrupt comes late by as much again, more out of an idle CPU. Each
-         * interval would be longer than drawn by that much (a clock of 1 ms took 0.91 of the
-         * CPU time it measured), so the period asked for is shortened by the delay, smoothed
-         * over about 16 overflows. Not by each overflow's own: a long one (the host stopped
-         * the VM's CPU) would then be made up by a burst of samples of whatever runs after.
-         * Only the overflow asked for (not the kernel's repeat of the period), and a delay
-         * under half the mean, count (doc/sampling.md, "The delay of an overflow"). */
-        if (l->target && time >= l->target && time - l->target < mean / 2)
-                l->delay = (l->delay * 15 + (time - l->target)) / 16;
+        p = drawn = redraw_draw(c, mean);
         /* The next overflow where the interval drawn ends: the time since the sample is part
          * of it. A reader later than that (a loaded machine) missed the interval's end, and
          * maybe more: the clock goes on where the intervals that fit in its lateness would
@@ -907,13 +947,8 @@ void redraw_clock(void *userdata, const struct perf_event_header *h) {
                 while (late >= p && missed < REDRAW_MAX_MISSED) {
                         late -= p;
                         missed++;
-                        p = redraw_draw(c, mean);
+                        p = drawn = redraw_draw(c, mean);
                 }
-        /* What the overflow before asked this one to carry (below): an overflow of another
-         * task (a gate's notice) ends the stretch in that task's time, and drops it. */
-        if (id == l->id)
-                missed += l->carry;
-        l->carry = 0;
         if (missed && id == l->id)
                 add_missed(c, l, time, missed);
         floor = MAX(mean / 2, CLOCK_MIN_NS);
@@ -931,6 +966,12 @@ void redraw_clock(void *userdata, const struct perf_event_header *h) {
         /* Less the delay, after the guard: the interval still ends no sooner than half the
          * mean after the sample, the kernel's start of it being that much late. */
         p -= MIN(l->delay, mean / 4);
+        /* That is the first interval; the kernel repeats the period asked for, so the next
+         * REDRAW_EVERY - 1 are as long. The lateness and delay taken off the first are spread
+         * over all of them: the REDRAW_EVERY intervals end where REDRAW_EVERY draws of DRAWN
+         * after the sample would, the first longer than drawn by what the others are shorter
+         * (when the reader and the kernel are that late). */
+        p = (p + (REDRAW_EVERY - 1) * drawn) / REDRAW_EVERY;
         l->period = p;
         l->target = now + p;
         (void) ioctl(l->fd, PERF_EVENT_IOC_PERIOD, &p);
@@ -949,6 +990,21 @@ void redraw_clock(void *userdata, const struct perf_event_header *h) {
         l->factor[l->n++] = factor;
         l->last = factor;
         pthread_mutex_unlock(&c->redraw_lock);
+}
+
+void redraw_clocks(struct collector *c) {
+        for (size_t i = 0;; i++) {
+                struct redraw_log *l = NULL;
+
+                pthread_mutex_lock(&c->redraw_lock);
+                if (i < c->n_redraw_logs)
+                        l = c->redraw_logs[i];
+                pthread_mutex_unlock(&c->redraw_lock);
+                if (!l)
+                        return;
+                if (l->pending)
+                        redraw_one(c, l);
+        }
 }
 
 uint64_t redraw_weight(struct collector *c, uint64_t id, uint64_t time) {

@@ -71,6 +71,7 @@ void thin_pressure(struct collector *c, unsigned res);
 /* The reader thread's sample hook: draws the next interval of a redrawn clock (plan_sampling())
  * when its sample arrives; other samples pass. */
 void redraw_clock(void *userdata, const struct perf_event_header *h);
+void redraw_clocks(struct collector *c);
 /* The weight of redrawn clock event ID's sample at TIME: the thinning factor its interval was
  * drawn with, times the intervals it stands for (1, and those a late reader missed after it)
  * (the consumer's, in sample order). */

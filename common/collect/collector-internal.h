@@ -66,6 +66,11 @@
 /* The most intervals one late redraw counts as missed: a reader stopped for seconds does not
  * draw for each. */
 #define REDRAW_MAX_MISSED 100000
+/* A redrawn clock is redrawn at every this many overflows, and the kernel repeats the period in
+ * between: each redraw wakes the reader and costs a cross-CPU interrupt (its ioctl), which were
+ * most of what the clock cost. The intervals stay independent of the program: each block of
+ * equal ones starts at a random phase and is of random length (doc/sampling.md). */
+#define REDRAW_EVERY 4
 /* Thinning changes a redrawn clock's log holds until the consumer passes them. */
 #define REDRAW_LOG 8
 /* Late samples a redrawn clock's log holds until the consumer passes them: the log grows as the
@@ -147,6 +152,11 @@ struct redraw_log {
         uint64_t carry;  /* intervals the next overflow stands for too (the floor's stretch) */
         uint64_t target; /* when the overflow asked for would come without delays (the reader's) */
         uint64_t delay;  /* how late overflows come after that, smoothed (redraw_clock()) */
+        unsigned count;  /* overflows since the last redraw (the reader's) */
+        /* Due a redraw (REDRAW_EVERY overflows since the last): the latest overflow in the pass,
+         * of event PENDING_ID at PENDING_TIME, carrying PENDING_MISSED intervals more. */
+        bool pending;
+        uint64_t pending_id, pending_time, pending_missed;
 };
 
 struct cevent {

@@ -364,11 +364,13 @@ static int list_threads(pid_t pid, pid_t **ret) {
 }
 
 /* The reader thread's hook at each sample: Python frames' companions named early, a redrawn
- * clock's next interval. */
+ * clock's overflows counted; at the end of each pass, the clocks due redrawn. */
 static void on_sample(void *userdata, const struct perf_event_header *h) {
         struct collector *c = userdata;
 
-        if (!python_prefetch(c, h))
+        if (!h)
+                redraw_clocks(c); /* the end of a pass */
+        else if (!python_prefetch(c, h))
                 redraw_clock(c, h);
 }
 

@@ -436,6 +436,8 @@ static size_t pass(struct ring_reader *r, bool final, bool *ret_more, bool *ret_
                         r->hook(r->hook_userdata, h);
                 r->hooked[e->ring] = next;
         }
+        if (r->sample_hook)
+                r->sample_hook(r->sample_hook_userdata, NULL); /* the pass's samples all seen */
 
         pthread_mutex_lock(&r->lock);
         for (size_t i = 0; i < n; i++) {

@@ -43,7 +43,8 @@ void ring_reader_set_hook(struct ring_reader *r, ring_reader_hook hook, void *us
 
 /* As ring_reader_set_hook(), for samples: the reader thread calls HOOK once for every sample, in
  * the first pass that meets it, as soon as it is woken for it (for a clock whose next interval
- * is drawn when its sample arrives). Before ring_reader_start() only. */
+ * is drawn when its sample arrives), and with NULL at the end of each pass (the clock is then
+ * redrawn from its latest sample). Before ring_reader_start() only. */
 void ring_reader_set_sample_hook(struct ring_reader *r, ring_reader_hook hook, void *userdata);
 
 /* Sets a function the reader thread calls when the consumer is behind, so that overload thinning

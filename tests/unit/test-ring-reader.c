@@ -78,13 +78,19 @@ static void walk(const uint8_t *q, size_t size, unsigned *ret_samples, unsigned 
         }
 }
 
-/* The hook: how often it was called, and with which records' times. */
-static unsigned hooks, hooks_samples;
+/* The hook: how often it was called, and with which records' times; and the ends of passes
+ * (a sample hook's NULL), with the samples seen before the last. */
+static unsigned hooks, hooks_samples, hook_passes, hooks_samples_at_pass;
 static uint64_t hook_times;
 
 static void count_hook(void *userdata, const struct perf_event_header *h) {
         uint64_t time = 0;
 
+        if (!h) {
+                hook_passes++;
+                hooks_samples_at_pass = hooks_samples;
+                return;
+        }
         hooks++;
         hooks_samples += h->type == PERF_RECORD_SAMPLE;
         (void) record_time(h, &time);
@@ -159,7 +165,7 @@ static void test_hook_only(void) {
         const uint8_t *q;
         size_t size;
 
-        hooks = hooks_samples = 0;
+        hooks = hooks_samples = hook_passes = hooks_samples_at_pass = 0;
         hook_times = 0;
         ok(ring_reader_set_classes(r, classes, 1) == 0, "classes set");
         ring_reader_set_sample_hook(r, count_hook, NULL);
@@ -171,6 +177,8 @@ static void test_hook_only(void) {
         walk(q, size, &samples, &comms, &ordered);
         is_int(samples, 10, "the consumer gets the 10 samples, none of the 12 notices");
         is_int(hooks_samples, 22, "the sample hook saw all 22");
+        ok(hook_passes >= 1 && hooks_samples_at_pass == 22,
+           "then the end of the pass (NULL), after every sample of it (a clock is redrawn from its latest)");
         ok(rings[1]->meta->data_tail == rings[1]->meta->data_head, "the notices' ring is emptied");
         ring_reader_take(r, &q, &size);
         is_int(hooks_samples, 22, "and a later pass hooks none again");

@@ -274,7 +274,16 @@ def check_coverage(max_rate, what, n_runs, cycles, floor=0.93):
             # What the views print for path_a: profile_tree_error() on this run's hits.
             err = 1.96 * math.sqrt(h * p_hat * (1 - p_hat)) * math.sqrt(max(sq / h, 1))
             covered += abs(a - truth * (a + b)) <= err
-        ok(total >= n_runs * 0.95, 'coverage %s: %d of %d runs sampled' % (what, total, n_runs))
+        # A loaded machine (the tests run two at a time) starves the consumer, which runs
+        # niced, and the unthinned rings overflow: whole runs of a few ms can go, counted lost.
+        # Runs missing must be accounted for by the losses, at the samples a run has.
+        lost = con.execute("SELECT ifnull(sum(rr.lost), 0) FROM run_resource AS rr JOIN resource AS r ON "
+                           "r.id = rr.resource_id WHERE r.name = 'syscalls'").fetchone()[0]
+        con.close()
+        per_run = sum(r[3] for r in runs.values()) / max(total, 1)
+        ok(total + lost / max(per_run, 1) >= n_runs * 0.95,
+           'coverage %s: %d of %d runs sampled, %d samples lost (%.0f a run): no run lost blindly' %
+           (what, total, n_runs, lost, per_run))
         if max_rate:
             ok(weighted >= n_runs * 0.9, 'coverage %s: %d runs have samples of weight over 1' % (what, weighted))
         ok(total and covered / total >= floor,

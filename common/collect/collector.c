@@ -933,7 +933,8 @@ static int handle_lost(struct collector *c, const struct perf_event_header *h) {
                 res = c->events[*slot].resource;
         if (res < c->n_resources) {
                 struct cresource *r = &c->resources[res];
-                /* Losses already counted from the programs' own count (count_unreported()). */
+                /* Losses already counted, in the resource's and the daemon's totals, from the
+                 * programs' or the events' own count (count_unreported()). */
                 uint64_t known = MIN(lost, r->lost_unreported);
 
                 r->lost_unreported -= known;
@@ -941,6 +942,7 @@ static int handle_lost(struct collector *c, const struct perf_event_header *h) {
                 r->lost += lost - known;
                 r->ring_unmatched += lost;
                 thin_note(c, res, r->last_time, lost);
+                lost -= known;
         }
         c->stats.lost += lost;
         return 0;

@@ -505,7 +505,8 @@ def syscall_storm(tmp):
         ok(lost_status > 0, 'the rings overflowed: %d samples lost' % lost_status)
         ok(before <= lost_stored <= lost_status, 'the losses stored (%d) are those counted (%d before the flush, %d '
            'after)' % (lost_stored, before, lost_status))
-        ok(int(st['daemon']['lost']) == lost_status, 'and the daemon\'s total says the same')
+        ok(int(st['daemon']['lost']) == lost_status, 'and the daemon\'s total says the same (%s, %d)' %
+           (st['daemon']['lost'], lost_status))
         # Every call is a sample the kernel either wrote or counted as lost; the storm makes a
         # few dozen calls of its own before and after its loop.
         ok(hits <= calls + 1000 and hits + lost_status >= calls, 'hits of the storm (%d) + lost (%d) account for its '

@@ -68,9 +68,11 @@ int start_alloc_probe(struct collector *c, const struct targets *t, char *why, s
 /* Doubles resource RES's thinning: it lost samples, or the consumer is behind. */
 void thin_pressure(struct collector *c, unsigned res);
 
-/* The reader thread's sample hook: draws the next interval of a redrawn clock (plan_sampling())
- * when its sample arrives; other samples pass. */
+/* The reader thread's sample hook: counts a redrawn clock's (plan_sampling()) overflows as its
+ * samples arrive, and marks it due a redraw every REDRAW_EVERY of them; other samples pass. */
 void redraw_clock(void *userdata, const struct perf_event_header *h);
+/* At the end of the reader's pass: draws the next intervals of every clock due, from its latest
+ * overflow. */
 void redraw_clocks(struct collector *c);
 /* The weight of redrawn clock event ID's sample at TIME: the thinning factor its interval was
  * drawn with, times the intervals it stands for (1, and those a late reader missed after it)

@@ -19,9 +19,10 @@
  * Losses come in two records that count the same dropped samples: PERF_RECORD_LOST, written
  * into a ring by the kernel once it has room again (so the last ones of a recording may never
  * be written), and PERF_RECORD_LOST_SAMPLES, which perf record (6.0 on) writes at the end from
- * each event's own lost counter. Each event's loss is the larger of the two sums (a file of
- * syscallstorm under -m 1: 6,084 in LOST records, 6,244 in LOST_SAMPLES), charged to its
- * resource, so every header says how many samples the file does not hold. */
+ * each event's own lost counter. Neither sum always covers the other (files of syscallstorm
+ * under -m 1: 6,084 in LOST records against 6,244 in LOST_SAMPLES, and 4,734 against 4,733), so
+ * each event's loss is the larger, charged to its resource, and every header says how many
+ * samples the file does not hold. */
 #include "import-perf-data.h"
 
 #include <errno.h>

@@ -3,8 +3,9 @@
 storm of system calls, sampled at every call, loses thousands; the import counts them in every
 header as perf does. perf's own counts: the sum of its PERF_RECORD_LOST records (perf script
 --show-lost-events) and of its PERF_RECORD_LOST_SAMPLES (perf report --stats, per event); both
-count the same dropped samples, LOST_SAMPLES the whole of them where perf record wrote it, so
-the expected loss is the larger. TAP output.
+count the same dropped samples, but neither always covers the other (on Linux 6.18 with perf 6.1,
+runs gave 4,734 LOST against 4,733 LOST_SAMPLES, and 2,915 against 2,920), so the expected loss
+is the larger. TAP output.
 
 Usage: test-import-lost.py CPPCTL WORKLOADS_DIR"""
 import json
@@ -51,8 +52,7 @@ def main():
         expected = max(records, lost_samples)
         if expected == 0:
             skip_all('perf lost nothing with a one-page ring on this machine')
-        ok(lost_samples == 0 or lost_samples >= records,
-           'perf: LOST_SAMPLES (%d) covers the LOST records (%d)' % (lost_samples, records))
+        print('# perf: %d in LOST records, %d in LOST_SAMPLES' % (records, lost_samples))
         p = run([cppctl, 'import', '--db', db, data])
         ok(p.returncode == 0 and re.search(r'raw_syscalls .* %d samples lost' % expected, p.stdout),
            'import says %d samples lost' % expected, p.stdout + p.stderr)

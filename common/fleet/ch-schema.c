@@ -122,8 +122,12 @@ int ch_schema_check(struct ch_client *c) {
         return 0;
 }
 
+/* Times samples_engine() asks again when the table list changed under it. */
+#define ENGINE_TRIES 5
+
 /* The engine of DB.samples: "MergeTree", "View" (an upgrade under way), "Distributed"... into
- * BUF; "" if there is no such table. */
+ * BUF; "" if there is no such table. Returns 0, or -ENOENT where the database's tables kept
+ * being renamed as they were listed (another cppd upgrading), or ch_query()'s errors. */
 static int samples_engine(struct ch_client *c, const char *db, char *buf, size_t size) {
         _cleanup_(ch_buf_done) struct ch_buf q = {};
         _cleanup_free_ char *out = NULL;
@@ -137,7 +141,13 @@ static int samples_engine(struct ch_client *c, const char *db, char *buf, size_t
                 r = ch_buf_printf(&q, " AND name = 'samples' FORMAT TabSeparated");
         if (r < 0)
                 return r;
-        r = ch_query(c, q.data, NULL, 0, CH_QUERY_NO_DB | CH_QUERY_READONLY, &out, &len);
+        /* ClickHouse 18.16's system.tables fails with UNKNOWN_TABLE when a table is renamed
+         * while it lists them (9 of 3,000 lists beside a loop of RENAMEs): asked again. */
+        for (unsigned i = 0; i < ENGINE_TRIES; i++) {
+                r = ch_query(c, q.data, NULL, 0, CH_QUERY_NO_DB | CH_QUERY_READONLY, &out, &len);
+                if (r != -ENOENT)
+                        break;
+        }
         if (r < 0)
                 return r;
         if (len > 0 && out[len - 1] == '\n')
@@ -193,6 +203,10 @@ static int upgrade_rollups(struct ch_client *c, const char *sql) {
         int r;
 
         r = samples_engine(c, u->db, engine, sizeof engine);
+        if (r == -ENOENT)
+                return ch_client_set_error(
+                        c, -EBUSY, "%s at %s:%u is being upgraded to fleet schema version %u by another cppd",
+                        u->db, u->host, u->port, CH_SCHEMA_ROLLUPS);
         if (r < 0)
                 return r;
         if (streq(engine, "Distributed"))

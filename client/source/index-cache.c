@@ -1,7 +1,8 @@
 /* Tree indexes of big stores, kept between views. Loading a tree from SQLite costs about a
  * microsecond per stored stack node (seconds for a store of millions), while a view at its
  * threshold visits a few thousand nodes of the index; so the index of a resource's whole tree
- * (no filters: filtered trees are small and many) is written to a cache directory once and
+ * (no filters: filtered trees are many, and a view filtered by its samples is laid out from
+ * this one, store_select_index()) is written to a cache directory once and
  * mapped by the views after, as long as the store is that store, unchanged (its store_state
  * uuid, generation and token, and its file's device and inode, are the index's key: the token,
  * drawn at random by every change, tells apart two copies that took changes of the same shape,

@@ -4,7 +4,9 @@
  * (source-names.c) that puts each chain where its frame was, and the cached indexes are not used
  * (they hold the store's names, and what can be named depends on this command's debug info).
  * Views read tree indexes laid out from the store's stacks (store_load_index()), cached or not,
- * never a loaded sample tree. */
+ * never a loaded sample tree; a view filtered by its samples alone (--since, --unit, --pid...)
+ * has its index laid out from the cached one of every sample (store_select_index()), which
+ * reads the filter's rows and not the store's stacks. */
 #include "source-internal.h"
 
 #include <errno.h>
@@ -50,11 +52,50 @@ static int sqlite_load_tree(struct source *s, const struct store_filter *f, stru
         return store_load_tree_shared(of(s)->store, &named, names, ret);
 }
 
-/* Whether F selects a resource's whole tree, as the cached indexes hold it (names demangled). */
-static bool unfiltered(const struct store_filter *f) {
+/* Whether F labels frames as the cached indexes do: by function, demangled, none hidden,
+ * focused on or ignored. */
+static bool labelled_as_cached(const struct store_filter *f) {
+        return f->by == STORE_BY_FUNCTION && !f->fold_inline && !f->focus && !f->ignore && !f->hide &&
+                !f->raw_names && !f->labels && !f->unit_roots;
+}
+
+/* Whether F selects every sample. */
+static bool every_sample(const struct store_filter *f) {
         return f->run_id == 0 && !f->unit && f->pid == 0 && !f->no_idle && !f->comm && !f->exe && !f->host &&
-                !f->has_since && !f->has_until && f->by == STORE_BY_FUNCTION && !f->fold_inline &&
-                !f->focus && !f->ignore && !f->hide && !f->raw_names && !f->labels;
+                !f->has_since && !f->has_until;
+}
+
+/* The index of a tree filtered by samples alone, laid out from the cached index of every
+ * sample (store_select_index()): the filter's rows are read, not the store's stacks. Upward,
+ * where the inverted index lacks one of the filter's paths, the downward one is selected and
+ * inverted. -EAGAIN where the cached indexes cannot tell it. */
+static int select_index(struct source *s, const struct store_filter *f, bool inverted,
+                        struct view_data *ret) {
+        struct store_filter every = { .resource = f->resource, .by = STORE_BY_FUNCTION };
+        _cleanup_(view_data_done) struct view_data all = {};
+        _cleanup_(tree_index_freep) struct tree_index *x = NULL;
+        _cleanup_close_ int fd = -1, up_fd = -1;
+        int r;
+
+        r = index_cache_load(of(s)->store, &every, inverted, &all);
+        if (r < 0)
+                return r;
+        fd = index_cache_scratch();
+        r = store_select_index(of(s)->store, f, all.index, fd, &x);
+        if (r == -EAGAIN && inverted) {
+                view_data_done(&all);
+                r = index_cache_load(of(s)->store, &every, false, &all);
+                if (r >= 0)
+                        r = store_select_index(of(s)->store, f, all.index, fd, &x);
+                if (r >= 0) {
+                        up_fd = index_cache_scratch();
+                        r = tree_index_invert(take_ptr(&x), up_fd, &x);
+                }
+        }
+        if (r < 0)
+                return r;
+        *ret = (struct view_data) { .index = take_ptr(&x) };
+        return 0;
 }
 
 /* The index of a filtered tree, laid out from the store's stacks (store_load_index()), and for
@@ -82,9 +123,14 @@ static int build_index(struct source *s, const struct store_filter *f, bool inve
 
 static int sqlite_load_index(struct source *s, const struct store_filter *f, bool inverted,
                              struct view_data *ret) {
-        if (unfiltered(f) && !of(s)->namer)
+        int r;
+
+        if (of(s)->namer || !labelled_as_cached(f))
+                return build_index(s, f, inverted, ret);
+        if (every_sample(f))
                 return index_cache_load(of(s)->store, f, inverted, ret);
-        return build_index(s, f, inverted, ret);
+        r = select_index(s, f, inverted, ret);
+        return r == -EAGAIN ? build_index(s, f, inverted, ret) : r;
 }
 
 /* There is no store call for the names: they are read from its function table directly, as

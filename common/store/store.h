@@ -198,6 +198,18 @@ int store_load_tree(struct store *s, const struct store_filter *f, struct sample
 struct tree_index; /* tree-index.h */
 int store_load_index(struct store *s, const struct store_filter *f, int fd, struct tree_index **ret);
 
+/* The tree index store_load_index() would lay out for F, a filter of samples alone (its labels
+ * those of the store's index: by function, demangled, nothing hidden, focused or ignored, no
+ * namer), laid out from ALL, the store's index of every sample of F's resource, downward or
+ * inverted (its inverted index: the index tree_index_invert() would make of the downward one),
+ * rather than from the store's stacks: F's sample rows, each stack found in ALL's stacks, and
+ * tree_index_select(). In the file FD or in memory, as store_load_index() says. Returns 0 and
+ * sets *ret; -EAGAIN where ALL cannot tell that tree (it has no stacks, or frames named later
+ * that the header counts, or lacks a stack or path F reaches): lay it out from the store;
+ * store_load_tree()'s errors. */
+int store_select_index(struct store *s, const struct store_filter *f, const struct tree_index *all, int fd,
+                       struct tree_index **ret);
+
 /* As store_load_tree(), with the labels interned in NAMES (borrowed; it must outlive the tree),
  * so that trees of several resources share one name table and compare by id. */
 int store_load_tree_shared(struct store *s, const struct store_filter *f, struct name_table *names,

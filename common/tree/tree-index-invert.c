@@ -30,6 +30,7 @@ struct inv_collect {
         struct inv_open *open; /* by depth, 1 and up */
         struct tree_index_path *paths;
         uint32_t *names;
+        uint32_t *down_of;       /* by path: its node in DOWN */
         size_t n_paths, n_names; /* so far; counted only, when paths is NULL */
 };
 
@@ -47,7 +48,10 @@ static int collect_close(struct inv_collect *c, uint32_t d) {
         if (self == 0 && tree_index_size(c->down, c->open[d].node) > 1)
                 return 0;
         if (c->paths) {
-                c->paths[c->n_paths] = (struct tree_index_path) { .at = c->n_names, .hits = self, .len = d };
+                c->paths[c->n_paths] = (struct tree_index_path) {
+                        .at = c->n_names, .hits = self, .len = d, .id = c->n_paths
+                };
+                c->down_of[c->n_paths] = c->open[d].node;
                 for (uint32_t k = d; k > 0; k--)
                         c->names[c->n_names + d - k] = c->down->nodes[c->open[k].node].name;
         }
@@ -121,13 +125,59 @@ static struct sample_tree *header_of(const struct tree_index *down) {
         return take_ptr(&t);
 }
 
+/* A path of the inverted tree: the downward node it was read from, and its node. */
+struct inv_place {
+        uint32_t down, node;
+};
+
+static int place_cmp(const void *a, const void *b) {
+        const struct inv_place *x = a, *y = b;
+
+        return x->down < y->down ? -1 : x->down > y->down;
+}
+
+static int stack_down_cmp(const void *a, const void *b) {
+        const struct tree_index_stack *x = a, *y = b;
+
+        return x->down < y->down ? -1 : x->down > y->down;
+}
+
+/* Gives UP the stacks of the downward index it was inverted from, STACKS[0..n) (taken), each
+ * at the node of its downward node's path: N_PATHS paths, read from DOWN_OF[id] and laid out at
+ * NODE_OF[id]. A downward node that is no path (no hits, and nodes below it) is at none. */
+static int place_stacks(struct tree_index *up, struct tree_index_stack *stacks, size_t n,
+                        const uint32_t *down_of, const uint32_t *node_of, size_t n_paths) {
+        _cleanup_free_ struct tree_index_stack *taken = stacks;
+        _cleanup_free_ struct inv_place *places = NULL;
+        size_t k = 0;
+
+        places = malloc((n_paths ? n_paths : 1) * sizeof *places);
+        if (!places)
+                return -ENOMEM;
+        for (size_t i = 0; i < n_paths; i++)
+                places[i] = (struct inv_place) { .down = down_of[i], .node = node_of[i] };
+        if (n_paths > 0)
+                qsort(places, n_paths, sizeof *places, place_cmp);
+        if (n > 0)
+                qsort(stacks, n, sizeof *stacks, stack_down_cmp);
+        for (size_t i = 0; i < n; i++) {
+                while (k < n_paths && places[k].down < stacks[i].down)
+                        k++;
+                stacks[i].node =
+                        k < n_paths && places[k].down == stacks[i].down ? places[k].node : TREE_INDEX_NO_NODE;
+        }
+        return tree_index_set_stacks(up, take_ptr(&taken), n);
+}
+
 int tree_index_invert(struct tree_index *taken, int fd, struct tree_index **ret) {
-        _cleanup_(tree_index_freep) struct tree_index *down = taken;
+        _cleanup_(tree_index_freep) struct tree_index *down = taken, *up = NULL;
         _cleanup_free_ struct inv_open *open = NULL;
         _cleanup_free_ struct tree_index_path *paths = NULL;
-        _cleanup_free_ uint32_t *names = NULL;
+        _cleanup_free_ uint32_t *names = NULL, *down_of = NULL, *node_of = NULL;
+        _cleanup_free_ struct tree_index_stack *stacks = NULL;
         struct inv_collect c = { .down = down };
         struct sample_tree *header;
+        size_t n_stacks = down->n_stacks;
         int r;
 
         open = calloc((size_t) down->max_depth + 2, sizeof *open);
@@ -137,18 +187,38 @@ int tree_index_invert(struct tree_index *taken, int fd, struct tree_index **ret)
         r = collect(&c);
         if (r < 0)
                 return r;
+        if (c.n_paths >= UINT32_MAX)
+                return -E2BIG;
         paths = malloc((c.n_paths ? c.n_paths : 1) * sizeof *paths);
         names = malloc((c.n_names ? c.n_names : 1) * sizeof *names);
-        if (!paths || !names)
+        down_of = malloc((c.n_paths ? c.n_paths : 1) * sizeof *down_of);
+        node_of = malloc((c.n_paths ? c.n_paths : 1) * sizeof *node_of);
+        stacks = malloc((n_stacks ? n_stacks : 1) * sizeof *stacks);
+        if (!paths || !names || !down_of || !node_of || !stacks)
                 return -ENOMEM;
         c.paths = paths;
         c.names = names;
+        c.down_of = down_of;
         r = collect(&c);
         if (r < 0)
                 return r;
         header = header_of(down);
         if (!header)
                 return -ENOMEM;
+        if (n_stacks > 0)
+                memcpy(stacks, down->stacks, n_stacks * sizeof *stacks);
         down = tree_index_free(down); /* before the new index takes its room */
-        return tree_index_from_paths(header, names, paths, c.n_paths, fd, ret);
+        r = tree_index_from_paths(header, names, paths, c.n_paths, node_of, fd, &up);
+        if (r < 0)
+                return r;
+        up->inverted = true;
+        paths = mfree(paths);
+        names = mfree(names);
+        if (n_stacks > 0) {
+                r = place_stacks(up, take_ptr(&stacks), n_stacks, down_of, node_of, c.n_paths);
+                if (r < 0)
+                        return r;
+        }
+        *ret = take_ptr(&up);
+        return 0;
 }

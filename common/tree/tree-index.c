@@ -32,8 +32,8 @@
 
 #define MAGIC "CPPDTIX"
 #define VERSION \
-        5 /* 2: leaves marked in occ; 3: names demangled, the store's token, a checksum; 4: sampling and \
-           * the sum of squared hits in the header; 5: frames named later */
+        6 /* 2: leaves marked in occ; 3: names demangled, the store's token, a checksum; 4: sampling and \
+           * the sum of squared hits in the header; 5: frames named later; 6: the stacks' nodes */
 
 struct file_header {
         char magic[8];
@@ -42,7 +42,7 @@ struct file_header {
         char store_id[40];
         uint64_t dev, ino;
         int64_t generation, resource_id;
-        uint32_t n, n_names, max_depth, reserved;
+        uint32_t n, n_names, max_depth, n_stacks;
         uint64_t total, period, samples, lost, frames, frames_unsymbolized;
         uint64_t periods_fixed, thinned; /* bit 0: fixed; bit 1: random */
         double hits_squared;
@@ -136,29 +136,33 @@ void tree_index_seal(void *data, size_t size) {
                 memcpy((uint8_t *) data + offsetof(struct file_header, checksum), &sum, sizeof sum);
 }
 
-/* Where each array lies in an index of N nodes and N_NAMES names, after HEAD bytes. */
-struct layout {
-        uint64_t nodes, function_hits, body_hits, occ_start, occ, end;
+/* Where each array lies in an index of N nodes, N_NAMES names and N_STACKS stacks, after HEAD
+ * bytes. The stacks come last: a built index has them in memory of their own. */
+struct arrays {
+        uint64_t nodes, function_hits, body_hits, occ_start, occ, stacks, end;
 };
 
-static int layout_of(uint64_t head, uint64_t n, uint64_t n_names, struct layout *ret) {
-        if (n == 0 || n > TREE_INDEX_MAX_NODES || n_names >= UINT32_MAX || head % 8 != 0)
+static int layout_of(uint64_t head, uint64_t n, uint64_t n_names, uint64_t n_stacks, struct arrays *ret) {
+        if (n == 0 || n > TREE_INDEX_MAX_NODES || n_names >= UINT32_MAX || n_stacks >= UINT32_MAX ||
+            head % 8 != 0)
                 return -EBADMSG;
         ret->nodes = head;
         ret->function_hits = ret->nodes + n * sizeof(struct tree_index_node);
         ret->body_hits = ret->function_hits + n_names * 8;
         ret->occ_start = ret->body_hits + n_names * 8;
         ret->occ = ret->occ_start + ((n_names + 1) * 4 + 7) / 8 * 8;
-        ret->end = ret->occ + (n * 4 + 7) / 8 * 8;
+        ret->stacks = ret->occ + (n * 4 + 7) / 8 * 8;
+        ret->end = ret->stacks + n_stacks * sizeof(struct tree_index_stack);
         return 0;
 }
 
-static void point_arrays(struct tree_index *x, uint8_t *base, const struct layout *l) {
+static void point_arrays(struct tree_index *x, uint8_t *base, const struct arrays *l) {
         x->nodes = (const struct tree_index_node *) (base + l->nodes);
         x->function_hits = (const uint64_t *) (base + l->function_hits);
         x->body_hits = (const uint64_t *) (base + l->body_hits);
         x->occ_start = (const uint32_t *) (base + l->occ_start);
         x->occ = (const uint32_t *) (base + l->occ);
+        x->stacks = (const struct tree_index_stack *) (base + l->stacks);
 }
 
 struct tree_index *tree_index_free(struct tree_index *x) {
@@ -169,6 +173,7 @@ struct tree_index *tree_index_free(struct tree_index *x) {
         if (x->map)
                 munmap(x->map, x->map_size);
         free(x->memory);
+        free(x->own_stacks);
         free(x);
         return NULL;
 }
@@ -226,9 +231,9 @@ void tree_index_let_go(const struct tree_index *x, struct tree_index_window *w) 
 
 struct tree_index *tree_index_new(size_t n, size_t n_names) {
         _cleanup_(tree_index_freep) struct tree_index *x = NULL;
-        struct layout l;
+        struct arrays l;
 
-        if (n > TREE_INDEX_MAX_NODES || layout_of(0, n, n_names, &l) < 0)
+        if (n > TREE_INDEX_MAX_NODES || layout_of(0, n, n_names, 0, &l) < 0)
                 return NULL;
         x = calloc(1, sizeof *x);
         if (!x)
@@ -245,7 +250,7 @@ struct tree_index *tree_index_new(size_t n, size_t n_names) {
 int tree_index_new_in(size_t n, size_t n_names, int fd, struct tree_index **ret) {
         _cleanup_(tree_index_freep) struct tree_index *x = NULL;
         uint64_t page, at;
-        struct layout l;
+        struct arrays l;
         struct stat st;
 
         if (fd < 0) {
@@ -255,7 +260,7 @@ int tree_index_new_in(size_t n, size_t n_names, int fd, struct tree_index **ret)
                 *ret = take_ptr(&x);
                 return 0;
         }
-        if (n > TREE_INDEX_MAX_NODES || layout_of(0, n, n_names, &l) < 0)
+        if (n > TREE_INDEX_MAX_NODES || layout_of(0, n, n_names, 0, &l) < 0)
                 return -E2BIG;
         if (fstat(fd, &st) < 0)
                 return -errno;
@@ -310,12 +315,12 @@ int tree_index_build(struct sample_tree *t, struct tree_index **ret) {
         struct tree_index_node *nodes;
         uint32_t *occ_start, *occ;
         uint64_t *function_hits, *body_hits;
-        struct layout l;
+        struct arrays l;
         int r;
 
         if (n > TREE_INDEX_MAX_NODES)
                 return -E2BIG;
-        r = layout_of(0, n, n_names, &l);
+        r = layout_of(0, n, n_names, 0, &l);
         if (r < 0)
                 return r;
         sample_tree_weigh(t);
@@ -459,6 +464,7 @@ int tree_index_write(const struct tree_index *x, const struct tree_index_key *ke
                 .n = x->n,
                 .n_names = x->n_names,
                 .max_depth = x->max_depth,
+                .n_stacks = x->n_stacks,
                 .total = t->total,
                 .period = t->info.period,
                 .samples = t->info.samples,
@@ -474,7 +480,7 @@ int tree_index_write(const struct tree_index *x, const struct tree_index_key *ke
         const char *resource = t->info.resource ?: "", *unit = t->info.unit ?: "";
         size_t size = strlen(resource) + strlen(unit) + 2, at = 0;
         struct checksum sum;
-        struct layout l;
+        struct arrays l;
         int r;
 
         snprintf(h.store_id, sizeof h.store_id, "%s", key->store_id);
@@ -490,20 +496,24 @@ int tree_index_write(const struct tree_index *x, const struct tree_index_key *ke
         for (uint32_t i = 0; i < x->n_names; i++)
                 at = stpcpy(strings + at, name_table_get(t->names, i)) - strings + 1;
 
-        r = layout_of(sizeof h + h.strings_size, x->n, x->n_names, &l);
+        r = layout_of(sizeof h + h.strings_size, x->n, x->n_names, x->n_stacks, &l);
         if (r < 0)
                 return r;
-        /* The arrays lie in one block in the layout's order, whether built or mapped. */
+        /* The arrays but the stacks lie in one block in the layout's order, whether built or
+         * mapped; the stacks, wherever they are, follow. */
         checksum_init(&sum);
         checksum_add(&sum, &h, sizeof h);
         checksum_add(&sum, strings, h.strings_size);
-        (void) arrays_pass(x, l.end - l.nodes, &sum, -1);
+        (void) arrays_pass(x, l.stacks - l.nodes, &sum, -1);
+        checksum_add(&sum, x->stacks, l.end - l.stacks);
         h.checksum = checksum_end(&sum);
         r = write_all(fd, &h, sizeof h);
         if (r >= 0)
                 r = write_all(fd, strings, h.strings_size);
         if (r >= 0)
-                r = arrays_pass(x, l.end - l.nodes, NULL, fd);
+                r = arrays_pass(x, l.stacks - l.nodes, NULL, fd);
+        if (r >= 0)
+                r = write_all(fd, x->stacks, l.end - l.stacks);
         return r;
 }
 
@@ -562,7 +572,7 @@ static int read_header(struct tree_index *x, const struct file_header *h, const 
 int tree_index_open(int fd, const struct tree_index_key *key, struct tree_index **ret) {
         _cleanup_(tree_index_freep) struct tree_index *x = NULL;
         const struct file_header *h;
-        struct layout l;
+        struct arrays l;
         struct stat st;
         int r;
 
@@ -593,13 +603,15 @@ int tree_index_open(int fd, const struct tree_index_key *key, struct tree_index 
         if (st.st_size % 8 != 0 || checksum_of(x->map, st.st_size, true) != h->checksum)
                 return -EBADMSG;
         if (h->strings_size % 8 != 0 || h->strings_size > (uint64_t) st.st_size ||
-            layout_of(sizeof *h + h->strings_size, h->n, h->n_names, &l) < 0 ||
+            layout_of(sizeof *h + h->strings_size, h->n, h->n_names, h->n_stacks, &l) < 0 ||
             l.end != (uint64_t) st.st_size || h->max_depth >= h->n)
                 return -EBADMSG;
         point_arrays(x, x->map, &l);
         x->n = h->n;
         x->n_names = h->n_names;
         x->max_depth = h->max_depth;
+        x->n_stacks = h->n_stacks;
+        x->inverted = h->inverted != 0;
         /* Names' node lists must be ranges of occ: views index by them. */
         if (x->occ_start[0] != 0 || x->occ_start[x->n_names] != x->n - 1)
                 return -EBADMSG;

@@ -40,11 +40,26 @@ struct tree_index_key {
         bool inverted; /* the tree of stacks read leaf first (upward profiles) */
 };
 
+/* Where a stored stack's samples end in an index, for the filtered views that are laid out from
+ * the index rather than from the store (tree_index_select()). A store's indexes hold one per
+ * stack that its samples end on, by stack id. */
+struct tree_index_stack {
+        uint32_t stack;           /* the store's stack id */
+        uint32_t node;            /* where its samples end in this index; TREE_INDEX_NO_NODE:
+                                   * nowhere (an inverted index has no path for a stack of no hits
+                                   * that others extend) */
+        uint32_t down, down_end;  /* its node in the downward index, and the end of that node's
+                                   * subtree there (the same index, for a downward one) */
+        uint32_t frames, unknown; /* its labels, and how many of them are unknown */
+};
+#define TREE_INDEX_NO_NODE UINT32_MAX
+
 struct tree_index {
         const struct tree_index_node *nodes; /* nodes[0] is the root */
         uint32_t n;                          /* nodes */
         uint32_t n_names;                    /* name ids are below it */
         uint32_t max_depth;                  /* of any node; the root's is 0 */
+        bool inverted;                       /* of the tree of stacks read leaf first */
         const uint32_t *occ_start;           /* by name: its nodes are occ[occ_start[x]..occ_start[x + 1]) */
         const uint32_t *occ;                 /* every node but the root, grouped by name, in preorder;
                                          * | TREE_INDEX_LEAF for a node without children */
@@ -53,7 +68,10 @@ struct tree_index {
         struct sample_tree *header;          /* names, total and header info; nodes: the root alone,
                                          * or the tree it was built from */
         bool own_header;
-        void *map; /* a mapped file, or NULL */
+        const struct tree_index_stack *stacks; /* by stack id; none for an index of a loaded tree */
+        uint32_t n_stacks;
+        struct tree_index_stack *own_stacks; /* STACKS, where not mapped */
+        void *map;                           /* a mapped file, or NULL */
         size_t map_size;
         void *memory; /* the arrays of a built index, one allocation */
 };
@@ -88,24 +106,58 @@ struct tree_index_path {
         uint64_t at;   /* its names: NAMES[at .. at + len), outermost first */
         uint64_t hits; /* of the samples taken on it */
         uint32_t len;
+        uint32_t id; /* the caller's number for it, below N_PATHS: where its node is told */
 };
 
 /* The index of the tree the N_PATHS stacks PATHS spell (their names in NAMES, ids of HEADER's
  * names), laid out from them sorted (tree-index-paths.c; PATHS is sorted in place): a node per
  * distinct prefix, as the sample tree of those stacks would have; in the file FD as
- * tree_index_new_in() says (let go of as it is laid out), or in memory for FD < 0. HEADER (its
- * names, total and info, over the root alone) is taken, whatever is returned. Returns 0 and sets
- * *ret, -ENOMEM, -E2BIG past TREE_INDEX_MAX_NODES, -EBADMSG for a name not in HEADER, or
- * tree_index_new_in()'s errors. */
+ * tree_index_new_in() says (let go of as it is laid out), or in memory for FD < 0. With NODE_OF
+ * (N_PATHS long), each path's node is stored at NODE_OF[its id]. HEADER (its names, total and
+ * info, over the root alone) is taken, whatever is returned. Returns 0 and sets *ret, -ENOMEM,
+ * -E2BIG past TREE_INDEX_MAX_NODES, -EBADMSG for a name not in HEADER, or tree_index_new_in()'s
+ * errors. */
 int tree_index_from_paths(struct sample_tree *header, const uint32_t *names, struct tree_index_path *paths,
-                          size_t n_paths, int fd, struct tree_index **ret);
+                          size_t n_paths, uint32_t *node_of, int fd, struct tree_index **ret);
+
+/* Sets each of STACKS[0..n)'s down_end from its down, a node of DOWN, reading DOWN in the order
+ * of its nodes (STACKS is sorted so). Returns 0, or -EBADMSG for a node not in DOWN. */
+int tree_index_stack_ends(const struct tree_index *down, struct tree_index_stack *stacks, size_t n);
+
+/* Gives X the stacks STACKS[0..n) (taken, whatever is returned; malloc()ed), every field set:
+ * sorted by stack id, those of one id kept once. Returns 0, or -EBADMSG for a node not in X or a
+ * stack id given at two places. */
+int tree_index_set_stacks(struct tree_index *x, struct tree_index_stack *stacks, size_t n);
+
+/* The samples of a filtered view that end on one stack of a store's index, for
+ * tree_index_select(). */
+struct tree_index_hit {
+        uint32_t down, down_end, node; /* the stack's, as its tree_index_stack says */
+        uint64_t hits;                 /* of the filter's samples on it (may be 0) */
+};
+
+/* The index of the tree that only the samples HITS[0..n) (sorted here, in place) would make,
+ * laid out from X, the store's index of every sample (downward, or inverted), without the
+ * store's stacks (tree-index-select.c): the nodes of X on the paths that they reach, in X's
+ * order, with their weights summed again and freshness, names' lists and function and body
+ * hits as tree_index_from_paths() makes them, so that it is the index that laying out the
+ * filter's stacks would make, the same bytes. Inverted, a stack is a path where it has hits or
+ * nothing the filter reaches extends it downward, as tree_index_invert() reads them. HEADER
+ * (the filter's total and info over the root alone, X's names) is taken; laid out in the file
+ * FD or in memory as tree_index_from_paths() is. Returns 0 and sets *ret, -ENOMEM, -EBADMSG for
+ * an X whose sizes do not add up or a hit outside it, -EAGAIN where X has no path for a stack
+ * that the filter's tree would have (to be laid out from the store), or tree_index_new_in()'s
+ * errors. */
+int tree_index_select(const struct tree_index *x, struct sample_tree *header, struct tree_index_hit *hits,
+                      size_t n, int fd, struct tree_index **ret);
 
 /* The index of the inverted tree of DOWN (the tree of stacks read leaf first, as
  * sample_tree_invert() makes it, for upward profiles), built from DOWN's nodes without any
  * sample tree: each stack that ends samples (or a leaf) read leaf first, and laid out by
- * tree_index_from_paths() (tree-index-invert.c). DOWN is taken, and freed once its stacks are
- * read, before the new index is laid out, whatever is returned; the index and its header are
- * its own; laid out in the file FD, or in memory for FD < 0 (tree_index_from_paths()). Returns 0
+ * tree_index_from_paths() (tree-index-invert.c). DOWN's stored stacks are placed at their paths'
+ * nodes. DOWN is taken, and freed once its stacks are read, before the new index is laid out,
+ * whatever is returned; the index and its header are its own; laid out in the file FD, or in
+ * memory for FD < 0 (tree_index_from_paths()). Returns 0
  * and sets *ret, -ENOMEM, -E2BIG past TREE_INDEX_MAX_NODES, -EBADMSG for a DOWN whose sizes do not
  * add up, or tree_index_new_in()'s errors. */
 int tree_index_invert(struct tree_index *down, int fd, struct tree_index **ret);

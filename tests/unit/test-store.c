@@ -773,12 +773,68 @@ static bool same_index(struct store *s, const struct store_filter *f) {
         return true;
 }
 
+/* Whether A and B are the same index: header, nodes, lists and hits, byte for byte. */
+static bool index_equal(const struct tree_index *a, const struct tree_index *b) {
+        const struct sample_tree_info *ia = &a->header->info, *ib = &b->header->info;
+
+        if (a->n != b->n || a->n_names != b->n_names || a->max_depth != b->max_depth ||
+            a->header->total != b->header->total || ia->samples != ib->samples || ia->period != ib->period ||
+            ia->frames != ib->frames || ia->frames_unsymbolized != ib->frames_unsymbolized ||
+            ia->hits_squared != ib->hits_squared || ia->lost != ib->lost || ia->thinned != ib->thinned ||
+            ia->periods_fixed != ib->periods_fixed || ia->periods_random != ib->periods_random ||
+            ia->frames_named_later != ib->frames_named_later || !streq(ia->resource, ib->resource) ||
+            !streq(ia->unit, ib->unit))
+                return false;
+        for (uint32_t name = 0; name < a->n_names; name++)
+                if (!streq(name_table_get(a->header->names, name), name_table_get(b->header->names, name)))
+                        return false;
+        return memcmp(a->nodes, b->nodes, a->n * sizeof *a->nodes) == 0 &&
+                memcmp(a->function_hits, b->function_hits, a->n_names * sizeof *a->function_hits) == 0 &&
+                memcmp(a->body_hits, b->body_hits, a->n_names * sizeof *a->body_hits) == 0 &&
+                memcmp(a->occ_start, b->occ_start, (a->n_names + 1) * sizeof *a->occ_start) == 0 &&
+                memcmp(a->occ, b->occ, (a->n - 1) * sizeof *a->occ) == 0;
+}
+
+/* The index of F (a filter of samples) laid out from the index of every sample
+ * (store_select_index()) against the one laid out from the store's stacks, downward and
+ * inverted, in a file and in memory: the same bytes. Where the inverted index of every sample
+ * lacks a path of F's (a stack of no hits in all that others extend, a leaf in F's tree), the
+ * select says so, and the downward one selected and inverted is F's, as the views do it; such
+ * filters are counted into *N_AGAIN. */
+static bool same_selected(struct store *s, const struct store_filter *f, int *n_again) {
+        const struct store_filter every = { .resource = f->resource };
+        _cleanup_(tree_index_freep) struct tree_index *all = NULL, *all_up = NULL, *down = NULL;
+        _cleanup_(tree_index_freep) struct tree_index *want = NULL, *want_up = NULL, *got = NULL,
+                                                      *got_up = NULL;
+        _cleanup_close_ int fd = scratch_file();
+        int r;
+
+        if (fd < 0 || store_load_index(s, &every, -1, &all) < 0 ||
+            store_load_index(s, &every, -1, &down) < 0 ||
+            tree_index_invert(take_ptr(&down), -1, &all_up) < 0 || store_load_index(s, f, -1, &want) < 0 ||
+            store_load_index(s, f, -1, &down) < 0 || tree_index_invert(take_ptr(&down), -1, &want_up) < 0)
+                return false;
+        if (all->n_stacks == 0 || all_up->n_stacks != all->n_stacks || !all_up->inverted)
+                return false;
+        if (store_select_index(s, f, all, fd, &got) < 0 || !got->map)
+                return false;
+        r = store_select_index(s, f, all_up, -1, &got_up);
+        if (r == -EAGAIN) {
+                (*n_again)++;
+                r = store_select_index(s, f, all, -1, &down);
+                if (r >= 0)
+                        r = tree_index_invert(take_ptr(&down), -1, &got_up);
+        }
+        return r >= 0 && index_equal(got, want) && index_equal(got_up, want_up);
+}
+
 static void test_load_index(void) {
         _cleanup_(store_closep) struct store *s = NULL;
         int64_t run, res, thr, run2, res2, thr2, other;
         uint64_t seed = 7;
         regex_t focus, ignore, hide;
         bool added = true;
+        int again = 0;
 
         ok(store_open(path("index.db"), STORE_WRITE, &s) == 0 && store_begin(s) == 0 &&
                    add_run(s, "cpu-time", 3, &run, &res, &thr) == 0 &&
@@ -818,6 +874,28 @@ static void test_load_index(void) {
         ok(same_index(s, &(struct store_filter) { .resource = "cpu-time", .hide = &hide }), "--hide");
         ok(same_index(s, &(struct store_filter) { .resource = "cpu-time", .by = STORE_BY_MODULE }),
            "--by module");
+        ok(same_selected(s, &(struct store_filter) { .resource = "cpu-time" }, &again),
+           "laid out from the index of every sample: the same bytes as from the stacks, up and down");
+        ok(same_selected(s, &(struct store_filter) { .resource = "cpu-time", .unit = "web.service" }, &again),
+           "selected: --unit");
+        ok(same_selected(s, &(struct store_filter) { .resource = "cpu-time", .run_id = run2 }, &again),
+           "selected: --run");
+        ok(same_selected(s, &(struct store_filter) { .resource = "cpu-time", .pid = 42 }, &again),
+           "selected: --pid");
+        ok(same_selected(s,
+                         &(struct store_filter) { .resource = "cpu-time",
+                                                  .since = 100,
+                                                  .has_since = true,
+                                                  .until = 150,
+                                                  .has_until = true },
+                         &again),
+           "selected: --since --until");
+        ok(same_selected(s,
+                         &(struct store_filter) { .resource = "cpu-time", .since = 1000, .has_since = true },
+                         &again),
+           "selected: no sample at all");
+        /* the stacks of no hits (1 in 9) make some: the second run's reach stacks of the first */
+        ok(again > 0 && again < 6, "%d of 6 selected upward from the downward selection", again);
         regfree(&focus);
         regfree(&ignore);
         regfree(&hide);

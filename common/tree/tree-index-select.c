@@ -31,8 +31,13 @@
  * TREE_INDEX_NEAR, so that its ranges stay whole. */
 #define TOUCH_EVERY 4096
 
+/* A stack by its downward node, for tree_index_stack_ends(). */
+struct down_of {
+        uint32_t down, at;
+};
+
 static int by_down(const void *a, const void *b) {
-        const struct tree_index_stack *x = a, *y = b;
+        const struct down_of *x = a, *y = b;
 
         return x->down < y->down ? -1 : x->down > y->down;
 }
@@ -44,19 +49,26 @@ static int by_stack(const void *a, const void *b) {
 }
 
 int tree_index_stack_ends(const struct tree_index *down, struct tree_index_stack *stacks, size_t n) {
+        _cleanup_free_ struct down_of *order = NULL;
         struct tree_index_window w = {};
 
+        /* read in the order of the nodes, the stacks left in theirs (their ids, from a layout) */
+        order = malloc((n ? n : 1) * sizeof *order);
+        if (!order)
+                return -ENOMEM;
+        for (size_t i = 0; i < n; i++)
+                order[i] = (struct down_of) { .down = stacks[i].down, .at = i };
         if (n > 0)
-                qsort(stacks, n, sizeof *stacks, by_down);
+                qsort(order, n, sizeof *order, by_down);
         for (size_t i = 0; i < n; i++) {
-                uint32_t d = stacks[i].down;
+                uint32_t d = order[i].down;
 
                 if (d >= down->n || tree_index_size(down, d) > down->n - d) {
                         tree_index_let_go(down, &w);
                         return -EBADMSG;
                 }
                 tree_index_touch(down, &w, d);
-                stacks[i].down_end = d + tree_index_size(down, d);
+                stacks[order[i].at].down_end = d + tree_index_size(down, d);
         }
         tree_index_let_go(down, &w);
         return 0;
@@ -64,9 +76,12 @@ int tree_index_stack_ends(const struct tree_index *down, struct tree_index_stack
 
 int tree_index_set_stacks(struct tree_index *x, struct tree_index_stack *stacks, size_t n) {
         _cleanup_free_ struct tree_index_stack *taken = stacks;
+        bool sorted = true;
         size_t k = 0;
 
-        if (n > 0)
+        for (size_t i = 1; i < n && sorted; i++)
+                sorted = stacks[i - 1].stack <= stacks[i].stack;
+        if (!sorted)
                 qsort(stacks, n, sizeof *stacks, by_stack);
         for (size_t i = 0; i < n; i++) {
                 const struct tree_index_stack *s = &stacks[i];

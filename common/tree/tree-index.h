@@ -121,7 +121,7 @@ int tree_index_from_paths(struct sample_tree *header, const uint32_t *names, str
                           size_t n_paths, uint32_t *node_of, int fd, struct tree_index **ret);
 
 /* Sets each of STACKS[0..n)'s down_end from its down, a node of DOWN, reading DOWN in the order
- * of its nodes (STACKS is sorted so). Returns 0, or -EBADMSG for a node not in DOWN. */
+ * of its nodes. Returns 0, -ENOMEM, or -EBADMSG for a node not in DOWN. */
 int tree_index_stack_ends(const struct tree_index *down, struct tree_index_stack *stacks, size_t n);
 
 /* Gives X the stacks STACKS[0..n) (taken, whatever is returned; malloc()ed), every field set:

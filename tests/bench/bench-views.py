@@ -2,9 +2,10 @@
 """Times cppctl import and every view on a synthetic folded file: 1,000,000 samples over
 100,000 distinct stacks by default (--stacks 1000000: the store of the analysis target in
 BENCHMARKS.md). Each view is timed cold, with an empty cache directory (the view lays out its
-index from the store, in a file there, and keeps it if unfiltered), and with the index cache
-(the index mapped); building the indexes, which the first unfiltered view after each change of
-the store does, is timed on its own. A second resource, page-faults (a fifth of the samples over
+index from the store, in a file there, and keeps it if unfiltered; a view filtered by its
+samples lays out and keeps the index of every sample, then its own from that one), and with the
+index cache (the index mapped, or a filtered view's laid out from it); building the indexes,
+which the first view after each change of the store does, is timed on its own. A second resource, page-faults (a fifth of the samples over
 a fifth of the stacks, other ones), is there for the views of several resources (-r A,B,
 --ratio A/B).
 --keep DIR keeps the folded file and the store in DIR and reuses them (a 1 M-stack store takes
@@ -147,9 +148,10 @@ def main():
                                                                 rss_indexed / 1024))
         print('peak RSS of any view: %.0f MiB cold, %.0f MiB indexed'
               % (max(t[3] for t in timings) / 1024, max(t[4] for t in timings) / 1024))
-        print("cold: an empty cache directory, the view's index laid out from the store (filtered views always\n"
-              "are); indexed: the index mapped from the cache, the best of three runs; first: the first of them,\n"
-              "right after the cold view. MiB: peak RSS, the index's mapped pages included.")
+        print("cold: an empty cache directory, the view's index laid out from the store (a filtered view's from\n"
+              "the index of every sample, laid out first); indexed: the index mapped from the cache (a filtered\n"
+              "view's laid out from the cached one), the best of three runs; first: the first of them, right\n"
+              "after the cold view. MiB: peak RSS, the index's mapped pages included.")
 
 
 if __name__ == '__main__':

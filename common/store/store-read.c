@@ -690,11 +690,13 @@ static int stack_path(struct tree_load *l, struct stack_table *t, uint32_t id, s
         return 0;
 }
 
-/* The id of resource NAME, and what one of its gticks is, into *ret_id and *ret_unit
- * (malloc()ed). Returns 0, -ENOENT for no such resource, -ENOMEM, or the store's error. */
-static int resource_of(struct store *s, const char *name, int64_t *ret_id, char **ret_unit) {
+/* A new header of resource NAME (what one of its gticks is), over the root alone, into *ret, and
+ * the resource's id into *ret_id. Returns 0, -ENOENT for no such resource, -ENOMEM, or the
+ * store's error. */
+static int resource_header(struct store *s, const char *name, int64_t *ret_id, struct sample_tree **ret) {
+        _cleanup_(sample_tree_freep) struct sample_tree *header = NULL;
+        _cleanup_free_ char *unit = NULL;
         sqlite3_stmt *st = NULL;
-        char *unit = NULL;
         int64_t id = 0;
         int rc;
 
@@ -714,8 +716,11 @@ static int resource_of(struct store *s, const char *name, int64_t *ret_id, char 
                 return store_errno(s, rc);
         if (!unit)
                 return -ENOMEM;
+        header = sample_tree_new(NULL);
+        if (!header || sample_tree_set_resource(header, name, unit) < 0)
+                return -ENOMEM;
         *ret_id = id;
-        *ret_unit = unit;
+        *ret = take_ptr(&header);
         return 0;
 }
 
@@ -729,7 +734,6 @@ static int load_index(struct store *s, const struct store_filter *f, int fd, str
         _cleanup_(labels_done) struct labels names = { .fd = fd };
         _cleanup_free_ uint32_t *scratch = NULL, *node_of = NULL;
         _cleanup_(tree_index_freep) struct tree_index *x = NULL;
-        _cleanup_free_ char *unit = NULL;
         size_t n_paths = 0, cap_paths = 0, cap_stacks = 0, cap_scratch = 0;
         sqlite3_stmt *st = NULL;
         int64_t resource_id = 0, max_function = 0;
@@ -737,16 +741,9 @@ static int load_index(struct store *s, const struct store_filter *f, int fd, str
 
         if (f->unit_roots)
                 return -EOPNOTSUPP;
-        r = resource_of(s, f->resource, &resource_id, &unit);
-        if (r < 0)
-                return r;
-
         /* The header: the labels, the modules and what the samples say, over the root alone;
          * every row's hits go to the root, so that it weighs the total. */
-        header = sample_tree_new(NULL);
-        if (!header)
-                return -ENOMEM;
-        r = sample_tree_set_resource(header, f->resource, unit);
+        r = resource_header(s, f->resource, &resource_id, &header);
         if (r < 0)
                 return r;
         r = max_id_of(s, "SELECT ifnull(max(id), 0) FROM function", &max_function);
@@ -879,7 +876,6 @@ static int select_index(struct store *s, const struct store_filter *f, const str
                         struct tree_index **ret) {
         _cleanup_(sample_tree_freep) struct sample_tree *header = NULL;
         _cleanup_free_ struct tree_index_hit *reached = NULL;
-        _cleanup_free_ char *unit = NULL;
         struct sample_tree_info *info;
         size_t n = 0, cap = 0, hint = 0;
         uint64_t g = 1, total = 0;
@@ -891,13 +887,7 @@ static int select_index(struct store *s, const struct store_filter *f, const str
          * index does not tell. */
         if (all->n_stacks == 0 || all->header->info.frames_named_later > 0)
                 return -EAGAIN;
-        r = resource_of(s, f->resource, &resource_id, &unit);
-        if (r < 0)
-                return r;
-        header = sample_tree_new(NULL);
-        if (!header)
-                return -ENOMEM;
-        r = sample_tree_set_resource(header, f->resource, unit);
+        r = resource_header(s, f->resource, &resource_id, &header);
         if (r < 0)
                 return r;
         /* the index's names, under the same ids */

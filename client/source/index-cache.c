@@ -129,6 +129,13 @@ static int index_key(struct store *s, const struct store_filter *f, bool inverte
         return index_path(key, path, size);
 }
 
+bool index_cache_usable(struct store *s, const struct store_filter *f) {
+        struct tree_index_key key;
+        char path[4200];
+
+        return index_key(s, f, false, &key, path, sizeof path) >= 0;
+}
+
 /* Maps the index file PATH if it was written under KEY. Returns 0 and sets *ret; -ENOMEM; or
  * another negative errno when it is missing, stale or damaged (to be built again). */
 static int index_map(const char *path, const struct tree_index_key *key, struct view_data *ret) {

@@ -129,6 +129,9 @@ static int sqlite_load_index(struct source *s, const struct store_filter *f, boo
                 return build_index(s, f, inverted, ret);
         if (every_sample(f))
                 return index_cache_load(of(s)->store, f, inverted, ret);
+        /* without a cache, the index of every sample would be built for this view alone */
+        if (!index_cache_usable(of(s)->store, f))
+                return build_index(s, f, inverted, ret);
         r = select_index(s, f, inverted, ret);
         return r == -EAGAIN ? build_index(s, f, inverted, ret) : r;
 }

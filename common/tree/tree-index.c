@@ -612,6 +612,10 @@ int tree_index_open(int fd, const struct tree_index_key *key, struct tree_index 
         x->max_depth = h->max_depth;
         x->n_stacks = h->n_stacks;
         x->inverted = h->inverted != 0;
+        /* The root's subtree is the whole index: walks step within it, checking each child
+         * against its parent's end. */
+        if (tree_index_size(x, 0) != x->n)
+                return -EBADMSG;
         /* Names' node lists must be ranges of occ: views index by them. */
         if (x->occ_start[0] != 0 || x->occ_start[x->n_names] != x->n - 1)
                 return -EBADMSG;

@@ -5,7 +5,8 @@
  * checksum, so that the mutations reach the checks behind it. Opened without a key (so that any
  * key the input holds is taken), then every view of it: each name as the root of a downward and
  * an upward profile at two thresholds, the function and body profiles, the walk of its stacks
- * (folded exports) and its tree pruned at 1% (the tree's formats at a threshold). */
+ * (folded exports), its tree pruned at 1% (the tree's formats at a threshold), and the index
+ * laid out from it with every stack it keeps reached (a filtered view, tree_index_select()). */
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -19,6 +20,37 @@ static int count_stack(const struct tree_index *x, const uint32_t *path, size_t 
                        void *userdata) {
         *(size_t *) userdata += depth;
         return 0;
+}
+
+/* The index of a filtered view laid out from X (tree_index_select()), every stack X keeps
+ * reached, some with no hits, and its function profile. */
+static void selected(const struct tree_index *x) {
+        struct tree_index_hit *hits = malloc((x->n_stacks ? x->n_stacks : 1) * sizeof *hits);
+        struct sample_tree *header = sample_tree_new(NULL);
+        struct tree_index *y = NULL;
+        struct profile *p = NULL;
+
+        if (!hits || !header)
+                abort();
+        for (uint32_t i = 0; i < x->n_stacks; i++)
+                hits[i] = (struct tree_index_hit) {
+                        .down = x->stacks[i].down,
+                        .down_end = x->stacks[i].down_end,
+                        .node = x->stacks[i].node,
+                        .hits = i % 3,
+                };
+        for (uint32_t i = 0; i < x->n_names; i++) {
+                const char *name = name_table_get(x->header->names, i);
+
+                if (name_table_intern(header->names, name, strlen(name)) < 0)
+                        abort();
+        }
+        if (tree_index_select(x, header, hits, x->n_stacks, -1, &y) == 0) {
+                if (profile_function_index(y, 0, &p) == 0)
+                        p = profile_free(p);
+                tree_index_free(y);
+        }
+        free(hits);
 }
 
 static void views(const uint8_t *data, size_t size) {
@@ -52,6 +84,7 @@ static void views(const uint8_t *data, size_t size) {
                         if (tree_index_prune(x, 0.01, &t) == 0)
                                 sample_tree_free(t);
                 }
+                selected(x);
                 tree_index_free(x);
         }
         close(fd);

@@ -1,7 +1,8 @@
 /* Fuzz target: a store file from outside (cppctl --db, cppctl merge of another host's store,
  * the daemon's own file after a crash or a bad disk). SQLite itself is robust; what is tested is
  * our code around it: store_open() refusing what is not a cppd store at a known schema, the
- * readers (resources, trees by function, line and module) and store_merge() coping with rows
+ * readers (resources, trees by function, line and module, the index of every sample and a
+ * filtered view's laid out from it) and store_merge() coping with rows
  * that do not hold together, and a store opened for writing that is refused being left
  * byte for byte as it was. The input is the whole file. */
 #include <errno.h>
@@ -12,6 +13,7 @@
 #include "fuzz.h"
 #include "sample-tree.h"
 #include "store.h"
+#include "tree-index.h"
 
 static char dir[256], path[300], into[300];
 static uint8_t *into_bytes;
@@ -93,6 +95,22 @@ static void read_store(struct store *s) {
                         if (store_load_tree(s, &f, &t) == 0)
                                 sample_tree_free(t);
                 }
+        /* the index of every sample, and a filtered view's laid out from it, down and up */
+        for (int i = 0; i < n && i < 4; i++) {
+                struct store_filter every = { .resource = resources[i] };
+                struct store_filter since = { .resource = resources[i], .since = 60, .has_since = true };
+                struct tree_index *all = NULL, *x = NULL;
+
+                if (store_load_index(s, &every, -1, &all) < 0)
+                        continue;
+                if (store_select_index(s, &since, all, -1, &x) == 0)
+                        x = tree_index_free(x);
+                if (tree_index_invert(all, -1, &all) < 0)
+                        continue;
+                if (store_select_index(s, &since, all, -1, &x) == 0)
+                        tree_index_free(x);
+                tree_index_free(all);
+        }
         if (n >= 0)
                 strv_free(resources);
 }

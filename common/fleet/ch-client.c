@@ -711,6 +711,14 @@ int ch_query(struct ch_client *c, const char *sql, const char *body, size_t len,
         return 0;
 }
 
+int ch_query_tables(struct ch_client *c, const char *sql, unsigned flags, char **ret, size_t *ret_len) {
+        int r = -ENOENT;
+
+        for (unsigned i = 0; i < CH_TABLES_TRIES && r == -ENOENT; i++)
+                r = ch_query(c, sql, NULL, 0, flags, ret, ret_len);
+        return r;
+}
+
 int ch_query_lines(struct ch_client *c, const char *sql, unsigned flags,
                    int (*line)(char *line, size_t len, void *userdata), void *userdata) {
         _cleanup_(answer_done) struct answer a = { .line = line, .userdata = userdata };

@@ -49,11 +49,11 @@ int ch_names_exists(struct ch_client *c) {
         _cleanup_free_ char *out = NULL;
         int r;
 
-        r = ch_query(
+        r = ch_query_tables(
                 c,
                 "SELECT count() FROM system.tables WHERE database = currentDatabase() AND name = 'names' "
                 "FORMAT TabSeparated",
-                NULL, 0, CH_QUERY_READONLY, &out, NULL);
+                CH_QUERY_READONLY, &out, NULL);
         if (r < 0)
                 return r;
         return out[0] == '1';

@@ -122,9 +122,6 @@ int ch_schema_check(struct ch_client *c) {
         return 0;
 }
 
-/* Times samples_engine() asks again when the table list changed under it. */
-#define ENGINE_TRIES 5
-
 /* The engine of DB.samples: "MergeTree", "View" (an upgrade under way), "Distributed"... into
  * BUF; "" if there is no such table. Returns 0, or -ENOENT where the database's tables kept
  * being renamed as they were listed (another cppd upgrading), or ch_query()'s errors. */
@@ -141,13 +138,7 @@ static int samples_engine(struct ch_client *c, const char *db, char *buf, size_t
                 r = ch_buf_printf(&q, " AND name = 'samples' FORMAT TabSeparated");
         if (r < 0)
                 return r;
-        /* ClickHouse 18.16's system.tables fails with UNKNOWN_TABLE when a table is renamed
-         * while it lists them (9 of 3,000 lists beside a loop of RENAMEs): asked again. */
-        for (unsigned i = 0; i < ENGINE_TRIES; i++) {
-                r = ch_query(c, q.data, NULL, 0, CH_QUERY_NO_DB | CH_QUERY_READONLY, &out, &len);
-                if (r != -ENOENT)
-                        break;
-        }
+        r = ch_query_tables(c, q.data, CH_QUERY_NO_DB | CH_QUERY_READONLY, &out, &len);
         if (r < 0)
                 return r;
         if (len > 0 && out[len - 1] == '\n')

@@ -12,7 +12,7 @@
  * weight the hits in its subtree. The kept nodes are in the index's order, which is the order
  * the stacks' layout sorts them in (name ids, a path before its extensions), and a node's
  * freshness and function hits are computed again over the new tree: the same index, byte for
- * byte, as the filter's stacks laid out (test-tree-index checks it).
+ * byte, as the filter's stacks laid out (tests/unit/test-store.c checks it).
  *
  * The inverted tree (upward views) is done the same way over the inverted index: a stack's
  * samples end there at the node of its path read leaf first, and tree_index_invert() makes such
